@@ -1,0 +1,126 @@
+"""JSON views of protocol values and spaces, for the REST API.
+
+Works from the protobuf Space alone (no Gymnasium), and names the space in every error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from platform_contracts.values import array_from_tensor, python_from_value, tensor_from_array
+from simulusion.env.v1 import values_pb2 as pb
+
+
+class ValueMismatchError(ValueError):
+    """A JSON value that does not fit the space it was given for."""
+
+
+def describe_space(space: pb.Space) -> str:
+    """A short text like Gymnasium's repr: Box(-1.0, 1.0, (3,), float32), Discrete(2)."""
+    kind = space.WhichOneof("kind")
+    if kind == "box":
+        low, high = array_from_tensor(space.box.low), array_from_tensor(space.box.high)
+        lo = low.min() if low.size else 0
+        hi = high.max() if high.size else 0
+        return f"Box({lo}, {hi}, {tuple(low.shape)}, {low.dtype})"
+    if kind == "discrete":
+        d = space.discrete
+        return f"Discrete({d.n})" if d.start == 0 else f"Discrete({d.n}, start={d.start})"
+    if kind == "multi_discrete":
+        return f"MultiDiscrete({array_from_tensor(space.multi_discrete.nvec).tolist()})"
+    if kind == "multi_binary":
+        return f"MultiBinary({list(space.multi_binary.shape)})"
+    if kind == "dict":
+        inner = ", ".join(f"'{e.name}': {describe_space(e.space)}" for e in space.dict.entries)
+        return f"Dict({inner})"
+    if kind == "tuple":
+        return f"Tuple({', '.join(describe_space(s) for s in space.tuple.spaces)})"
+    return "UnknownSpace"
+
+
+def space_to_json(space: pb.Space) -> dict[str, Any]:
+    kind = space.WhichOneof("kind")
+    out: dict[str, Any] = {"type": kind, "repr": describe_space(space)}
+    if kind == "box":
+        low = array_from_tensor(space.box.low)
+        high = array_from_tensor(space.box.high)
+        out.update(shape=list(low.shape), dtype=str(low.dtype), low=_finite(low), high=_finite(high))
+    elif kind == "discrete":
+        out.update(n=space.discrete.n, start=space.discrete.start)
+    elif kind == "multi_discrete":
+        out.update(nvec=array_from_tensor(space.multi_discrete.nvec).tolist())
+    elif kind == "multi_binary":
+        out.update(shape=list(space.multi_binary.shape))
+    elif kind == "dict":
+        out["spaces"] = {e.name: space_to_json(e.space) for e in space.dict.entries}
+    elif kind == "tuple":
+        out["spaces"] = [space_to_json(s) for s in space.tuple.spaces]
+    return out
+
+
+def _finite(array: np.ndarray) -> list[Any]:
+    return [x if np.isfinite(x) else str(x) for x in array.astype(float).ravel().tolist()]
+
+
+def value_from_json(obj: Any, space: pb.Space) -> pb.Value:
+    """Encode a JSON value for `space`; raise ValueMismatchError naming the space if it cannot fit."""
+    kind = space.WhichOneof("kind")
+    name = describe_space(space)
+    if kind == "discrete":
+        if isinstance(obj, bool) or not isinstance(obj, int):
+            if isinstance(obj, float) and obj.is_integer():
+                obj = int(obj)
+            else:
+                raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected one integer")
+        return pb.Value(discrete=obj)
+    if kind in ("box", "multi_discrete", "multi_binary"):
+        if kind == "box":
+            template = array_from_tensor(space.box.low)
+        elif kind == "multi_discrete":
+            template = array_from_tensor(space.multi_discrete.nvec)
+        else:
+            template = np.zeros(tuple(space.multi_binary.shape), dtype=np.int8)
+        try:
+            array = np.asarray(obj, dtype=template.dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueMismatchError(f"action {obj!r} does not fit {name}: {exc}") from None
+        if array.shape != template.shape:
+            raise ValueMismatchError(
+                f"action of shape {list(array.shape)} does not fit {name}: expected shape {list(template.shape)}"
+            )
+        return pb.Value(tensor=tensor_from_array(array))
+    if kind == "dict":
+        if not isinstance(obj, dict):
+            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected an object")
+        missing = [e.name for e in space.dict.entries if e.name not in obj]
+        if missing:
+            raise ValueMismatchError(f"action does not fit {name}: missing keys {missing}")
+        return pb.Value(
+            dict=pb.DictValue(
+                entries=[pb.NamedValue(name=e.name, value=value_from_json(obj[e.name], e.space)) for e in space.dict.entries]
+            )
+        )
+    if kind == "tuple":
+        spaces = list(space.tuple.spaces)
+        if not isinstance(obj, list) or len(obj) != len(spaces):
+            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected a list of {len(spaces)}")
+        return pb.Value(tuple=pb.TupleValue(values=[value_from_json(v, s) for v, s in zip(obj, spaces)]))
+    raise ValueMismatchError(f"space {name} has no kind")
+
+
+def value_to_json(value: pb.Value) -> Any:
+    return _to_json(python_from_value(value))
+
+
+def _to_json(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: _to_json(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return [_to_json(v) for v in obj]
+    return obj

@@ -1,0 +1,98 @@
+"""Convert Gymnasium spaces to and from protobuf, and encode values of a known space.
+
+Gymnasium is imported lazily, so importing this module costs nothing where it is unused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from platform_contracts.values import array_from_tensor, python_from_value, tensor_from_array, value_from_python
+from simulusion.env.v1 import values_pb2 as pb
+
+
+class UnsupportedSpaceError(TypeError):
+    """A space type the environment protocol cannot carry."""
+
+
+def space_to_proto(space: Any) -> pb.Space:
+    from gymnasium import spaces as gs
+
+    if isinstance(space, gs.Box):
+        return pb.Space(box=pb.BoxSpace(low=tensor_from_array(space.low), high=tensor_from_array(space.high)))
+    if isinstance(space, gs.Discrete):
+        return pb.Space(
+            discrete=pb.DiscreteSpace(n=int(space.n), start=int(space.start), dtype=np.dtype(space.dtype).name)
+        )
+    if isinstance(space, gs.MultiDiscrete):
+        return pb.Space(
+            multi_discrete=pb.MultiDiscreteSpace(nvec=tensor_from_array(space.nvec), start=tensor_from_array(space.start))
+        )
+    if isinstance(space, gs.MultiBinary):
+        return pb.Space(multi_binary=pb.MultiBinarySpace(shape=list(space.shape)))
+    if isinstance(space, gs.Dict):
+        return pb.Space(
+            dict=pb.DictSpace(entries=[pb.NamedSpace(name=k, space=space_to_proto(s)) for k, s in space.spaces.items()])
+        )
+    if isinstance(space, gs.Tuple):
+        return pb.Space(tuple=pb.TupleSpace(spaces=[space_to_proto(s) for s in space.spaces]))
+    raise UnsupportedSpaceError(
+        f"{type(space).__name__} is not supported by the environment protocol "
+        "(use Box, Discrete, MultiDiscrete, MultiBinary, Dict or Tuple)"
+    )
+
+
+def space_from_proto(proto: pb.Space, seed: int | None = None) -> Any:
+    from gymnasium import spaces as gs
+
+    kind = proto.WhichOneof("kind")
+    if kind == "box":
+        low, high = array_from_tensor(proto.box.low), array_from_tensor(proto.box.high)
+        return gs.Box(low=low, high=high, shape=low.shape, dtype=low.dtype, seed=seed)
+    if kind == "discrete":
+        d = proto.discrete
+        return gs.Discrete(d.n, start=d.start, seed=seed, dtype=np.dtype(d.dtype or "int64"))
+    if kind == "multi_discrete":
+        md = proto.multi_discrete
+        nvec = array_from_tensor(md.nvec)
+        start = array_from_tensor(md.start) if md.HasField("start") else None
+        return gs.MultiDiscrete(nvec, dtype=nvec.dtype, seed=seed, start=start)
+    if kind == "multi_binary":
+        shape = list(proto.multi_binary.shape)
+        return gs.MultiBinary(shape[0] if len(shape) == 1 else shape, seed=seed)
+    if kind == "dict":
+        return gs.Dict({e.name: space_from_proto(e.space) for e in proto.dict.entries}, seed=seed)
+    if kind == "tuple":
+        return gs.Tuple([space_from_proto(s) for s in proto.tuple.spaces], seed=seed)
+    raise UnsupportedSpaceError(f"unknown space kind {kind!r}")
+
+
+def encode_value(obj: Any, space: Any) -> pb.Value:
+    """Encode a value of `space` (a Gymnasium space)."""
+    from gymnasium import spaces as gs
+
+    if isinstance(space, gs.Discrete):
+        array = np.asarray(obj)
+        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(f"{obj!r} is not a value of {space}: expected one integer")
+        return pb.Value(discrete=int(array))
+    if isinstance(space, gs.Dict):
+        if not isinstance(obj, dict):
+            raise ValueError(f"{obj!r} is not a value of {space}: expected a dict")
+        return pb.Value(
+            dict=pb.DictValue(entries=[pb.NamedValue(name=k, value=encode_value(obj[k], s)) for k, s in space.spaces.items()])
+        )
+    if isinstance(space, gs.Tuple):
+        return pb.Value(tuple=pb.TupleValue(values=[encode_value(v, s) for v, s in zip(obj, space.spaces, strict=True)]))
+    if isinstance(space, (gs.Box, gs.MultiDiscrete, gs.MultiBinary)):
+        return pb.Value(tensor=tensor_from_array(np.asarray(obj, dtype=space.dtype)))
+    return value_from_python(obj)
+
+
+def decode_value(value: pb.Value, space: Any = None) -> Any:
+    """Decode a Value; with a Discrete space the integer takes the space's dtype."""
+    if space is not None and value.WhichOneof("kind") == "discrete":
+        return np.asarray(value.discrete, dtype=space.dtype)[()]
+    return python_from_value(value)

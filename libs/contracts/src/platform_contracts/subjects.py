@@ -1,0 +1,65 @@
+"""Every NATS subject and JetStream stream name of the platform, in one place."""
+
+from __future__ import annotations
+
+# JetStream stream holding every session's lifecycle, step and snapshot events.
+SESSIONS_STREAM = "PLATFORM_SESSIONS"
+SESSION_EVENTS_WILDCARD = "platform.session.>"
+# Durable consumer names on SESSIONS_STREAM.
+RECORDER_CONSUMER = "recorder"
+BROKER_CONSUMER = "broker"
+
+
+def session_lifecycle(session_id: str) -> str:
+    """Subject of a session's SessionEvent messages."""
+    return f"platform.session.{session_id}.lifecycle"
+
+
+def session_steps(session_id: str) -> str:
+    """Subject of a session's StepEvent messages (recorded sessions only)."""
+    return f"platform.session.{session_id}.step"
+
+
+def session_snapshots(session_id: str) -> str:
+    """Subject of a session's SnapshotEvent messages."""
+    return f"platform.session.{session_id}.snapshot"
+
+
+SESSION_LIFECYCLE_WILDCARD = "platform.session.*.lifecycle"
+
+# Broker request/reply (protobuf messages of simulusion.control.v1).
+BROKER_CREATE_SESSION = "platform.broker.sessions.create"
+BROKER_GET_SESSION = "platform.broker.sessions.get"
+BROKER_LIST_SESSIONS = "platform.broker.sessions.list"
+BROKER_CLOSE_SESSION = "platform.broker.sessions.close"
+BROKER_LIST_ENVS = "platform.broker.envs.list"
+# Queue group so several broker replicas share the requests.
+BROKER_QUEUE = "broker"
+
+# Env hosts.
+ENVHOST_HEARTBEAT = "platform.envhost.heartbeat"
+
+
+def envhost_start(host_id: str) -> str:
+    return f"platform.envhost.{host_id}.start"
+
+
+def envhost_stop(host_id: str) -> str:
+    return f"platform.envhost.{host_id}.stop"
+
+
+def envhost_list(host_id: str) -> str:
+    return f"platform.envhost.{host_id}.list"
+
+
+# gRPC metadata key naming the session on the env host's Environment service.
+SESSION_ID_METADATA = "session-id"
+
+
+def step_msg_id(session_id: str, seq: int) -> str:
+    """Nats-Msg-Id of a step event: a retried publish is stored once."""
+    return f"{session_id}:{seq}"
+
+# Recorder request/reply (JSON bodies): recording listings and metadata.
+RECORDER_LIST_RECORDINGS = "platform.recorder.recordings.list"
+RECORDER_GET_RECORDING = "platform.recorder.recordings.get"

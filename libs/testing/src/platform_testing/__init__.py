@@ -1,0 +1,1 @@
+"""Private test fixtures: real nats-server, env servers, databases."""

@@ -1,0 +1,34 @@
+"""Pytest fixtures shared by the packages' tests (loaded as a plugin from conftest.py)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from platform_testing.nats_server import NatsServer
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    """One real nats-server with JetStream for the whole test session."""
+    server = NatsServer(store_dir=tmp_path_factory.mktemp("nats"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def unique_prefix() -> str:
+    """A per-test name prefix, so tests share one server without sharing subjects or streams."""
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+async def nats_client(nats_server: NatsServer) -> AsyncIterator[object]:
+    import nats
+
+    nc = await nats.connect(nats_server.url)
+    yield nc
+    await nc.drain()

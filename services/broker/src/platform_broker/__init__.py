@@ -1,0 +1,1 @@
+"""Session lifecycle: placement, idle timeout, reconciliation."""

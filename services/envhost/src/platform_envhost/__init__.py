@@ -1,0 +1,1 @@
+"""Hosts environment instances behind the gRPC environment protocol."""

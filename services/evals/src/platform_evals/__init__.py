@@ -1,0 +1,1 @@
+"""Inspect AI evaluations of models as agents (not built yet)."""

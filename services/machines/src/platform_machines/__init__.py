@@ -1,0 +1,1 @@
+"""Users' GPU machines over SSH (not built yet)."""

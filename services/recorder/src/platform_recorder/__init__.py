@@ -1,0 +1,1 @@
+"""Consumes the step stream and writes recordings."""
