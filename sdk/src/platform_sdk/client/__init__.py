@@ -1,0 +1,1 @@
+"""The SDK client: sessions over REST, steps over the WebSocket stream."""

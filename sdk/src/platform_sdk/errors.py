@@ -1,0 +1,36 @@
+"""Errors the SDK raises. Every one names the session and, where there is one, the step."""
+
+from __future__ import annotations
+
+
+class PlatformError(Exception):
+    """Base of the SDK's errors. `status` is the HTTP status where one applies."""
+
+    def __init__(self, message: str, *, status: int | None = None, session_id: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.session_id = session_id
+
+
+class PlatformUnavailableError(PlatformError):
+    """The platform (or one of its services) could not be reached."""
+
+
+class SessionNotFoundError(PlatformError):
+    """An unknown session or environment id."""
+
+
+class SessionClosedError(PlatformError):
+    """The session was closed (by the user, the idle timeout, or a restart)."""
+
+
+class InvalidActionError(PlatformError, ValueError):
+    """An action outside the action space, or a malformed request."""
+
+
+class EnvironmentCrashedError(PlatformError):
+    """The environment instance died. `log_tail` holds the last lines of its log."""
+
+    def __init__(self, message: str, *, log_tail: str = "", **kwargs: object) -> None:
+        super().__init__(message + (f"\n--- instance log tail ---\n{log_tail}" if log_tail else ""), **kwargs)  # type: ignore[arg-type]
+        self.log_tail = log_tail

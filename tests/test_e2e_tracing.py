@@ -1,0 +1,49 @@
+"""One trace follows a step from the SDK through the gateway and env host onto the bus."""
+
+from __future__ import annotations
+
+import asyncio
+
+import nats
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+import platform_sdk
+from platform_contracts import subjects
+
+
+def test_the_sdk_trace_id_reaches_the_step_event_headers(platform_stack):
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    tracer = trace.get_tracer("test")
+    received: list[dict] = []
+
+    async def collect(sid: str, ready: asyncio.Event, done: asyncio.Event) -> None:
+        nc = await nats.connect(platform_stack.nats_url)
+
+        async def handler(msg):
+            received.append(dict(msg.headers or {}))
+            done.set()
+
+        await nc.subscribe(subjects.session_steps(sid), cb=handler)
+        await nc.flush()
+        ready.set()
+        await asyncio.wait_for(done.wait(), 30)
+        await nc.close()
+
+    env = platform_sdk.connect("cartpole", url=platform_stack.url, record=True)
+    try:
+        env.reset(seed=0)
+        loop = asyncio.new_event_loop()
+        ready, done = asyncio.Event(), asyncio.Event()
+        task = loop.create_task(collect(env.session_id, ready, done))
+        loop.run_until_complete(ready.wait())
+        with tracer.start_as_current_span("agent-step") as span:
+            trace_id = format(span.get_span_context().trace_id, "032x")
+            env.step(0)
+        loop.run_until_complete(task)
+        loop.close()
+    finally:
+        env.close()
+    assert received, "a step event was published"
+    assert trace_id in received[0].get("traceparent", ""), received[0]
