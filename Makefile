@@ -1,0 +1,65 @@
+# Simulusion: `make run` starts the platform, `make test` runs every test.
+# Needs GNU make, python3 (3.11 or 3.12) and access to PyPI; uv is installed with pip when missing.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.PHONY: help setup run test gen check-gen bench lint
+
+# uv: the one on PATH, else the one pip puts in the user's base (or `python3 -m uv`).
+# A recursive variable: looked up again in each recipe, so after `setup` has installed it.
+UV ?= $(shell command -v uv 2>/dev/null || { u="$$(python3 -m site --user-base 2>/dev/null)/bin/uv"; test -x "$$u" && echo "$$u"; } || echo "python3 -m uv")
+RUN := $(UV) run --no-sync
+
+help:
+	@echo "make run        start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
+	@echo "make test       check generated code, then run the whole test suite"
+	@echo "make gen        regenerate libs/contracts from the .proto files"
+	@echo "make check-gen  fail if the generated code differs from the .proto files"
+	@echo "make bench      run the benchmarks (bench/*.py)"
+	@echo "make lint       ruff"
+
+# Installs uv when missing, then the workspace (every package, dev tools) into .venv.
+setup:
+	@if ! $(UV) --version >/dev/null 2>&1; then \
+	  command -v python3 >/dev/null 2>&1 || { echo "error: python3 not found: install Python 3.11 or 3.12 (e.g. apt-get install python3 python3-pip)" >&2; exit 1; }; \
+	  echo "uv not found: installing it with pip (python3 -m pip install --user uv)"; \
+	  python3 -m pip install --user --quiet uv 2>/dev/null \
+	    || python3 -m pip install --user --quiet --break-system-packages uv 2>/dev/null \
+	    || pip install --quiet uv 2>/dev/null \
+	    || { echo "error: could not install uv: pip is missing or failed; install pip (apt-get install python3-pip) or uv (https://docs.astral.sh/uv/)" >&2; exit 1; }; \
+	fi
+	@uv="$(UV)"; $$uv --version >/dev/null 2>&1 || uv="$$(python3 -m site --user-base)/bin/uv"; \
+	  $$uv --version >/dev/null 2>&1 || uv="python3 -m uv"; \
+	  if [ -f uv.lock ]; then $$uv sync --all-packages --frozen; else $$uv sync --all-packages; fi
+
+run: setup
+	$(RUN) python -m platform_local
+
+test: setup check-gen
+	$(RUN) pytest
+
+gen: setup
+	$(RUN) bash scripts/gen_contracts.sh
+
+# Temporal's rule: regenerate and fail on any difference. It compares the generated files
+# before and after `make gen` (in a fresh clone: the committed ones), so uncommitted but
+# consistent contract work passes locally too.
+GENERATED := libs/contracts/src/simulusion
+check-gen: setup
+	@snapshot() { find $(GENERATED) -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; }; \
+	  before="$$(snapshot)"; \
+	  out="$$($(RUN) bash scripts/gen_contracts.sh 2>&1)" || { echo "$$out" >&2; exit 1; }; \
+	  after="$$(snapshot)"; \
+	  if [ "$$before" != "$$after" ]; then \
+	    diff <(echo "$$before") <(echo "$$after") | grep '^[<>]' | awk '{print "  " $$NF}' | sort -u >&2 || true; \
+	    echo "Protos changed: run make gen and commit" >&2; exit 1; \
+	  fi; echo "check-gen: generated code is up to date"
+
+bench: setup
+	@shopt -s nullglob; files=(bench/*.py); \
+	  if [ $${#files[@]} -eq 0 ]; then echo "no benchmarks in bench/"; fi; \
+	  for f in "$${files[@]}"; do echo "== $$f"; $(RUN) python "$$f"; done
+
+lint: setup
+	$(RUN) ruff check .

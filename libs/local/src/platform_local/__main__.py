@@ -1,0 +1,91 @@
+"""`python -m platform_local` / `platform-run`: the whole platform in the foreground until Ctrl-C.
+
+Settings (environment, or the matching option):
+    PLATFORM_HOST, PLATFORM_PORT      the gateway's address (127.0.0.1, 8000)
+    PLATFORM_DATA_DIR                 NATS store, logs, database, env host runs (./data)
+    PLATFORM_RECORDINGS               the recorder's output (./recordings)
+    PLATFORM_NATS_URL                 use this NATS server instead of starting one
+    PLATFORM_NATS_PORT                port of the NATS server started here (a free one)
+    PLATFORM_LAUNCH_TIMEOUT           seconds to wait for the platform to answer (60)
+Every other PLATFORM_* variable passes through to the services.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+
+from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited
+from platform_local.launcher import LocalPlatform
+
+
+def _number(env: Mapping[str, str], key: str, default: str, kind: type = int) -> int | float | None:
+    raw = env.get(key, default)
+    if raw == "":
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not a {'number' if kind is float else 'port number'}") from None
+
+
+def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.Namespace:
+    """Options, each defaulting to its PLATFORM_* variable.
+
+    Raises:
+        ConfigError: a variable does not parse.
+    """
+    parser = argparse.ArgumentParser(prog="platform-run", description="Run the Simulusion platform locally.")
+    parser.add_argument("--host", default=env.get("PLATFORM_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=_number(env, "PLATFORM_PORT", "8000"))
+    parser.add_argument("--data-dir", default=env.get("PLATFORM_DATA_DIR", "data"))
+    parser.add_argument("--recordings", default=env.get("PLATFORM_RECORDINGS", "recordings"))
+    parser.add_argument("--nats-url", default=env.get("PLATFORM_NATS_URL") or None)
+    parser.add_argument("--nats-port", type=int, default=_number(env, "PLATFORM_NATS_PORT", ""))
+    parser.add_argument("--start-timeout", type=float,
+                        default=_number(env, "PLATFORM_LAUNCH_TIMEOUT", "60", float))
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the platform until SIGINT/SIGTERM or until a service dies; returns the exit status."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    platform: LocalPlatform | None = None
+    try:
+        args = parse_args(argv, os.environ)
+        platform = LocalPlatform(args.data_dir, args.port, host=args.host, nats_url=args.nats_url,
+                                 nats_port=args.nats_port, recordings_dir=args.recordings,
+                                 echo=sys.stdout, start_timeout=args.start_timeout)
+        print(f"Starting Simulusion (logs in {platform.logs_dir}) ...", flush=True)
+        platform.start(should_abort=stop.is_set)
+        if not stop.is_set():
+            print(f"Simulusion is running at {platform.url} (docs at /docs) — Ctrl-C to stop", flush=True)
+        while not stop.wait(0.25):
+            if error := platform.unexpected_exit():
+                raise error
+    except ServiceExited as error:
+        print(f"platform-run: {error.report()}", file=sys.stderr, flush=True)
+        return _stopped(platform, 1)
+    except LocalPlatformError as error:
+        print(f"platform-run: {error}", file=sys.stderr, flush=True)
+        return _stopped(platform, 1)
+    print("Stopping Simulusion ...", flush=True)
+    status = _stopped(platform, 0)
+    print("Stopped.", flush=True)
+    return status
+
+
+def _stopped(platform: LocalPlatform | None, status: int) -> int:
+    if platform is not None:
+        platform.stop()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

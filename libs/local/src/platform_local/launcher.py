@@ -1,0 +1,248 @@
+"""`LocalPlatform`: nats-server and every service as child processes, from Python."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from platform_local import nats_process
+from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
+from platform_local.services import SERVICES, PlatformLayout, missing_services, module_of, service_spec
+from platform_local.supervisor import ChildProcess, ServiceSpec, Supervisor
+
+READY_PATH = "/v0/envs"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether a server could not listen on host:port (SO_REUSEADDR, as servers bind: a port
+    with only TIME_WAIT connections left is free)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _never() -> bool:
+    return False
+
+
+class LocalPlatform:
+    """The whole platform as local processes: nats-server, broker, envhost, recorder, gateway.
+
+    Args:
+        data_dir: NATS store (``nats/``), logs (``logs/<service>.log``), database, env host runs.
+        port: the gateway's port; None picks a free one.
+        extra_env: variables given to every service, over everything else.
+        host: the gateway's bind address.
+        nats_url: an external NATS server to use; then none is started.
+        nats_port: the port of the NATS server started here; None lets it pick a free one.
+        recordings_dir: the recorder's output (default ``<data_dir>/recordings``).
+        base_env: the environment the children inherit (default os.environ).
+        cwd: the children's working directory (default the current one).
+        echo: a stream to copy the children's output to, prefixed by service name.
+        services: which services to run, in start order.
+        commands: argv per service replacing ``python -m platform_<name>`` (stand-ins in tests).
+        start_timeout: seconds to wait for NATS, then for the gateway to answer GET /v0/envs.
+        stop_timeout: seconds each child gets after SIGTERM before SIGKILL.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None,
+                 extra_env: Mapping[str, str] | None = None, *, host: str = "127.0.0.1",
+                 nats_url: str | None = None, nats_port: int | None = None,
+                 recordings_dir: str | os.PathLike[str] | None = None,
+                 base_env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
+                 echo: TextIO | None = None, services: Sequence[str] = SERVICES,
+                 commands: Mapping[str, list[str]] | None = None,
+                 start_timeout: float = 60.0, stop_timeout: float = 10.0) -> None:
+        self.data_dir = Path(data_dir).absolute()
+        self.host = host
+        self.port = port if port is not None else free_port(self._connect_host)
+        self.extra_env = dict(extra_env or {})
+        self.external_nats_url = nats_url
+        self.nats_port = nats_port
+        self.recordings_dir = Path(recordings_dir).absolute() if recordings_dir else self.data_dir / "recordings"
+        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.cwd = Path(cwd) if cwd is not None else None
+        self.services = tuple(services)
+        self.commands = dict(commands or {})
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.supervisor = Supervisor(self.data_dir / "logs", echo)
+
+    @property
+    def _connect_host(self) -> str:
+        return "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+
+    @property
+    def url(self) -> str:
+        """The gateway's base URL, e.g. ``http://127.0.0.1:8000``."""
+        return f"http://{self._connect_host}:{self.port}"
+
+    @property
+    def nats_url(self) -> str:
+        if self.external_nats_url:
+            return self.external_nats_url
+        if self.nats_port is None:
+            raise LocalPlatformError("NATS has not started yet: its port is not known")
+        return nats_process.nats_url("127.0.0.1", self.nats_port)
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    def _layout(self) -> PlatformLayout:
+        return PlatformLayout(self.data_dir, self.recordings_dir, self.nats_url, self.host, self.port)
+
+    def _spec(self, name: str) -> ServiceSpec:
+        spec = service_spec(name, self._layout(), self.base_env, self.extra_env, self.cwd)
+        if name in self.commands:
+            spec.argv = list(self.commands[name])
+        return spec
+
+    def check_config(self) -> None:
+        """Fails before anything starts: unknown or missing services, a busy gateway port.
+
+        Raises:
+            ConfigError: naming what to fix.
+        """
+        unknown = [name for name in self.services if name not in SERVICES]
+        if unknown:
+            raise ConfigError(f"unknown service(s): {', '.join(unknown)} (known: {', '.join(SERVICES)})")
+        missing = missing_services(n for n in self.services if n not in self.commands)
+        if missing:
+            packages = ", ".join(module_of(n) for n in missing)
+            raise ConfigError(f"not installed (or no __main__): {packages}; run `uv sync --all-packages`")
+        if "gateway" in self.services and port_in_use(self.host, self.port):
+            raise ConfigError(f"port {self.port} on {self.host} is in use: stop what runs there "
+                              f"or set PLATFORM_PORT")
+
+    def start(self, should_abort: Callable[[], bool] = _never) -> LocalPlatform:
+        """Starts NATS (unless external), then every service; returns once the gateway answers.
+
+        Args:
+            should_abort: polled while waiting; when it returns true, start returns early
+                (a signal arrived) and the caller stops the platform.
+
+        Raises:
+            ConfigError: see `check_config`; nothing was started.
+            ServiceExited: a child died while starting (the others are stopped).
+            StartTimeout: not ready within `start_timeout` (the others are stopped).
+        """
+        self.check_config()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.recordings_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            if not self.external_nats_url:
+                self.start_service(nats_process.NAME, should_abort)
+            for name in self.services:
+                if should_abort():
+                    return self
+                self.start_service(name)
+            if "gateway" in self.services:
+                self.wait_ready(should_abort)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_service(self, name: str, should_abort: Callable[[], bool] = _never) -> ChildProcess:
+        """Starts (or starts again) one child; for ``nats`` waits until it is ready."""
+        if name == nats_process.NAME:
+            return self._start_nats(should_abort)
+        child = self.supervisor.add(self._spec(name))
+        child.start()
+        return child
+
+    def _start_nats(self, should_abort: Callable[[], bool]) -> ChildProcess:
+        if self.external_nats_url:
+            raise LocalPlatformError(f"NATS is external ({self.external_nats_url}): not started here")
+        store = self.data_dir / "nats"
+        store.mkdir(parents=True, exist_ok=True)
+        env = dict(self.base_env)
+        child = self.supervisor.add(nats_process.nats_spec(store, self.nats_port, env))
+        child.start()
+        listening = child.wait_for_line(nats_process.LISTENING, self.start_timeout, should_abort)
+        if listening is not None and self.nats_port is None:
+            self.nats_port = int(listening["port"])  # a restart keeps this port
+        child.wait_for_line(nats_process.READY, self.start_timeout, should_abort)
+        return child
+
+    def wait_ready(self, should_abort: Callable[[], bool] = _never, timeout: float | None = None) -> None:
+        """Polls GET /v0/envs until the gateway answers 200; fails fast when a child dies.
+
+        Raises:
+            ServiceExited: a child exited meanwhile.
+            StartTimeout: no answer in time.
+        """
+        deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
+        last = "no answer"
+        while not should_abort():
+            self.check()
+            try:
+                with urllib.request.urlopen(self.url + READY_PATH, timeout=2.0) as response:
+                    if response.status == 200:
+                        return
+                    last = f"HTTP {response.status}"
+            except urllib.error.HTTPError as exc:
+                last = f"HTTP {exc.code}"
+            except (urllib.error.URLError, OSError) as exc:
+                last = str(getattr(exc, "reason", exc))
+            if time.monotonic() > deadline:
+                raise StartTimeout(f"the gateway did not answer GET {self.url}{READY_PATH} within "
+                                   f"{self.start_timeout:g}s (last: {last}); logs in {self.logs_dir}")
+            time.sleep(0.2)
+
+    def check(self) -> None:
+        """Raises ServiceExited for the first child that exited without being asked to."""
+        if error := self.supervisor.unexpected_exit():
+            raise error
+
+    def unexpected_exit(self) -> ServiceExited | None:
+        """The first child that exited without being asked to, or None."""
+        return self.supervisor.unexpected_exit()
+
+    def stop_service(self, name: str, sig: int = signal.SIGTERM, timeout: float | None = None) -> int | None:
+        """Stops one child with `sig` (SIGKILL after the timeout); returns its exit status."""
+        return self.supervisor[name].stop(sig, self.stop_timeout if timeout is None else timeout)
+
+    def restart(self, name: str, sig: int = signal.SIGTERM) -> ChildProcess:
+        """Stops one child (with `sig`) and starts it again with the same settings and port."""
+        self.stop_service(name, sig)
+        return self.start_service(name)
+
+    def pids(self) -> dict[str, int]:
+        """The pids of the running children by name (``nats`` included when started here)."""
+        return self.supervisor.pids()
+
+    def log_path(self, name: str) -> Path:
+        return self.supervisor[name].log_path
+
+    def stop(self) -> None:
+        """Stops every child, gateway first and NATS last; safe to call twice."""
+        self.supervisor.stop_all(self.stop_timeout)
+
+    def __enter__(self) -> LocalPlatform:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["LocalPlatform", "free_port", "port_in_use"]

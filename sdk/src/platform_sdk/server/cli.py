@@ -1,0 +1,139 @@
+"""`python -m platform_sdk`: host one Gymnasium environment over the environment protocol.
+
+Prints exactly one line `READY <address>` on stdout once serving. Bad arguments, a factory
+that cannot be imported or raises, or spaces the protocol cannot carry: exit 2 with one line
+on stderr. SIGTERM or SIGINT: stop and exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from platform_sdk.server.errors import StartupError
+
+PROG = "python -m platform_sdk"
+DEFAULT_LISTEN = "127.0.0.1:50051"
+
+log = logging.getLogger("platform_sdk.server")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
+        raise StartupError(f"{message} (see {PROG} --help)")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line.
+
+    Raises:
+        StartupError: the arguments are malformed.
+    """
+    parser = _Parser(
+        prog=PROG, description="Host one Gymnasium environment over the environment protocol (gRPC)."
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--gym-id", default="", help="a registered Gymnasium id, e.g. CartPole-v1")
+    source.add_argument("--factory", default="", help="'module:function' returning the environment")
+    parser.add_argument(
+        "--path", action="append", default=[], help="a folder put on sys.path for --factory (repeatable)"
+    )
+    parser.add_argument("--kwargs", default="{}", help="keyword arguments of the environment, a JSON object")
+    parser.add_argument(
+        "--listen", default=DEFAULT_LISTEN, help="unix:/path/x.sock or HOST:PORT (port 0 picks one)"
+    )
+    parser.add_argument("--jpeg-quality", type=int, default=90, help="quality of rendered frames, 1-100")
+    args = parser.parse_args(argv)
+    try:
+        args.kwargs = json.loads(args.kwargs)
+    except json.JSONDecodeError as exc:
+        raise StartupError(f"--kwargs is not valid JSON: {exc}") from None
+    if not isinstance(args.kwargs, dict):
+        raise StartupError(f"--kwargs must be a JSON object, not {type(args.kwargs).__name__}")
+    if not 1 <= args.jpeg_quality <= 100:
+        raise StartupError(f"--jpeg-quality must be between 1 and 100, not {args.jpeg_quality}")
+    return args
+
+
+def _claim_stdout() -> TextIO:
+    """Keep stdout for the READY line: everything else written to it (a print in an
+    environment, pygame's banner) goes to stderr instead."""
+    ready = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return ready
+
+
+async def serve(args: argparse.Namespace, ready_stream: TextIO | None = None) -> None:
+    """Build the environment, serve it until SIGTERM or SIGINT, then close it.
+
+    Args:
+        args: the parsed command line.
+        ready_stream: where the READY line goes (stdout by default).
+    """
+    from platform_contracts.tracing import setup_tracing
+
+    from platform_sdk.server.factory import build_env
+    from platform_sdk.server.instance import EnvInstance
+    from platform_sdk.server.servicer import socket_path, start_server
+
+    env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs)
+    instance = EnvInstance(
+        env, env_id, jpeg_quality=args.jpeg_quality, tracer=setup_tracing("platform-env-server")
+    )
+    try:
+        server, address = await start_server(instance, args.listen)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        ready_stream = ready_stream or sys.stdout
+        ready_stream.write(f"READY {address}\n")
+        ready_stream.flush()
+        log.info("serving %s on %s", env_id, address)
+        try:
+            await stop.wait()
+        finally:
+            await server.stop(grace=0.5)
+            path = socket_path(address)
+            if path and os.path.exists(path):
+                os.unlink(path)
+    finally:
+        instance.close()
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server; returns the exit code (0 after a signal, 2 when it cannot start)."""
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    signal.signal(signal.SIGTERM, _exit_cleanly)  # until serving: a SIGTERM while building exits 0
+    try:
+        args = parse_args(argv)
+        # headless: frames are rendered off screen (rgb_array), never shown or heard
+        for name, value in (
+            ("PYGAME_HIDE_SUPPORT_PROMPT", "1"),
+            ("SDL_VIDEODRIVER", "dummy"),
+            ("SDL_AUDIODRIVER", "dummy"),
+        ):
+            os.environ.setdefault(name, value)
+        asyncio.run(serve(args, _claim_stdout()))
+    except StartupError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        sys.stderr.flush()
+        return 2
+    except KeyboardInterrupt:  # a SIGINT before the handlers were installed
+        return 0
+    return 0

@@ -1,0 +1,88 @@
+"""The gRPC glue: serve one `EnvInstance` as `simulusion.env.v1.Environment/Connect`."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import AsyncIterator
+
+import grpc
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import environment_pb2_grpc as env_grpc
+
+from platform_sdk.server.errors import StartupError
+from platform_sdk.server.instance import EnvInstance
+
+# Frames and observations can be large: lift gRPC's 4 MiB default.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+SERVER_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.so_reuseport", 0),
+]
+
+
+class EnvironmentServicer(env_grpc.EnvironmentServicer):
+    """Answers each stream's requests in order, one at a time, from the one instance.
+
+    Commands run on the event loop thread: there is one instance and its commands are
+    serialized anyway, and a hop to a worker thread would cost more than a CartPole step.
+    """
+
+    def __init__(self, instance: EnvInstance) -> None:
+        self.instance = instance
+
+    async def Connect(
+        self, request_iterator: AsyncIterator[env_pb.EnvRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[env_pb.EnvResponse]:
+        handle = self.instance.handle
+        async for request in request_iterator:
+            yield handle(request)
+
+
+async def start_server(instance: EnvInstance, listen: str) -> tuple[grpc.aio.Server, str]:
+    """Start serving `instance` on `listen`; returns the server and the address it is bound to.
+
+    Args:
+        listen: "unix:/path/x.sock" or "HOST:PORT" (port 0 picks a free port).
+
+    Raises:
+        StartupError: the address is malformed or cannot be bound.
+    """
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    env_grpc.add_EnvironmentServicer_to_server(EnvironmentServicer(instance), server)
+    address = _bindable(listen)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise StartupError(f"cannot listen on {listen}: {exc}") from None
+    if not address.startswith("unix:"):
+        if port == 0:
+            raise StartupError(f"cannot listen on {listen}")
+        address = f"{address.rsplit(':', 1)[0]}:{port}"
+    await server.start()
+    return server, address
+
+
+def socket_path(address: str) -> str | None:
+    """The file of a "unix:" address, else None."""
+    if not address.startswith("unix:"):
+        return None
+    path = address[len("unix:") :]
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def _bindable(listen: str) -> str:
+    path = socket_path(listen)
+    if path is not None:
+        if not path:
+            raise StartupError(f"--listen {listen!r}: no socket path")
+        if os.path.exists(path):  # a stale socket from an earlier run: bind would fail
+            if not stat.S_ISSOCK(os.stat(path).st_mode):
+                raise StartupError(f"--listen {listen!r}: {path} exists and is not a socket")
+            os.unlink(path)
+        return f"unix:{path}"
+    host, sep, port = listen.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise StartupError(f"--listen must be 'unix:/path/x.sock' or 'HOST:PORT', not {listen!r}")
+    return listen

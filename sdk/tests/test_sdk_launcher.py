@@ -1,0 +1,162 @@
+"""`platform_sdk.launcher`: real environment servers as child processes on Unix sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import grpc
+import pytest
+from platform_sdk.launcher import InstanceProcess, LaunchError, LaunchSpec, launch_instance
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import environment_pb2_grpc as env_grpc
+
+
+def _load_helpers() -> ModuleType:
+    name = "sdk_server_client"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        assert spec and spec.loader
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+helpers = _load_helpers()
+
+FACTORIES = """
+import sys
+import time
+
+
+def broken(**kwargs):
+    print("loading level 3 of the broken world", file=sys.stderr)
+    raise RuntimeError("the level file is corrupt")
+
+
+def slow(**kwargs):
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def factory_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "factories"
+    folder.mkdir()
+    (folder / "launch_envs.py").write_text(textwrap.dedent(FACTORIES))
+    return folder
+
+
+async def _spec_of(instance: InstanceProcess) -> env_pb.SpecResponse:
+    async with grpc.aio.insecure_channel(instance.address) as channel:
+        call = env_grpc.EnvironmentStub(channel).Connect(timeout=30)
+        await call.write(env_pb.EnvRequest(id=1, spec=env_pb.SpecRequest()))
+        response = await call.read()
+        await call.done_writing()
+    assert response.id == 1
+    return response.spec
+
+
+async def test_launch_serve_and_stop(tmp_path: Path) -> None:
+    instance = await launch_instance(
+        LaunchSpec(gymnasium_id="CartPole-v1", kwargs={"max_episode_steps": 5}), tmp_path, "cp"
+    )
+    try:
+        assert instance.address == f"unix:{tmp_path}/cp.sock"
+        assert instance.alive() and instance.log_path == tmp_path / "cp.log"
+        assert (await _spec_of(instance)).env_id == "CartPole-v1"
+    finally:
+        await instance.stop()
+    assert not instance.alive() and instance.returncode == 0
+    assert not (tmp_path / "cp.sock").exists()
+    await instance.stop()  # idempotent
+    assert await instance.wait() == 0
+
+
+async def test_wait_reports_a_killed_instance(tmp_path: Path) -> None:
+    instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), tmp_path, "victim")
+    os.kill(instance.pid, signal.SIGKILL)
+    assert await asyncio.wait_for(instance.wait(), 10) == -signal.SIGKILL
+    assert not instance.alive()
+
+
+async def test_a_long_run_dir_gets_a_short_socket(tmp_path: Path) -> None:
+    run_dir = tmp_path / ("d" * 60) / ("e" * 60)
+    instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), run_dir, "long-named-instance")
+    try:
+        socket = instance.address.removeprefix("unix:")
+        assert len(socket) < 100 and socket.endswith("long-named-instance.sock")
+        assert instance.log_path == run_dir / "long-named-instance.log"
+        assert (await _spec_of(instance)).action_space.discrete.n == 2
+    finally:
+        await instance.stop()
+    assert not Path(socket).parent.exists()
+
+
+async def test_a_failing_instance_raises_with_its_log_tail(tmp_path: Path, factory_dir: Path) -> None:
+    spec = LaunchSpec(factory="launch_envs:broken", path=str(factory_dir))
+    with pytest.raises(LaunchError) as info:
+        await launch_instance(spec, tmp_path, "bad")
+    error = info.value
+    assert "bad" in str(error) and "launch_envs:broken" in str(error) and "exited with code 2" in str(error)
+    assert "loading level 3 of the broken world" in error.log_tail
+    assert "RuntimeError: the level file is corrupt" in error.log_tail
+    assert error.log_tail in str(error)
+
+
+async def test_a_slow_instance_times_out_and_is_killed(tmp_path: Path, factory_dir: Path) -> None:
+    spec = LaunchSpec(factory="launch_envs:slow", path=str(factory_dir))
+    with pytest.raises(LaunchError, match="was not ready within 3 s"):
+        await launch_instance(spec, tmp_path, "slow", ready_timeout=3)
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    assert not any("launch_envs:slow" in _cmdline(pid) and str(tmp_path) in _cmdline(pid) for pid in pids)
+
+
+async def test_a_bad_spec_raises() -> None:
+    with pytest.raises(LaunchError, match="exactly one of gymnasium_id and factory"):
+        await launch_instance(LaunchSpec(), Path("/tmp"), "none")
+    with pytest.raises(LaunchError, match="exactly one"):
+        await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1", factory="a:b"), Path("/tmp"), "both")
+
+
+LAUNCHING_PARENT = """
+import asyncio, sys
+from pathlib import Path
+from platform_sdk.launcher import LaunchSpec, launch_instance
+
+async def main():
+    instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), Path(sys.argv[1]), "orphan")
+    print(instance.pid, flush=True)
+    await asyncio.sleep(120)
+
+asyncio.run(main())
+"""
+
+
+def test_instances_die_with_the_launching_process(tmp_path: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHING_PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        line = helpers.read_line(parent.stdout, 60)
+        assert line.strip().isdigit(), line
+        pid = int(line)
+        assert not helpers.wait_gone(pid, timeout=0.2)  # it runs
+    finally:
+        parent.kill()
+        parent.wait(10)
+    assert helpers.wait_gone(pid, timeout=10)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

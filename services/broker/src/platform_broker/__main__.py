@@ -1,0 +1,107 @@
+"""`python -m platform_broker`: settings, connect, serve until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from typing import Any
+
+import nats
+from platform_contracts.tracing import setup_tracing
+from pydantic import ValidationError
+
+from platform_broker.catalog import Catalog, load_catalog
+from platform_broker.config import Settings
+from platform_broker.errors import BrokerError
+from platform_broker.service import BrokerService
+from platform_broker.store import SessionStore
+
+log = logging.getLogger("platform_broker")
+
+CONNECT_DEADLINE_S = 5.0
+
+
+def fail(message: str) -> int:
+    print(f"platform_broker: {message}", file=sys.stderr)
+    return 1
+
+
+async def connect(url: str) -> Any:
+    """Connect to NATS, failing within CONNECT_DEADLINE_S; reconnect forever once connected."""
+    last_error: list[BaseException] = []
+
+    async def on_error(exc: BaseException) -> None:
+        last_error[:] = [exc]
+        log.warning("nats: %r", exc)
+
+    async def on_disconnected() -> None:
+        log.warning("nats: disconnected from %s; reconnecting", url)
+
+    async def on_reconnected() -> None:
+        log.info("nats: reconnected to %s", url)
+
+    try:
+        return await asyncio.wait_for(
+            nats.connect(url, connect_timeout=2, max_reconnect_attempts=-1, reconnect_time_wait=1,
+                         error_cb=on_error, disconnected_cb=on_disconnected, reconnected_cb=on_reconnected),
+            CONNECT_DEADLINE_S)
+    except (TimeoutError, OSError, nats.errors.Error) as exc:
+        cause = last_error[0] if last_error else exc
+        raise BrokerError(f"cannot reach NATS at {url}: {cause!r}") from None
+
+
+async def serve(settings: Settings, catalog: Catalog, store: SessionStore) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        nc = await connect(settings.nats_url)
+    except BrokerError as exc:
+        await store.close()
+        return fail(str(exc))
+    service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,
+                            start_timeout=settings.start_timeout)
+    try:
+        starting = asyncio.ensure_future(service.start())
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+        elif starting.exception() is not None:
+            exc = starting.exception()
+            return fail(f"cannot start: {str(exc).splitlines()[0] if str(exc) else repr(exc)}")
+        await stop.wait()
+        log.info("broker stopping")
+        return 0
+    finally:
+        stopping.cancel()
+        await service.stop()
+        with contextlib.suppress(Exception):
+            await nc.drain()
+        await store.close()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return fail(f"bad setting PLATFORM_{str(first['loc'][0]).upper()}: {first['msg']}")
+    try:
+        catalog = load_catalog(settings.catalog_path())
+        store = SessionStore.from_url(settings.database_url)
+    except BrokerError as exc:
+        return fail(str(exc))
+    setup_tracing("broker")
+    return asyncio.run(serve(settings, catalog, store))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The catalog of environments a session can be created from: built-ins plus `catalog.toml`.
+
+A catalog file adds (or replaces) entries::
+
+    [envs.lunar]
+    gymnasium_id = "LunarLander-v3"
+    description = "Land on the pad"
+    kwargs = { continuous = true }
+
+    [envs.my-env]
+    factory = "my_module:make_env"
+    path = "./my_envs"          # relative to the catalog file's folder
+
+Each entry has exactly one of `gymnasium_id` and `factory`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from simulusion.control.v1 import control_pb2
+
+from platform_broker.errors import ConfigError
+
+ENV_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
+ENTRY_KEYS = {"gymnasium_id", "factory", "path", "description", "kwargs"}
+
+BUILTINS: tuple[tuple[str, str, str], ...] = (
+    ("cartpole", "CartPole-v1", "Balance a pole on a cart by pushing the cart left or right (discrete)."),
+    ("acrobot", "Acrobot-v1", "Swing the end of a two-link arm above a line by torquing its joint (discrete)."),
+    ("mountaincar", "MountainCar-v0", "Drive an underpowered car up a hill by building momentum (discrete)."),
+    ("mountaincar-continuous", "MountainCarContinuous-v0",
+     "Drive an underpowered car up a hill by building momentum (continuous force)."),
+    ("pendulum", "Pendulum-v1", "Swing an inverted pendulum up and keep it upright (continuous torque)."),
+)
+
+
+class Catalog:
+    """The environments by id, in order: built-ins first, then the file's new entries."""
+
+    def __init__(self, entries: Mapping[str, control_pb2.CatalogEntry]) -> None:
+        self._entries = dict(entries)
+
+    def get(self, env_id: str) -> control_pb2.CatalogEntry | None:
+        return self._entries.get(env_id)
+
+    def ids(self) -> list[str]:
+        return list(self._entries)
+
+    def entries(self) -> list[control_pb2.CatalogEntry]:
+        return list(self._entries.values())
+
+    def __contains__(self, env_id: object) -> bool:
+        return env_id in self._entries
+
+    def __iter__(self) -> Iterator[control_pb2.CatalogEntry]:
+        return iter(self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def builtin_entries() -> dict[str, control_pb2.CatalogEntry]:
+    return {
+        env_id: control_pb2.CatalogEntry(id=env_id, gymnasium_id=gym_id, description=text, kwargs_json="{}")
+        for env_id, gym_id, text in BUILTINS
+    }
+
+
+def load_catalog(path: str | Path | None) -> Catalog:
+    """The built-ins plus the entries of the catalog file at `path` (None: built-ins only).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or an entry is invalid; the one-line
+            message names the file and the entry.
+    """
+    entries = builtin_entries()
+    if path is None:
+        return Catalog(entries)
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"catalog {path}: cannot read it: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"catalog {path}: not valid TOML: {exc}") from None
+    unknown = set(data) - {"envs"}
+    if unknown:
+        raise ConfigError(f"catalog {path}: unknown top-level keys {sorted(unknown)}; only [envs.<id>] tables")
+    envs = data.get("envs", {})
+    if not isinstance(envs, dict):
+        raise ConfigError(f"catalog {path}: 'envs' must be a table of [envs.<id>] entries")
+    for env_id, raw in envs.items():
+        entries[env_id] = parse_entry(env_id, raw, path)
+    return Catalog(entries)
+
+
+def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.CatalogEntry:
+    """One `[envs.<id>]` table as a CatalogEntry; `path` is resolved against the file's folder."""
+
+    def bad(problem: str) -> ConfigError:
+        return ConfigError(f"catalog {catalog_path}: entry '{env_id}': {problem}")
+
+    if not ENV_ID_RE.match(env_id):
+        raise bad("the id may hold only letters, digits, '-' and '_'")
+    if not isinstance(raw, dict):
+        raise bad("must be a table ([envs.<id>] with keys)")
+    unknown = set(raw) - ENTRY_KEYS
+    if unknown:
+        raise bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(ENTRY_KEYS)}")
+    for key in ("gymnasium_id", "factory", "path", "description"):
+        if key in raw and not isinstance(raw[key], str):
+            raise bad(f"'{key}' must be a string")
+    gymnasium_id, factory = raw.get("gymnasium_id", ""), raw.get("factory", "")
+    if bool(gymnasium_id) == bool(factory):
+        raise bad("needs exactly one of 'gymnasium_id' and 'factory'")
+    if factory and not FACTORY_RE.match(factory):
+        raise bad(f"'factory' must be 'module:function', got {factory!r}")
+    kwargs = raw.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise bad("'kwargs' must be a table, e.g. kwargs = { continuous = true }")
+    path = ""
+    if "path" in raw:
+        if not factory:
+            raise bad("'path' only goes with 'factory'")
+        resolved = (catalog_path.parent / raw["path"]).resolve()
+        if not resolved.is_dir():
+            raise bad(f"'path' {raw['path']!r} is not a folder ({resolved})")
+        path = str(resolved)
+    try:
+        kwargs_json = json.dumps(kwargs)
+    except (TypeError, ValueError) as exc:  # TOML dates and times are not JSON
+        raise bad(f"'kwargs' must hold JSON values only: {exc}") from None
+    description = raw.get("description") or (f"Gymnasium {gymnasium_id}" if gymnasium_id else f"{factory}")
+    return control_pb2.CatalogEntry(
+        id=env_id, description=description, gymnasium_id=gymnasium_id, factory=factory, path=path,
+        kwargs_json=kwargs_json,
+    )

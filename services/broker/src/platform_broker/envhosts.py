@@ -1,0 +1,82 @@
+"""Requests from the broker to env hosts (start, stop, list), and closing a session on its host."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import nats.errors
+from google.protobuf.message import DecodeError, Message
+from platform_contracts import subjects, tracing
+from simulusion.control.v1 import control_pb2
+
+from platform_broker.errors import UnavailableError
+from platform_broker.store import SessionStore
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S = 10.0
+LIST_TIMEOUT_S = 5.0
+
+
+class EnvHostClient:
+    """NATS request/reply to the env hosts; every failure to get an answer is UnavailableError."""
+
+    def __init__(self, nc: Any, start_timeout: float, stop_timeout: float = STOP_TIMEOUT_S,
+                 list_timeout: float = LIST_TIMEOUT_S) -> None:
+        self.nc = nc
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.list_timeout = list_timeout
+
+    async def start(self, host_id: str, request: control_pb2.StartInstanceRequest) -> control_pb2.StartInstanceReply:
+        return await self._request(host_id, "start", subjects.envhost_start(host_id), request,
+                                   control_pb2.StartInstanceReply(), self.start_timeout)
+
+    async def stop(self, host_id: str, session_id: str, reason: str) -> control_pb2.StopInstanceReply:
+        request = control_pb2.StopInstanceRequest(session_id=session_id, reason=reason)
+        return await self._request(host_id, "stop", subjects.envhost_stop(host_id), request,
+                                   control_pb2.StopInstanceReply(), self.stop_timeout)
+
+    async def list(self, host_id: str) -> control_pb2.ListInstancesReply:
+        return await self._request(host_id, "list", subjects.envhost_list(host_id),
+                                   control_pb2.ListInstancesRequest(), control_pb2.ListInstancesReply(),
+                                   self.list_timeout)
+
+    async def _request(self, host_id: str, what: str, subject: str, request: Message, reply: Any,
+                       timeout: float) -> Any:
+        try:
+            msg = await self.nc.request(subject, request.SerializeToString(), timeout=timeout,
+                                        headers=tracing.inject_dict())
+        except nats.errors.NoRespondersError:
+            raise UnavailableError(f"env host '{host_id}' is not answering ({what}: no responders)") from None
+        except nats.errors.TimeoutError:
+            raise UnavailableError(f"env host '{host_id}' did not answer the {what} within {timeout:g} s") from None
+        except nats.errors.Error as exc:
+            raise UnavailableError(f"env host '{host_id}': {what} request failed: {exc!r}") from None
+        try:
+            reply.ParseFromString(msg.data)
+        except DecodeError:
+            raise UnavailableError(f"env host '{host_id}' sent a {what} reply that is not a "
+                                   f"{type(reply).__name__}") from None
+        return reply
+
+
+async def stop_and_close(store: SessionStore, envhosts: EnvHostClient, session: control_pb2.SessionInfo,
+                         reason: str) -> control_pb2.SessionInfo:
+    """Stop the session's instance on its host (best effort) and mark it CLOSED with `reason`.
+
+    A host that is gone or fails to stop it is logged, not raised: the session is closed either
+    way, and an instance left behind is stopped as an orphan at the next reconcile.
+    """
+    if session.host_id:
+        try:
+            stopped = await envhosts.stop(session.host_id, session.id, reason)
+            if stopped.error.code and stopped.error.code != "not_found":
+                log.warning("session %s (%s): env host %s failed to stop it: %s: %s", session.id,
+                            session.env_id, session.host_id, stopped.error.code, stopped.error.message)
+        except UnavailableError as exc:
+            log.warning("session %s (%s): %s; closing it anyway", session.id, session.env_id, exc)
+    if await store.mark_closed(session.id, reason):
+        log.info("session %s (%s) closed: %s", session.id, session.env_id, reason)
+    return await store.get(session.id) or session

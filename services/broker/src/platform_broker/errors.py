@@ -1,0 +1,41 @@
+"""The broker's errors: one base class, with the ControlError code each maps to."""
+
+from __future__ import annotations
+
+
+class BrokerError(Exception):
+    """Base error of the broker.
+
+    Attributes:
+        code: the `ControlError.code` a reply carries for it ("invalid_argument", "not_found",
+            "unavailable", "failed_precondition", "internal").
+    """
+
+    code = "internal"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ConfigError(BrokerError):
+    """Bad settings or a bad catalog file: the broker does not start."""
+
+    code = "invalid_argument"
+
+
+class NotFoundError(BrokerError):
+    code = "not_found"
+
+
+class InvalidArgumentError(BrokerError):
+    code = "invalid_argument"
+
+
+class UnavailableError(BrokerError):
+    code = "unavailable"

@@ -1,0 +1,184 @@
+"""The broker's request handlers: sessions create/get/list/close and the env catalog.
+
+Every request gets a reply: a failure is a `ControlError` in it, never a missing answer.
+Each request runs in its own task, so a slow start does not hold up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from google.protobuf.message import DecodeError, Message
+from opentelemetry import trace
+from platform_contracts import subjects, tracing
+from simulusion.control.v1 import control_pb2
+
+from platform_broker.catalog import Catalog
+from platform_broker.envhosts import EnvHostClient, stop_and_close
+from platform_broker.errors import BrokerError, InvalidArgumentError, NotFoundError, UnavailableError
+from platform_broker.hosts import HostRegistry
+from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("platform_broker")
+
+DEFAULT_CLOSE_REASON = "closed by the user"
+
+
+def new_session_id() -> str:
+    return "s-" + secrets.token_hex(6)
+
+
+class Handlers:
+    """Answers the broker subjects (queue group `broker`) with protobuf replies."""
+
+    def __init__(self, store: SessionStore, catalog: Catalog, hosts: HostRegistry, envhosts: EnvHostClient,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.hosts = hosts
+        self.envhosts = envhosts
+        self._clock = clock
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._routes: dict[str, tuple[type[Message], type[Message], Callable[[Any], Awaitable[Message]]]] = {
+            subjects.BROKER_CREATE_SESSION: (control_pb2.CreateSessionRequest, control_pb2.SessionReply,
+                                             self.create_session),
+            subjects.BROKER_GET_SESSION: (control_pb2.GetSessionRequest, control_pb2.SessionReply,
+                                          self.get_session),
+            subjects.BROKER_LIST_SESSIONS: (control_pb2.ListSessionsRequest, control_pb2.ListSessionsReply,
+                                            self.list_sessions),
+            subjects.BROKER_CLOSE_SESSION: (control_pb2.CloseSessionRequest, control_pb2.SessionReply,
+                                            self.close_session),
+            subjects.BROKER_LIST_ENVS: (control_pb2.ListEnvsRequest, control_pb2.ListEnvsReply, self.list_envs),
+        }
+
+    async def subscribe(self, nc: Any) -> list[Any]:
+        """Subscribe every broker subject on `nc` in the broker queue group."""
+        subs = []
+        for subject in self._routes:
+            async def on_msg(msg: Any, subject: str = subject) -> None:
+                self._spawn(self._serve(subject, msg))
+
+            subs.append(await nc.subscribe(subject, queue=subjects.BROKER_QUEUE, cb=on_msg))
+        return subs
+
+    async def wait_idle(self, timeout: float) -> None:
+        """Wait (up to `timeout` s) for the requests in flight, then cancel what is left."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        for task in pending:
+            task.cancel()
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _stop_quietly(self, session: control_pb2.SessionInfo, reason: str) -> None:
+        try:
+            await self.envhosts.stop(session.host_id, session.id, reason)
+        except UnavailableError as exc:
+            log.info("session %s (%s): %s", session.id, session.env_id, exc)
+
+    async def _serve(self, subject: str, msg: Any) -> None:
+        request_cls, reply_cls, handler = self._routes[subject]
+        with tracer.start_as_current_span(f"broker {subject}", context=tracing.extract_dict(msg.headers)):
+            request = request_cls()
+            try:
+                request.ParseFromString(msg.data)
+                reply = await handler(request)
+            except DecodeError:
+                reply = reply_cls(error=control_pb2.ControlError(
+                    code="invalid_argument", message=f"{subject}: the request is not a {request_cls.__name__}"))
+            except BrokerError as exc:
+                reply = reply_cls(error=control_pb2.ControlError(code=exc.code, message=exc.message))
+            except Exception as exc:
+                log.exception("%s failed", subject)
+                reply = reply_cls(error=control_pb2.ControlError(code="internal", message=f"{subject}: {exc!r}"))
+        if msg.reply:
+            try:
+                await msg.respond(reply.SerializeToString())
+            except Exception as exc:  # noqa: BLE001 - connection closing: nobody left to tell
+                log.warning("%s: could not send the reply: %r", subject, exc)
+
+    async def create_session(self, request: control_pb2.CreateSessionRequest) -> control_pb2.SessionReply:
+        entry = self.catalog.get(request.env_id)
+        if entry is None:
+            raise NotFoundError(f"unknown environment '{request.env_id}'; known: {', '.join(self.catalog.ids())}")
+        kwargs = _parse_kwargs(request.kwargs_json, request.env_id)
+        host = self.hosts.pick()
+        if host is None:
+            live = self.hosts.live()
+            detail = f"all {len(live)} live env hosts are full" if live else "no env host is live"
+            raise UnavailableError(f"no env host with free capacity for '{request.env_id}': {detail}")
+        now = self._clock()
+        session = control_pb2.SessionInfo(
+            id=new_session_id(), env_id=request.env_id, kwargs_json=json.dumps(kwargs), record=request.record,
+            host_id=host.host_id, host_address=host.address, state=STARTING, created_at=now, last_active_at=now,
+        )
+        await self.store.insert(session)
+        self.hosts.note_placed(host.host_id)
+        merged = {**json.loads(entry.kwargs_json or "{}"), **kwargs}
+        start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, kwargs_json=json.dumps(merged),
+                                                 record=request.record)
+        log.info("session %s (%s): starting on env host %s", session.id, session.env_id, host.host_id)
+        try:
+            reply = await self.envhosts.start(host.host_id, start)
+        except UnavailableError as exc:
+            # Closed now; the stop (in case the instance comes up late) goes on in the background.
+            await self.store.mark_closed(session.id, f"start failed: {exc}")
+            self._spawn(self._stop_quietly(session, f"start failed: {exc}"))
+            raise UnavailableError(f"session {session.id} ({session.env_id}): {exc}") from None
+        if reply.error.code:
+            reason = f"start failed: {reply.error.message or reply.error.code}"
+            await self.store.mark_closed(session.id, reason)
+            log.info("session %s (%s): %s", session.id, session.env_id, reason)
+            return control_pb2.SessionReply(session=await self.store.get(session.id), error=reply.error)
+        if not await self.store.mark_running(session.id, reply.spec):
+            current = await self.store.get(session.id) or session
+            raise UnavailableError(f"session {session.id} ({session.env_id}) ended while starting: "
+                                   f"{current.reason or 'unknown reason'}")
+        log.info("session %s (%s): running on env host %s", session.id, session.env_id, host.host_id)
+        return control_pb2.SessionReply(session=await self.store.get(session.id))
+
+    async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
+        return control_pb2.SessionReply(session=await self._existing(request.session_id))
+
+    async def list_sessions(self, request: control_pb2.ListSessionsRequest) -> control_pb2.ListSessionsReply:
+        states = (*OPEN_STATES, *ENDED_STATES) if request.include_closed else OPEN_STATES
+        return control_pb2.ListSessionsReply(sessions=await self.store.list(states))
+
+    async def close_session(self, request: control_pb2.CloseSessionRequest) -> control_pb2.SessionReply:
+        session = await self._existing(request.session_id)
+        if session.state in ENDED_STATES:
+            return control_pb2.SessionReply(session=session)
+        closed = await stop_and_close(self.store, self.envhosts, session, request.reason or DEFAULT_CLOSE_REASON)
+        return control_pb2.SessionReply(session=closed)
+
+    async def list_envs(self, request: control_pb2.ListEnvsRequest) -> control_pb2.ListEnvsReply:
+        return control_pb2.ListEnvsReply(envs=self.catalog.entries())
+
+    async def _existing(self, session_id: str) -> control_pb2.SessionInfo:
+        session = await self.store.get(session_id) if session_id else None
+        if session is None:
+            raise NotFoundError(f"unknown session '{session_id}'")
+        return session
+
+
+def _parse_kwargs(kwargs_json: str, env_id: str) -> dict[str, Any]:
+    if not kwargs_json.strip():
+        return {}
+    try:
+        kwargs = json.loads(kwargs_json)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(f"kwargs for '{env_id}' are not valid JSON: {exc}") from None
+    if not isinstance(kwargs, dict):
+        raise InvalidArgumentError(f"kwargs for '{env_id}' must be a JSON object, got {type(kwargs).__name__}")
+    return kwargs

@@ -1,0 +1,103 @@
+"""Env hosts as seen through their heartbeats: which are live, and where a new session goes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from platform_contracts import subjects
+from simulusion.control.v1 import control_pb2
+
+log = logging.getLogger(__name__)
+
+LIVE_WINDOW_S = 10.0
+
+
+@dataclass
+class HostState:
+    """The last heartbeat of one env host, when it came, and sessions placed on it since."""
+
+    heartbeat: control_pb2.HostHeartbeat
+    seen_at: float
+    placed: int = 0
+
+    @property
+    def host_id(self) -> str:
+        return self.heartbeat.host_id
+
+    @property
+    def address(self) -> str:
+        return self.heartbeat.address
+
+    @property
+    def free(self) -> int:
+        return self.heartbeat.capacity - self.heartbeat.running - self.placed
+
+
+class HostRegistry:
+    """Live env hosts (a heartbeat within `live_window` seconds) and placement."""
+
+    def __init__(self, live_window: float = LIVE_WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.live_window = live_window
+        self._clock = clock
+        self._hosts: dict[str, HostState] = {}
+
+    def on_heartbeat(self, heartbeat: control_pb2.HostHeartbeat) -> None:
+        if not heartbeat.host_id:
+            return
+        if heartbeat.host_id not in self._hosts:
+            log.info("env host %s is up at %s (capacity %d)", heartbeat.host_id, heartbeat.address,
+                     heartbeat.capacity)
+        self._hosts[heartbeat.host_id] = HostState(heartbeat=heartbeat, seen_at=self._clock())
+
+    async def subscribe(self, nc: Any) -> Any:
+        """Subscribe to the heartbeats on `nc`; returns the subscription."""
+
+        async def on_msg(msg: Any) -> None:
+            heartbeat = control_pb2.HostHeartbeat()
+            try:
+                heartbeat.ParseFromString(msg.data)
+            except DecodeError:
+                log.warning("ignoring a heartbeat that is not a HostHeartbeat (%d bytes)", len(msg.data))
+                return
+            self.on_heartbeat(heartbeat)
+
+        return await nc.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_msg)
+
+    def get(self, host_id: str) -> HostState | None:
+        """The live host `host_id`, or None when unknown or silent for too long."""
+        host = self._hosts.get(host_id)
+        return host if host is not None and self._is_live(host) else None
+
+    def live(self) -> list[HostState]:
+        return [host for host in self._hosts.values() if self._is_live(host)]
+
+    def pick(self) -> HostState | None:
+        """The live host with the most free capacity (ties: the lowest id); None when all are full."""
+        candidates = [host for host in self.live() if host.free > 0]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda host: (-host.free, host.host_id))
+
+    def note_placed(self, host_id: str) -> None:
+        """Count a session placed on `host_id` until its next heartbeat reports it."""
+        host = self._hosts.get(host_id)
+        if host is not None:
+            host.placed += 1
+
+    def instance(self, host_id: str, session_id: str) -> control_pb2.InstanceInfo | None:
+        """The instance of `session_id` in the last heartbeat of live host `host_id`."""
+        host = self.get(host_id)
+        if host is None:
+            return None
+        for info in host.heartbeat.instances:
+            if info.session_id == session_id:
+                return info
+        return None
+
+    def _is_live(self, host: HostState) -> bool:
+        return self._clock() - host.seen_at <= self.live_window

@@ -1,0 +1,100 @@
+"""Session events from JetStream: a crashed or closed instance updates the session table."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import nats.errors
+from google.protobuf.message import DecodeError
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from platform_contracts import streams, subjects
+from simulusion.bus.v1 import events_pb2
+
+from platform_broker.store import SessionStore
+
+log = logging.getLogger(__name__)
+
+FETCH_BATCH = 64
+FETCH_TIMEOUT_S = 2.0
+RETRY_DELAY_S = 2.0
+
+
+class LifecycleConsumer:
+    """Pulls `SessionEvent`s with the durable consumer `broker` and applies them to the store."""
+
+    def __init__(self, js: Any, store: SessionStore, durable: str = subjects.BROKER_CONSUMER) -> None:
+        self.js = js
+        self.store = store
+        self.durable = durable
+        self._psub: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await streams.ensure_sessions_stream(self.js)
+        config = ConsumerConfig(durable_name=self.durable, filter_subject=subjects.SESSION_LIFECYCLE_WILDCARD,
+                                ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL)
+        self._psub = await self.js.pull_subscribe(subjects.SESSION_LIFECYCLE_WILDCARD, durable=self.durable,
+                                                  stream=subjects.SESSIONS_STREAM, config=config)
+        self._task = asyncio.create_task(self._run(), name="broker-lifecycle")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._psub is not None:
+            with contextlib.suppress(Exception):
+                await self._psub.unsubscribe()
+            self._psub = None
+
+    async def apply(self, event: events_pb2.SessionEvent) -> bool:
+        """Apply one event; True when it changed the session."""
+        kind = event.kind
+        if kind == events_pb2.SESSION_EVENT_KIND_CRASHED:
+            changed = await self.store.mark_crashed(event.session_id, event.reason or "the instance crashed",
+                                                    event.log_tail)
+        elif kind == events_pb2.SESSION_EVENT_KIND_CLOSED:
+            changed = await self.store.mark_closed(event.session_id, event.reason or "closed by its env host")
+        else:
+            return False
+        if changed:
+            log.info("session %s (%s) %s on env host %s: %s", event.session_id, event.env_id,
+                     events_pb2.SessionEventKind.Name(kind).removeprefix("SESSION_EVENT_KIND_").lower(),
+                     event.host_id, event.reason)
+        return changed
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                msgs = await self._psub.fetch(batch=FETCH_BATCH, timeout=FETCH_TIMEOUT_S)
+            except nats.errors.TimeoutError:
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a reconnect in progress: try again shortly
+                log.warning("lifecycle fetch failed: %r", exc)
+                await asyncio.sleep(RETRY_DELAY_S)
+                continue
+            for msg in msgs:
+                await self._handle(msg)
+
+    async def _handle(self, msg: Any) -> None:
+        event = events_pb2.SessionEvent()
+        try:
+            event.ParseFromString(msg.data)
+        except DecodeError:
+            log.warning("%s: dropping a message that is not a SessionEvent", msg.subject)
+            await msg.term()
+            return
+        try:
+            await self.apply(event)
+        except Exception:
+            log.exception("session %s: could not apply its %s event; retrying", event.session_id,
+                          events_pb2.SessionEventKind.Name(event.kind))
+            await msg.nak(delay=RETRY_DELAY_S)
+            return
+        await msg.ack()

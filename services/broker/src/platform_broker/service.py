@@ -1,0 +1,87 @@
+"""The broker service: heartbeats, reconcile, request handlers, lifecycle events, idle timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from platform_contracts import subjects
+
+from platform_broker.catalog import Catalog
+from platform_broker.envhosts import EnvHostClient
+from platform_broker.handlers import Handlers
+from platform_broker.hosts import HostRegistry
+from platform_broker.idle import IdleMonitor
+from platform_broker.lifecycle import LifecycleConsumer
+from platform_broker.reconcile import ReconcileReport, reconcile
+from platform_broker.store import SessionStore
+
+log = logging.getLogger(__name__)
+
+# A bit more than one 2 s heartbeat period: every live env host has been heard from.
+WARMUP_S = 2.5
+
+
+async def settle_subscriptions(nc: Any) -> None:
+    """Return once the server has every subscription made so far on `nc`.
+
+    Flushed twice: nats-py (2.16) writes a flush's PING straight to the socket, ahead of SUBs
+    still queued for its flusher task, so the first PONG can come back before the server has
+    them; by then the flusher has written them, so the second PING follows them on the wire.
+    """
+    await nc.flush()
+    await nc.flush()
+
+
+class BrokerService:
+    """One broker on a connected NATS client and an open store (both owned by the caller).
+
+    Args:
+        nc: a connected nats-py client.
+        store: the session table.
+        catalog: the environments sessions can be created from.
+        idle_timeout: seconds without activity before a session is stopped; 0 = never.
+        start_timeout: seconds to wait for an env host to start an instance.
+        warmup: seconds to collect heartbeats before reconciling and answering requests.
+        durable: name of the JetStream consumer of lifecycle events.
+    """
+
+    def __init__(self, nc: Any, store: SessionStore, catalog: Catalog, *, idle_timeout: float = 1800.0,
+                 start_timeout: float = 60.0, warmup: float = WARMUP_S,
+                 durable: str = subjects.BROKER_CONSUMER) -> None:
+        self.nc = nc
+        self.store = store
+        self.catalog = catalog
+        self.warmup = warmup
+        self.hosts = HostRegistry()
+        self.envhosts = EnvHostClient(nc, start_timeout=start_timeout)
+        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts)
+        self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
+        self.idle = IdleMonitor(store, self.hosts, self.envhosts, idle_timeout)
+        self.reconcile_report: ReconcileReport | None = None
+        self._subs: list[Any] = []
+
+    async def start(self) -> None:
+        """Create the table, hear the env hosts, reconcile, then serve; returns when serving."""
+        await self.store.create_tables()
+        self._subs.append(await self.hosts.subscribe(self.nc))
+        await settle_subscriptions(self.nc)
+        await asyncio.sleep(self.warmup)
+        self.reconcile_report = await reconcile(self.store, self.hosts, self.envhosts)
+        await self.lifecycle.start()
+        self._subs.extend(await self.handlers.subscribe(self.nc))
+        await settle_subscriptions(self.nc)  # the server has our subscriptions before we say we serve
+        self.idle.start()
+        log.info("broker serving: %d environments, %d live env hosts", len(self.catalog), len(self.hosts.live()))
+
+    async def stop(self) -> None:
+        """Stop taking requests, finish those in flight (up to 5 s), stop the background tasks."""
+        for sub in reversed(self._subs):
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        self._subs.clear()
+        await self.handlers.wait_idle(timeout=5.0)
+        await self.idle.stop()
+        await self.lifecycle.stop()

@@ -1,0 +1,161 @@
+"""The session table (SQLAlchemy Core, async): the same code on SQLite and PostgreSQL.
+
+Rows are read and written as `control.v1.SessionInfo` messages; the spec is stored as the
+serialized `SpecResponse`. State changes are conditional single UPDATEs, so concurrent
+writers (a handler, the lifecycle consumer, the idle monitor) never undo each other: a
+session that crashed while starting stays crashed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from simulusion.control.v1 import control_pb2
+from simulusion.env.v1 import environment_pb2
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from platform_broker.config import async_database_url
+
+STARTING = control_pb2.SESSION_STATE_STARTING
+RUNNING = control_pb2.SESSION_STATE_RUNNING
+CLOSED = control_pb2.SESSION_STATE_CLOSED
+CRASHED = control_pb2.SESSION_STATE_CRASHED
+OPEN_STATES = (STARTING, RUNNING)
+ENDED_STATES = (CLOSED, CRASHED)
+
+_STATE_NAMES = {STARTING: "starting", RUNNING: "running", CLOSED: "closed", CRASHED: "crashed"}
+_STATE_BY_NAME = {name: state for state, name in _STATE_NAMES.items()}
+
+metadata = sa.MetaData()
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("env_id", sa.String(128), nullable=False),
+    sa.Column("kwargs_json", sa.Text, nullable=False, default="{}"),
+    sa.Column("record", sa.Boolean, nullable=False, default=False),
+    sa.Column("host_id", sa.String(255), nullable=False, default=""),
+    sa.Column("host_address", sa.String(512), nullable=False, default=""),
+    sa.Column("state", sa.String(16), nullable=False, index=True),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("last_active_at", sa.Double, nullable=False),
+    sa.Column("spec", sa.LargeBinary, nullable=True),
+    sa.Column("reason", sa.Text, nullable=False, default=""),
+    sa.Column("log_tail", sa.Text, nullable=False, default=""),
+)
+
+
+def state_name(state: int) -> str:
+    return _STATE_NAMES.get(state, "unspecified")
+
+
+class SessionStore:
+    """Async access to the `sessions` table."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def from_url(cls, url: str) -> SessionStore:
+        """A store on `url` (see `config.async_database_url`); creates a SQLite file's folder."""
+        url = async_database_url(url)
+        parsed = make_url(url)
+        options: dict[str, Any] = {}
+        if parsed.get_backend_name() == "sqlite":
+            database = parsed.database or ""
+            if database and database != ":memory:" and not database.startswith("file:"):
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            options["connect_args"] = {"timeout": 30}
+        else:
+            options["pool_pre_ping"] = True
+        return cls(create_async_engine(url, **options))
+
+    async def create_tables(self) -> None:
+        async with self.engine.begin() as conn:
+            await conn.run_sync(metadata.create_all)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def insert(self, info: control_pb2.SessionInfo) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(sessions.insert().values(**_to_row(info)))
+
+    async def get(self, session_id: str) -> control_pb2.SessionInfo | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sessions.select().where(sessions.c.id == session_id))).mappings().first()
+        return None if row is None else _from_row(row)
+
+    async def list(self, states: Iterable[int] | None = None) -> list[control_pb2.SessionInfo]:
+        """Sessions in `states` (all when None), oldest first."""
+        query = sessions.select().order_by(sessions.c.created_at, sessions.c.id)
+        if states is not None:
+            query = query.where(sessions.c.state.in_([state_name(s) for s in states]))
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [_from_row(row) for row in rows]
+
+    async def mark_running(self, session_id: str, spec: environment_pb2.SpecResponse) -> bool:
+        """STARTING -> RUNNING with its spec; False when the session is no longer starting."""
+        return await self._transition(session_id, (STARTING,), state=state_name(RUNNING),
+                                      spec=spec.SerializeToString())
+
+    async def mark_closed(self, session_id: str, reason: str) -> bool:
+        """STARTING/RUNNING -> CLOSED; False when it had already ended (or does not exist)."""
+        return await self._transition(session_id, OPEN_STATES, state=state_name(CLOSED), reason=reason)
+
+    async def mark_crashed(self, session_id: str, reason: str, log_tail: str) -> bool:
+        """STARTING/RUNNING -> CRASHED; False when it had already ended (or does not exist)."""
+        return await self._transition(session_id, OPEN_STATES, state=state_name(CRASHED), reason=reason,
+                                      log_tail=log_tail)
+
+    async def touch(self, session_id: str, last_active_at: float) -> bool:
+        """Move last_active_at forward (never back); False when it was already as recent."""
+        query = (sessions.update()
+                 .where(sessions.c.id == session_id, sessions.c.last_active_at < last_active_at)
+                 .values(last_active_at=last_active_at))
+        async with self.engine.begin() as conn:
+            return (await conn.execute(query)).rowcount > 0
+
+    async def _transition(self, session_id: str, from_states: Iterable[int], **values: Any) -> bool:
+        query = (sessions.update()
+                 .where(sessions.c.id == session_id,
+                        sessions.c.state.in_([state_name(s) for s in from_states]))
+                 .values(**values))
+        async with self.engine.begin() as conn:
+            return (await conn.execute(query)).rowcount > 0
+
+
+def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "env_id": info.env_id,
+        "kwargs_json": info.kwargs_json or "{}",
+        "record": info.record,
+        "host_id": info.host_id,
+        "host_address": info.host_address,
+        "state": state_name(info.state),
+        "created_at": info.created_at,
+        "last_active_at": info.last_active_at,
+        "spec": info.spec.SerializeToString() if info.HasField("spec") else None,
+        "reason": info.reason,
+        "log_tail": info.log_tail,
+    }
+
+
+def _from_row(row: Any) -> control_pb2.SessionInfo:
+    info = control_pb2.SessionInfo(
+        id=row["id"], env_id=row["env_id"], kwargs_json=row["kwargs_json"], record=bool(row["record"]),
+        host_id=row["host_id"], host_address=row["host_address"],
+        state=_STATE_BY_NAME.get(row["state"], control_pb2.SESSION_STATE_UNSPECIFIED),
+        created_at=row["created_at"], last_active_at=row["last_active_at"], reason=row["reason"],
+        log_tail=row["log_tail"],
+    )
+    if row["spec"] is not None:
+        info.spec.ParseFromString(bytes(row["spec"]))
+    return info

@@ -1,0 +1,110 @@
+"""The env host assembled: NATS, the publisher, the instance table, the gRPC server, the
+control service and the heartbeat, with an orderly start and stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from typing import Any
+
+import grpc
+from platform_contracts.streams import ensure_sessions_stream
+from platform_contracts.tracing import setup_tracing
+
+from platform_envhost.config import Settings
+from platform_envhost.errors import ConfigError, EnvHostError
+from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
+from platform_envhost.instance import MAX_MESSAGE_BYTES
+from platform_envhost.instances import InstanceTable
+from platform_envhost.nats_connection import connect_nats
+from platform_envhost.publisher import EventPublisher
+from platform_envhost.router import Router
+from platform_envhost.service import EnvHostService
+
+log = logging.getLogger(__name__)
+
+SERVER_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.so_reuseport", 0),
+]
+
+
+class EnvHost:
+    """One env host process's parts. `start()` then `stop()`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.host_id = settings.envhost_id
+        self.address = ""
+        self._nc: Any = None
+        self._server: grpc.aio.Server | None = None
+        self._service: EnvHostService | None = None
+        self._publisher: EventPublisher | None = None
+        self._table: InstanceTable | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Connect, serve gRPC, take control requests, start beating.
+
+        Raises:
+            EnvHostError: NATS unreachable, JetStream missing, or the listen address unusable.
+        """
+        s = self.settings
+        tracer = setup_tracing("platform-envhost")
+        self._nc = await connect_nats(s.nats_url, name=f"envhost-{self.host_id}")
+        js = self._nc.jetstream()
+        try:
+            await ensure_sessions_stream(js)
+        except Exception as exc:
+            raise EnvHostError(f"cannot set up the JetStream stream on {s.nats_url} "
+                               f"(is JetStream enabled?): {type(exc).__name__}: {exc}", code="unavailable") from None
+        self._publisher = EventPublisher(js, backlog=s.envhost_publish_backlog)
+        self._publisher.start()
+        service_ref: list[EnvHostService] = []
+        self._table = InstanceTable(s.host_run_dir, s.envhost_capacity, ready_timeout=s.envhost_ready_timeout,
+                                    on_crash=lambda instance: service_ref[0].on_crash(instance))
+        self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, tracer)
+        service_ref.append(self._service)
+        router = Router(self._table, self._publisher, self.host_id, tracer)
+        self._server = grpc.aio.server(options=SERVER_OPTIONS)
+        self._server.add_generic_rpc_handlers((router.handler(),))
+        try:
+            port = self._server.add_insecure_port(s.envhost_listen)
+        except RuntimeError as exc:
+            raise ConfigError(f"cannot listen on PLATFORM_ENVHOST_LISTEN={s.envhost_listen}: {exc}") from None
+        host = s.envhost_listen.rpartition(":")[0]
+        if host in ("0.0.0.0", "[::]", "::"):
+            host = socket.gethostname()
+        self.address = s.envhost_advertise or f"{host}:{port}"
+        await self._server.start()
+        await self._service.start()
+        self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
+        log.info("env host %s serving on %s (capacity %d, run dir %s)", self.host_id, self.address,
+                 s.envhost_capacity, s.host_run_dir)
+
+    def _beat(self) -> Any:
+        assert self._table is not None and self._service is not None
+        return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
+                               self._service.instance_infos(with_log_tail=False))
+
+    async def stop(self) -> None:
+        """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if self._service is not None:
+            await self._service.shutdown()
+        if self._server is not None:
+            await self._server.stop(grace=1.0)
+        if self._table is not None:
+            await self._table.close()
+        if self._publisher is not None:
+            await self._publisher.close(timeout=10.0)
+        if self._nc is not None and not self._nc.is_closed:
+            try:
+                await self._nc.drain()
+            except Exception:
+                await self._nc.close()
+        if self.address:
+            log.info("env host %s stopped", self.host_id)

@@ -1,0 +1,58 @@
+"""Settings of the env host, from `PLATFORM_*` environment variables."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def default_host_id() -> str:
+    """A NATS-token-safe id from the hostname and pid, e.g. `my-laptop-4242` (no dots)."""
+    host = _UNSAFE.sub("-", socket.gethostname().split(".")[0]).strip("-") or "envhost"
+    return f"{host}-{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    """The env host's configuration; every field is `PLATFORM_<NAME>`."""
+
+    model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    envhost_id: str = Field(default_factory=default_host_id)
+    # gRPC bind address of the step path; port 0 picks a free port.
+    envhost_listen: str = "127.0.0.1:0"
+    # The address given to others (broker, gateway); default: the bound host:port.
+    envhost_advertise: str = ""
+    envhost_capacity: int = Field(default=64, ge=1)
+    envhost_run_dir: Path = Path("./data/envhost")
+    envhost_ready_timeout: float = Field(default=60.0, gt=0)
+    envhost_heartbeat_interval: float = Field(default=2.0, gt=0)
+    # Step events kept in memory while waiting for JetStream; beyond it steps wait.
+    envhost_publish_backlog: int = Field(default=10_000, ge=1)
+
+    @field_validator("envhost_id")
+    @classmethod
+    def _token_safe(cls, value: str) -> str:
+        if not value or _UNSAFE.search(value):
+            raise ValueError(f"must be letters, digits, '-' or '_' (one NATS subject token), not {value!r}")
+        return value
+
+    @field_validator("envhost_listen")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"must be HOST:PORT, not {value!r}")
+        return value
+
+    @property
+    def host_run_dir(self) -> Path:
+        """Sockets and instance logs of this host: `<run_dir>/<host id>/`."""
+        return self.envhost_run_dir / self.envhost_id

@@ -1,0 +1,109 @@
+"""One running environment instance: its process, its one gRPC stream, its lock and state."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from enum import Enum
+
+import grpc
+from platform_sdk.launcher import InstanceProcess
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_envhost.errors import InstanceGone
+from platform_envhost.step_events import StepEventBuilder
+
+CONNECT_METHOD = "/simulusion.env.v1.Environment/Connect"
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+]
+LOG_TAIL_LINES = 40
+
+
+class State(str, Enum):
+    RUNNING = "running"
+    STOPPING = "stopping"  # being stopped on request
+    STOPPED = "stopped"
+    DEAD = "dead"  # exited (or stopped answering) without being asked to
+
+
+class Instance:
+    """A session's instance. Requests go through `forward` one at a time, under `lock`.
+
+    The stream to the instance carries request bytes unchanged (identity serializers): the
+    env host parses a request only to learn its command, never re-encodes it.
+    """
+
+    def __init__(self, session_id: str, env_id: str, kwargs_json: str, record: bool,
+                 process: InstanceProcess) -> None:
+        self.session_id = session_id
+        self.env_id = env_id
+        self.kwargs_json = kwargs_json
+        self.record = record
+        self.process = process
+        self.lock = asyncio.Lock()
+        self.state = State.RUNNING
+        self.last_active_at = time.time()
+        self.events = StepEventBuilder(session_id) if record else None
+        self.spec = env_pb.SpecResponse()
+        self.failure = ""  # why it died, the message of UNAVAILABLE answers
+        self.log_tail = ""
+        self.dead = asyncio.Event()
+        self._channel = grpc.aio.insecure_channel(process.address, options=CHANNEL_OPTIONS)
+        self._call = self._channel.stream_stream(CONNECT_METHOD, request_serializer=None,
+                                                 response_deserializer=None)()
+
+    def describe(self) -> str:
+        return f"session {self.session_id} ({self.env_id})"
+
+    async def forward(self, request: bytes) -> bytes:
+        """Send one request's bytes and return the response's bytes. Hold `lock` around it.
+
+        Raises:
+            InstanceGone: the stream broke (the instance died or is being stopped).
+        """
+        try:
+            await self._call.write(request)
+            response = await self._call.read()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # our caller is being cancelled, not the stream
+            raise InstanceGone(f"the stream to the instance of {self.describe()} was cancelled") from None
+        except Exception as exc:  # grpc.aio.AioRpcError, a write after the call ended...
+            detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
+            raise InstanceGone(f"the stream to the instance of {self.describe()} broke: {detail}") from exc
+        if response is grpc.aio.EOF:
+            raise InstanceGone(f"the instance of {self.describe()} ended its stream")
+        return response  # type: ignore[return-value]
+
+    async def request_spec(self) -> env_pb.SpecResponse:
+        """Ask the instance for its spec (on start, before anyone else can use the stream)."""
+        async with self.lock:
+            raw = await self.forward(env_pb.EnvRequest(id=0, spec=env_pb.SpecRequest()).SerializeToString())
+        response = env_pb.EnvResponse.FromString(raw)
+        if response.HasField("error"):
+            raise InstanceGone(f"the instance of {self.describe()} failed its spec request: "
+                               f"{response.error.message}")
+        self.spec = response.spec
+        return self.spec
+
+    def mark_dead(self, failure: str) -> None:
+        self.state = State.DEAD
+        self.failure = failure
+        try:
+            self.log_tail = self.process.log_tail(LOG_TAIL_LINES)
+        except OSError:
+            self.log_tail = ""
+        self.dead.set()
+
+    def unavailable(self, request_id: int) -> bytes:
+        """The answer to any request of a dead instance."""
+        return env_pb.EnvResponse(id=request_id, error=env_pb.Error(
+            code=env_pb.ERROR_CODE_UNAVAILABLE, message=self.failure, log_tail=self.log_tail)).SerializeToString()
+
+    async def close_stream(self) -> None:
+        self._call.cancel()
+        await self._channel.close(grace=None)

@@ -1,0 +1,222 @@
+"""The table of this host's instances: launch, stop, and watch for processes that die."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
+from simulusion.control.v1 import control_pb2 as control_pb
+
+from platform_envhost.errors import InstanceGone, StartFailed
+from platform_envhost.instance import Instance, State
+
+log = logging.getLogger(__name__)
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+# A dead instance is kept this long, so its session's requests answer UNAVAILABLE, not NOT_FOUND.
+DEAD_TTL_S = 600.0
+STOP_TIMEOUT_S = 5.0
+
+
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StartFailed(f"{what} is not valid JSON: {exc}", code="invalid_argument") from None
+    if not isinstance(value, dict):
+        raise StartFailed(f"{what} must be a JSON object, not {type(value).__name__}", code="invalid_argument")
+    return value
+
+
+def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str) -> LaunchSpec:
+    """The launcher's spec for a catalog entry, with the session's kwargs over the entry's."""
+    kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
+    kwargs.update(_json_object(kwargs_json, f"the kwargs of environment {entry.id!r}"))
+    if not entry.gymnasium_id and not entry.factory:
+        raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory",
+                          code="invalid_argument")
+    return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs)
+
+
+class InstanceTable:
+    """This host's instances by session id.
+
+    Args:
+        run_dir: where the instances' sockets and logs go (this host's own folder).
+        on_crash: called once for each instance that dies without being stopped.
+    """
+
+    def __init__(self, run_dir: Path, capacity: int, *, on_crash: Callable[[Instance], Awaitable[None]],
+                 ready_timeout: float = 60.0, dead_ttl: float = DEAD_TTL_S) -> None:
+        self.run_dir = run_dir
+        self.capacity = capacity
+        self._on_crash = on_crash
+        self._ready_timeout = ready_timeout
+        self._dead_ttl = dead_ttl
+        self._instances: dict[str, Instance] = {}
+        self._starting: dict[str, asyncio.Future[Instance]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def get(self, session_id: str) -> Instance | None:
+        return self._instances.get(session_id)
+
+    def instances(self) -> list[Instance]:
+        return list(self._instances.values())
+
+    def starting(self) -> list[str]:
+        """Sessions whose instance is being launched."""
+        return list(self._starting)
+
+    @property
+    def running(self) -> int:
+        """Instances holding a slot: starting, running or being stopped."""
+        busy = sum(1 for i in self._instances.values() if i.state in (State.RUNNING, State.STOPPING))
+        return busy + len(self._starting)
+
+    async def start(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
+                    record: bool) -> tuple[Instance, bool]:
+        """Launch the session's instance and get its spec; returns it and whether it is new.
+
+        A start of a session that is already running (a retried request) returns that one.
+
+        Raises:
+            StartFailed: at capacity ("unavailable"), bad kwargs or a failing factory
+                ("invalid_argument"), the instance does not answer ("internal").
+        """
+        existing = self._instances.get(session_id)
+        if existing is not None:
+            if existing.state is State.RUNNING:
+                return existing, False
+            raise StartFailed(f"session {session_id} is {existing.state.value} on this env host",
+                              code="failed_precondition")
+        if session_id in self._starting:
+            return await asyncio.shield(self._starting[session_id]), False
+        if self.running >= self.capacity:
+            raise StartFailed(f"env host is at capacity ({self.running}/{self.capacity} instances)",
+                              code="unavailable")
+        future: asyncio.Future[Instance] = asyncio.get_running_loop().create_future()
+        self._starting[session_id] = future
+        try:
+            instance = await self._launch(session_id, entry, kwargs_json, record)
+        except BaseException as exc:
+            future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
+            future.exception()  # retrieved: waiters get it through their own await
+            raise
+        else:
+            future.set_result(instance)
+        finally:
+            del self._starting[session_id]
+        self._instances[session_id] = instance
+        self._spawn(self._watch(instance))
+        return instance, True
+
+    async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
+                      record: bool) -> Instance:
+        spec = launch_spec(entry, kwargs_json)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        name = _UNSAFE_NAME.sub("_", session_id)
+        try:
+            process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout)
+        except LaunchError as exc:  # its message carries the log tail
+            raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
+                              code="invalid_argument") from None
+        instance = Instance(session_id, entry.id, json.dumps(spec.kwargs), record, process)
+        try:
+            await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
+        except BaseException as exc:
+            await instance.close_stream()
+            await process.stop()
+            if isinstance(exc, (InstanceGone, TimeoutError)):
+                raise StartFailed(f"environment {entry.id!r} of session {session_id} did not answer its spec: "
+                                  f"{exc or 'timed out'}\n--- instance log tail ---\n{process.log_tail()}") from None
+            raise
+        return instance
+
+    async def stop(self, session_id: str) -> Instance | None:
+        """Stop the session's instance; returns it, or None when there was nothing to stop
+        (unknown, or already being stopped by another caller)."""
+        starting = self._starting.get(session_id)
+        if starting is not None:
+            try:
+                await asyncio.shield(starting)
+            except Exception:
+                return None
+        instance = self._instances.get(session_id)
+        if instance is None or instance.state in (State.STOPPING, State.STOPPED):
+            return None
+        if instance.state is State.RUNNING:
+            instance.state = State.STOPPING
+            try:  # let a request in flight finish
+                await asyncio.wait_for(instance.lock.acquire(), STOP_TIMEOUT_S)
+                instance.lock.release()
+            except TimeoutError:
+                log.warning("stopping %s with a request still in flight", instance.describe())
+            await instance.close_stream()
+            await instance.process.stop(STOP_TIMEOUT_S)
+            instance.state = State.STOPPED
+        self._instances.pop(session_id, None)
+        return instance
+
+    async def stop_all(self) -> list[Instance]:
+        """Stop every instance (at shutdown); returns those that were running."""
+        stopped = await asyncio.gather(*(self.stop(sid) for sid in list(self._instances)),
+                                       return_exceptions=True)
+        for instance in list(self._instances.values()):  # half-stopped or dead: make sure no process is left
+            try:
+                await instance.process.stop(STOP_TIMEOUT_S)
+            except Exception as exc:
+                log.warning("stopping the process of %s failed: %s", instance.describe(), exc)
+        return [i for i in stopped if isinstance(i, Instance)]
+
+    async def broken(self, instance: Instance, detail: str) -> None:
+        """The stream of a live instance broke: wait briefly for the process to exit, else
+        kill it; either way the session is dead and reported once."""
+        try:
+            await asyncio.wait_for(instance.dead.wait(), STOP_TIMEOUT_S)
+            return  # the watcher saw the exit and reported it
+        except TimeoutError:
+            pass
+        if instance.state is not State.RUNNING:
+            return
+        instance.mark_dead(f"environment instance of {instance.describe()} stopped answering: {detail}")
+        await instance.close_stream()
+        await instance.process.stop(STOP_TIMEOUT_S)
+        self._spawn(self._report_crash(instance))
+
+    async def _watch(self, instance: Instance) -> None:
+        code = await instance.process.wait()
+        if instance.state is not State.RUNNING:
+            return
+        instance.mark_dead(f"environment instance of {instance.describe()} died with exit code {code}")
+        log.warning("%s\n%s", instance.failure, instance.log_tail)
+        await instance.close_stream()
+        self._spawn(self._report_crash(instance))
+
+    async def _report_crash(self, instance: Instance) -> None:
+        """Tell `on_crash`, then forget the dead instance after `dead_ttl`."""
+        try:
+            await self._on_crash(instance)
+        except Exception:
+            log.exception("reporting the crash of %s failed", instance.describe())
+        await asyncio.sleep(self._dead_ttl)
+        if self._instances.get(instance.session_id) is instance:
+            del self._instances[instance.session_id]
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Cancel the watchers (after `stop_all`)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,173 @@
+"""The env host's control plane on NATS: start, stop and list instances; lifecycle events."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from opentelemetry import trace
+from platform_contracts import subjects
+from platform_contracts.tracing import extract_dict, inject_dict
+from simulusion.bus.v1 import events_pb2 as bus_pb
+from simulusion.control.v1 import control_pb2 as control_pb
+
+from platform_envhost.errors import EnvHostError
+from platform_envhost.instance import Instance, State
+from platform_envhost.instances import InstanceTable
+from platform_envhost.lifecycle import instance_info, session_event
+from platform_envhost.publisher import EventPublisher
+
+log = logging.getLogger(__name__)
+
+STARTED_PUBLISH_TIMEOUT_S = 5.0
+CLOSED_ACK_WAIT_S = 5.0
+STOPPED_REASON = "env host stopped"
+SHUTDOWN_GRACE_S = 10.0
+
+
+class EnvHostService:
+    """Answers `platform.envhost.<host>.{start,stop,list}` and publishes SessionEvents.
+
+    STARTED is published (and acked) before a start is answered; CLOSED and CRASHED go through
+    the publisher, so they follow the session's step events.
+    """
+
+    def __init__(self, nc: Any, js: Any, host_id: str, table: InstanceTable, publisher: EventPublisher,
+                 tracer: trace.Tracer | None = None) -> None:
+        self._nc = nc
+        self._js = js
+        self.host_id = host_id
+        self._table = table
+        self._publisher = publisher
+        self._tracer = tracer or trace.get_tracer(__name__)
+        self._subscriptions: list[Any] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        handlers: dict[str, Callable[[Any], Awaitable[None]]] = {
+            subjects.envhost_start(self.host_id): self._on_start,
+            subjects.envhost_stop(self.host_id): self._on_stop,
+            subjects.envhost_list(self.host_id): self._on_list,
+        }
+        for subject, handler in handlers.items():
+            self._subscriptions.append(await self._nc.subscribe(subject, cb=self._concurrently(handler)))
+
+    async def on_crash(self, instance: Instance) -> None:
+        """An instance died unasked: publish CRASHED with its log tail (after its step events)."""
+        await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id))
+
+    async def shutdown(self) -> None:
+        """Stop taking requests, stop every instance (CLOSED "env host stopped")."""
+        for subscription in self._subscriptions:
+            try:
+                await subscription.unsubscribe()
+            except Exception:  # connection already gone
+                pass
+        if self._tasks:  # let requests in flight finish (a start may take a while), within reason
+            await asyncio.wait(list(self._tasks), timeout=SHUTDOWN_GRACE_S)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for instance in await self._table.stop_all():
+            if instance.state is State.STOPPED:
+                await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
+                                                           reason=STOPPED_REASON))
+
+    def _concurrently(self, handler: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+        # nats-py runs one subscription's callbacks one after another: a slow start must not
+        # hold up the next request, so each gets its own task.
+        async def callback(msg: Any) -> None:
+            task = asyncio.create_task(handler(msg))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return callback
+
+    async def _respond(self, msg: Any, reply: Any) -> None:
+        if msg.reply:
+            try:
+                await msg.respond(reply.SerializeToString())
+            except Exception as exc:
+                log.warning("could not answer %s: %s", msg.subject, exc)
+
+    async def _on_start(self, msg: Any) -> None:
+        try:
+            request = control_pb.StartInstanceRequest.FromString(msg.data)
+        except Exception as exc:
+            await self._respond(msg, control_pb.StartInstanceReply(error=control_pb.ControlError(
+                code="invalid_argument", message=f"not a StartInstanceRequest: {exc}")))
+            return
+        with self._tracer.start_as_current_span("envhost.start", context=extract_dict(msg.headers),
+                                                attributes={"session.id": request.session_id,
+                                                            "env.id": request.entry.id}):
+            await self._respond(msg, await self._start(request))
+
+    async def _start(self, request: control_pb.StartInstanceRequest) -> control_pb.StartInstanceReply:
+        session_id = request.session_id
+        if not session_id:
+            return _start_error("invalid_argument", "StartInstanceRequest has no session_id")
+        started_at = time.monotonic()
+        try:
+            instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record)
+        except EnvHostError as exc:
+            log.warning("start of session %s (%s) failed: %s", session_id, request.entry.id, exc)
+            return _start_error(exc.code, str(exc))
+        if new:
+            event = session_event(instance, bus_pb.SESSION_EVENT_KIND_STARTED, self.host_id,
+                                  trace_headers=inject_dict())
+            try:
+                await self._js.publish(event.subject, event.payload, headers=event.headers,
+                                       timeout=STARTED_PUBLISH_TIMEOUT_S)
+            except Exception as exc:
+                await self._table.stop(session_id)
+                return _start_error("unavailable", f"session {session_id} ({request.entry.id}): publishing "
+                                                   f"its STARTED event failed: {type(exc).__name__}: {exc}")
+            log.info("started session %s (%s) in %.2fs, record=%s", session_id, instance.env_id,
+                     time.monotonic() - started_at, instance.record)
+        return control_pb.StartInstanceReply(spec=instance.spec)
+
+    async def _on_stop(self, msg: Any) -> None:
+        try:
+            request = control_pb.StopInstanceRequest.FromString(msg.data)
+        except Exception as exc:
+            await self._respond(msg, control_pb.StopInstanceReply(error=control_pb.ControlError(
+                code="invalid_argument", message=f"not a StopInstanceRequest: {exc}")))
+            return
+        with self._tracer.start_as_current_span("envhost.stop", context=extract_dict(msg.headers),
+                                                attributes={"session.id": request.session_id}):
+            await self._respond(msg, await self._stop(request))
+
+    async def _stop(self, request: control_pb.StopInstanceRequest) -> control_pb.StopInstanceReply:
+        instance = await self._table.stop(request.session_id)
+        if instance is None:
+            return control_pb.StopInstanceReply(stopped=False, error=control_pb.ControlError(
+                code="not_found", message=f"session {request.session_id} is not running on env host {self.host_id}"))
+        if instance.state is State.STOPPED:  # a dead one was reported CRASHED already
+            event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
+                                  reason=request.reason or "stopped", trace_headers=inject_dict())
+            event.done = asyncio.get_running_loop().create_future()
+            await self._publisher.submit(event)
+            try:  # answer once CLOSED is stored, unless JetStream is away (it is published later)
+                await asyncio.wait_for(asyncio.shield(event.done), CLOSED_ACK_WAIT_S)
+            except TimeoutError:
+                log.warning("CLOSED of session %s not acked yet; answering the stop anyway", request.session_id)
+            log.info("stopped session %s (%s): %s", instance.session_id, instance.env_id, request.reason)
+        return control_pb.StopInstanceReply(stopped=True)
+
+    async def _on_list(self, msg: Any) -> None:
+        reply = control_pb.ListInstancesReply(instances=self.instance_infos(with_log_tail=True))
+        await self._respond(msg, reply)
+
+    def instance_infos(self, *, with_log_tail: bool) -> list[control_pb.InstanceInfo]:
+        """Every instance of this host, starting ones included (as alive)."""
+        infos = [instance_info(i, with_log_tail=with_log_tail) for i in self._table.instances()]
+        now = time.time()
+        infos += [control_pb.InstanceInfo(session_id=sid, alive=True, last_active_at=now)
+                  for sid in self._table.starting()]
+        return infos
+
+
+def _start_error(code: str, message: str) -> control_pb.StartInstanceReply:
+    return control_pb.StartInstanceReply(error=control_pb.ControlError(code=code, message=message))

@@ -1,0 +1,173 @@
+"""Helpers of the env host's tests: the env host as a real process, sessions started over NATS,
+a gRPC stream to the env host, and readers of the PLATFORM_SESSIONS stream."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import grpc
+from platform_contracts import subjects
+from platform_testing.ports import free_port
+from simulusion.bus.v1 import events_pb2 as bus_pb
+from simulusion.control.v1 import control_pb2 as control_pb
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+CARTPOLE = control_pb.CatalogEntry(id="cartpole", gymnasium_id="CartPole-v1")
+
+
+class EnvHostProcess:
+    """`python -m platform_envhost` as a child process, its stderr in a log file."""
+
+    def __init__(self, nats_url: str, capacity: int = 8, **env: str) -> None:
+        self.host_id = f"eh{uuid.uuid4().hex[:8]}"
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.run_dir = Path(tempfile.mkdtemp(prefix="eh-", dir="/tmp"))  # short: Unix socket paths
+        self.log_path = self.run_dir / "envhost.log"
+        self.env = dict(os.environ, PLATFORM_NATS_URL=nats_url, PLATFORM_ENVHOST_ID=self.host_id,
+                        PLATFORM_ENVHOST_LISTEN=self.address, PLATFORM_ENVHOST_CAPACITY=str(capacity),
+                        PLATFORM_ENVHOST_RUN_DIR=str(self.run_dir), **env)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> EnvHostProcess:
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "platform_envhost"], env=self.env,
+                                            stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "serving on" in self.log():
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"env host exited with {self.process.returncode}:\n{self.log()}")
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"env host not serving after {timeout}s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """SIGTERM and wait; returns the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def instance_pid(self, session_id: str) -> int:
+        """The pid of the session's environment server (found by its socket path)."""
+        needle = f"{session_id}.sock".encode()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if needle in (entry / "cmdline").read_bytes():
+                        return int(entry.name)
+                except OSError:
+                    continue
+        raise LookupError(f"no process for session {session_id}")
+
+
+def new_session_id() -> str:
+    return f"s{uuid.uuid4().hex[:12]}"
+
+
+async def start_session(nc: Any, host_id: str, session_id: str, *, entry: control_pb.CatalogEntry = CARTPOLE,
+                        kwargs_json: str = "", record: bool = False,
+                        timeout: float = 60.0) -> control_pb.StartInstanceReply:
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry, kwargs_json=kwargs_json,
+                                              record=record)
+    msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=timeout)
+    return control_pb.StartInstanceReply.FromString(msg.data)
+
+
+async def stop_session(nc: Any, host_id: str, session_id: str, reason: str = "test") -> control_pb.StopInstanceReply:
+    request = control_pb.StopInstanceRequest(session_id=session_id, reason=reason)
+    msg = await nc.request(subjects.envhost_stop(host_id), request.SerializeToString(), timeout=30)
+    return control_pb.StopInstanceReply.FromString(msg.data)
+
+
+class EnvStream:
+    """A session's stream to the env host, one request at a time."""
+
+    def __init__(self, address: str, session_id: str) -> None:
+        self.channel = grpc.aio.insecure_channel(address)
+        stub = self.channel.stream_stream("/simulusion.env.v1.Environment/Connect",
+                                          request_serializer=env_pb.EnvRequest.SerializeToString,
+                                          response_deserializer=env_pb.EnvResponse.FromString)
+        self.call = stub(metadata=((subjects.SESSION_ID_METADATA, session_id),))
+        self.next_id = 1
+
+    async def request(self, request: env_pb.EnvRequest, timeout: float = 30.0) -> env_pb.EnvResponse:
+        if not request.id:
+            request.id = self.next_id
+            self.next_id += 1
+        await self.call.write(request)
+        response = await asyncio.wait_for(self.call.read(), timeout)
+        assert response is not grpc.aio.EOF, "the env host ended the stream"
+        return response
+
+    async def reset(self, seed: int | None = None) -> env_pb.EnvResponse:
+        return await self.request(env_pb.EnvRequest(reset=env_pb.ResetRequest(seed=seed)))
+
+    async def step(self, action: int, timeout: float = 30.0, **agent: Any) -> env_pb.EnvResponse:
+        from platform_contracts.values import datamap_from_dict
+        from simulusion.env.v1 import values_pb2
+
+        step = env_pb.StepRequest(action=values_pb2.Value(discrete=action))
+        if agent:
+            step.agent.CopyFrom(datamap_from_dict(agent))
+        return await self.request(env_pb.EnvRequest(step=step), timeout)
+
+    async def close(self) -> None:
+        await self.call.done_writing()
+        await self.channel.close()
+
+
+async def read_subject(js: Any, subject: str, count: int, timeout: float = 15.0) -> list[Any]:
+    """Read `count` messages of `subject` from the start of PLATFORM_SESSIONS (ephemeral consumer)."""
+    sub = await js.subscribe(subject, ordered_consumer=True)
+    try:
+        messages = []
+        deadline = time.monotonic() + timeout
+        while len(messages) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{len(messages)} of {count} messages on {subject} within {timeout}s")
+            messages.append(await sub.next_msg(timeout=remaining))
+        return messages
+    finally:
+        await sub.unsubscribe()
+
+
+async def stored_count(js: Any, subject: str) -> int:
+    info = await js.stream_info(subjects.SESSIONS_STREAM, subjects_filter=subject)
+    return sum((info.state.subjects or {}).values())
+
+
+async def lifecycle_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[bus_pb.SessionEvent]:
+    msgs = await read_subject(js, subjects.session_lifecycle(session_id), count, timeout)
+    return [bus_pb.SessionEvent.FromString(m.data) for m in msgs]
+
+
+async def step_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[Any]:
+    return await read_subject(js, subjects.session_steps(session_id), count, timeout)
+

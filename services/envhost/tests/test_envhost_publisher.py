@@ -1,0 +1,106 @@
+"""The step-event publisher survives a NATS outage: steps go on, nothing is lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+from envhost_testkit import new_session_id, start_session, step_events, stop_session, stored_count
+from platform_contracts import subjects
+from platform_contracts.streams import ensure_sessions_stream
+from platform_envhost.publisher import EventPublisher, Outgoing
+from platform_testing.nats_server import NatsServer
+from simulusion.bus.v1 import events_pb2 as bus_pb
+
+
+async def _connect(server: NatsServer) -> Any:
+    async def quiet(exc: Exception) -> None:  # the outage is the point of these tests
+        pass
+
+    return await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2, error_cb=quiet)
+
+
+async def test_env_host_publishes_every_event_across_a_nats_restart(tmp_path: Path, envhost_factory: Any,
+                                                                     open_stream: Any) -> None:
+    server = NatsServer(store_dir=tmp_path / "nats").start()
+    try:
+        host = envhost_factory(nats_url=server.url)
+        nc = await _connect(server)
+        session_id = new_session_id()
+        await start_session(nc, host.host_id, session_id, record=True)
+        stream = open_stream(host.address, session_id)
+        await stream.reset(seed=0)
+        for i in range(20):
+            await stream.step(i % 2)
+
+        server.stop()
+        started = time.monotonic()
+        for i in range(30):  # NATS is away: steps go on, events wait in the backlog
+            response = await stream.step(i % 2, timeout=5)
+            if response.step.terminated or response.step.truncated:
+                await stream.reset()
+        assert time.monotonic() - started < 5
+        await asyncio.sleep(1.0)  # some publishes time out and are retried
+        server.start()
+
+        js = nc.jetstream()
+        events = await step_events(js, session_id, 51, timeout=30)  # 1 reset + 50 steps (+ resets)
+        total = await stored_count(js, subjects.session_steps(session_id))
+        seqs = [bus_pb.StepEvent.FromString(m.data).seq for m in await step_events(js, session_id, total)]
+        assert sorted(seqs) == list(range(1, total + 1))  # none lost, none stored twice
+        assert len(events) == 51
+
+        assert (await stop_session(nc, host.host_id, session_id)).stopped
+        await nc.close()
+    finally:
+        server.stop()
+
+
+async def test_publisher_applies_back_pressure_only_when_its_backlog_is_full(tmp_path: Path) -> None:
+    server = NatsServer(store_dir=tmp_path / "nats").start()
+    nc = await _connect(server)
+    try:
+        js = nc.jetstream()
+        await ensure_sessions_stream(js)
+        publisher = EventPublisher(js, backlog=4, batch_size=2, ack_timeout=0.5)
+        publisher.start()
+        session_id = new_session_id()
+
+        def event(seq: int) -> Outgoing:
+            payload = bus_pb.StepEvent(session_id=session_id, seq=seq).SerializeToString()
+            return Outgoing(subjects.session_steps(session_id), payload,
+                            {"Nats-Msg-Id": subjects.step_msg_id(session_id, seq)})
+
+        assert publisher.submit_nowait(event(1))
+        assert await publisher.flush(5)
+        server.stop()
+        await asyncio.sleep(0.2)
+        seq = 2
+        while publisher.submit_nowait(event(seq)):  # NATS is away: the backlog fills up
+            seq += 1
+            await asyncio.sleep(0.01)
+            assert seq < 100
+        accepted = seq  # the first seq refused
+        assert accepted > 4
+        blocked = asyncio.create_task(publisher.submit(event(accepted)))
+        await asyncio.sleep(1.0)
+        assert not blocked.done()  # waits while NATS is away and the backlog is full
+        server.start()
+        await asyncio.wait_for(blocked, 30)
+        for seq in range(accepted + 1, 12):
+            await publisher.submit(event(seq))
+        assert await publisher.flush(30)
+        assert await publisher.close() == 0
+
+        sub = await js.subscribe(subjects.session_steps(session_id), ordered_consumer=True)
+        seqs = [bus_pb.StepEvent.FromString((await sub.next_msg(timeout=5)).data).seq for _ in range(11)]
+        assert sorted(seqs) == list(range(1, 12))
+        assert await stored_count(js, subjects.session_steps(session_id)) == 11
+    finally:
+        server.stop()
+        with contextlib.suppress(Exception):
+            await nc.close()

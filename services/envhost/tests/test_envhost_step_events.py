@@ -1,0 +1,95 @@
+"""Step events of recorded sessions: numbering, content, Nats-Msg-Id dedup, trace context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envhost_testkit import EnvHostProcess, new_session_id, read_subject, start_session, step_events, stop_session, stored_count
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from platform_contracts import subjects
+from platform_contracts.tracing import inject_dict
+from platform_contracts.values import dict_from_datamap
+from simulusion.bus.v1 import events_pb2 as bus_pb
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2
+
+
+async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats_client: Any, js: Any,
+                                                   open_stream: Any) -> None:
+    session_id = new_session_id()
+    await start_session(nats_client, envhost.host_id, session_id, record=True)
+    stream = open_stream(envhost.address, session_id)
+
+    reset = await stream.reset(seed=5)
+    steps = [await stream.step(a, policy="ppo", value=0.5) for a in (0, 1, 0)]
+    invalid = await stream.request(env_pb.EnvRequest(step=env_pb.StepRequest(action=values_pb2.Value(discrete=7))))
+    assert invalid.error.code == env_pb.ERROR_CODE_INVALID_ACTION  # no event for a failed command
+    await stream.reset(seed=6)
+    await stream.step(1)
+    snapshot = await stream.request(env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()))
+    assert snapshot.WhichOneof("result") == "snapshot", snapshot
+    await stream.step(1)
+    restore = await stream.request(env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=snapshot.snapshot.handle)))
+    assert restore.WhichOneof("result") == "restore", restore
+    await stream.step(0)
+
+    messages = await step_events(js, session_id, 9)
+    events = [bus_pb.StepEvent.FromString(m.data) for m in messages]
+    assert [e.seq for e in events] == list(range(1, 10))
+    assert [(e.episode, e.episode_step) for e in events] == [
+        (0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1)]
+    assert [e.WhichOneof("kind") for e in events] == ["reset"] + ["step"] * 3 + ["reset", "step", "step",
+                                                                                    "restore", "step"]
+    assert all(e.session_id == session_id and e.time > 0 for e in events)
+    assert [m.headers["Nats-Msg-Id"] for m in messages] == [subjects.step_msg_id(session_id, s) for s in range(1, 10)]
+    assert events[0].reset == reset.reset
+    assert events[1].step.result == steps[0].step
+    assert [e.step.action.discrete for e in events[1:4]] == [0, 1, 0]
+    assert dict_from_datamap(events[2].step.agent) == {"policy": "ppo", "value": 0.5}
+    assert events[7].restore == restore.restore
+
+    [snap_msg] = await read_subject(js, subjects.session_snapshots(session_id), 1)
+    snap = bus_pb.SnapshotEvent.FromString(snap_msg.data)
+    assert (snap.session_id, snap.handle, snap.seq) == (session_id, snapshot.snapshot.handle, 6)
+
+    # A retried publish (same Nats-Msg-Id) is stored once.
+    ack = await js.publish(messages[3].subject, messages[3].data, headers={"Nats-Msg-Id": messages[3].headers["Nats-Msg-Id"]})
+    assert ack.duplicate
+    assert await stored_count(js, subjects.session_steps(session_id)) == 9
+
+    stop = await stop_session(nats_client, envhost.host_id, session_id)
+    assert stop.stopped
+
+
+async def test_unrecorded_session_publishes_no_step_events(envhost: EnvHostProcess, nats_client: Any, js: Any,
+                                                           open_stream: Any) -> None:
+    session_id = new_session_id()
+    await start_session(nats_client, envhost.host_id, session_id, record=False)
+    stream = open_stream(envhost.address, session_id)
+    await stream.reset(seed=1)
+    await stream.step(0)
+    await stop_session(nats_client, envhost.host_id, session_id)  # CLOSED follows any step event
+    assert await stored_count(js, subjects.session_lifecycle(session_id)) == 2
+    assert await stored_count(js, subjects.session_steps(session_id)) == 0
+
+
+async def test_step_events_carry_the_request_trace(envhost: EnvHostProcess, nats_client: Any, js: Any,
+                                                   open_stream: Any) -> None:
+    session_id = new_session_id()
+    await start_session(nats_client, envhost.host_id, session_id, record=True)
+    stream = open_stream(envhost.address, session_id)
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("agent.reset") as span:
+        carrier = inject_dict()
+        await stream.request(env_pb.EnvRequest(reset=env_pb.ResetRequest(seed=2), trace_context=carrier))
+    trace_id = span.get_span_context().trace_id
+    await stream.step(1)  # untraced
+
+    traced, untraced = await step_events(js, session_id, 2)
+    parent = traced.headers["traceparent"]
+    assert parent.split("-")[1] == f"{trace_id:032x}"
+    assert parent != carrier["traceparent"]  # the env host's own span
+    assert "traceparent" not in untraced.headers
+    assert trace.get_current_span().get_span_context().is_valid is False
+    await stop_session(nats_client, envhost.host_id, session_id)

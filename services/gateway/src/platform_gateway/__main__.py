@@ -1,0 +1,80 @@
+"""`python -m platform_gateway`: settings, NATS, the app under uvicorn, until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+import uvloop
+from pydantic import ValidationError
+
+from platform_gateway.app import create_app
+from platform_gateway.config import Settings
+from platform_gateway.gateway import NatsConnectError, connect_nats
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that after SIGINT/SIGTERM it returns (exit 0) instead of
+    raising the signal again, so NATS is closed cleanly afterwards."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+async def serve(settings: Settings) -> None:
+    nc = await connect_nats(settings.nats_url, settings.nats_connect_timeout)
+    try:
+        config = uvicorn.Config(
+            create_app(settings, nc),
+            host=settings.host,
+            port=settings.port,
+            http="httptools",
+            ws=settings.ws,
+            ws_max_size=1 << 30,
+            ws_per_message_deflate=False,
+            ws_ping_interval=None,
+            log_level=settings.log_level,
+            access_log=False,
+            lifespan="on",
+        )
+        await _Server(config).serve()
+    finally:
+        if not nc.is_closed:
+            await nc.close()
+
+
+def main() -> int:
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        print(f"platform-gateway: bad setting PLATFORM_{field.upper()}: {first['msg']}", file=sys.stderr)
+        return 2
+    try:
+        uvloop.run(serve(settings))
+    except NatsConnectError as exc:
+        print(f"platform-gateway: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:  # e.g. the port is taken
+        print(f"platform-gateway: cannot serve on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

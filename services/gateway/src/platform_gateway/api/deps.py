@@ -1,0 +1,75 @@
+"""Dependencies of the routes, as `Annotated` aliases."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from platform_gateway.broker import BrokerClient
+from platform_gateway.env_commands import EnvCommands
+from platform_gateway.gateway import Gateway
+from platform_gateway.recorder import RecorderClient
+from platform_gateway.session_streams import SessionStreams
+
+_bearer = HTTPBearer(auto_error=False, description="the platform's API token (PLATFORM_API_TOKEN)")
+
+
+def get_gateway(request: Request) -> Gateway:
+    return request.app.state.gateway
+
+
+GatewayDep = Annotated[Gateway, Depends(get_gateway)]
+
+
+def get_broker(gateway: GatewayDep) -> BrokerClient:
+    return gateway.broker
+
+
+def get_recorder(gateway: GatewayDep) -> RecorderClient:
+    return gateway.recorder
+
+
+def get_commands(gateway: GatewayDep) -> EnvCommands:
+    return gateway.commands
+
+
+def get_streams(gateway: GatewayDep) -> SessionStreams:
+    return gateway.streams
+
+
+BrokerDep = Annotated[BrokerClient, Depends(get_broker)]
+RecorderDep = Annotated[RecorderClient, Depends(get_recorder)]
+CommandsDep = Annotated[EnvCommands, Depends(get_commands)]
+StreamsDep = Annotated[SessionStreams, Depends(get_streams)]
+
+
+def token_ok(expected: str | None, given: str | None) -> bool:
+    """Whether `given` is the API token (always true when no token is configured)."""
+    if not expected:
+        return True
+    return given is not None and secrets.compare_digest(given.encode(), expected.encode())
+
+
+def require_token(
+    gateway: GatewayDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> None:
+    """Check `Authorization: Bearer <token>` when PLATFORM_API_TOKEN is set."""
+    expected = gateway.settings.api_token
+    if not expected:
+        return
+    if credentials is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "this platform needs an API token: send the header `Authorization: Bearer <token>`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not token_ok(expected, credentials.credentials):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "the API token is not valid", headers={"WWW-Authenticate": "Bearer"}
+        )
+
+
+TokenDep = Depends(require_token)

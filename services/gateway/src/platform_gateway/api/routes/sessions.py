@@ -1,0 +1,85 @@
+"""Sessions: create, list, get, close, and the environment commands over REST."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from platform_gateway.api.deps import BrokerDep, CommandsDep, StreamsDep, TokenDep
+from platform_gateway.json_views import frame_jpeg, session_to_json
+from platform_gateway.schemas.sessions import (
+    ErrorPublic,
+    ResetBody,
+    ResetResult,
+    RestoreBody,
+    SessionCreate,
+    SessionPublic,
+    SessionsPublic,
+    SnapshotResult,
+    StepBody,
+    StepResult,
+)
+
+_ERRORS: dict[int | str, dict] = {
+    code: {"model": ErrorPublic} for code in (401, 404, 409, 410, 422, 500, 503)
+}
+router = APIRouter(prefix="/sessions", tags=["sessions"], dependencies=[TokenDep], responses=_ERRORS)
+
+
+@router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
+async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep) -> dict:
+    """Start a session of a catalog environment; answers once its instance runs."""
+    info = await broker.create_session(body.env_id, body.kwargs, body.record)
+    streams.directory.remember(info)
+    return session_to_json(info)
+
+
+@router.get("", response_model=SessionsPublic)
+async def list_sessions(broker: BrokerDep, include_closed: bool = False) -> dict:
+    sessions = [session_to_json(s) for s in await broker.list_sessions(include_closed)]
+    return {"data": sessions, "count": len(sessions)}
+
+
+@router.get("/{session_id}", response_model=SessionPublic)
+async def get_session(session_id: str, broker: BrokerDep) -> dict:
+    return session_to_json(await broker.get_session(session_id))
+
+
+@router.delete("/{session_id}", response_model=SessionPublic)
+async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> dict:
+    """Stop the session's instance; answers with the closed session."""
+    info = await broker.close_session(session_id, "closed by the client")
+    streams.forget(session_id)
+    return session_to_json(info)
+
+
+@router.post("/{session_id}/reset", response_model=ResetResult)
+async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None = None) -> dict:
+    body = body or ResetBody()
+    return await commands.reset(session_id, body.seed, body.options)
+
+
+@router.post("/{session_id}/step", response_model=StepResult)
+async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict:
+    """One step; the action is JSON for the session's action space."""
+    return await commands.step(session_id, body.action, body.agent)
+
+
+@router.post("/{session_id}/snapshot", response_model=SnapshotResult)
+async def snapshot(session_id: str, commands: CommandsDep) -> dict:
+    """Keep the full state (RNG included) in the instance; returns a handle for /restore."""
+    return await commands.snapshot(session_id)
+
+
+@router.post("/{session_id}/restore", response_model=ResetResult)
+async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict:
+    return await commands.restore(session_id, body.handle)
+
+
+@router.get(
+    "/{session_id}/render",
+    response_class=Response,
+    responses={200: {"content": {"image/jpeg": {}}, "description": "the current frame as JPEG"}},
+)
+async def render(session_id: str, commands: CommandsDep) -> Response:
+    frame = await commands.render(session_id)
+    return Response(frame_jpeg(frame), media_type="image/jpeg")

@@ -1,0 +1,47 @@
+"""The FastAPI application: routes, error handlers, tracing, and the gateway's parts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from nats.aio.client import Client as NATS
+
+from platform_contracts.tracing import setup_tracing
+from platform_gateway.api import errors
+from platform_gateway.api.main import api_router
+from platform_gateway.config import Settings
+from platform_gateway.gateway import Gateway
+from platform_gateway.tracing_middleware import TracingMiddleware
+
+DESCRIPTION = """REST and WebSocket API of the Simulusion platform.
+
+Sessions are made of catalog environments (`GET /v0/envs`). Steps go over REST
+(`/v0/sessions/{id}/step`) or, fast, over the WebSocket `/v0/sessions/{id}/stream`
+(binary protobuf `EnvRequest`/`EnvResponse`, or JSON text commands).
+When the platform has an API token, send `Authorization: Bearer <token>`.
+"""
+
+
+def create_app(settings: Settings, nc: NATS) -> FastAPI:
+    """The gateway's app on a connected NATS client (the caller owns and closes `nc`)."""
+    gateway = Gateway.build(settings, nc)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await gateway.close()
+
+    app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.gateway = gateway
+    errors.install(app)
+    app.include_router(api_router)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict:
+        """Whether the gateway runs and reaches NATS."""
+        return {"ok": True, "nats": "connected" if nc.is_connected else "disconnected"}
+
+    app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
+    return app

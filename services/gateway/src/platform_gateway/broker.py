@@ -1,0 +1,59 @@
+"""The broker's request/reply API (protobuf messages of simulusion.control.v1) as async calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
+from nats.aio.client import Client as NATS
+
+from platform_contracts import subjects
+from platform_gateway import nats_rpc
+from platform_gateway.errors import UnavailableError, from_control_error
+from simulusion.control.v1 import control_pb2 as ctl
+
+R = TypeVar("R", bound=Message)
+
+
+class BrokerClient:
+    """Calls the broker over NATS; broker errors raise the matching `GatewayError`."""
+
+    def __init__(self, nc: NATS, *, timeout: float = 10.0, create_timeout: float = 60.0) -> None:
+        self._nc = nc
+        self._timeout = timeout
+        self._create_timeout = create_timeout
+
+    async def list_envs(self) -> list[ctl.CatalogEntry]:
+        reply = await self._call(subjects.BROKER_LIST_ENVS, ctl.ListEnvsRequest(), ctl.ListEnvsReply)
+        return list(reply.envs)
+
+    async def create_session(self, env_id: str, kwargs: dict[str, Any], record: bool) -> ctl.SessionInfo:
+        request = ctl.CreateSessionRequest(env_id=env_id, kwargs_json=json.dumps(kwargs), record=record)
+        reply = await self._call(subjects.BROKER_CREATE_SESSION, request, ctl.SessionReply, self._create_timeout)
+        return reply.session
+
+    async def get_session(self, session_id: str) -> ctl.SessionInfo:
+        request = ctl.GetSessionRequest(session_id=session_id)
+        return (await self._call(subjects.BROKER_GET_SESSION, request, ctl.SessionReply)).session
+
+    async def list_sessions(self, include_closed: bool = False) -> list[ctl.SessionInfo]:
+        request = ctl.ListSessionsRequest(include_closed=include_closed)
+        reply = await self._call(subjects.BROKER_LIST_SESSIONS, request, ctl.ListSessionsReply)
+        return list(reply.sessions)
+
+    async def close_session(self, session_id: str, reason: str = "closed by the client") -> ctl.SessionInfo:
+        request = ctl.CloseSessionRequest(session_id=session_id, reason=reason)
+        return (await self._call(subjects.BROKER_CLOSE_SESSION, request, ctl.SessionReply)).session
+
+    async def _call(self, subject: str, request: Message, reply_type: type[R], timeout: float | None = None) -> R:
+        data = await nats_rpc.request(
+            self._nc, subject, request.SerializeToString(), timeout=timeout or self._timeout, service="broker"
+        )
+        try:
+            reply = reply_type.FromString(data)
+        except DecodeError:
+            raise UnavailableError(f"broker unavailable: unreadable reply on {subject}") from None
+        if reply.HasField("error") and reply.error.code:  # type: ignore[attr-defined]
+            raise from_control_error(reply.error.code, reply.error.message)  # type: ignore[attr-defined]
+        return reply

@@ -1,0 +1,28 @@
+"""The gateway's settings, read from `PLATFORM_*` environment variables."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Gateway settings. Every field is read from `PLATFORM_<NAME>`."""
+
+    model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    # When set, every /v0 route needs `Authorization: Bearer <token>` (the WebSocket also `?token=`).
+    api_token: str | None = None
+    # Seconds to wait for the broker and the recorder over NATS (creating a session: create_timeout).
+    request_timeout: float = Field(default=10.0, gt=0)
+    create_timeout: float = Field(default=60.0, gt=0)
+    # Seconds one environment command (reset, step, ...) may take before the stream is dropped.
+    env_timeout: float = Field(default=300.0, gt=0)
+    # Seconds to wait for NATS at start before giving up.
+    nats_connect_timeout: float = Field(default=5.0, gt=0)
+    # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").
+    ws: str = "websockets-sansio"
+    log_level: str = "info"

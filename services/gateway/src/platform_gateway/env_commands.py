@@ -1,0 +1,162 @@
+"""Environment commands made by the gateway itself (REST, WebSocket text): JSON in, JSON out.
+
+Requests get ids from the gateway's own counter (far above the SDK's, so the two never
+collide on a stream), carry the current trace context in `trace_context`, and go through
+the session's stream like the SDK's binary requests.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from typing import Any
+
+from opentelemetry import trace
+
+from platform_contracts.json_values import ValueMismatchError, value_from_json
+from platform_contracts.tracing import inject_dict
+from platform_contracts.values import datamap_from_dict
+from platform_gateway import json_views
+from platform_gateway.errors import (
+    ConflictError,
+    GatewayError,
+    InternalError,
+    InvalidActionError,
+    InvalidArgumentError,
+    NotFoundError,
+    SessionGoneError,
+    UnimplementedError,
+)
+from platform_gateway.session_directory import gone_error
+from platform_gateway.session_streams import SessionStreams
+from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+_ids = itertools.count(1 << 48)
+OPS = ("reset", "step", "snapshot", "restore", "render")
+
+
+class EnvCommands:
+    """reset / step / snapshot / restore / render of a session, as JSON-ready dicts."""
+
+    def __init__(self, streams: SessionStreams) -> None:
+        self.streams = streams
+
+    async def reset(self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None) -> dict:
+        command = env_pb.ResetRequest(options=datamap_from_dict(options))
+        if seed is not None:
+            command.seed = seed
+        response = await self._run(session_id, "reset", env_pb.EnvRequest(reset=command))
+        return json_views.reset_json(response.reset)
+
+    async def step(self, session_id: str, action: Any, agent: dict[str, Any] | None = None) -> dict:
+        info = await self.streams.directory.running(session_id)
+        try:
+            value = value_from_json(action, info.spec.action_space)
+        except ValueMismatchError as exc:
+            raise InvalidActionError(f"session {session_id} ({info.env_id}), step: {exc}") from None
+        command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent))
+        response = await self._run(session_id, "step", env_pb.EnvRequest(step=command))
+        return json_views.step_json(response.step)
+
+    async def snapshot(self, session_id: str) -> dict:
+        response = await self._run(session_id, "snapshot", env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()))
+        return {"handle": response.snapshot.handle}
+
+    async def restore(self, session_id: str, handle: str) -> dict:
+        request = env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle))
+        response = await self._run(session_id, "restore", request)
+        return json_views.reset_json(response.restore)
+
+    async def render(self, session_id: str) -> env_pb.Frame:
+        response = await self._run(session_id, "render", env_pb.EnvRequest(render=env_pb.RenderRequest()))
+        return response.render.frame
+
+    async def run_json(self, session_id: str, message: dict[str, Any]) -> dict[str, Any]:
+        """One WebSocket text command `{"op": ..., ...}`; the answer's fields are those of REST."""
+        op = message.get("op")
+        if op == "reset":
+            seed = message.get("seed")
+            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+                raise InvalidArgumentError(f"session {session_id}, reset: seed must be an integer, not {seed!r}")
+            return await self.reset(session_id, seed, _object(message, "options", session_id))
+        if op == "step":
+            if "action" not in message:
+                raise InvalidArgumentError(f"session {session_id}, step: the message has no \"action\"")
+            return await self.step(session_id, message["action"], _object(message, "agent", session_id))
+        if op == "snapshot":
+            return await self.snapshot(session_id)
+        if op == "restore":
+            handle = message.get("handle")
+            if not isinstance(handle, str) or not handle:
+                raise InvalidArgumentError(f"session {session_id}, restore: \"handle\" must be a snapshot handle")
+            return await self.restore(session_id, handle)
+        if op == "render":
+            frame = await self.render(session_id)
+            data = json_views.frame_jpeg(frame)
+            return {"mime": "image/jpeg", "width": frame.width, "height": frame.height,
+                    "data": base64.b64encode(data).decode()}
+        raise InvalidArgumentError(f"session {session_id}: unknown op {op!r}; expected one of {', '.join(OPS)}")
+
+    async def _run(self, session_id: str, command: str, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        info = await self.streams.directory.running(session_id)
+        request.id = next(_ids)
+        if trace.get_current_span().get_span_context().is_valid:
+            inject_dict(request.trace_context)  # type: ignore[arg-type]
+        data = await self.streams.exchange(session_id, request.SerializeToString())
+        response = env_pb.EnvResponse.FromString(data)
+        if response.HasField("error"):
+            raise await self._error(info, command, response.error)
+        if response.id != request.id:
+            self.streams.drop(session_id)
+            raise InternalError(
+                f"session {session_id} ({info.env_id}), {command}: the env host answered request "
+                f"{response.id} instead of {request.id}"
+            )
+        return response
+
+    async def _error(self, info: ctl.SessionInfo, command: str, error: env_pb.Error) -> GatewayError:
+        code, message = error.code, error.message
+        where = f"session {info.id} ({info.env_id}), {command}"
+        if code == env_pb.ERROR_CODE_INVALID_ACTION:
+            return InvalidActionError(message or f"{where}: invalid action")
+        if code == env_pb.ERROR_CODE_INVALID_ARGUMENT:
+            return InvalidArgumentError(message or f"{where}: invalid argument")
+        if code == env_pb.ERROR_CODE_UNAVAILABLE:
+            self.streams.forget(info.id)
+            return SessionGoneError(message or f"{where}: the environment instance died", log_tail=error.log_tail)
+        if code in (env_pb.ERROR_CODE_NOT_FOUND, env_pb.ERROR_CODE_FAILED_PRECONDITION):
+            gone = await self._ended(info.id)
+            if gone is not None:
+                return gone
+            cls = NotFoundError if code == env_pb.ERROR_CODE_NOT_FOUND else ConflictError
+            return cls(f"{where}: {message or env_pb.ErrorCode.Name(code)}")
+        if code == env_pb.ERROR_CODE_UNIMPLEMENTED:
+            return UnimplementedError(f"{where}: not supported by this environment ({_first_line(message)})")
+        return InternalError(f"{where} failed: {_first_line(message) or env_pb.ErrorCode.Name(code)}")
+
+    async def _ended(self, session_id: str) -> SessionGoneError | None:
+        """A SessionGoneError if the broker says the session ended (e.g. closed while idle)."""
+        try:
+            error = gone_error(await self.streams.directory.fresh(session_id))
+        except GatewayError:
+            return None
+        if isinstance(error, SessionGoneError):
+            self.streams.forget(session_id)
+            return error
+        return None
+
+
+def _object(message: dict[str, Any], key: str, session_id: str) -> dict[str, Any] | None:
+    value = message.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise InvalidArgumentError(f"session {session_id}, {message.get('op')}: \"{key}\" must be an object")
+    return value
+
+
+def _first_line(message: str) -> str:
+    """The message without a traceback: its last line when it holds one."""
+    if "Traceback (most recent call last)" in message:
+        lines = [line for line in message.strip().splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
+    return message.strip()

@@ -1,0 +1,88 @@
+"""The gateway's errors: one base class; each subclass carries its HTTP status and a code.
+
+Routes never build HTTP errors themselves: `api.errors` turns any `GatewayError` into a
+JSON response `{"detail": message, "code": code}` (plus `log_tail` when there is one).
+"""
+
+from __future__ import annotations
+
+
+class GatewayError(Exception):
+    """Base error of the gateway."""
+
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, message: str, *, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.log_tail = log_tail
+
+
+class InvalidArgumentError(GatewayError):
+    status = 422
+    code = "invalid_argument"
+
+
+class InvalidActionError(GatewayError):
+    status = 422
+    code = "invalid_action"
+
+
+class NotFoundError(GatewayError):
+    status = 404
+    code = "not_found"
+
+
+class SessionNotFoundError(NotFoundError):
+    """The broker does not know the session."""
+
+
+class ConflictError(GatewayError):
+    """The command does not fit the session's state (e.g. a step before the first reset)."""
+
+    status = 409
+    code = "failed_precondition"
+
+
+class SessionGoneError(GatewayError):
+    """The session is closed, crashed, or its instance died (`log_tail` says why)."""
+
+    status = 410
+    code = "gone"
+
+
+class UnavailableError(GatewayError):
+    """A service the gateway needs (NATS, the broker, the recorder, an env host) does not answer."""
+
+    status = 503
+    code = "unavailable"
+
+
+class EnvTimeoutError(GatewayError):
+    status = 504
+    code = "timeout"
+
+
+class UnimplementedError(GatewayError):
+    status = 501
+    code = "unimplemented"
+
+
+class InternalError(GatewayError):
+    status = 500
+    code = "internal"
+
+
+_CONTROL_ERRORS: dict[str, type[GatewayError]] = {
+    "invalid_argument": InvalidArgumentError,
+    "not_found": NotFoundError,
+    "unavailable": UnavailableError,
+    "failed_precondition": ConflictError,
+    "internal": InternalError,
+}
+
+
+def from_control_error(code: str, message: str) -> GatewayError:
+    """The gateway error for a `ControlError` (or a recorder error) code."""
+    return _CONTROL_ERRORS.get(code, InternalError)(message)

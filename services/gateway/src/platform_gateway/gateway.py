@@ -1,0 +1,84 @@
+"""Everything the routes use, built once from the settings and a NATS connection."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client as NATS
+
+from platform_gateway.broker import BrokerClient
+from platform_gateway.config import Settings
+from platform_gateway.env_commands import EnvCommands
+from platform_gateway.errors import GatewayError
+from platform_gateway.recorder import RecorderClient
+from platform_gateway.session_directory import SessionDirectory
+from platform_gateway.session_streams import SessionStreams
+
+
+class NatsConnectError(GatewayError):
+    """NATS cannot be reached at start."""
+
+
+@dataclass
+class Gateway:
+    settings: Settings
+    nc: NATS
+    broker: BrokerClient
+    recorder: RecorderClient
+    streams: SessionStreams
+    commands: EnvCommands
+
+    @classmethod
+    def build(cls, settings: Settings, nc: NATS) -> Gateway:
+        broker = BrokerClient(nc, timeout=settings.request_timeout, create_timeout=settings.create_timeout)
+        streams = SessionStreams(SessionDirectory(broker), timeout=settings.env_timeout)
+        return cls(
+            settings=settings,
+            nc=nc,
+            broker=broker,
+            recorder=RecorderClient(nc, timeout=settings.request_timeout),
+            streams=streams,
+            commands=EnvCommands(streams),
+        )
+
+    async def close(self) -> None:
+        await self.streams.close()
+
+
+async def _quiet(*_: object) -> None:
+    """NATS callbacks: connection trouble surfaces as 503s, not as log tracebacks."""
+
+
+async def connect_nats(url: str, timeout: float = 5.0) -> NATS:
+    """Connect to NATS, giving up after `timeout` seconds; reconnect forever once connected.
+
+    Raises:
+        NatsConnectError: NATS cannot be reached within `timeout`.
+    """
+    last_error: list[BaseException] = []
+
+    async def remember(exc: BaseException) -> None:
+        # Also the callback once connected: trouble then surfaces as 503s, not log tracebacks.
+        last_error[:] = [exc]
+
+    try:
+        nc = await asyncio.wait_for(
+            nats.connect(
+                url,
+                connect_timeout=min(2.0, timeout),
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                error_cb=remember,
+                disconnected_cb=_quiet,
+                name="platform-gateway",
+            ),
+            timeout,
+        )
+    except (asyncio.TimeoutError, OSError, nats.errors.Error) as exc:
+        why = last_error[0] if last_error else exc
+        raise NatsConnectError(
+            f"cannot connect to NATS at {url} within {timeout:g} s ({type(why).__name__}: {why})"
+        ) from None
+    return nc

@@ -1,0 +1,112 @@
+"""JSON views of the broker's and the environments' protobuf messages, for the REST API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from platform_contracts.json_values import space_to_json
+from platform_contracts.values import json_from_datamap, python_from_value
+from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as values_pb
+
+
+def state_name(state: int) -> str:
+    """"running" for SESSION_STATE_RUNNING, and so on."""
+    return ctl.SessionState.Name(state).removeprefix("SESSION_STATE_").lower()
+
+
+def _kwargs(kwargs_json: str) -> dict[str, Any]:
+    try:
+        value = json.loads(kwargs_json) if kwargs_json else {}
+    except ValueError:
+        return {"_unparsed": kwargs_json}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
+    spec = info.spec
+    has_spec = info.HasField("spec")
+    return {
+        "id": info.id,
+        "env_id": info.env_id,
+        "kwargs": _kwargs(info.kwargs_json),
+        "record": info.record,
+        "state": state_name(info.state),
+        "created_at": info.created_at,
+        "last_active_at": info.last_active_at,
+        "observation_space": space_to_json(spec.observation_space) if spec.HasField("observation_space") else None,
+        "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
+        "render_mode": spec.render_mode or None,
+        "metadata": json_from_datamap(spec.metadata) if has_spec else {},
+        "host_id": info.host_id or None,
+        "reason": info.reason or None,
+        "log_tail": info.log_tail or None,
+    }
+
+
+def entry_to_json(entry: ctl.CatalogEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "description": entry.description,
+        "gymnasium_id": entry.gymnasium_id or None,
+        "factory": entry.factory or None,
+        "path": entry.path or None,
+        "kwargs": _kwargs(entry.kwargs_json),
+    }
+
+
+def value_json(value: values_pb.Value) -> Any:
+    """An observation as JSON: arrays as nested lists, non-finite floats as strings ("inf", "nan")."""
+    if not value.WhichOneof("kind"):
+        return None
+    return _jsonable(python_from_value(value))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind == "f":
+            bad = ~np.isfinite(obj)
+            if bad.any():
+                out = obj.astype(object)
+                out[bad] = obj[bad].astype(str)
+                return out.tolist()
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return _jsonable(np.asarray(obj)) if obj.dtype.kind == "f" else obj.item()
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+def _number(x: float) -> float | str:
+    return x if np.isfinite(x) else str(x)
+
+
+def reset_json(result: env_pb.ResetResponse | env_pb.RestoreResponse) -> dict[str, Any]:
+    return {"observation": value_json(result.observation), "info": json_from_datamap(result.info)}
+
+
+def step_json(result: env_pb.StepResponse) -> dict[str, Any]:
+    return {
+        "observation": value_json(result.observation),
+        "reward": _number(result.reward),
+        "terminated": result.terminated,
+        "truncated": result.truncated,
+        "info": json_from_datamap(result.info),
+    }
+
+
+def frame_jpeg(frame: env_pb.Frame) -> bytes:
+    """The frame as JPEG bytes (raw RGB frames are encoded here)."""
+    if frame.encoding == "jpeg":
+        return frame.data
+    import simplejpeg
+
+    array = np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
+    return simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=90, colorspace="RGB")

@@ -1,0 +1,128 @@
+"""The app around the routes: docs, recordings, traces, NATS failures, the process itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+
+from platform_contracts import subjects
+from platform_testing.nats_server import NatsServer
+from platform_testing.ports import free_port
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+TRACEPARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
+
+
+async def test_docs_and_openapi(gateway) -> None:
+    docs = await gateway.http.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    schema = (await gateway.http.get("/openapi.json")).json()
+    paths = schema["paths"]
+    for path in ("/v0/envs", "/v0/sessions", "/v0/sessions/{session_id}", "/v0/sessions/{session_id}/step",
+                 "/v0/sessions/{session_id}/reset", "/v0/sessions/{session_id}/render", "/v0/recordings",
+                 "/v0/recordings/{recording_id}"):
+        assert path in paths, path
+    assert "SessionPublic" in schema["components"]["schemas"]
+
+
+async def _stand_in_recorder(nc):
+    """A stand-in for the recorder (another engineer's service): its JSON request/reply API."""
+    recordings = {"r1": {"id": "r1", "session_id": "s1", "env_id": "cartpole", "episodes": 2}}
+
+    async def list_(msg) -> None:
+        query = json.loads(msg.data)
+        found = [r for r in recordings.values()
+                 if all(r.get(k) == v for k, v in query.items() if k in ("env_id", "session_id"))]
+        await msg.respond(json.dumps({"recordings": found}).encode())
+
+    async def get(msg) -> None:
+        rid = json.loads(msg.data)["id"]
+        if rid in recordings:
+            await msg.respond(json.dumps({"recording": recordings[rid]}).encode())
+        else:
+            await msg.respond(json.dumps({"error": {"code": "not_found", "message": f"no recording {rid!r}"}}).encode())
+
+    return [await nc.subscribe(subjects.RECORDER_LIST_RECORDINGS, cb=list_),
+            await nc.subscribe(subjects.RECORDER_GET_RECORDING, cb=get)]
+
+
+async def test_recordings(gateway, nats_client) -> None:
+    assert (await gateway.http.get("/v0/recordings")).status_code == 503  # no recorder yet
+    subs = await _stand_in_recorder(nats_client)
+    try:
+        listed = (await gateway.http.get("/v0/recordings")).json()
+        assert listed["count"] == 1 and listed["data"][0]["id"] == "r1"
+        assert (await gateway.http.get("/v0/recordings", params={"env_id": "other"})).json()["count"] == 0
+        got = await gateway.http.get("/v0/recordings/r1")
+        assert got.status_code == 200 and got.json()["episodes"] == 2
+        missing = await gateway.http.get("/v0/recordings/r9")
+        assert missing.status_code == 404 and missing.json()["detail"] == "no recording 'r9'"
+    finally:
+        for sub in subs:
+            await sub.unsubscribe()
+
+
+async def test_trace_context_reaches_nats_and_the_env_host(gateway, broker, dead_env_host) -> None:
+    headers = {"traceparent": TRACEPARENT}
+    assert (await gateway.http.get("/v0/envs", headers=headers)).status_code == 200
+    assert TRACE_ID in broker.headers[-1]["traceparent"]
+    info = broker.add(address=dead_env_host.address)
+    await gateway.http.post(f"/v0/sessions/{info.id}/step", json={"action": 0}, headers=headers)
+    request = dead_env_host.requests[-1]
+    assert TRACE_ID in request.trace_context["traceparent"]
+    assert TRACE_ID in dead_env_host.metadata[-1]["traceparent"]
+
+
+async def test_nats_down_while_running_is_503(start_gateway, broker, tmp_path) -> None:
+    # A NATS server of this test's own, stopped under the running gateway.
+    server = NatsServer(store_dir=tmp_path / "nats").start()
+    try:
+        gateway = await start_gateway(nats_url=server.url)
+        server.stop()
+        await asyncio.sleep(0.2)
+        start = time.monotonic()
+        response = await gateway.http.get("/v0/envs")
+        assert response.status_code == 503
+        assert "NATS" in response.json()["detail"]
+        assert time.monotonic() - start < 5
+    finally:
+        server.stop()
+
+
+def test_unreachable_nats_at_start_exits_with_one_line() -> None:
+    env = dict(os.environ, PLATFORM_NATS_URL=f"nats://127.0.0.1:{free_port()}", PLATFORM_NATS_CONNECT_TIMEOUT="2")
+    result = subprocess.run([sys.executable, "-m", "platform_gateway"], env=env, capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "cannot connect to NATS" in lines[0]
+
+
+def test_the_process_serves_and_stops_on_sigterm(nats_server) -> None:
+    port = free_port()
+    env = dict(os.environ, PLATFORM_NATS_URL=nats_server.url, PLATFORM_PORT=str(port))
+    process = subprocess.Popen([sys.executable, "-m", "platform_gateway"], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                assert time.monotonic() < deadline, "the gateway did not start"
+                time.sleep(0.1)
+        assert response.json() == {"ok": True, "nats": "connected"}
+        process.terminate()
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -1,0 +1,120 @@
+"""`python -m platform_recorder`: settings, connect, run the recorder until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from platform_contracts.tracing import setup_tracing
+from pydantic import ValidationError
+
+from platform_recorder.config import Settings
+from platform_recorder.service import RecorderService
+
+log = logging.getLogger("platform_recorder")
+
+
+def _fail(message: str) -> int:
+    print(f"platform_recorder: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
+async def _connect(settings: Settings) -> Any:
+    import nats
+
+    connected = False
+    client: list[Any] = []
+
+    async def on_error(exc: Exception) -> None:
+        if connected:  # at start the one-line failure says it all
+            log.warning("nats: %s", exc or type(exc).__name__)
+
+    async def on_disconnected() -> None:
+        if client and not (client[0].is_closed or client[0].is_draining):
+            log.warning("disconnected from NATS, reconnecting")
+
+    async def on_reconnected() -> None:
+        log.info("reconnected to NATS")
+
+    nc = await nats.connect(
+        servers=settings.nats_servers,
+        name="platform-recorder",
+        connect_timeout=2,
+        max_reconnect_attempts=1,  # fail fast at start ...
+        reconnect_time_wait=0.5,
+        error_cb=on_error,
+        disconnected_cb=on_disconnected,
+        reconnected_cb=on_reconnected,
+    )
+    connected = True
+    client.append(nc)
+    nc.options["max_reconnect_attempts"] = -1  # ... then reconnect for ever
+    return nc
+
+
+async def _run(settings: Settings) -> int:
+    setup_tracing("platform-recorder")
+    try:
+        settings.recordings.mkdir(parents=True, exist_ok=True)
+        if not os.access(settings.recordings, os.W_OK):
+            raise PermissionError("not writable")
+    except OSError as exc:
+        return _fail(f"cannot use the recordings folder {settings.recordings}: {exc}")
+    try:
+        nc = await _connect(settings)
+    except Exception as exc:  # noqa: BLE001 - any connect failure is one line and exit 1
+        return _fail(f"cannot connect to NATS at {settings.nats_url}: {exc or type(exc).__name__}")
+    service = RecorderService(
+        nc,
+        settings.recordings,
+        batch=settings.recorder_batch,
+        fetch_timeout=settings.recorder_fetch_timeout,
+        ack_wait=settings.recorder_ack_wait,
+    )
+    try:
+        await service.start()
+    except Exception as exc:  # noqa: BLE001
+        await nc.close()
+        return _fail(f"cannot start: {type(exc).__name__}: {exc}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    assert service.task is not None
+    waiter = asyncio.create_task(stop.wait())
+    await asyncio.wait([waiter, service.task], return_when=asyncio.FIRST_COMPLETED)
+    failed = service.task.done() and not stop.is_set()
+    if failed and service.task.exception() is not None:
+        log.error("the consumer loop failed: %s", service.task.exception())
+    waiter.cancel()
+    log.info("stopping")
+    await service.stop()
+    try:
+        await nc.drain()
+    except Exception as exc:  # noqa: BLE001 - already closed
+        log.debug("drain: %s", exc)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        errors = "; ".join(
+            f"PLATFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        return _fail(f"bad configuration: {errors}")
+    logging.basicConfig(
+        level=os.environ.get("PLATFORM_LOG_LEVEL", "INFO").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    return asyncio.run(_run(settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

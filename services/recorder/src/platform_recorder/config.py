@@ -1,0 +1,32 @@
+"""Settings of the recorder, read from PLATFORM_* environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """The recorder's configuration.
+
+    Attributes:
+        nats_url: NATS server(s), comma-separated (PLATFORM_NATS_URL).
+        recordings: folder holding one sub-folder per recorded session (PLATFORM_RECORDINGS).
+        recorder_batch: most step events fetched and made durable per batch.
+        recorder_fetch_timeout: seconds one fetch waits for events.
+        recorder_ack_wait: seconds JetStream waits for an ack before redelivering.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    recordings: Path = Path("./recordings")
+    recorder_batch: int = Field(256, ge=1, le=10_000)
+    recorder_fetch_timeout: float = Field(1.0, gt=0, le=60)
+    recorder_ack_wait: float = Field(60.0, ge=5)
+
+    @property
+    def nats_servers(self) -> list[str]:
+        return [s.strip() for s in self.nats_url.split(",") if s.strip()]

@@ -1,0 +1,182 @@
+"""The fetch -> write -> fsync -> ack loop on the durable JetStream consumer.
+
+Ordering after a restart: JetStream redelivers messages that a dead recorder fetched but never
+acked only after `ack_wait`, and meanwhile hands out newer ones. Written in that order a session's
+seqs would look like a gap followed by "duplicates". So on start, a consumer with unacked
+messages is reset to its ack floor (ADR-60 consumer reset; on older servers it is re-created
+from the ack floor): delivery resumes in stream order, and what was already written is
+recognised by seq and acked without writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError, NoRespondersError
+from nats.errors import Error as NatsError
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import api
+from nats.js.errors import APIError, FetchTimeoutError, NotFoundError
+from opentelemetry import trace
+from platform_contracts import streams, subjects
+from platform_contracts.tracing import extract_dict
+
+from platform_recorder.writer import RecordingWriter
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("platform_recorder")
+
+MAX_LINKS = 32
+
+
+def consumer_config(ack_wait: float, batch: int, start_seq: int | None = None) -> api.ConsumerConfig:
+    return api.ConsumerConfig(
+        name=subjects.RECORDER_CONSUMER,
+        durable_name=subjects.RECORDER_CONSUMER,
+        filter_subject=subjects.SESSION_EVENTS_WILDCARD,
+        ack_policy=api.AckPolicy.EXPLICIT,
+        deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE if start_seq else api.DeliverPolicy.ALL,
+        opt_start_seq=start_seq,
+        ack_wait=ack_wait,
+        max_ack_pending=max(1024, 4 * batch),
+        max_deliver=-1,
+    )
+
+
+async def rewind(js: Any, ack_wait: float, batch: int) -> None:
+    """Make the consumer deliver again, in stream order, everything after its ack floor."""
+    stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
+    info = await js.consumer_info(stream, name)
+    if not info.num_ack_pending:
+        return
+    floor = info.ack_floor.stream_seq if info.ack_floor else 0
+    log.info(
+        "consumer %s has %d unacked messages: resuming from stream seq %d",
+        name,
+        info.num_ack_pending,
+        floor + 1,
+    )
+    try:
+        await js.reset_consumer(stream, name)
+    except (
+        APIError,
+        NatsTimeoutError,
+        NoRespondersError,
+    ) as exc:  # servers before 2.14: re-create from the floor
+        log.info("consumer reset unavailable (%s): re-creating it from stream seq %d", exc, floor + 1)
+        await js.delete_consumer(stream, name)
+        await js.add_consumer(stream, config=consumer_config(ack_wait, batch, start_seq=floor + 1))
+
+
+async def open_consumer(js: Any, ack_wait: float, batch: int) -> Any:
+    """Create (or resume, in stream order) the recorder's durable consumer; return a pull subscription."""
+    await streams.ensure_sessions_stream(js)
+    stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
+    try:
+        await js.consumer_info(stream, name)
+    except NotFoundError:
+        await js.add_consumer(stream, config=consumer_config(ack_wait, batch))
+    else:
+        await rewind(js, ack_wait, batch)
+    return await js.pull_subscribe_bind(durable=name, stream=stream)
+
+
+def _batch_span(msgs: Sequence[Msg]) -> Any:
+    """A span for the batch when at least one message carries a valid trace context, else None."""
+    contexts = []
+    for msg in msgs:
+        if msg.headers:
+            ctx = extract_dict(msg.headers)
+            span_context = trace.get_current_span(ctx).get_span_context()
+            if span_context.is_valid:
+                contexts.append((ctx, span_context))
+    if not contexts:
+        return None
+    links = [trace.Link(sc) for _, sc in contexts[1:MAX_LINKS]]
+    return tracer.start_as_current_span(
+        "recorder.batch",
+        context=contexts[0][0],
+        links=links,
+        kind=trace.SpanKind.CONSUMER,
+        attributes={"messaging.batch.message_count": len(msgs), "messaging.system": "nats"},
+    )
+
+
+class ConsumerLoop:
+    """Fetches batches from the pull subscription, hands them to the writer, acks when durable."""
+
+    def __init__(
+        self, js: Any, sub: Any, writer: RecordingWriter, batch: int, fetch_timeout: float, ack_wait: float
+    ) -> None:
+        self.js = js
+        self.sub = sub
+        self.writer = writer
+        self.batch = batch
+        self.fetch_timeout = fetch_timeout
+        self.ack_wait = ack_wait
+        self.batches = 0
+        self._stopping = asyncio.Event()
+        self._must_rewind = False
+
+    async def run(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            if self._must_rewind and not await self._rewind():
+                await asyncio.sleep(1.0)
+                continue
+            try:
+                msgs = await self.sub.fetch(self.batch, timeout=self.fetch_timeout)
+            except (TimeoutError, FetchTimeoutError, NatsTimeoutError):
+                continue
+            except ConnectionClosedError:
+                if self._stopping.is_set():
+                    return
+                raise
+            except (NatsError, OSError) as exc:  # reconnecting, server restart: retry
+                log.warning("fetch failed, retrying: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if await self._handle(msgs):
+                failures = 0
+            else:
+                failures += 1
+                self._must_rewind = True
+                await asyncio.sleep(min(0.5 * 2**failures, 10.0))
+
+    async def _rewind(self) -> bool:
+        try:
+            await rewind(self.js, self.ack_wait, self.batch)
+        except (NatsError, OSError) as exc:  # NATS unreachable for now: try again before the next fetch
+            log.warning("cannot rewind the consumer yet: %s", exc)
+            return False
+        self._must_rewind = False
+        return True
+
+    async def _handle(self, msgs: list[Msg]) -> bool:
+        """Write a batch and ack it; on failure ack nothing (the batch is delivered again)."""
+        span = _batch_span(msgs)
+        items = [(m.subject, m.data) for m in msgs]
+        try:
+            if span is None:
+                counts = await asyncio.to_thread(self.writer.process, items)
+            else:
+                with span:
+                    counts = await asyncio.to_thread(self.writer.process, items)
+        except Exception:
+            log.exception(
+                "a batch of %d messages could not be written; it will be delivered again", len(msgs)
+            )
+            self.writer.reset()
+            return False
+        for msg in msgs:
+            await msg.ack()
+        self.batches += 1
+        log.debug("batch of %d acked: %s", len(msgs), dict(counts))
+        return True
+
+    def stop(self) -> None:
+        self._stopping.set()

@@ -1,0 +1,182 @@
+"""Turn an episode's step events into arrays and write them as an `.npz` file, atomically.
+
+Layout of `episode-NNNNNN.npz` (T = number of steps):
+    observations        T+1 rows: the reset/restore observation, then each step's
+                        (Dict -> `observations.<key>`, Tuple -> `observations.<i>`, nested alike)
+    actions             T rows, same naming rule
+    rewards             float64 (T,)
+    terminated          bool (T,)
+    truncated           bool (T,)
+    seq                 uint64 (T,): the step events' seq
+    agent.<name>        float64 (T,): numeric agent data, NaN where a step had none
+    frames              JPEG bytes per observation row (fixed-width bytes, b"" where none)
+    frames_rgb          uint8 (T+1, H, W, 3) for raw "rgb" frames (zeros where none)
+An episode that did not start with a reset/restore has T observation rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from platform_contracts.values import array_from_tensor, python_from_value
+from simulusion.bus.v1 import events_pb2
+from simulusion.env.v1 import environment_pb2, values_pb2
+
+from platform_recorder.meta import fsync_dir
+
+log = logging.getLogger(__name__)
+
+START_KINDS = ("reset", "restore")
+
+
+def _flatten(value: values_pb2.Value, prefix: str, out: dict[str, Any]) -> None:
+    kind = value.WhichOneof("kind")
+    if kind == "dict":
+        for entry in value.dict.entries:
+            _flatten(entry.value, f"{prefix}.{entry.name}", out)
+    elif kind == "tuple":
+        for i, item in enumerate(value.tuple.values):
+            _flatten(item, f"{prefix}.{i}", out)
+    elif kind is not None:
+        out[prefix] = python_from_value(value)
+
+
+def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray]:
+    """Stack the rows of values into one array per leaf (`prefix`, `prefix.key`, ...)."""
+    rows: list[dict[str, Any]] = []
+    for value in values:
+        flat: dict[str, Any] = {}
+        _flatten(value, prefix, flat)
+        rows.append(flat)
+    keys: list[str] = []
+    for flat in rows:
+        keys.extend(k for k in flat if k not in keys)
+    out: dict[str, np.ndarray] = {}
+    for key in keys:
+        try:
+            out[key] = np.stack([np.asarray(flat[key]) for flat in rows])
+        except (KeyError, ValueError) as exc:
+            log.error("%s: column %s skipped, its rows do not stack (%s)", where, key, exc)
+    return out
+
+
+def _agent_number(data: values_pb2.Data) -> float | None:
+    kind = data.WhichOneof("kind")
+    if kind == "number":
+        return data.number
+    if kind == "integer":
+        return float(data.integer)
+    if kind == "flag":
+        return 1.0 if data.flag else 0.0
+    if kind == "tensor":
+        array = array_from_tensor(data.tensor)
+        if array.size == 1 and (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
+            return float(array.reshape(()))
+    return None
+
+
+def _agent_columns(steps: Sequence[events_pb2.StepEvent], where: str) -> dict[str, np.ndarray]:
+    columns: dict[str, np.ndarray] = {}
+    skipped: set[str] = set()
+    for row, event in enumerate(steps):
+        for name, data in event.step.agent.fields.items():
+            number = _agent_number(data)
+            if number is None:
+                if name not in skipped:
+                    skipped.add(name)
+                    log.warning(
+                        "%s: agent data %r is not numeric (%s), not recorded as a column",
+                        where,
+                        name,
+                        data.WhichOneof("kind"),
+                    )
+                continue
+            if name not in columns:
+                columns[name] = np.full(len(steps), np.nan, dtype=np.float64)
+            columns[name][row] = number
+    return {f"agent.{name}": columns[name] for name in sorted(columns)}
+
+
+def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    jpeg = [f.data if f is not None and f.encoding == "jpeg" else b"" for f in frames]
+    if any(jpeg):
+        out["frames"] = np.array(jpeg, dtype=bytes)
+    rgb = [f if f is not None and f.encoding == "rgb" and f.data else None for f in frames]
+    shapes = {(f.height, f.width) for f in rgb if f is not None}
+    if len(shapes) == 1:
+        height, width = shapes.pop()
+        stack = np.zeros((len(frames), height, width, 3), dtype=np.uint8)
+        for i, frame in enumerate(rgb):
+            if frame is not None:
+                stack[i] = np.frombuffer(frame.data, dtype=np.uint8).reshape(height, width, 3)
+        out["frames_rgb"] = stack
+    elif shapes:
+        log.error("%s: rgb frames of several sizes %s, not recorded", where, sorted(shapes))
+    return out
+
+
+def build_episode(
+    events: Sequence[events_pb2.StepEvent], where: str = ""
+) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays of an episode and its summary (length, return, start, flags, seq range).
+
+    Args:
+        events: the episode's events; sorted by seq here.
+        where: names the session and episode in log lines.
+    """
+    ordered = sorted(events, key=lambda e: e.seq)
+    start = ordered[0] if ordered and ordered[0].WhichOneof("kind") in START_KINDS else None
+    steps = [e for e in ordered if e.WhichOneof("kind") == "step"]
+    extra = [e.seq for e in ordered if e is not start and e.WhichOneof("kind") != "step"]
+    if extra:
+        log.error("%s: events %s start an episode in the middle of one; left out of the arrays", where, extra)
+    observations: list[values_pb2.Value] = []
+    frames: list[environment_pb2.Frame | None] = []
+    if start is not None:
+        kind = start.WhichOneof("kind")
+        observations.append(getattr(start, kind).observation)
+        frames.append(start.reset.frame if kind == "reset" and start.reset.HasField("frame") else None)
+    for event in steps:
+        result = event.step.result
+        observations.append(result.observation)
+        frames.append(result.frame if result.HasField("frame") else None)
+    arrays = _columns(observations, "observations", where)
+    actions = _columns([e.step.action for e in steps], "actions", where)
+    arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
+    rewards = np.array([e.step.result.reward for e in steps], dtype=np.float64)
+    arrays["rewards"] = rewards
+    arrays["terminated"] = np.array([e.step.result.terminated for e in steps], dtype=bool)
+    arrays["truncated"] = np.array([e.step.result.truncated for e in steps], dtype=bool)
+    arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
+    arrays.update(_agent_columns(steps, where))
+    arrays.update(_frame_columns(frames, where))
+    total = float(rewards.sum())
+    summary = {
+        "length": len(steps),
+        "return": total if math.isfinite(total) else str(total),
+        "start": start.WhichOneof("kind") if start is not None else "none",
+        "terminated": bool(steps and steps[-1].step.result.terminated),
+        "truncated": bool(steps and steps[-1].step.result.truncated),
+        "first_seq": ordered[0].seq if ordered else 0,
+        "last_seq": ordered[-1].seq if ordered else 0,
+        "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),
+    }
+    return arrays, summary
+
+
+def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write arrays to `path` (temp file, fsync, rename, directory fsync)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)

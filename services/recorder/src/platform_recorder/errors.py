@@ -1,0 +1,21 @@
+"""The recorder's errors: one base class, subclasses for what callers can tell apart."""
+
+from __future__ import annotations
+
+
+class RecorderError(Exception):
+    """Base class of every error raised by platform_recorder."""
+
+    code = "internal"
+
+
+class InvalidRecordingIdError(RecorderError, ValueError):
+    """A recording id that is not a plain folder name (a path separator, `..`, empty)."""
+
+    code = "invalid_argument"
+
+
+class RecordingNotFoundError(RecorderError, LookupError):
+    """No recording (or no finished episode) with that id/index."""
+
+    code = "not_found"

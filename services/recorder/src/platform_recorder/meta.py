@@ -1,0 +1,96 @@
+"""meta.json of a recording: atomic writes (temp + fsync + rename + directory fsync)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from platform_contracts.json_values import space_to_json
+from simulusion.bus.v1 import events_pb2
+
+META_FILE = "meta.json"
+STATUS_RECORDING = "recording"
+STATUS_CLOSED = "closed"
+STATUS_CRASHED = "crashed"
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (created, renamed, deleted files) durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `path` so that readers (and a crash) see either the old or the new content."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def jsonable(obj: Any) -> Any:
+    """Replace non-finite floats by strings so the result is strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
+def write_meta(session_dir: Path, meta: dict[str, Any]) -> None:
+    meta["updated_at"] = iso_time()
+    data = json.dumps(jsonable(meta), indent=2, allow_nan=False).encode()
+    write_bytes_atomic(session_dir / META_FILE, data)
+
+
+def read_meta_file(session_dir: Path) -> dict[str, Any] | None:
+    """The recording's meta.json, or None when the folder holds none."""
+    try:
+        return json.loads((session_dir / META_FILE).read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def iso_time(unix_seconds: float | None = None) -> str:
+    t = datetime.now(UTC) if not unix_seconds else datetime.fromtimestamp(unix_seconds, UTC)
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
+    """meta.json of a recording that starts with this STARTED event."""
+    try:
+        kwargs = json.loads(event.kwargs_json) if event.kwargs_json else {}
+    except json.JSONDecodeError:
+        kwargs = {"_unparsed": event.kwargs_json}
+    spec = event.spec
+    return {
+        "id": event.session_id,
+        "session_id": event.session_id,
+        "env_id": event.env_id or spec.env_id,
+        "kwargs": kwargs,
+        "host_id": event.host_id,
+        "observation_space": space_to_json(spec.observation_space)
+        if spec.HasField("observation_space")
+        else None,
+        "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
+        "created_at": iso_time(event.time),
+        "status": STATUS_RECORDING,
+        "reason": "",
+        "episodes": [],
+        "agent_keys": [],
+        "last_seq": 0,
+        "missing_seqs": [],
+        "orphan_seqs": [],
+    }

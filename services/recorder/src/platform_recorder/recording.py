@@ -1,0 +1,346 @@
+"""One recorded session's files and state: exactly-once appends, episode ends, crash recovery.
+
+Durable state is only what is on disk: meta.json, the finished `episode-*.npz`, the open
+`episode-*.part` files (and `orphans.part`). `Recording.load` derives everything else from it:
+the last seq written, the seqs still missing, which episodes are open and which must be finished.
+
+Per batch the writer calls `append` for each event (in order), then `sync` (fsync the touched part
+files: from here the events are durable and may be acked), then `settle` (finish ended episodes:
+npz, then meta.json, then delete the part; every step is idempotent, so a crash anywhere in it is
+repaired by `load`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simulusion.bus.v1 import events_pb2
+
+from platform_recorder.episodes import START_KINDS, build_episode, write_npz_atomic
+from platform_recorder.meta import (
+    STATUS_CLOSED,
+    STATUS_CRASHED,
+    STATUS_RECORDING,
+    fsync_dir,
+    iso_time,
+    read_meta_file,
+    write_meta,
+)
+from platform_recorder.session_files import (
+    ORPHANS_PART,
+    PartWriter,
+    episode_stem,
+    npz_path,
+    part_files,
+    part_path,
+    read_part,
+)
+
+log = logging.getLogger(__name__)
+
+# A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
+MAX_TRACKED_GAP = 100_000
+
+WRITTEN = "written"
+DUPLICATE = "duplicate"
+ORPHAN = "orphan"
+
+
+@dataclass
+class OpenEpisode:
+    index: int
+    writer: PartWriter
+    has_start: bool = False
+    ended: bool = False
+
+
+class Recording:
+    """The state of one recorded session; build it with `Recording.load`."""
+
+    def __init__(self, session_dir: Path, meta: dict[str, Any]) -> None:
+        self.dir = session_dir
+        self.meta = meta
+        self.session_id = str(meta.get("session_id", session_dir.name))
+        self.env_id = str(meta.get("env_id", ""))
+        self.last_seq = int(meta.get("last_seq", 0))
+        self.missing: set[int] = {int(s) for s in meta.get("missing_seqs", [])}
+        self.finished: set[int] = {int(e["index"]) for e in meta.get("episodes", [])}
+        self.open: dict[int, OpenEpisode] = {}
+        self._to_finish: set[int] = set()
+        self._close: events_pb2.SessionEvent | None = None
+        self._orphans: PartWriter | None = None
+        self._touched: set[PartWriter] = set()
+        self._meta_dirty = False
+
+    @property
+    def where(self) -> str:
+        return f"session {self.session_id} env {self.env_id}"
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing pending (all synced and settled): the state can be dropped and reloaded later."""
+        return not self._to_finish and self._close is None and not self._touched
+
+    # ---------------------------------------------------------------- recovery
+
+    @classmethod
+    def load(cls, session_dir: Path) -> Recording | None:
+        """The recording in `session_dir` as left on disk (None without a meta.json).
+
+        Cuts torn tails of part files, and schedules (for the next `settle`) the episodes a crash
+        left unfinished: those whose npz exists, that ended, or that a later episode follows.
+        """
+        meta = read_meta_file(session_dir)
+        if meta is None:
+            return None
+        rec = cls(session_dir, meta)
+        found: set[int] = set()
+        for index, path in part_files(session_dir).items():
+            events = read_part(path, repair=True)
+            found.update(e.seq for e in events)
+            if index in rec.finished or npz_path(session_dir, index).exists():
+                rec._to_finish.add(index)
+                continue
+            if not events:
+                continue  # created but never written: settle() removes it
+            state = OpenEpisode(index, PartWriter(path))
+            state.has_start = any(e.WhichOneof("kind") in START_KINDS for e in events)
+            state.ended = any(
+                e.WhichOneof("kind") == "step" and (e.step.result.terminated or e.step.result.truncated)
+                for e in events
+            )
+            rec.open[index] = state
+            if state.ended:
+                rec._to_finish.add(index)
+        for path in [session_dir / ORPHANS_PART, *session_dir.glob("episode-*.failed.part")]:
+            found.update(e.seq for e in read_part(path, repair=path.name == ORPHANS_PART))
+        missing_before = set(rec.missing)
+        top = max(found, default=0)
+        if top > rec.last_seq:
+            if top - rec.last_seq <= MAX_TRACKED_GAP:
+                rec.missing.update(range(rec.last_seq + 1, top + 1))
+            rec.last_seq = top
+        rec.missing -= found
+        rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.get("last_seq")
+        if rec.open:
+            newest = max(rec.open)
+            rec._to_finish.update(i for i in rec.open if i < newest)
+        for index in part_files(session_dir):
+            if index not in rec.open:
+                rec._to_finish.add(index)
+        if rec.missing:
+            log.error("%s: seqs %s were never recorded", rec.where, _ranges(rec.missing))
+        return rec
+
+    # ---------------------------------------------------------------- appending
+
+    def append(self, event: events_pb2.StepEvent) -> str:
+        """Write one step event (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN."""
+        seq = event.seq
+        late = seq in self.missing
+        if seq == 0:
+            log.error(
+                "%s: step event without seq (episode %d step %d), kept in %s",
+                self.where,
+                event.episode,
+                event.episode_step,
+                ORPHANS_PART,
+            )
+            self._orphan(event)
+            return ORPHAN
+        if seq <= self.last_seq and not late:
+            return DUPLICATE
+        if seq > self.last_seq + 1:
+            log.error(
+                "GAP in %s: step events %d..%d are missing before seq %d (episode %d step %d); "
+                "writing it anyway",
+                self.where,
+                self.last_seq + 1,
+                seq - 1,
+                seq,
+                event.episode,
+                event.episode_step,
+            )
+            if seq - self.last_seq <= MAX_TRACKED_GAP:
+                self.missing.update(range(self.last_seq + 1, seq))
+            self._meta_dirty = True
+        if late:
+            log.warning(
+                "%s: late step event seq %d (episode %d step %d) arrived after seq %d",
+                self.where,
+                seq,
+                event.episode,
+                event.episode_step,
+                self.last_seq,
+            )
+            self.missing.discard(seq)
+            self._meta_dirty = True
+        self.last_seq = max(self.last_seq, seq)
+        kind = event.WhichOneof("kind")
+        index = event.episode
+        state = self.open.get(index)
+        problem = ""
+        if index in self.finished or (state is None and npz_path(self.dir, index).exists()):
+            problem = f"its episode {index} is already finished"
+        elif kind in START_KINDS and state is not None and state.has_start:
+            problem = f"episode {index} already started"
+        elif kind == "step" and state is not None and state.ended:
+            problem = f"episode {index} already ended"
+        elif kind not in (*START_KINDS, "step"):
+            problem = "it has no kind"
+        if problem:
+            log.error(
+                "%s: step event seq %d (episode %d step %d) kept in %s: %s",
+                self.where,
+                seq,
+                index,
+                event.episode_step,
+                ORPHANS_PART,
+                problem,
+            )
+            self._orphan(event)
+            return ORPHAN
+        if kind in START_KINDS and not late:
+            self._to_finish.update(i for i in self.open if i < index)
+        if state is None:
+            state = self.open[index] = OpenEpisode(index, PartWriter(part_path(self.dir, index)))
+            if kind == "step":
+                log.warning(
+                    "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
+                )
+        state.writer.append(event)
+        self._touched.add(state.writer)
+        if kind in START_KINDS:
+            state.has_start = True
+        elif event.step.result.terminated or event.step.result.truncated:
+            state.ended = True
+            self._to_finish.add(index)
+        return WRITTEN
+
+    def _orphan(self, event: events_pb2.StepEvent) -> None:
+        if self._orphans is None:
+            self._orphans = PartWriter(self.dir / ORPHANS_PART)
+        self._orphans.append(event)
+        self._touched.add(self._orphans)
+        self.meta.setdefault("orphan_seqs", []).append(event.seq)
+        self._meta_dirty = True
+
+    def request_close(self, event: events_pb2.SessionEvent) -> None:
+        """Finish every open episode and mark the recording closed/crashed at the next settle."""
+        self._close = event
+
+    # ---------------------------------------------------------------- durability
+
+    def sync(self) -> None:
+        """fsync every part file written since the last sync: the appended events are durable."""
+        for writer in self._touched:
+            writer.sync()
+        self._touched.clear()
+
+    def settle(self) -> None:
+        """Finish ended episodes and apply a close; write meta.json when anything changed."""
+        closing = self._close is not None or self.meta.get("status", STATUS_RECORDING) != STATUS_RECORDING
+        if closing:
+            self._to_finish.update(self.open)
+        finished: list[tuple[int, dict[str, Any] | None]] = [
+            (index, self._finish_files(index)) for index in sorted(self._to_finish)
+        ]
+        self._to_finish.clear()
+        if self._close is not None:
+            self._apply_close(self._close)
+            self._close = None
+        if not finished and not self._meta_dirty:
+            return
+        episodes = {int(e["index"]): e for e in self.meta.get("episodes", [])}
+        keys = set(self.meta.get("agent_keys", []))
+        for index, entry in finished:
+            if entry is not None:
+                keys.update(entry.pop("agent_keys", []))
+                episodes[index] = entry
+        self.meta["episodes"] = [episodes[i] for i in sorted(episodes)]
+        self.meta["agent_keys"] = sorted(keys)
+        self.meta["last_seq"] = self.last_seq
+        self.meta["missing_seqs"] = sorted(self.missing)
+        write_meta(self.dir, self.meta)
+        self._meta_dirty = False
+        removed = False
+        for index, entry in finished:
+            if entry is not None:
+                self.finished.add(index)
+            path = part_path(self.dir, index)
+            if path.exists():
+                path.unlink()
+                removed = True
+        if removed:
+            fsync_dir(self.dir)
+
+    def _finish_files(self, index: int) -> dict[str, Any] | None:
+        """Write the npz of an episode (unless it exists) and return its meta entry."""
+        state = self.open.pop(index, None)
+        if state is not None:
+            state.writer.close()
+            self._touched.discard(state.writer)
+        part = part_path(self.dir, index)
+        events = read_part(part)
+        if not events:
+            return None
+        where = f"{self.where} episode {index}"
+        target = npz_path(self.dir, index)
+        try:
+            arrays, summary = build_episode(events, where)
+        except Exception as exc:  # keep the data: a bad episode must not stop the recorder
+            log.exception(
+                "%s: cannot build its arrays; the events stay in %s",
+                where,
+                f"{episode_stem(index)}.failed.part",
+            )
+            part.replace(self.dir / f"{episode_stem(index)}.failed.part")
+            fsync_dir(self.dir)
+            return {
+                "index": index,
+                "file": None,
+                "error": f"{type(exc).__name__}: {exc}",
+                "first_seq": min(e.seq for e in events),
+                "last_seq": max(e.seq for e in events),
+            }
+        if not target.exists():
+            write_npz_atomic(target, arrays)
+        return {"index": index, "file": target.name, **summary}
+
+    def _apply_close(self, event: events_pb2.SessionEvent) -> None:
+        crashed = event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED
+        self.meta["status"] = STATUS_CRASHED if crashed else STATUS_CLOSED
+        self.meta["reason"] = event.reason
+        if event.log_tail:
+            self.meta["log_tail"] = event.log_tail
+        self.meta["closed_at"] = iso_time(event.time)
+        self.meta["published_last_seq"] = event.last_seq
+        if event.last_seq > self.last_seq:
+            log.error(
+                "%s: closed after publishing seq %d but only seq %d was recorded",
+                self.where,
+                event.last_seq,
+                self.last_seq,
+            )
+        self._meta_dirty = True
+
+    def close_files(self) -> None:
+        for state in self.open.values():
+            state.writer.close()
+        if self._orphans is not None:
+            self._orphans.close()
+            self._orphans = None
+
+
+def _ranges(seqs: set[int]) -> str:
+    """1,2,3,7 -> '1..3, 7' for log lines."""
+    out: list[str] = []
+    for seq in sorted(seqs):
+        if out and out[-1].split("..")[-1] == str(seq - 1):
+            out[-1] = f"{out[-1].split('..')[0]}..{seq}"
+        else:
+            out.append(str(seq))
+    return ", ".join(out[:20]) + (" ..." if len(out) > 20 else "")

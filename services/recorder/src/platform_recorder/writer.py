@@ -1,0 +1,152 @@
+"""Apply batches of session-stream messages to the recordings folder (synchronous, one thread)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+from simulusion.bus.v1 import events_pb2
+
+from platform_recorder.errors import InvalidRecordingIdError
+from platform_recorder.meta import fsync_dir, new_meta, read_meta_file, write_meta
+from platform_recorder.reading import check_id
+from platform_recorder.recording import Recording
+
+log = logging.getLogger(__name__)
+
+_CLOSING = (events_pb2.SESSION_EVENT_KIND_CLOSED, events_pb2.SESSION_EVENT_KIND_CRASHED)
+
+
+class RecordingWriter:
+    """The only writer of recordings under `root`.
+
+    `process(batch)` returns once every event of the batch is durable (or deliberately ignored),
+    so the caller may then ack the whole batch. After an exception, call `reset()` and let the
+    batch be redelivered: state is reloaded from disk and duplicates are recognised by seq.
+    """
+
+    def __init__(self, root: Path, max_cached: int = 256) -> None:
+        self.root = Path(root)
+        self.max_cached = max_cached
+        self._sessions: OrderedDict[str, Recording] = OrderedDict()
+
+    def recover(self) -> int:
+        """Finish what a crash left behind in every recording with part files; count them."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        count = 0
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir()):
+            if not any(folder.glob("*.part")):
+                continue
+            rec = Recording.load(folder)
+            if rec is None:
+                continue
+            rec.settle()
+            self._sessions[rec.session_id] = rec
+            count += 1
+        self._evict()
+        return count
+
+    def process(self, messages: Sequence[tuple[str, bytes]]) -> Counter[str]:
+        """Apply `(subject, data)` messages in order; make them durable. Counts outcomes."""
+        counts: Counter[str] = Counter()
+        touched: dict[str, Recording] = {}
+        for subject, data in messages:
+            kind = subject.rsplit(".", 1)[-1]
+            try:
+                if kind == "step":
+                    event = events_pb2.StepEvent.FromString(data)
+                    rec = self._get(event.session_id or _subject_session(subject))
+                    if rec is None:
+                        counts["ignored"] += 1
+                        continue
+                    touched[rec.session_id] = rec
+                    counts[rec.append(event)] += 1
+                elif kind == "lifecycle":
+                    counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
+                else:
+                    counts["ignored"] += 1
+            except DecodeError as exc:
+                log.error("unreadable message on %s (%d bytes), skipped: %s", subject, len(data), exc)
+                counts["unreadable"] += 1
+        for rec in touched.values():
+            rec.sync()
+        for rec in touched.values():
+            rec.settle()
+        self._evict()
+        return counts
+
+    def _lifecycle(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
+        if event.kind == events_pb2.SESSION_EVENT_KIND_STARTED:
+            if not event.record:
+                return "ignored"
+            return self._start(event, touched)
+        if event.kind in _CLOSING:
+            rec = self._get(event.session_id)
+            if rec is None:
+                return "ignored"
+            rec.request_close(event)
+            touched[rec.session_id] = rec
+            return "closed"
+        return "ignored"
+
+    def _start(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
+        try:
+            check_id(event.session_id)
+        except InvalidRecordingIdError as exc:
+            log.error("session %s env %s cannot be recorded: %s", event.session_id, event.env_id, exc)
+            return "ignored"
+        folder = self.root / event.session_id
+        if event.session_id in self._sessions or read_meta_file(folder) is not None:
+            return "duplicate"
+        created = not folder.exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        if created:
+            fsync_dir(self.root)
+        meta = new_meta(event)
+        write_meta(folder, meta)
+        log.info("recording session %s env %s in %s", event.session_id, meta["env_id"], folder)
+        rec = Recording(folder, meta)
+        self._sessions[event.session_id] = rec
+        touched[event.session_id] = rec
+        return "started"
+
+    def _get(self, session_id: str) -> Recording | None:
+        rec = self._sessions.get(session_id)
+        if rec is not None:
+            self._sessions.move_to_end(session_id)
+            return rec
+        try:
+            check_id(session_id)
+        except InvalidRecordingIdError:
+            return None
+        rec = Recording.load(self.root / session_id)
+        if rec is not None:
+            self._sessions[session_id] = rec
+            rec.settle()  # finish what a crash left, before new events arrive
+        return rec
+
+    def _evict(self) -> None:
+        """Drop the state of idle sessions beyond `max_cached` and of closed ones (it is on disk)."""
+        for session_id in list(self._sessions):
+            rec = self._sessions[session_id]
+            closed = rec.meta.get("status") != "recording"
+            if rec.quiet and (closed or len(self._sessions) > self.max_cached):
+                rec.close_files()
+                del self._sessions[session_id]
+
+    def reset(self) -> None:
+        """Forget every in-memory state (after a failed batch); it is reloaded from disk."""
+        for rec in self._sessions.values():
+            rec.close_files()
+        self._sessions.clear()
+
+    def close(self) -> None:
+        self.reset()
+
+
+def _subject_session(subject: str) -> str:
+    parts = subject.split(".")
+    return parts[2] if len(parts) >= 4 else ""

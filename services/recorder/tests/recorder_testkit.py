@@ -1,0 +1,265 @@
+"""Helpers of the recorder's tests: StepEvent/SessionEvent builders (what the env host would
+publish), publishing with Nats-Msg-Id, waiting for files, and the recorder as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from platform_contracts import subjects
+from platform_contracts.values import datamap_from_dict, tensor_from_array
+from simulusion.bus.v1 import events_pb2
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as pb
+
+CARTPOLE_HIGH = np.array([4.8, np.inf, 0.42, np.inf], dtype=np.float32)
+
+
+def box_space(high: np.ndarray) -> pb.Space:
+    return pb.Space(box=pb.BoxSpace(low=tensor_from_array(-high), high=tensor_from_array(high)))
+
+
+def cartpole_spec() -> env_pb.SpecResponse:
+    return env_pb.SpecResponse(
+        env_id="CartPole-v1",
+        observation_space=box_space(CARTPOLE_HIGH),
+        action_space=pb.Space(discrete=pb.DiscreteSpace(n=2, start=0, dtype="int64")),
+    )
+
+
+def dict_spec() -> env_pb.SpecResponse:
+    obs = pb.Space(
+        dict=pb.DictSpace(
+            entries=[
+                pb.NamedSpace(name="position", space=box_space(np.ones(2, dtype=np.float32))),
+                pb.NamedSpace(name="goal", space=pb.Space(discrete=pb.DiscreteSpace(n=5, dtype="int64"))),
+            ]
+        )
+    )
+    return env_pb.SpecResponse(
+        env_id="DictNav-v0",
+        observation_space=obs,
+        action_space=pb.Space(discrete=pb.DiscreteSpace(n=4, dtype="int64")),
+    )
+
+
+def started(
+    session_id: str,
+    spec: env_pb.SpecResponse | None = None,
+    record: bool = True,
+    kwargs: Mapping[str, Any] | None = None,
+) -> events_pb2.SessionEvent:
+    spec = spec or cartpole_spec()
+    return events_pb2.SessionEvent(
+        session_id=session_id,
+        kind=events_pb2.SESSION_EVENT_KIND_STARTED,
+        env_id=spec.env_id,
+        kwargs_json=json.dumps(dict(kwargs or {})),
+        record=record,
+        host_id="h1",
+        time=time.time(),
+        spec=spec,
+    )
+
+
+def closed(
+    session_id: str,
+    last_seq: int = 0,
+    crashed: bool = False,
+    reason: str = "closed by user",
+    env_id: str = "CartPole-v1",
+) -> events_pb2.SessionEvent:
+    kind = events_pb2.SESSION_EVENT_KIND_CRASHED if crashed else events_pb2.SESSION_EVENT_KIND_CLOSED
+    return events_pb2.SessionEvent(
+        session_id=session_id,
+        kind=kind,
+        env_id=env_id,
+        reason=reason,
+        log_tail="Traceback: boom" if crashed else "",
+        time=time.time(),
+        last_seq=last_seq,
+    )
+
+
+def cartpole_obs(seq: int) -> pb.Value:
+    """A recognisable observation: its first element is the seq that produced it."""
+    return pb.Value(tensor=tensor_from_array(np.array([seq, 0.5, -0.5, 1.0], dtype=np.float32)))
+
+
+def dict_obs(seq: int) -> pb.Value:
+    return pb.Value(
+        dict=pb.DictValue(
+            entries=[
+                pb.NamedValue(
+                    name="position",
+                    value=pb.Value(tensor=tensor_from_array(np.array([seq, -seq], np.float32))),
+                ),
+                pb.NamedValue(name="goal", value=pb.Value(discrete=seq % 5)),
+            ]
+        )
+    )
+
+
+def reset_event(
+    session_id: str,
+    seq: int,
+    episode: int,
+    obs: Callable[[int], pb.Value] = cartpole_obs,
+    frame: bytes | None = None,
+    restore: bool = False,
+) -> events_pb2.StepEvent:
+    event = events_pb2.StepEvent(
+        session_id=session_id, seq=seq, episode=episode, episode_step=0, time=time.time()
+    )
+    if restore:
+        event.restore.CopyFrom(env_pb.RestoreResponse(observation=obs(seq)))
+    else:
+        event.reset.CopyFrom(env_pb.ResetResponse(observation=obs(seq), info=datamap_from_dict({"seed": 1})))
+        if frame is not None:
+            event.reset.frame.CopyFrom(env_pb.Frame(encoding="jpeg", width=2, height=2, data=frame))
+    return event
+
+
+def step_event(
+    session_id: str,
+    seq: int,
+    episode: int,
+    episode_step: int,
+    action: int = 1,
+    reward: float = 1.0,
+    terminated: bool = False,
+    truncated: bool = False,
+    agent: Mapping[str, Any] | None = None,
+    obs: Callable[[int], pb.Value] = cartpole_obs,
+    frame: bytes | None = None,
+) -> events_pb2.StepEvent:
+    result = env_pb.StepResponse(
+        observation=obs(seq), reward=reward, terminated=terminated, truncated=truncated
+    )
+    if frame is not None:
+        result.frame.CopyFrom(env_pb.Frame(encoding="jpeg", width=2, height=2, data=frame))
+    return events_pb2.StepEvent(
+        session_id=session_id,
+        seq=seq,
+        episode=episode,
+        episode_step=episode_step,
+        time=time.time(),
+        step=events_pb2.StepTransition(
+            action=pb.Value(discrete=action), result=result, agent=datamap_from_dict(agent or {})
+        ),
+    )
+
+
+def episode_events(
+    session_id: str, first_seq: int, episode: int, steps: int, last: str = "terminated", **step_kwargs: Any
+) -> list[events_pb2.StepEvent]:
+    """A reset then `steps` steps; the last one terminated/truncated (or neither: last="")."""
+    events = [reset_event(session_id, first_seq, episode, obs=step_kwargs.get("obs", cartpole_obs))]
+    for i in range(1, steps + 1):
+        flags = {last: True} if (i == steps and last) else {}
+        events.append(
+            step_event(
+                session_id, first_seq + i, episode, i, action=i % 2, reward=float(i), **flags, **step_kwargs
+            )
+        )
+    return events
+
+
+def subject_of(msg: events_pb2.StepEvent | events_pb2.SessionEvent) -> str:
+    if isinstance(msg, events_pb2.StepEvent):
+        return subjects.session_steps(msg.session_id)
+    return subjects.session_lifecycle(msg.session_id)
+
+
+async def publish(
+    js: Any,
+    msg: events_pb2.StepEvent | events_pb2.SessionEvent,
+    msg_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Publish like the env host: step events with Nats-Msg-Id <session>:<seq>."""
+    hdrs = dict(headers or {})
+    if isinstance(msg, events_pb2.StepEvent):
+        hdrs["Nats-Msg-Id"] = msg_id or subjects.step_msg_id(msg.session_id, msg.seq)
+    elif msg_id:
+        hdrs["Nats-Msg-Id"] = msg_id
+    await js.publish(subject_of(msg), msg.SerializeToString(), headers=hdrs or None, timeout=10)
+
+
+async def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def read_meta(root: Path, session_id: str) -> dict[str, Any] | None:
+    try:
+        return json.loads((root / session_id / "meta.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+async def consumer_drained(js: Any) -> bool:
+    """True when the recorder's consumer has delivered and acked everything in the stream."""
+    info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+    return not info.num_pending and not info.num_ack_pending
+
+
+async def wait_drained(js: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await consumer_drained(js):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the recorder did not ack every message within {timeout}s")
+        await asyncio.sleep(0.05)
+
+
+class RecorderProcess:
+    """`python -m platform_recorder` as a child process (stderr kept in a file)."""
+
+    def __init__(self, nats_url: str, root: Path, log_path: Path, **env: str) -> None:
+        self.env = {
+            **os.environ,
+            "PLATFORM_NATS_URL": nats_url,
+            "PLATFORM_RECORDINGS": str(root),
+            "PLATFORM_RECORDER_FETCH_TIMEOUT": "0.2",
+            **env,
+        }
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> RecorderProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "platform_recorder"], env=self.env, stdout=log, stderr=log
+        )
+        log.close()
+        return self
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> int | None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode if self.process else None
