@@ -1,1 +1,1 @@
-pytest_plugins = ["platform_testing.fixtures"]
+pytest_plugins = ["platform_testing.fixtures", "platform_testing.platform"]

@@ -67,7 +67,7 @@ def test_recorded_session_writes_every_step_once(platform_stack):
     assert len(seqs) == len(set(seqs.tolist())), "no step twice"
 
     listing = httpx.get(f"{platform_stack.url}/v0/recordings", params={"session_id": sid}).json()
-    assert any(r["session_id"] == sid for r in listing["recordings"])
+    assert any(r["session_id"] == sid for r in listing["data"])
     one = httpx.get(f"{platform_stack.url}/v0/recordings/{sid}")
     assert one.status_code == 200 and one.json()["env_id"] == "cartpole"
     assert httpx.get(f"{platform_stack.url}/v0/recordings/no-such-recording").status_code == 404

@@ -30,7 +30,7 @@ def note(event: str) -> None:
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = b"[]" if self.path == "/v0/envs" else b"{}"
         self.send_response(200 if self.path == "/v0/envs" else 404)
         self.send_header("Content-Length", str(len(body)))

@@ -15,7 +15,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from platform_local import SERVICES
 from platform_local.launcher import free_port
 from platform_local.procs import descendants, pid_alive
@@ -45,7 +44,8 @@ def test_local_full_start_answers_and_ctrl_c_leaves_no_process(tmp_path: Path) -
         output: list[str] = []
 
         def read() -> None:
-            for line in process.stdout or ():
+            assert process.stdout is not None
+            while line := process.stdout.readline():
                 output.append(line)
 
         threading.Thread(target=read, daemon=True).start()
@@ -54,8 +54,14 @@ def test_local_full_start_answers_and_ctrl_c_leaves_no_process(tmp_path: Path) -
             assert time.monotonic() < deadline and process.poll() is None, "".join(output)
             time.sleep(0.1)
         assert get_envs(f"http://127.0.0.1:{port}") is not None
+        before = descendants(process.pid)
+        create = urllib.request.Request(f"http://127.0.0.1:{port}/v0/sessions", method="POST",
+                                        data=json.dumps({"env_id": "cartpole"}).encode(),
+                                        headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(create, timeout=60) as response:
+            assert response.status == 201
         children = descendants(process.pid)
-        assert len(children) >= 5, children
+        assert len(children) > len(before) >= 5, (before, children)  # + the environment instance
         process.send_signal(signal.SIGINT)
         assert process.wait(60) == 0
         deadline = time.monotonic() + 5

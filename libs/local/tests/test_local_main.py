@@ -18,7 +18,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from platform_local import SERVICES
 from platform_local.launcher import free_port
 from platform_local.procs import descendants, pid_alive

@@ -11,7 +11,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from platform_local import SERVICES, ConfigError, LocalPlatform, ServiceExited
 from platform_local.procs import pid_alive
 from platform_local.services import missing_services

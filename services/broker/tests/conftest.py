@@ -12,14 +12,13 @@ from typing import Any, TypeVar
 import nats
 import pytest
 from google.protobuf.message import Message
+from platform_broker.catalog import load_catalog
+from platform_broker.service import BrokerService, settle_subscriptions
+from platform_broker.store import SessionStore
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
-
-from platform_broker.catalog import load_catalog
-from platform_broker.service import BrokerService, settle_subscriptions
-from platform_broker.store import SessionStore
 
 R = TypeVar("R", bound=Message)
 

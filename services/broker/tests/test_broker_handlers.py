@@ -6,11 +6,10 @@ import json
 import re
 import time
 
+from platform_broker.store import RUNNING
 from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
-
-from platform_broker.store import RUNNING
 
 SESSION_ID = re.compile(r"^s-[0-9a-f]{12}$")
 

@@ -23,7 +23,6 @@ import grpc.aio
 import httpx
 import pytest
 import uvicorn
-
 from platform_contracts import subjects
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
@@ -276,8 +275,7 @@ class StandInEnvHost:
     requests: list[env_pb.EnvRequest] = field(default_factory=list)
 
 
-@pytest.fixture
-async def dead_env_host() -> AsyncIterator[StandInEnvHost]:
+async def _stand_in_env_host(answer: bool) -> StandInEnvHost:
     import grpc
 
     host: StandInEnvHost
@@ -287,6 +285,8 @@ async def dead_env_host() -> AsyncIterator[StandInEnvHost]:
         async for data in request_iterator:
             request = env_pb.EnvRequest.FromString(data)
             host.requests.append(request)
+            if not answer:
+                continue
             error = env_pb.Error(code=env_pb.ERROR_CODE_UNAVAILABLE, message="the instance died (exit code -9)",
                                  log_tail="Killed\n")
             yield env_pb.EnvResponse(id=request.id, error=error).SerializeToString()
@@ -299,5 +299,19 @@ async def dead_env_host() -> AsyncIterator[StandInEnvHost]:
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     host = StandInEnvHost(server, f"127.0.0.1:{port}")
+    return host
+
+
+@pytest.fixture
+async def dead_env_host() -> AsyncIterator[StandInEnvHost]:
+    host = await _stand_in_env_host(answer=True)
     yield host
-    await server.stop(None)
+    await host.server.stop(None)
+
+
+@pytest.fixture
+async def silent_env_host() -> AsyncIterator[StandInEnvHost]:
+    """A stand-in env host whose instance hangs: requests are taken and never answered."""
+    host = await _stand_in_env_host(answer=False)
+    yield host
+    await host.server.stop(None)

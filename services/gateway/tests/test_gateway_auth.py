@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from simulusion.env.v1 import environment_pb2 as env_pb
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
-
-from simulusion.env.v1 import environment_pb2 as env_pb
 
 TOKEN = "s3cret-token"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import simplejpeg
-
 from simulusion.control.v1 import control_pb2 as ctl
 
 
@@ -101,3 +100,14 @@ async def test_env_host_gone_is_503_not_a_hang(gateway, broker, new_env_server) 
     response = await gateway.http.post(f"/v0/sessions/{info.id}/step", json={"action": 0})
     assert response.status_code == 410
     assert response.json()["log_tail"] == "killed\n"
+
+
+async def test_a_hung_instance_times_out_504(start_gateway, broker, silent_env_host) -> None:
+    gateway = await start_gateway(env_timeout=0.5)
+    info = broker.add(address=silent_env_host.address)
+    response = await gateway.http.post(f"/v0/sessions/{info.id}/step", json={"action": 0})
+    assert response.status_code == 504
+    assert info.id in response.json()["detail"] and "0.5 s" in response.json()["detail"]
+    # The late stream was dropped: the next request goes on a new one.
+    await gateway.http.post(f"/v0/sessions/{info.id}/reset", json={})
+    assert len(silent_env_host.metadata) == 2

@@ -7,11 +7,10 @@ import json
 import time
 
 import pytest
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
-
 from platform_contracts.spaces import encode_value, space_from_proto
 from simulusion.env.v1 import environment_pb2 as env_pb
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 
 async def _session(gateway) -> str:
@@ -22,7 +21,10 @@ async def _session(gateway) -> str:
 
 async def _call(ws, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
     await ws.send(request.SerializeToString())
-    data = await asyncio.wait_for(ws.recv(), 10)
+    try:
+        data = await asyncio.wait_for(ws.recv(), 10)
+    except ConnectionClosed as exc:
+        pytest.fail(f"the stream closed instead of answering: {exc.rcvd}")
     assert isinstance(data, bytes)
     response = env_pb.EnvResponse.FromString(data)
     assert response.id == request.id
@@ -140,3 +142,26 @@ async def test_lockstep_steps_per_second(gateway, broker) -> None:
         rate = len(steps) / (time.perf_counter() - start)
     print(f"\nlockstep WebSocket steps through the gateway: {rate:.0f}/s")
     assert rate > 200
+
+
+async def test_unused_streams_are_swept_and_reopened(gateway, broker) -> None:
+    sid = await _session(gateway)
+    async with connect(f"{gateway.ws_url}/v0/sessions/{sid}/stream", compression=None) as ws:
+        await _call(ws, env_pb.EnvRequest(id=1, reset=env_pb.ResetRequest(seed=1)))
+        streams = gateway.app.state.gateway.streams
+        assert streams.sweep(idle=0) == [sid]
+        step = await _call(ws, env_pb.EnvRequest(id=2, step=env_pb.StepRequest(action={"discrete": 0})))
+        assert step.HasField("step")  # a new stream to the same instance
+
+
+async def test_garbage_bytes_do_not_hang(gateway, broker) -> None:
+    sid = await _session(gateway)
+    async with connect(f"{gateway.ws_url}/v0/sessions/{sid}/stream", compression=None) as ws:
+        await ws.send(b"\xff\xff\xff")
+        try:
+            data = await asyncio.wait_for(ws.recv(), 10)
+        except ConnectionClosed as exc:
+            assert exc.rcvd.code in (1011, 1013)
+        else:
+            response = env_pb.EnvResponse.FromString(data)
+            assert response.error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT

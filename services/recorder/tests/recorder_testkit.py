@@ -215,7 +215,12 @@ def read_meta(root: Path, session_id: str) -> dict[str, Any] | None:
 
 async def consumer_drained(js: Any) -> bool:
     """True when the recorder's consumer has delivered and acked everything in the stream."""
-    info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+    from nats.js.errors import NotFoundError
+
+    try:
+        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+    except NotFoundError:  # the recorder has not created it yet
+        return False
     return not info.num_pending and not info.num_ack_pending
 
 
@@ -240,14 +245,22 @@ class RecorderProcess:
         }
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        self._log_offset = 0
 
     def start(self) -> RecorderProcess:
+        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         self.process = subprocess.Popen(
             [sys.executable, "-m", "platform_recorder"], env=self.env, stdout=log, stderr=log
         )
         log.close()
         return self
+
+    def ready(self) -> bool:
+        """True once the process started last has started consuming."""
+        with open(self.log_path, "rb") as f:
+            f.seek(self._log_offset)
+            return b"recorder writing to" in f.read()
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:

@@ -15,7 +15,18 @@ import pytest
 from platform_contracts import subjects
 from platform_recorder.reading import load_episode, read_meta
 from platform_testing.nats_server import NatsServer
-from recorder_testkit import RecorderProcess, closed, episode_events, publish, started, wait_drained, wait_for
+from recorder_testkit import (
+    RecorderProcess,
+    closed,
+    consumer_drained,
+    dict_obs,
+    dict_spec,
+    episode_events,
+    publish,
+    started,
+    wait_drained,
+    wait_for,
+)
 
 EPISODES, STEPS = 20, 200
 KILLS = 5
@@ -37,29 +48,39 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
     root = tmp_path / "recordings"
     log_path = tmp_path / "recorder.log"
     recorder = RecorderProcess(recorder_nats.url, root, log_path, PLATFORM_RECORDER_BATCH="64").start()
-    sid = f"{unique_prefix}-crash"
-    events = []
+    sid, other = f"{unique_prefix}-crash", f"{unique_prefix}-other"
+    events: list[Any] = []
     for episode in range(EPISODES):
         events += episode_events(sid, len(events) + 1, episode, STEPS, agent={"value": float(episode)})
     total = len(events)
+    # a second recorded session (Dict observations) and an unrecorded one, interleaved
+    others = [e for ep in range(10) for e in episode_events(other, 1 + ep * 21, ep, 20, obs=dict_obs)]
+    noise = episode_events(f"{unique_prefix}-norec", 1, 0, 50)
     rng = random.Random(7)
+    kills = 0
 
     async def publisher() -> None:
         await publish(js, started(sid))
-        for i in range(0, total, 40):
-            for event in events[i : i + 40]:
+        await publish(js, started(other, spec=dict_spec()))
+        await publish(js, started(f"{unique_prefix}-norec", record=False))
+        for n, i in enumerate(range(0, total, 40)):
+            while i >= total * 0.8 and kills < KILLS:  # keep streaming until the recorder died often
+                await asyncio.sleep(0.05)
+            for event in [*events[i : i + 40], *others[n * 2 : n * 2 + 2], *noise[n : n + 1]]:
                 await publish(js, event)
             await asyncio.sleep(0.08)
+        for event in [*others[n * 2 + 2 :], *noise[n + 1 :]]:
+            await publish(js, event)
         await publish(js, closed(sid, last_seq=total))
+        await publish(js, closed(other, last_seq=len(others), env_id="DictNav-v0"))
 
     publishing = asyncio.create_task(publisher())
-    kills = 0
     try:
         while kills < KILLS or not publishing.done():
-            # wait until this run of the recorder is consuming, then kill it at a random moment
+            # wait until this run of the recorder consumes (or has nothing to), then kill it at a random moment
             before = await _delivered(js)
             deadline = time.monotonic() + 30
-            while await _delivered(js) == before and not (publishing.done() and kills >= KILLS):
+            while await _delivered(js) == before and not await consumer_drained(js):
                 assert time.monotonic() < deadline, log_path.read_text()[-3000:]
                 assert recorder.process.poll() is None, log_path.read_text()[-3000:]
                 await asyncio.sleep(0.02)
@@ -68,18 +89,27 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
             kills += 1
             recorder.start()
         await publishing
-        meta = await wait_for(
-            lambda: (m := _meta(root, sid)) and m["status"] == "closed" and m,
-            timeout=60,
-            what="the recording closed",
+        await wait_for(
+            recorder.ready,
+            timeout=30,
+            what="the last restart of the recorder",
         )
+        for session in (sid, other):
+            await wait_for(
+                lambda s=session: (m := _meta(root, s)) and m["status"] == "closed",
+                timeout=60,
+                what=f"recording {session} closed",
+            )
         await wait_drained(js, timeout=30)
     finally:
         publishing.cancel()
-        assert recorder.stop() in (0, None), log_path.read_text()[-3000:]
+        returncode = recorder.stop()
     log = log_path.read_text()
+    assert returncode == 0, log[-3000:]  # SIGTERM: a clean stop
     assert kills >= KILLS
+    assert "unacked messages: resuming" in log  # at least one kill hit a batch in flight
     assert "GAP" not in log and "Traceback" not in log, log[-3000:]
+    meta = read_meta(root, sid)
     assert meta["last_seq"] == total and meta["missing_seqs"] == [] and meta["orphan_seqs"] == []
     assert [e["length"] for e in meta["episodes"]] == [STEPS] * EPISODES
     seqs: list[int] = []
@@ -90,6 +120,11 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
         seqs += [entry["first_seq"], *data["seq"].tolist()]
     assert seqs == list(range(1, total + 1))  # every seq exactly once, in order
     assert sorted(p.suffix for p in (root / sid).iterdir()) == [".json"] + [".npz"] * EPISODES
+    meta = read_meta(root, other)
+    assert [e["length"] for e in meta["episodes"]] == [20] * 10 and meta["last_seq"] == len(others)
+    positions = [load_episode(root, other, i)["observations.position"][:, 0] for i in range(10)]
+    assert [int(x) for p in positions for x in p] == list(range(1, len(others) + 1))
+    assert sorted(p.name for p in root.iterdir()) == sorted([sid, other])
 
 
 def _meta(root: Path, sid: str) -> dict[str, Any] | None:

@@ -151,7 +151,6 @@ async def test_batch_span_only_for_traced_messages(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from platform_contracts.tracing import inject_dict
 
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
@@ -159,6 +158,17 @@ async def test_batch_span_only_for_traced_messages(
         trace.set_tracer_provider(provider)
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        await _traced_batches(recorder_js, provider, exporter, unique_prefix)
+    finally:
+        exporter.shutdown()  # the provider is global: stop collecting for later tests
+
+
+async def _traced_batches(
+    recorder_js: tuple[Any, Any], provider: Any, exporter: Any, unique_prefix: str
+) -> None:
+    from platform_contracts.tracing import inject_dict
+
     _, js = recorder_js
     sid = f"{unique_prefix}-tr"
     await publish(js, started(sid))
@@ -173,3 +183,33 @@ async def test_batch_span_only_for_traced_messages(
     assert len(spans) == 1
     assert spans[0].context.trace_id == parent.get_span_context().trace_id
     assert spans[0].attributes["messaging.batch.message_count"] == 1
+
+
+async def test_failed_batch_is_retried_in_order_without_loss(
+    recorder_js: tuple[Any, Any],
+    recorder_service: Any,
+    tmp_path: Path,
+    unique_prefix: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _, js = recorder_js
+    root = tmp_path / "recordings"
+    sid = f"{unique_prefix}-fail"
+    await publish(js, started(sid))
+    await wait_for(lambda: read_meta(root, sid), what="the recording folder")
+    blocker = root / sid / "episode-000001.part"
+    blocker.mkdir()  # episode 1's part file cannot be opened: its batches fail
+    for event in [*episode_events(sid, 1, 0, 3), *episode_events(sid, 5, 1, 4)]:
+        await publish(js, event)
+    await wait_for(lambda: "could not be written" in caplog.text, what="a failed batch")
+    assert not (root / sid / "episode-000001.npz").exists()
+    blocker.rmdir()
+    meta = await wait_for(
+        lambda: (m := read_meta(root, sid)) and len(m["episodes"]) == 2 and m, timeout=30, what="episode 1"
+    )
+    assert [e["length"] for e in meta["episodes"]] == [3, 4] and meta["missing_seqs"] == []
+    seqs = [
+        s for e in meta["episodes"] for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
+    ]
+    assert seqs == list(range(1, 10))
+    await wait_drained(js)

@@ -201,3 +201,23 @@ def test_listing_filters_and_missing_things(tmp_path: Path) -> None:
         read_meta(tmp_path, "c1")
     with pytest.raises(RecordingNotFoundError, match="no finished episode 0"):
         load_episode(tmp_path, "a1", 0)
+
+
+def test_recovery_when_a_later_episode_reached_disk_before_the_end_of_the_earlier(tmp_path: Path) -> None:
+    """A crash (or power loss) mid-batch left the next episode's events on disk but not the last
+    steps of the current one: they are redelivered and must still land in their own episode."""
+    ep0 = episode_events("s1", 1, 0, 6)  # seq 1..7
+    ep1 = episode_events("s1", 8, 1, 3)  # seq 8..11
+    folder = _crash_state(tmp_path, ep0[:4])  # episode 0 part: seq 1..4
+    with open(folder / "episode-000001.part", "wb") as f:
+        f.writelines(encode_record(e) for e in ep1[:2])  # episode 1 part: seq 8, 9
+    writer = RecordingWriter(tmp_path)
+    writer.recover()
+    assert read_meta(tmp_path, "s1")["missing_seqs"] == [5, 6, 7]
+    assert not (folder / "episode-000000.npz").exists()  # not finished while its seqs may come
+    counts = writer.process(msgs(*ep0[4:], *ep1))  # the redelivered batch
+    assert counts["written"] == 5 and counts["duplicate"] == 2
+    meta = read_meta(tmp_path, "s1")
+    assert [e["length"] for e in meta["episodes"]] == [6, 3] and meta["orphan_seqs"] == []
+    assert meta["missing_seqs"] == []
+    assert all_seqs(tmp_path, "s1") == list(range(1, 12))

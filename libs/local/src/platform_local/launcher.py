@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Self, TextIO
 
 from platform_local import nats_process
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
@@ -238,8 +238,9 @@ class LocalPlatform:
         """Stops every child, gateway first and NATS last; safe to call twice."""
         self.supervisor.stop_all(self.stop_timeout)
 
-    def __enter__(self) -> LocalPlatform:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -125,7 +125,8 @@ class ChildProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 process_group=0,
-                preexec_fn=hook,
+                # Safe with threads: the hook only calls an already-resolved libc function.
+                preexec_fn=hook,  # noqa: PLW1509
             )
         except OSError as exc:
             log.close()

@@ -18,9 +18,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 import pytest
-
 from platform_local import SERVICES, LocalPlatform
 from platform_local.procs import descendants, same_process_alive, start_time
 
@@ -132,8 +132,9 @@ class PlatformStack:
     def _remember(self) -> None:
         self._seen.update((pid, start_time(pid)) for pid in self.tree())
 
-    def __enter__(self) -> PlatformStack:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

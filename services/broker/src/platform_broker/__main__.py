@@ -32,25 +32,30 @@ def fail(message: str) -> int:
 async def connect(url: str) -> Any:
     """Connect to NATS, failing within CONNECT_DEADLINE_S; reconnect forever once connected."""
     last_error: list[BaseException] = []
+    connected = False
 
     async def on_error(exc: BaseException) -> None:
         last_error[:] = [exc]
-        log.warning("nats: %r", exc)
+        if connected:  # before that, the one line below says it
+            log.warning("nats: %r", exc)
 
     async def on_disconnected() -> None:
-        log.warning("nats: disconnected from %s; reconnecting", url)
+        if connected and not (nc.is_closed or nc.is_draining):
+            log.warning("nats: disconnected from %s; reconnecting", url)
 
     async def on_reconnected() -> None:
         log.info("nats: reconnected to %s", url)
 
     try:
-        return await asyncio.wait_for(
+        nc = await asyncio.wait_for(
             nats.connect(url, connect_timeout=2, max_reconnect_attempts=-1, reconnect_time_wait=1,
                          error_cb=on_error, disconnected_cb=on_disconnected, reconnected_cb=on_reconnected),
             CONNECT_DEADLINE_S)
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         cause = last_error[0] if last_error else exc
-        raise BrokerError(f"cannot reach NATS at {url}: {cause!r}") from None
+        raise BrokerError(f"cannot reach NATS at {url} within {CONNECT_DEADLINE_S:g} s: {cause!r}") from None
+    connected = True
+    return nc
 
 
 async def serve(settings: Settings, catalog: Catalog, store: SessionStore) -> int:
@@ -65,18 +70,21 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore) -> in
         return fail(str(exc))
     service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,
                             start_timeout=settings.start_timeout)
+    starting = asyncio.ensure_future(service.start())
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        starting = asyncio.ensure_future(service.start())
-        stopping = asyncio.ensure_future(stop.wait())
         await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if not starting.done():
+        if not starting.done():  # a signal while starting
             starting.cancel()
             with contextlib.suppress(BaseException):
                 await starting
-        elif starting.exception() is not None:
-            exc = starting.exception()
+            return 0
+        exc = starting.exception()
+        if isinstance(exc, BrokerError):
+            return fail(str(exc))
+        if exc is not None:
             return fail(f"cannot start: {str(exc).splitlines()[0] if str(exc) else repr(exc)}")
-        await stop.wait()
+        await stopping
         log.info("broker stopping")
         return 0
     finally:

@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from platform_broker.config import async_database_url
+from platform_broker.errors import UnavailableError
 
 STARTING = control_pb2.SESSION_STATE_STARTING
 RUNNING = control_pb2.SESSION_STATE_RUNNING
@@ -26,6 +27,8 @@ CLOSED = control_pb2.SESSION_STATE_CLOSED
 CRASHED = control_pb2.SESSION_STATE_CRASHED
 OPEN_STATES = (STARTING, RUNNING)
 ENDED_STATES = (CLOSED, CRASHED)
+
+CONNECT_TIMEOUT_S = 10.0
 
 _STATE_NAMES = {STARTING: "starting", RUNNING: "running", CLOSED: "closed", CRASHED: "crashed"}
 _STATE_BY_NAME = {name: state for state, name in _STATE_NAMES.items()}
@@ -73,11 +76,22 @@ class SessionStore:
             options["connect_args"] = {"timeout": 30}
         else:
             options["pool_pre_ping"] = True
+            options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
         return cls(create_async_engine(url, **options))
 
     async def create_tables(self) -> None:
-        async with self.engine.begin() as conn:
-            await conn.run_sync(metadata.create_all)
+        """Create the table if missing.
+
+        Raises:
+            UnavailableError: the database cannot be reached (the message names it, password hidden).
+        """
+        try:
+            async with self.engine.begin() as conn:
+                await conn.run_sync(metadata.create_all)
+        except (OSError, sa.exc.SQLAlchemyError) as exc:
+            where = self.engine.url.render_as_string(hide_password=True)
+            detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
+            raise UnavailableError(f"cannot open the database {where}: {detail}") from None
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
+
+# Instances are forked from this process while gRPC threads run; gRPC's fork handlers then
+# crash the child (SIGSEGV before exec). They only matter for gRPC used across fork: off.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 from pydantic import ValidationError
 

@@ -60,8 +60,8 @@ class EnvHost:
         except Exception as exc:
             raise EnvHostError(f"cannot set up the JetStream stream on {s.nats_url} "
                                f"(is JetStream enabled?): {type(exc).__name__}: {exc}", code="unavailable") from None
-        self._publisher = EventPublisher(js, backlog=s.envhost_publish_backlog)
-        self._publisher.start()
+        self._publisher = EventPublisher(self._nc, backlog=s.envhost_publish_backlog)
+        await self._publisher.start()
         service_ref: list[EnvHostService] = []
         self._table = InstanceTable(s.host_run_dir, s.envhost_capacity, ready_timeout=s.envhost_ready_timeout,
                                     on_crash=lambda instance: service_ref[0].on_crash(instance))

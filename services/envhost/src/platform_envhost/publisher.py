@@ -1,11 +1,15 @@
 """The asynchronous JetStream publisher of session events.
 
 Steps never wait for JetStream: `submit_nowait` appends an event to an in-memory backlog and
-returns. A background task publishes the backlog in batches (`publish_async`, so a batch is
-one pipelined burst) and awaits the batch's acks together. An event whose ack fails or times
+returns. A background task takes the backlog in batches, publishes a batch as one pipelined
+burst (each message with a reply subject on this publisher's inbox, which is how JetStream
+acks a publish) and waits for the batch's acks together. An event whose ack fails or times
 out is published again with the same `Nats-Msg-Id` (so JetStream stores it once), together
 with every event after it, in order, until all are acked: nothing is dropped. Only when the
 backlog is full does `submit` make its caller wait (back-pressure on the step path).
+
+This is nats-py's `publish_async` pattern without its per-message futures and JSON parsing,
+which halves the cost of an event (about 15 against 32 µs).
 """
 
 from __future__ import annotations
@@ -29,11 +33,25 @@ class Outgoing:
     done: asyncio.Future[None] | None = None
 
 
+class _Attempt:
+    """The acks of one publishing of a batch: message i has reply token `base + i`."""
+
+    __slots__ = ("acked", "all_answered", "base", "error", "failed_at", "waiting")
+
+    def __init__(self, base: int, size: int) -> None:
+        self.base = base
+        self.acked = [False] * size
+        self.waiting = size
+        self.failed_at = size  # the first message JetStream refused
+        self.error = ""
+        self.all_answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
 class EventPublisher:
     """Publishes `Outgoing` messages to JetStream in order, with retries, never dropping one.
 
     Args:
-        js: a nats-py JetStreamContext.
+        nc: a connected nats-py client (it must reconnect on its own).
         backlog: events held in memory before `submit` waits.
         batch_size: events published before their acks are awaited together.
         ack_timeout: seconds to wait for a batch's acks before publishing the rest again.
@@ -41,10 +59,10 @@ class EventPublisher:
     """
 
     def __init__(
-        self, js: Any, *, backlog: int = 10_000, batch_size: int = 256, ack_timeout: float = 3.0,
-        max_retry_wait: float = 1.0, linger: float = 0.01,
+        self, nc: Any, *, backlog: int = 10_000, batch_size: int = 256, ack_timeout: float = 3.0,
+        max_retry_wait: float = 1.0, linger: float = 0.05,
     ) -> None:
-        self._js = js
+        self._nc = nc
         self._backlog = backlog
         self._batch_size = batch_size
         self._ack_timeout = ack_timeout
@@ -58,6 +76,10 @@ class EventPublisher:
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._in_flight = 0
+        self._inbox = ""
+        self._subscription: Any = None
+        self._next_token = 0
+        self._attempt: _Attempt | None = None
         self.acked = 0
         self.retries = 0
 
@@ -66,8 +88,10 @@ class EventPublisher:
         """Events not yet acked (queued or in flight)."""
         return len(self._queue) + self._in_flight
 
-    def start(self) -> None:
+    async def start(self) -> None:
         if self._task is None:
+            self._inbox = self._nc.new_inbox() + "."
+            self._subscription = await self._nc.subscribe(self._inbox + "*", cb=self._on_ack)
             self._task = asyncio.create_task(self._run(), name="envhost-event-publisher")
 
     def submit_nowait(self, event: Outgoing) -> bool:
@@ -97,10 +121,9 @@ class EventPublisher:
         if self._task is not None and not self._task.done():
             await self.flush(timeout)
             self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._subscription is not None and not self._nc.is_closed:
+            await asyncio.gather(self._subscription.unsubscribe(), return_exceptions=True)
         left = self.pending
         if left:
             log.error("stopping with %d session events not acked by JetStream", left)
@@ -129,52 +152,57 @@ class EventPublisher:
             finally:
                 self._in_flight = 0
 
-    async def _acks(self, futures: list[asyncio.Future[Any]]) -> None:
-        """Wait (up to the ack timeout) until every future is done; cancel those that are not."""
-        remaining = len(futures)
-        all_done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def one_done(_: asyncio.Future[Any]) -> None:
-            nonlocal remaining
-            remaining -= 1
-            if remaining == 0 and not all_done.done():
-                all_done.set_result(None)
-
-        for future in futures:
-            future.add_done_callback(one_done)
+    async def _on_ack(self, msg: Any) -> None:
+        attempt = self._attempt
+        if attempt is None:
+            return
         try:
-            await asyncio.wait_for(all_done, self._ack_timeout)
-        except TimeoutError:
-            for future in futures:
-                future.cancel()  # frees nats-py's pending slot
+            index = int(msg.subject[len(self._inbox):]) - attempt.base
+        except ValueError:
+            return
+        if not 0 <= index < len(attempt.acked) or attempt.acked[index]:
+            return  # an ack of an earlier attempt: that batch goes again anyway
+        data = msg.data
+        if data[:1] == b"{" and b'"error"' not in data:
+            attempt.acked[index] = True
+        else:  # a JetStream error, or a no-responders status (no stream yet, or it is moving)
+            attempt.failed_at = min(attempt.failed_at, index)
+            attempt.error = data.decode(errors="replace") or str(msg.headers or "no responders")
+        attempt.waiting -= 1
+        if attempt.waiting == 0 and not attempt.all_answered.done():
+            attempt.all_answered.set_result(None)
+
+    async def _publish(self, batch: list[Outgoing]) -> tuple[int, str]:
+        """Publish `batch` once; returns how many of its first events are acked, and an error."""
+        attempt = self._attempt = _Attempt(self._next_token, len(batch))
+        self._next_token += len(batch)
+        publish, inbox, base = self._nc.publish, self._inbox, attempt.base
+        error = ""
+        sent = 0
+        try:
+            for event in batch:
+                await publish(event.subject, event.payload, reply=f"{inbox}{base + sent}", headers=event.headers)
+                sent += 1
+        except Exception as exc:  # noqa: BLE001 - disconnected with a full buffer, closed: retried
+            attempt.failed_at = min(attempt.failed_at, sent)
+            attempt.waiting -= len(batch) - sent  # only the sent ones can be answered
+            error = f"{type(exc).__name__}: {exc}"
+        if attempt.waiting > 0:
+            try:
+                await asyncio.wait_for(attempt.all_answered, self._ack_timeout)
+            except TimeoutError:
+                error = error or f"no ack within {self._ack_timeout:g}s"
+        self._attempt = None
+        acked = 0
+        while acked < attempt.failed_at and attempt.acked[acked]:
+            acked += 1
+        return acked, error or attempt.error
 
     async def _send(self, batch: list[Outgoing]) -> None:
         """Publish `batch` until every event of it is acked, in order."""
         attempt = 0
         while batch:
-            futures: list[asyncio.Future[Any]] = []
-            error: BaseException | None = None
-            for event in batch:
-                try:
-                    futures.append(await self._js.publish_async(event.subject, event.payload, headers=event.headers))
-                except Exception as exc:  # disconnected with a full buffer, closed connection...
-                    error = exc
-                    break
-            if futures:
-                await self._acks(futures)
-            acked = 0
-            for future in futures:
-                if future.cancelled():
-                    error = error or TimeoutError(f"no ack within {self._ack_timeout}s")
-                    break
-                exc = future.exception()
-                if exc is not None:
-                    error = exc
-                    break
-                acked += 1
-            for future in futures[acked:]:  # retrieve the rest's exceptions (they go again anyway)
-                if future.done() and not future.cancelled():
-                    future.exception()
+            acked, error = await self._publish(batch)
             for event in batch[:acked]:
                 if event.done is not None and not event.done.done():
                     event.done.set_result(None)
@@ -185,8 +213,8 @@ class EventPublisher:
                 attempt += 1
                 self.retries += 1
                 if attempt == 1 or attempt % 20 == 0:
-                    log.warning("JetStream publish of %s failed (%s: %s); retrying %d events with the same Nats-Msg-Id",
-                                batch[0].subject, type(error).__name__, error, len(batch))
+                    log.warning("JetStream publish of %s failed (%s); retrying %d events with the same Nats-Msg-Id",
+                                batch[0].subject, error, len(batch))
                 await asyncio.sleep(min(0.05 * 2 ** min(attempt, 10), self._max_retry_wait))
         if attempt:
             log.info("JetStream publish recovered after %d retries", attempt)

@@ -7,8 +7,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from nats.aio.client import Client as NATS
-
 from platform_contracts.tracing import setup_tracing
+
 from platform_gateway.api import errors
 from platform_gateway.api.main import api_router
 from platform_gateway.config import Settings
@@ -30,6 +30,7 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        gateway.start()
         yield
         await gateway.close()
 

@@ -7,11 +7,11 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 from nats.aio.client import Client as NATS
-
 from platform_contracts import subjects
+from simulusion.control.v1 import control_pb2 as ctl
+
 from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
-from simulusion.control.v1 import control_pb2 as ctl
 
 R = TypeVar("R", bound=Message)
 

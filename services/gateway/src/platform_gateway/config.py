@@ -21,6 +21,8 @@ class Settings(BaseSettings):
     create_timeout: float = Field(default=60.0, gt=0)
     # Seconds one environment command (reset, step, ...) may take before the stream is dropped.
     env_timeout: float = Field(default=300.0, gt=0)
+    # A session's stream to its env host unused for this many seconds is closed (reopened on use).
+    stream_idle_timeout: float = Field(default=900.0, gt=0)
     # Seconds to wait for NATS at start before giving up.
     nats_connect_timeout: float = Field(default=5.0, gt=0)
     # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").

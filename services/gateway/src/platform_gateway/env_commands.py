@@ -12,10 +12,12 @@ import itertools
 from typing import Any
 
 from opentelemetry import trace
-
 from platform_contracts.json_values import ValueMismatchError, value_from_json
 from platform_contracts.tracing import inject_dict
 from platform_contracts.values import datamap_from_dict
+from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.env.v1 import environment_pb2 as env_pb
+
 from platform_gateway import json_views
 from platform_gateway.errors import (
     ConflictError,
@@ -29,8 +31,6 @@ from platform_gateway.errors import (
 )
 from platform_gateway.session_directory import gone_error
 from platform_gateway.session_streams import SessionStreams
-from simulusion.control.v1 import control_pb2 as ctl
-from simulusion.env.v1 import environment_pb2 as env_pb
 
 _ids = itertools.count(1 << 48)
 OPS = ("reset", "step", "snapshot", "restore", "render")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nats
 from nats.aio.client import Client as NATS
@@ -29,6 +29,7 @@ class Gateway:
     recorder: RecorderClient
     streams: SessionStreams
     commands: EnvCommands
+    _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(cls, settings: Settings, nc: NATS) -> Gateway:
@@ -43,7 +44,13 @@ class Gateway:
             commands=EnvCommands(streams),
         )
 
+    def start(self) -> None:
+        """Start the background work (closing unused streams)."""
+        self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
+
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         await self.streams.close()
 
 
@@ -76,7 +83,7 @@ async def connect_nats(url: str, timeout: float = 5.0) -> NATS:
             ),
             timeout,
         )
-    except (asyncio.TimeoutError, OSError, nats.errors.Error) as exc:
+    except (TimeoutError, OSError, nats.errors.Error) as exc:
         why = last_error[0] if last_error else exc
         raise NatsConnectError(
             f"cannot connect to NATS at {url} within {timeout:g} s ({type(why).__name__}: {why})"

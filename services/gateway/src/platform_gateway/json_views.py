@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import numpy as np
-
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import json_from_datamap, python_from_value
 from simulusion.control.v1 import control_pb2 as ctl

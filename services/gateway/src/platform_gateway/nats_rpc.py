@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import nats.errors
 from nats.aio.client import Client as NATS
-
 from platform_contracts.tracing import inject_dict
+
 from platform_gateway.errors import UnavailableError
 
 

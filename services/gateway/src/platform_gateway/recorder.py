@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from nats.aio.client import Client as NATS
-
 from platform_contracts import subjects
+
 from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from platform_gateway.broker import BrokerClient
-from platform_gateway.errors import ConflictError, GatewayError, NotFoundError, SessionGoneError, SessionNotFoundError
 from simulusion.control.v1 import control_pb2 as ctl
+
+from platform_gateway.broker import BrokerClient
+from platform_gateway.errors import (
+    ConflictError,
+    GatewayError,
+    NotFoundError,
+    SessionGoneError,
+    SessionNotFoundError,
+)
 
 _MAX_CACHED = 10_000
 

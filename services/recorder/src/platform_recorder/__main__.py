@@ -57,6 +57,10 @@ async def _connect(settings: Settings) -> Any:
 
 
 async def _run(settings: Settings) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     setup_tracing("platform-recorder")
     try:
         settings.recordings.mkdir(parents=True, exist_ok=True)
@@ -80,10 +84,6 @@ async def _run(settings: Settings) -> int:
     except Exception as exc:  # noqa: BLE001
         await nc.close()
         return _fail(f"cannot start: {type(exc).__name__}: {exc}")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     assert service.task is not None
     waiter = asyncio.create_task(stop.wait())
     await asyncio.wait([waiter, service.task], return_when=asyncio.FIRST_COMPLETED)

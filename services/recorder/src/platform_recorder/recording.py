@@ -91,7 +91,8 @@ class Recording:
         """The recording in `session_dir` as left on disk (None without a meta.json).
 
         Cuts torn tails of part files, and schedules (for the next `settle`) the episodes a crash
-        left unfinished: those whose npz exists, that ended, or that a later episode follows.
+        left unfinished: those whose npz exists or that ended (`settle` also finishes those that a
+        later episode follows, once no seq is missing).
         """
         meta = read_meta_file(session_dir)
         if meta is None:
@@ -125,14 +126,15 @@ class Recording:
             rec.last_seq = top
         rec.missing -= found
         rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.get("last_seq")
-        if rec.open:
-            newest = max(rec.open)
-            rec._to_finish.update(i for i in rec.open if i < newest)
         for index in part_files(session_dir):
             if index not in rec.open:
                 rec._to_finish.add(index)
         if rec.missing:
-            log.error("%s: seqs %s were never recorded", rec.where, _ranges(rec.missing))
+            log.warning(
+                "%s: seqs %s are missing so far (a redelivery may bring them)",
+                rec.where,
+                _ranges(rec.missing),
+            )
         return rec
 
     # ---------------------------------------------------------------- appending
@@ -245,6 +247,11 @@ class Recording:
         closing = self._close is not None or self.meta.get("status", STATUS_RECORDING) != STATUS_RECORDING
         if closing:
             self._to_finish.update(self.open)
+        elif len(self.open) > 1 and not self.missing:
+            # A later episode has started (after a crash, its reset may be all that reached disk):
+            # the earlier ones are finished once no seq is missing, as their late events could be.
+            newest = max(self.open)
+            self._to_finish.update(i for i in self.open if i < newest)
         finished: list[tuple[int, dict[str, Any] | None]] = [
             (index, self._finish_files(index)) for index in sorted(self._to_finish)
         ]

@@ -95,21 +95,28 @@ def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
 
 
 class PartWriter:
-    """Appends records to one part file; `sync()` makes them durable."""
+    """Appends records to one part file; `sync()` makes them durable.
+
+    Unbuffered: each record reaches the OS when appended, so a killed process leaves every part
+    file of a batch with a prefix of what was appended, in order (no user-space buffer of one
+    file lost while another file's later events survive).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._created = not path.exists()
-        self._file = open(path, "ab")  # noqa: SIM115 - kept open across batches
+        self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - kept open across batches
         self._dirty = False
 
     def append(self, event: events_pb2.StepEvent) -> None:
-        self._file.write(encode_record(event))
+        view = memoryview(encode_record(event))
+        while view:
+            written = self._file.write(view)
+            view = view[written:]
         self._dirty = True
 
     def sync(self) -> None:
         if self._dirty:
-            self._file.flush()
             os.fsync(self._file.fileno())
             self._dirty = False
         if self._created:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, WebSocket
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
+from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_gateway import wire
 from platform_gateway.api.deps import token_ok
@@ -29,7 +30,6 @@ from platform_gateway.errors import (
     UnavailableError,
 )
 from platform_gateway.gateway import Gateway
-from simulusion.env.v1 import environment_pb2 as env_pb
 
 router = APIRouter(tags=["sessions"])
 _UNAVAILABLE = env_pb.ERROR_CODE_UNAVAILABLE
@@ -66,8 +66,15 @@ async def session_stream(websocket: WebSocket, session_id: str) -> None:
     except GatewayError as exc:
         await websocket.close(close_code(exc), close_reason(exc.message))
         return
-    receive, send = websocket.receive, websocket.send
-    exchange = streams.exchange
+    try:
+        await _serve(websocket, gateway, session_id)
+    except (WebSocketDisconnect, OSError):  # the client went away mid-answer
+        return
+
+
+async def _serve(websocket: WebSocket, gateway: Gateway, session_id: str) -> None:
+    streams = gateway.streams
+    receive, send, exchange = websocket.receive, websocket.send, streams.exchange
     while True:
         message = await receive()
         data = message.get("bytes")
@@ -84,11 +91,12 @@ async def session_stream(websocket: WebSocket, session_id: str) -> None:
                 reason = error.message or f"session {session_id}: the environment instance died"
                 await websocket.close(4410, close_reason(reason))
                 return
-        elif message["type"] == "websocket.disconnect":
+            continue
+        text = message.get("text")
+        if text is None:  # websocket.disconnect
             return
-        elif message.get("text") is not None:
-            if not await _text_command(websocket, gateway, session_id, message["text"]):
-                return
+        if not await _text_command(websocket, gateway, session_id, text):
+            return
 
 
 async def _authorized(websocket: WebSocket, expected: str | None) -> bool:

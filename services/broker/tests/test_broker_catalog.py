@@ -1,0 +1,98 @@
+"""Catalog parsing: built-ins, catalog.toml entries, and each way a file can be wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from platform_broker.catalog import load_catalog
+from platform_broker.errors import ConfigError
+
+BUILTIN_IDS = ["cartpole", "acrobot", "mountaincar", "mountaincar-continuous", "pendulum"]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "catalog.toml"
+    path.write_text(text)
+    return path
+
+
+def test_builtins_only_without_a_file():
+    catalog = load_catalog(None)
+    assert catalog.ids() == BUILTIN_IDS
+    gym_ids = [entry.gymnasium_id for entry in catalog]
+    assert gym_ids == ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"]
+    assert all(entry.description and "\n" not in entry.description for entry in catalog)
+
+
+def test_file_entries_are_added(tmp_path):
+    (tmp_path / "my_envs").mkdir()
+    path = write(tmp_path, """
+[envs.lunar]
+gymnasium_id = "LunarLander-v3"
+description = "Land on the pad"
+kwargs = { continuous = true, gravity = -9.5 }
+
+[envs.my-env]
+factory = "my_module:make_env"
+path = "./my_envs"
+""")
+    catalog = load_catalog(path)
+    assert catalog.ids() == [*BUILTIN_IDS, "lunar", "my-env"]
+    lunar = catalog.get("lunar")
+    assert (lunar.gymnasium_id, lunar.description, lunar.factory) == ("LunarLander-v3", "Land on the pad", "")
+    assert json.loads(lunar.kwargs_json) == {"continuous": True, "gravity": -9.5}
+    mine = catalog.get("my-env")
+    assert mine.factory == "my_module:make_env" and mine.gymnasium_id == ""
+    assert mine.path == str((tmp_path / "my_envs").resolve())  # relative to the file's folder
+    assert mine.description and json.loads(mine.kwargs_json) == {}
+
+
+def test_a_file_entry_replaces_a_builtin(tmp_path):
+    catalog = load_catalog(write(tmp_path, '[envs.cartpole]\ngymnasium_id = "CartPole-v0"\n'))
+    assert catalog.get("cartpole").gymnasium_id == "CartPole-v0"
+    assert catalog.ids() == BUILTIN_IDS
+
+
+@pytest.mark.parametrize(("text", "entry", "problem"), [
+    ('[envs."bad id"]\ngymnasium_id = "X-v0"\n', "bad id", "letters, digits"),
+    ('[envs."a.b"]\ngymnasium_id = "X-v0"\n', "a.b", "letters, digits"),
+    ('[envs.both]\ngymnasium_id = "X-v0"\nfactory = "m:f"\n', "both", "exactly one of"),
+    ('[envs.neither]\ndescription = "nothing to run"\n', "neither", "exactly one of"),
+    ('[envs.fac]\nfactory = "no_colon"\n', "fac", "'module:function'"),
+    ('[envs.fac]\nfactory = "m:f:g"\n', "fac", "'module:function'"),
+    ('[envs.kw]\ngymnasium_id = "X-v0"\nkwargs = 3\n', "kw", "'kwargs' must be a table"),
+    ('[envs.kw]\ngymnasium_id = "X-v0"\nkwargs = { when = 1979-05-27 }\n', "kw", "JSON values"),
+    ('[envs.typo]\ngymnasium_id = "X-v0"\nkwarg = {}\n', "typo", "unknown keys ['kwarg']"),
+    ('[envs.num]\ngymnasium_id = 5\n', "num", "'gymnasium_id' must be a string"),
+    ('[envs.p]\nfactory = "m:f"\npath = "./missing"\n', "p", "is not a folder"),
+    ('[envs.p]\ngymnasium_id = "X-v0"\npath = "."\n', "p", "only goes with 'factory'"),
+    ('envs = { flat = "X-v0" }\n', "flat", "must be a table"),
+])
+def test_bad_entries_name_the_file_and_the_entry(tmp_path, text, entry, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_catalog(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"catalog {path}: entry '{entry}': ")
+    assert problem in message
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("[envs.x\n", "not valid TOML"),
+    ("envs = 3\n", "'envs' must be a table"),
+    ('[environments.x]\ngymnasium_id = "X-v0"\n', "unknown top-level keys ['environments']"),
+])
+def test_bad_files_name_the_file(tmp_path, text, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match="^catalog ") as info:
+        load_catalog(path)
+    assert str(path) in str(info.value) and problem in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_missing_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read it"):
+        load_catalog(tmp_path / "nope.toml")

@@ -1,0 +1,142 @@
+"""The session table on SQLite and on the real PostgreSQL server at 127.0.0.1:5432."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import asyncpg
+import pytest
+import sqlalchemy as sa
+from platform_broker.config import async_database_url
+from platform_broker.errors import ConfigError
+from platform_broker.store import CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
+from simulusion.control.v1 import control_pb2
+from simulusion.env.v1 import environment_pb2, values_pb2
+
+PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
+
+
+async def _admin(sql: str) -> None:
+    try:
+        conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database="postgres", timeout=5)
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        pytest.fail(f"PostgreSQL at {PG_HOST}:{PG_PORT} (user {PG_USER}) is not reachable: {exc!r}")
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def _admin_sync(sql: str) -> None:
+    # Its own loop in a thread: the fixture is first asked for from inside a running test loop.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _admin(sql)).result()
+
+
+@pytest.fixture(scope="module")
+def pg_database() -> Iterator[str]:
+    """A throwaway database on the PostgreSQL server, dropped at the end; its plain URL."""
+    name = f"broker_test_{uuid.uuid4().hex}"
+    _admin_sync(f'CREATE DATABASE "{name}"')
+    yield f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+    _admin_sync(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path}/nested/dir/platform.db"
+    else:
+        url = request.getfixturevalue("pg_database")  # plain postgresql://: mapped to asyncpg
+    store = SessionStore.from_url(url)
+    await store.create_tables()
+    await store.create_tables()  # idempotent
+    async with store.engine.begin() as conn:
+        await conn.execute(sa.delete(sessions))
+    yield store
+    await store.close()
+
+
+def make(session_id: str, created_at: float, state: int = STARTING) -> control_pb2.SessionInfo:
+    return control_pb2.SessionInfo(id=session_id, env_id="cartpole", kwargs_json='{"a": 1}', record=True,
+                                   host_id="h1", host_address="10.0.0.1:7000", state=state,
+                                   created_at=created_at, last_active_at=created_at)
+
+
+def spec() -> environment_pb2.SpecResponse:
+    space = values_pb2.Space(discrete=values_pb2.DiscreteSpace(n=2))
+    return environment_pb2.SpecResponse(env_id="CartPole-v1", action_space=space, render_mode="rgb_array")
+
+
+async def test_insert_get_roundtrip(store):
+    info = make("s-000000000001", 1_700_000_000.25)
+    info.reason, info.log_tail = "why", "line 1\nline 2\n"
+    await store.insert(info)
+    assert await store.get("s-000000000001") == info
+    assert await store.get("s-missing") is None
+
+
+async def test_running_with_spec(store):
+    await store.insert(make("s-1", 10.0))
+    assert await store.mark_running("s-1", spec())
+    running = await store.get("s-1")
+    assert running.state == RUNNING and running.spec == spec()
+    assert not await store.mark_running("s-1", spec())  # only from STARTING
+
+
+async def test_list_filters_by_state_oldest_first(store):
+    for i, state in enumerate([RUNNING, CLOSED, STARTING, CRASHED]):
+        await store.insert(make(f"s-{i}", 100.0 - i, state))
+    assert [s.id for s in await store.list()] == ["s-3", "s-2", "s-1", "s-0"]
+    assert [s.id for s in await store.list([STARTING, RUNNING])] == ["s-2", "s-0"]
+    assert [s.id for s in await store.list([CRASHED])] == ["s-3"]
+
+
+async def test_transitions_never_undo_an_ended_session(store):
+    await store.insert(make("s-1", 1.0))
+    assert await store.mark_crashed("s-1", "exit code 1", "Traceback\nBoom\n")
+    assert not await store.mark_running("s-1", spec())
+    assert not await store.mark_closed("s-1", "later close")
+    crashed = await store.get("s-1")
+    assert (crashed.state, crashed.reason, crashed.log_tail) == (CRASHED, "exit code 1", "Traceback\nBoom\n")
+
+    await store.insert(make("s-2", 2.0, RUNNING))
+    assert await store.mark_closed("s-2", "by the user")
+    assert not await store.mark_crashed("s-2", "x", "y")
+    assert not await store.mark_closed("s-2", "again")
+    assert (await store.get("s-2")).reason == "by the user"
+    assert not await store.mark_closed("s-unknown", "x")
+
+
+async def test_touch_only_moves_forward(store):
+    await store.insert(make("s-1", 50.0, RUNNING))
+    assert await store.touch("s-1", 60.5)
+    assert not await store.touch("s-1", 55.0)
+    assert (await store.get("s-1")).last_active_at == 60.5
+
+
+async def test_concurrent_writers(store):
+    await asyncio.gather(*(store.insert(make(f"s-{i:03d}", float(i), RUNNING)) for i in range(20)))
+    results = await asyncio.gather(*(store.mark_closed(f"s-{i:03d}", "bulk") for i in range(20)),
+                                   *(store.mark_crashed(f"s-{i:03d}", "race", "") for i in range(20)))
+    assert sum(results) == 20  # each session ended exactly once
+    assert {s.state for s in await store.list()} <= {CLOSED, CRASHED}
+
+
+def test_sqlite_folder_is_created(tmp_path):
+    SessionStore.from_url(f"sqlite+aiosqlite:///{tmp_path}/a/b/platform.db")
+    assert (tmp_path / "a" / "b").is_dir()
+
+
+def test_database_urls():
+    assert async_database_url("postgresql://u@h/db") == "postgresql+asyncpg://u@h/db"
+    assert async_database_url("postgres://u:p@h:5/db") == "postgresql+asyncpg://u:p@h:5/db"
+    assert async_database_url("postgresql+asyncpg://u@h/db") == "postgresql+asyncpg://u@h/db"
+    assert async_database_url("sqlite:///./x.db") == "sqlite+aiosqlite:///./x.db"
+    with pytest.raises(ConfigError, match="mysql") as info:
+        async_database_url("mysql://root:secret@h/db")
+    assert "secret" not in str(info.value)
