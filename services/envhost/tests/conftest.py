@@ -13,7 +13,7 @@ from platform_testing.nats_server import NatsServer
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import envhost_testkit (importlib mode)
 
-from envhost_testkit import EnvHostProcess, EnvStream  # noqa: E402
+from envhost_testkit import EnvHostProcess, EnvStream
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from simulusion.control.v1 import control_pb2 as control_pb
 
 
 def _run_envhost(timeout: float = 20, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "platform_envhost"], env=dict(os.environ, **env),
+    return subprocess.run([sys.executable, "-m", "platform_envhost"], env=dict(os.environ, **env), check=False,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -66,7 +66,7 @@ async def test_publisher_applies_back_pressure_only_when_its_backlog_is_full(tmp
     try:
         js = nc.jetstream()
         await ensure_sessions_stream(js)
-        publisher = EventPublisher(nc, backlog=4, batch_size=2, ack_timeout=0.5)
+        publisher = EventPublisher(nc, backlog=4, batch_size=2, ack_timeout=0.5, linger=0)
         await publisher.start()
         session_id = new_session_id()
 

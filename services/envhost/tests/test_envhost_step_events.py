@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from envhost_testkit import EnvHostProcess, new_session_id, read_subject, start_session, step_events, stop_session, stored_count
+from envhost_testkit import (
+    EnvHostProcess,
+    new_session_id,
+    read_subject,
+    start_session,
+    step_events,
+    stop_session,
+    stored_count,
+)
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from platform_contracts import subjects

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from platform_contracts import subjects
 from platform_recorder.reading import list_recordings, load_episode
 from recorder_testkit import (
@@ -192,6 +194,7 @@ async def test_failed_batch_is_retried_in_order_without_loss(
     unique_prefix: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="platform_recorder")
     _, js = recorder_js
     root = tmp_path / "recordings"
     sid = f"{unique_prefix}-fail"
@@ -209,7 +212,10 @@ async def test_failed_batch_is_retried_in_order_without_loss(
     )
     assert [e["length"] for e in meta["episodes"]] == [3, 4] and meta["missing_seqs"] == []
     seqs = [
-        s for e in meta["episodes"] for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
+        s
+        for e in meta["episodes"]
+        for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
     ]
     assert seqs == list(range(1, 10))
+    assert "unacked messages: resuming" in caplog.text  # the consumer was rewound to its ack floor
     await wait_drained(js)

@@ -9,6 +9,7 @@ import socket
 from typing import Any
 
 import grpc
+from nats.errors import Error as NatsError
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
 
@@ -57,7 +58,7 @@ class EnvHost:
         js = self._nc.jetstream()
         try:
             await ensure_sessions_stream(js)
-        except Exception as exc:
+        except (NatsError, TimeoutError) as exc:
             raise EnvHostError(f"cannot set up the JetStream stream on {s.nats_url} "
                                f"(is JetStream enabled?): {type(exc).__name__}: {exc}", code="unavailable") from None
         self._publisher = EventPublisher(self._nc, backlog=s.envhost_publish_backlog)
@@ -104,7 +105,7 @@ class EnvHost:
         if self._nc is not None and not self._nc.is_closed:
             try:
                 await self._nc.drain()
-            except Exception:
+            except (NatsError, TimeoutError):
                 await self._nc.close()
         if self.address:
             log.info("env host %s stopped", self.host_id)

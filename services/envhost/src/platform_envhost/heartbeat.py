@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from nats.errors import Error as NatsError
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as control_pb
 
@@ -27,7 +28,7 @@ async def heartbeat_loop(nc: Any, interval: float, beat: Callable[[], control_pb
         try:
             await nc.publish(subjects.ENVHOST_HEARTBEAT, beat().SerializeToString())
             failing = False
-        except Exception as exc:  # NATS away: the next beat tries again
+        except (NatsError, OSError) as exc:  # NATS away: the next beat tries again
             if not failing:
                 log.warning("heartbeat not published: %s: %s", type(exc).__name__, exc)
             failing = True

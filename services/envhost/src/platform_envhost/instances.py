@@ -136,7 +136,7 @@ class InstanceTable:
             await process.stop()
             if isinstance(exc, (InstanceGone, TimeoutError)):
                 raise StartFailed(f"environment {entry.id!r} of session {session_id} did not answer its spec: "
-                                  f"{exc or 'timed out'}\n--- instance log tail ---\n{process.log_tail()}") from None
+                                  f"{str(exc) or 'timed out'}\n--- instance log tail ---\n{process.log_tail()}") from None
             raise
         return instance
 
@@ -147,7 +147,7 @@ class InstanceTable:
         if starting is not None:
             try:
                 await asyncio.shield(starting)
-            except Exception:
+            except Exception:  # noqa: BLE001 - the start failed, and answers for itself
                 return None
         instance = self._instances.get(session_id)
         if instance is None or instance.state in (State.STOPPING, State.STOPPED):
@@ -172,7 +172,7 @@ class InstanceTable:
         for instance in list(self._instances.values()):  # half-stopped or dead: make sure no process is left
             try:
                 await instance.process.stop(STOP_TIMEOUT_S)
-            except Exception as exc:
+            except OSError as exc:
                 log.warning("stopping the process of %s failed: %s", instance.describe(), exc)
         return [i for i in stopped if isinstance(i, Instance)]
 

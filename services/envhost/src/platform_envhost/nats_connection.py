@@ -19,6 +19,7 @@ async def connect_nats(url: str, name: str) -> Any:
         EnvHostError: NATS is unreachable ("unavailable").
     """
     import nats
+    import nats.errors
 
     state = {"connected": False, "last_error": ""}
 
@@ -40,7 +41,7 @@ async def connect_nats(url: str, name: str) -> Any:
             url, name=name, connect_timeout=CONNECT_TIMEOUT_S, max_reconnect_attempts=1, reconnect_time_wait=1,
             error_cb=on_error, disconnected_cb=on_disconnected, reconnected_cb=on_reconnected,
         )
-    except Exception as exc:
+    except (nats.errors.Error, OSError, TimeoutError) as exc:
         detail = state["last_error"] or f"{type(exc).__name__}: {exc}"
         raise EnvHostError(f"cannot connect to NATS at {url}: {detail}", code="unavailable") from None
     state["connected"] = True

@@ -202,6 +202,11 @@ class EventPublisher:
         """Publish `batch` until every event of it is acked, in order."""
         attempt = 0
         while batch:
+            if attempt and not self._nc.is_connected:
+                # Away: publishing now would only pile copies into the client's reconnect buffer.
+                await asyncio.sleep(min(0.05 * 2 ** min(attempt, 10), self._max_retry_wait))
+                attempt += 1
+                continue
             acked, error = await self._publish(batch)
             for event in batch[:acked]:
                 if event.done is not None and not event.done.done():

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from google.protobuf.message import DecodeError
+from nats.errors import Error as NatsError
 from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
@@ -62,10 +65,8 @@ class EnvHostService:
     async def shutdown(self) -> None:
         """Stop taking requests, stop every instance (CLOSED "env host stopped")."""
         for subscription in self._subscriptions:
-            try:
+            with contextlib.suppress(NatsError):  # the connection is already gone
                 await subscription.unsubscribe()
-            except Exception:  # connection already gone
-                pass
         if self._tasks:  # let requests in flight finish (a start may take a while), within reason
             await asyncio.wait(list(self._tasks), timeout=SHUTDOWN_GRACE_S)
         for task in list(self._tasks):
@@ -89,13 +90,13 @@ class EnvHostService:
         if msg.reply:
             try:
                 await msg.respond(reply.SerializeToString())
-            except Exception as exc:
+            except NatsError as exc:
                 log.warning("could not answer %s: %s", msg.subject, exc)
 
     async def _on_start(self, msg: Any) -> None:
         try:
             request = control_pb.StartInstanceRequest.FromString(msg.data)
-        except Exception as exc:
+        except DecodeError as exc:
             await self._respond(msg, control_pb.StartInstanceReply(error=control_pb.ControlError(
                 code="invalid_argument", message=f"not a StartInstanceRequest: {exc}")))
             return
@@ -120,7 +121,7 @@ class EnvHostService:
             try:
                 await self._js.publish(event.subject, event.payload, headers=event.headers,
                                        timeout=STARTED_PUBLISH_TIMEOUT_S)
-            except Exception as exc:
+            except (NatsError, TimeoutError) as exc:
                 await self._table.stop(session_id)
                 return _start_error("unavailable", f"session {session_id} ({request.entry.id}): publishing "
                                                    f"its STARTED event failed: {type(exc).__name__}: {exc}")
@@ -131,7 +132,7 @@ class EnvHostService:
     async def _on_stop(self, msg: Any) -> None:
         try:
             request = control_pb.StopInstanceRequest.FromString(msg.data)
-        except Exception as exc:
+        except DecodeError as exc:
             await self._respond(msg, control_pb.StopInstanceReply(error=control_pb.ControlError(
                 code="invalid_argument", message=f"not a StopInstanceRequest: {exc}")))
             return

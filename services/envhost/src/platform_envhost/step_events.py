@@ -38,8 +38,7 @@ class StepEventBuilder:
             return None
         kind = response.WhichOneof("result")
         if kind == "step":
-            if self.episode < 0:  # cannot happen with a conforming instance: a step needs a reset
-                self.episode = 0
+            self.episode = max(self.episode, 0)  # < 0 only if an instance steps before any reset
             self.episode_step += 1
             event = self._event(now)
             transition = event.step

@@ -62,11 +62,8 @@ async def rewind(js: Any, ack_wait: float, batch: int) -> None:
     )
     try:
         await js.reset_consumer(stream, name)
-    except (
-        APIError,
-        NatsTimeoutError,
-        NoRespondersError,
-    ) as exc:  # servers before 2.14: re-create from the floor
+    except (APIError, NatsTimeoutError, NoRespondersError) as exc:
+        # servers before 2.14 have no consumer reset: re-create the consumer from the floor
         log.info("consumer reset unavailable (%s): re-creating it from stream seq %d", exc, floor + 1)
         await js.delete_consumer(stream, name)
         await js.add_consumer(stream, config=consumer_config(ack_wait, batch, start_seq=floor + 1))
