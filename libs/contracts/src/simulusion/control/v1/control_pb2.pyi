@@ -82,6 +82,7 @@ class SessionInfo(_message.Message):
     SPEC_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     LOG_TAIL_FIELD_NUMBER: _builtins.int
+    STEP_ADDRESS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     env_id: _builtins.str
     kwargs_json: _builtins.str
@@ -96,6 +97,8 @@ class SessionInfo(_message.Message):
     """why it closed or crashed"""
     log_tail: _builtins.str
     """the instance's last log lines when it crashed"""
+    step_address: _builtins.str
+    """the env host's step link (host:port), the gateway's fast path"""
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
     def __init__(
@@ -113,10 +116,11 @@ class SessionInfo(_message.Message):
         spec: _environment_pb2.SpecResponse | None = ...,
         reason: _builtins.str = ...,
         log_tail: _builtins.str = ...,
+        step_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "spec", b"spec", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -520,11 +524,14 @@ class HostHeartbeat(_message.Message):
     RUNNING_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
     INSTANCES_FIELD_NUMBER: _builtins.int
+    STEP_ADDRESS_FIELD_NUMBER: _builtins.int
     host_id: _builtins.str
     address: _builtins.str
     capacity: _builtins.int
     running: _builtins.int
     time: _builtins.float
+    step_address: _builtins.str
+    """host:port of the step link (framed EnvRequest/EnvResponse over TCP)"""
     @_builtins.property
     def instances(self) -> _containers.RepeatedCompositeFieldContainer[Global___InstanceInfo]: ...
     def __init__(
@@ -536,10 +543,11 @@ class HostHeartbeat(_message.Message):
         running: _builtins.int = ...,
         time: _builtins.float = ...,
         instances: _abc.Iterable[Global___InstanceInfo] | None = ...,
+        step_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "host_id", b"host_id", "instances", b"instances", "running", b"running", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "host_id", b"host_id", "instances", b"instances", "running", b"running", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
