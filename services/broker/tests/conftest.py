@@ -30,11 +30,12 @@ class StandInEnvHost:
     """
 
     def __init__(self, nc: Any, host_id: str, capacity: int = 4, address: str = "127.0.0.1:7001",
-                 heartbeat_interval: float = 0.2) -> None:
+                 heartbeat_interval: float = 0.2, step_address: str = "") -> None:
         self.nc = nc
         self.host_id = host_id
         self.capacity = capacity
         self.address = address
+        self.step_address = step_address
         self.heartbeat_interval = heartbeat_interval
         self.instances: dict[str, control_pb2.InstanceInfo] = {}
         self.active: set[str] = set()  # sessions that report activity "now" in every heartbeat
@@ -56,7 +57,8 @@ class StandInEnvHost:
                 self.instances[session_id].last_active_at = now
         alive = [info for info in self.instances.values() if info.alive]
         return control_pb2.HostHeartbeat(host_id=self.host_id, address=self.address, capacity=self.capacity,
-                                         running=len(alive), time=now, instances=alive)
+                                         running=len(alive), time=now, instances=alive,
+                                         step_address=self.step_address)
 
     async def start(self) -> StandInEnvHost:
         self._subs = [

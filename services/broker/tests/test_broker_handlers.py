@@ -75,6 +75,35 @@ async def test_create_get_list_close(broker, envhost, ask):
     assert (await get(ask, "s-000000000000")).error.code == "not_found"
 
 
+async def test_sessions_carry_the_hosts_step_address(broker, envhost, ask):
+    host = await envhost(address="10.0.0.7:7100", step_address="10.0.0.7:7200")
+    service = await broker()
+    session = (await create(ask)).session
+    assert (session.host_address, session.step_address) == ("10.0.0.7:7100", "10.0.0.7:7200")
+    assert (await get(ask, session.id)).session.step_address == "10.0.0.7:7200"
+    assert (await service.store.get(session.id)).step_address == "10.0.0.7:7200"  # stored with the row
+
+    # A running row without one (written before the column existed) gets the live host's.
+    old = control_pb2.SessionInfo(id="s-0000000000aa", env_id="cartpole", kwargs_json="{}", host_id=host.host_id,
+                                  host_address="10.0.0.7:7100", state=RUNNING, created_at=1.0, last_active_at=1.0)
+    await service.store.insert(old)
+    assert (await get(ask, old.id)).session.step_address == "10.0.0.7:7200"
+    reply = await ask(subjects.BROKER_LIST_SESSIONS, control_pb2.ListSessionsRequest(), control_pb2.ListSessionsReply)
+    assert {s.id: s.step_address for s in reply.sessions}[old.id] == "10.0.0.7:7200"
+    # ...but not one of another process that had the same host id (another gRPC address).
+    other = control_pb2.SessionInfo(id="s-0000000000bb", env_id="cartpole", kwargs_json="{}", host_id=host.host_id,
+                                    host_address="10.0.0.7:6999", state=RUNNING, created_at=1.0, last_active_at=1.0)
+    await service.store.insert(other)
+    assert (await get(ask, other.id)).session.step_address == ""
+
+
+async def test_host_without_a_step_link_gives_no_step_address(broker, envhost, ask):
+    await envhost()
+    await broker()
+    session = (await create(ask)).session
+    assert session.state == RUNNING and session.step_address == ""
+
+
 async def test_list_envs_has_the_builtins(broker, ask):
     await broker()
     reply = await ask(subjects.BROKER_LIST_ENVS, control_pb2.ListEnvsRequest(), control_pb2.ListEnvsReply)

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from platform_broker.config import async_database_url
 from platform_broker.errors import ConfigError
-from platform_broker.store import CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
+from platform_broker.store import ADDED_COLUMNS, CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
@@ -74,10 +74,32 @@ def spec() -> environment_pb2.SpecResponse:
 
 async def test_insert_get_roundtrip(store):
     info = make("s-000000000001", 1_700_000_000.25)
-    info.reason, info.log_tail = "why", "line 1\nline 2\n"
+    info.reason, info.log_tail, info.step_address = "why", "line 1\nline 2\n", "10.0.0.1:7001"
     await store.insert(info)
     assert await store.get("s-000000000001") == info
     assert await store.get("s-missing") is None
+
+
+async def test_a_table_of_an_older_broker_gets_the_new_columns(store):
+    # The table as the first broker version made it: no step_address column.
+    old_metadata = sa.MetaData()
+    old_table = sa.Table("sessions", old_metadata,
+                         *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable)
+                           for c in sessions.columns if c.name not in ADDED_COLUMNS])
+    async with store.engine.begin() as conn:
+        await conn.run_sync(lambda sync: sessions.drop(sync))
+        await conn.run_sync(old_metadata.create_all)
+        await conn.execute(old_table.insert().values(
+            id="s-old", env_id="cartpole", kwargs_json="{}", record=False, host_id="h1", host_address="h1:7000",
+            state="running", created_at=1.0, last_active_at=1.0, spec=None, reason="", log_tail=""))
+    await store.create_tables()
+    await store.create_tables()  # idempotent once added
+    old = await store.get("s-old")
+    assert old is not None and old.state == RUNNING and old.step_address == ""
+    new = make("s-new", 2.0)
+    new.step_address = "h1:7001"
+    await store.insert(new)
+    assert (await store.get("s-new")).step_address == "h1:7001"
 
 
 async def test_running_with_spec(store):

@@ -13,7 +13,7 @@ from platform_testing.nats_server import NatsServer
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import envhost_testkit (importlib mode)
 
-from envhost_testkit import EnvHostProcess, EnvStream
+from envhost_testkit import EnvHostProcess, EnvStream, StepLink
 
 
 @pytest.fixture
@@ -60,3 +60,18 @@ async def open_stream() -> AsyncIterator[Callable[[str, str], EnvStream]]:
     yield open_
     for stream in streams:
         await stream.channel.close()
+
+
+@pytest.fixture
+async def open_link() -> AsyncIterator[Callable[..., Any]]:
+    """Open step links to an env host (`StepLink.open` arguments); all are closed at the end."""
+    links: list[StepLink] = []
+
+    async def open_(address: str, session_id: str, **kwargs: Any) -> StepLink:
+        link = await StepLink.open(address, session_id, **kwargs)
+        links.append(link)
+        return link
+
+    yield open_
+    for link in links:
+        await link.close()

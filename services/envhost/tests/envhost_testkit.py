@@ -1,5 +1,5 @@
 """Helpers of the env host's tests: the env host as a real process, sessions started over NATS,
-a gRPC stream to the env host, and readers of the PLATFORM_SESSIONS stream."""
+a gRPC stream and a step link to the env host, and readers of the PLATFORM_SESSIONS stream."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from typing import Any
 
 import grpc
 from platform_contracts import subjects
+from platform_contracts.framing import encode_frame, read_frame
 from platform_testing.ports import free_port
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.host.v1 import step_link_pb2 as link_pb
 
 CARTPOLE = control_pb.CatalogEntry(id="cartpole", gymnasium_id="CartPole-v1")
 
@@ -32,11 +34,13 @@ class EnvHostProcess:
         self.host_id = f"eh{uuid.uuid4().hex[:8]}"
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # Where tests reach the step link (empty when the test leaves the choice to the env host).
+        self.step_address = env.get("PLATFORM_ENVHOST_STEP_LISTEN", f"127.0.0.1:{free_port()}")
         self.run_dir = Path(tempfile.mkdtemp(prefix="eh-", dir="/tmp"))  # short: Unix socket paths
         self.log_path = self.run_dir / "envhost.log"
-        self.env = dict(os.environ, PLATFORM_NATS_URL=nats_url, PLATFORM_ENVHOST_ID=self.host_id,
-                        PLATFORM_ENVHOST_LISTEN=self.address, PLATFORM_ENVHOST_CAPACITY=str(capacity),
-                        PLATFORM_ENVHOST_RUN_DIR=str(self.run_dir), **env)
+        self.env = {**os.environ, "PLATFORM_NATS_URL": nats_url, "PLATFORM_ENVHOST_ID": self.host_id,
+                    "PLATFORM_ENVHOST_LISTEN": self.address, "PLATFORM_ENVHOST_STEP_LISTEN": self.step_address,
+                    "PLATFORM_ENVHOST_CAPACITY": str(capacity), "PLATFORM_ENVHOST_RUN_DIR": str(self.run_dir), **env}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> EnvHostProcess:
@@ -105,25 +109,19 @@ async def stop_session(nc: Any, host_id: str, session_id: str, reason: str = "te
     return control_pb.StopInstanceReply.FromString(msg.data)
 
 
-class EnvStream:
-    """A session's stream to the env host, one request at a time."""
+class _Requests:
+    """Numbered requests, one at a time; `_exchange` sends one and reads its response."""
 
-    def __init__(self, address: str, session_id: str) -> None:
-        self.channel = grpc.aio.insecure_channel(address)
-        stub = self.channel.stream_stream("/simulusion.env.v1.Environment/Connect",
-                                          request_serializer=env_pb.EnvRequest.SerializeToString,
-                                          response_deserializer=env_pb.EnvResponse.FromString)
-        self.call = stub(metadata=((subjects.SESSION_ID_METADATA, session_id),))
-        self.next_id = 1
+    next_id = 1
+
+    async def _exchange(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        raise NotImplementedError
 
     async def request(self, request: env_pb.EnvRequest, timeout: float = 30.0) -> env_pb.EnvResponse:
         if not request.id:
             request.id = self.next_id
             self.next_id += 1
-        await self.call.write(request)
-        response = await asyncio.wait_for(self.call.read(), timeout)
-        assert response is not grpc.aio.EOF, "the env host ended the stream"
-        return response
+        return await asyncio.wait_for(self._exchange(request), timeout)
 
     async def reset(self, seed: int | None = None) -> env_pb.EnvResponse:
         return await self.request(env_pb.EnvRequest(reset=env_pb.ResetRequest(seed=seed)))
@@ -137,9 +135,60 @@ class EnvStream:
             step.agent.CopyFrom(datamap_from_dict(agent))
         return await self.request(env_pb.EnvRequest(step=step), timeout)
 
+
+class EnvStream(_Requests):
+    """A session's gRPC stream to the env host, one request at a time."""
+
+    def __init__(self, address: str, session_id: str) -> None:
+        self.channel = grpc.aio.insecure_channel(address)
+        stub = self.channel.stream_stream("/simulusion.env.v1.Environment/Connect",
+                                          request_serializer=env_pb.EnvRequest.SerializeToString,
+                                          response_deserializer=env_pb.EnvResponse.FromString)
+        self.call = stub(metadata=((subjects.SESSION_ID_METADATA, session_id),))
+
+    async def _exchange(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        await self.call.write(request)
+        response = await self.call.read()
+        assert response is not grpc.aio.EOF, "the env host ended the stream"
+        return response
+
     async def close(self) -> None:
         await self.call.done_writing()
         await self.channel.close()
+
+
+class StepLink(_Requests):
+    """A session's step link to the env host (framed EnvRequest/EnvResponse over TCP)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 opened: link_pb.StepLinkOpened) -> None:
+        self.reader, self.writer, self.opened = reader, writer, opened
+
+    @classmethod
+    async def open(cls, address: str, session_id: str, trace_context: dict[str, str] | None = None,
+                   timeout: float = 10.0) -> StepLink:
+        """Connect and send the StepLinkOpen; `opened` is the env host's answer."""
+        host, _, port = address.rpartition(":")
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), timeout)
+        opening = link_pb.StepLinkOpen(session_id=session_id, trace_context=trace_context or {})
+        writer.write(encode_frame(opening.SerializeToString()))
+        opened = link_pb.StepLinkOpened.FromString(await asyncio.wait_for(read_frame(reader), timeout))
+        return cls(reader, writer, opened)
+
+    async def _exchange(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        self.writer.write(encode_frame(request.SerializeToString()))
+        return env_pb.EnvResponse.FromString(await read_frame(self.reader))
+
+    async def closed_by_peer(self, timeout: float = 10.0) -> bool:
+        """Whether the env host closes the link (EOF) within `timeout`."""
+        return await asyncio.wait_for(self.reader.read(1), timeout) == b""
+
+    async def close(self) -> None:
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except OSError:
+            pass
 
 
 async def read_subject(js: Any, subject: str, count: int, timeout: float = 15.0) -> list[Any]:

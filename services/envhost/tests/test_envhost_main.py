@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,12 +35,25 @@ def test_unreachable_nats_exits_with_one_line() -> None:
 
 
 @pytest.mark.parametrize(("name", "value"), [("PLATFORM_ENVHOST_ID", "a.b"), ("PLATFORM_ENVHOST_CAPACITY", "0"),
-                                             ("PLATFORM_ENVHOST_LISTEN", "nowhere")])
+                                             ("PLATFORM_ENVHOST_LISTEN", "nowhere"),
+                                             ("PLATFORM_ENVHOST_STEP_LISTEN", "nowhere:x")])
 def test_bad_settings_exit_with_one_line_naming_the_setting(name: str, value: str) -> None:
     result = _run_envhost(**{name: value})
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert name in result.stderr
+
+
+def test_a_busy_step_link_port_exits_with_one_line(nats_server: Any, tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        address = f"127.0.0.1:{busy.getsockname()[1]}"
+        result = _run_envhost(PLATFORM_NATS_URL=nats_server.url, PLATFORM_ENVHOST_STEP_LISTEN=address,
+                              PLATFORM_ENVHOST_RUN_DIR=str(tmp_path))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"platform_envhost: error: cannot listen on PLATFORM_ENVHOST_STEP_LISTEN={address}: ")
 
 
 async def test_heartbeat_reports_address_capacity_and_activity(envhost_factory: Any, nats_client: Any,

@@ -128,6 +128,7 @@ class StandInBroker:
     nc: Any
     address: str
     spec: env_pb.SpecResponse
+    step_address: str = ""  # the step link of sessions it creates (empty: the gRPC stream)
     catalog: dict[str, str] = field(default_factory=lambda: {"cartpole": "CartPole-v1"})
     sessions: dict[str, ctl.SessionInfo] = field(default_factory=dict)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -157,6 +158,7 @@ class StandInBroker:
 
     def add(self, state: int = ctl.SESSION_STATE_RUNNING, address: str | None = None, **fields: Any) -> ctl.SessionInfo:
         """Put a session straight into the table (as the real broker would after a create)."""
+        fields.setdefault("step_address", self.step_address)
         info = ctl.SessionInfo(
             id=f"s{uuid.uuid4().hex[:12]}", env_id="cartpole", kwargs_json="{}", host_id="h1",
             host_address=address or self.address, state=state, created_at=time.time(),

@@ -122,6 +122,7 @@ class Handlers:
         session = control_pb2.SessionInfo(
             id=new_session_id(), env_id=request.env_id, kwargs_json=json.dumps(kwargs), record=request.record,
             host_id=host.host_id, host_address=host.address, state=STARTING, created_at=now, last_active_at=now,
+            step_address=host.step_address,
         )
         await self.store.insert(session)
         self.hosts.note_placed(host.host_id)
@@ -149,11 +150,21 @@ class Handlers:
         return control_pb2.SessionReply(session=await self.store.get(session.id))
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
-        return control_pb2.SessionReply(session=await self._existing(request.session_id))
+        return control_pb2.SessionReply(session=self._with_step_address(await self._existing(request.session_id)))
 
     async def list_sessions(self, request: control_pb2.ListSessionsRequest) -> control_pb2.ListSessionsReply:
         states = (*OPEN_STATES, *ENDED_STATES) if request.include_closed else OPEN_STATES
-        return control_pb2.ListSessionsReply(sessions=await self.store.list(states))
+        sessions = [self._with_step_address(session) for session in await self.store.list(states)]
+        return control_pb2.ListSessionsReply(sessions=sessions)
+
+    def _with_step_address(self, session: control_pb2.SessionInfo) -> control_pb2.SessionInfo:
+        """Fill a missing step address from the live host's heartbeat (a row written before the
+        column existed, or before its env host advertised a step link), when it is the same host."""
+        if not session.step_address and session.state in OPEN_STATES:
+            host = self.hosts.get(session.host_id)
+            if host is not None and host.address == session.host_address:
+                session.step_address = host.step_address
+        return session
 
     async def close_session(self, request: control_pb2.CloseSessionRequest) -> control_pb2.SessionReply:
         session = await self._existing(request.session_id)

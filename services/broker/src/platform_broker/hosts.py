@@ -34,6 +34,11 @@ class HostState:
         return self.heartbeat.address
 
     @property
+    def step_address(self) -> str:
+        """The host's step link (host:port); empty for an env host without one."""
+        return self.heartbeat.step_address
+
+    @property
     def free(self) -> int:
         return self.heartbeat.capacity - self.heartbeat.running - self.placed
 

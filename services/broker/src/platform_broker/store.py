@@ -50,7 +50,12 @@ sessions = sa.Table(
     sa.Column("spec", sa.LargeBinary, nullable=True),
     sa.Column("reason", sa.Text, nullable=False, default=""),
     sa.Column("log_tail", sa.Text, nullable=False, default=""),
+    # The env host's step link (host:port) from its heartbeat when the session was placed.
+    sa.Column("step_address", sa.String(512), nullable=False, default="", server_default=""),
 )
+# Columns added after the table's first version: `create_tables` adds them to an older table
+# (each has an empty-string server default, so existing rows read as "").
+ADDED_COLUMNS = ("step_address",)
 
 
 def state_name(state: int) -> str:
@@ -80,7 +85,7 @@ class SessionStore:
         return cls(create_async_engine(url, **options))
 
     async def create_tables(self) -> None:
-        """Create the table if missing.
+        """Create the table if missing, and add the columns an older broker's table lacks.
 
         Raises:
             UnavailableError: the database cannot be reached (the message names it, password hidden).
@@ -88,6 +93,7 @@ class SessionStore:
         try:
             async with self.engine.begin() as conn:
                 await conn.run_sync(metadata.create_all)
+                await conn.run_sync(_add_missing_columns)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             where = self.engine.url.render_as_string(hide_password=True)
             detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
@@ -145,6 +151,24 @@ class SessionStore:
             return (await conn.execute(query)).rowcount > 0
 
 
+def _add_missing_columns(conn: sa.Connection) -> None:
+    """ALTER TABLE ... ADD COLUMN for each of `ADDED_COLUMNS` the table lacks. Two brokers may
+    start at once: PostgreSQL skips a column added meanwhile (IF NOT EXISTS); SQLite says so."""
+    present = {column["name"] for column in sa.inspect(conn).get_columns(sessions.name)}
+    postgres = conn.dialect.name == "postgresql"
+    for name in ADDED_COLUMNS:
+        if name in present:
+            continue
+        type_ = sessions.c[name].type.compile(conn.dialect)
+        ddl = (f"ALTER TABLE {sessions.name} ADD COLUMN {'IF NOT EXISTS ' if postgres else ''}"
+               f"{name} {type_} NOT NULL DEFAULT ''")
+        try:
+            conn.execute(sa.text(ddl))
+        except sa.exc.OperationalError as exc:
+            if "duplicate column" not in str(exc):
+                raise
+
+
 def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
     return {
         "id": info.id,
@@ -159,6 +183,7 @@ def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
         "spec": info.spec.SerializeToString() if info.HasField("spec") else None,
         "reason": info.reason,
         "log_tail": info.log_tail,
+        "step_address": info.step_address,
     }
 
 
@@ -168,7 +193,7 @@ def _from_row(row: Any) -> control_pb2.SessionInfo:
         host_id=row["host_id"], host_address=row["host_address"],
         state=_STATE_BY_NAME.get(row["state"], control_pb2.SESSION_STATE_UNSPECIFIED),
         created_at=row["created_at"], last_active_at=row["last_active_at"], reason=row["reason"],
-        log_tail=row["log_tail"],
+        log_tail=row["log_tail"], step_address=row["step_address"],
     )
     if row["spec"] is not None:
         info.spec.ParseFromString(bytes(row["spec"]))

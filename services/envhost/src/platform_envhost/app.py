@@ -1,5 +1,5 @@
-"""The env host assembled: NATS, the publisher, the instance table, the gRPC server, the
-control service and the heartbeat, with an orderly start and stop."""
+"""The env host assembled: NATS, the publisher, the instance table, the step link and gRPC
+servers, the control service and the heartbeat, with an orderly start and stop."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from platform_envhost.nats_connection import connect_nats
 from platform_envhost.publisher import EventPublisher
 from platform_envhost.router import Router
 from platform_envhost.service import EnvHostService
+from platform_envhost.step_link import StepLinkServer
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +40,17 @@ class EnvHost:
         self.settings = settings
         self.host_id = settings.envhost_id
         self.address = ""
+        self.step_address = ""
         self._nc: Any = None
         self._server: grpc.aio.Server | None = None
+        self._step_link: StepLinkServer | None = None
         self._service: EnvHostService | None = None
         self._publisher: EventPublisher | None = None
         self._table: InstanceTable | None = None
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Connect, serve gRPC, take control requests, start beating.
+        """Connect, serve the step link and gRPC, take control requests, start beating.
 
         Raises:
             EnvHostError: NATS unreachable, JetStream missing, or the listen address unusable.
@@ -75,20 +78,20 @@ class EnvHost:
             port = self._server.add_insecure_port(s.envhost_listen)
         except RuntimeError as exc:
             raise ConfigError(f"cannot listen on PLATFORM_ENVHOST_LISTEN={s.envhost_listen}: {exc}") from None
-        host = s.envhost_listen.rpartition(":")[0]
-        if host in ("0.0.0.0", "[::]", "::"):
-            host = socket.gethostname()
-        self.address = s.envhost_advertise or f"{host}:{port}"
+        self._step_link = StepLinkServer(router, self._table, self.host_id, tracer)
+        step_host, step_port = await self._step_link.start(s.step_listen)
+        self.step_address = s.envhost_step_advertise or f"{_reachable(step_host)}:{step_port}"
+        self.address = s.envhost_advertise or f"{_reachable(s.envhost_listen.rpartition(':')[0])}:{port}"
         await self._server.start()
         await self._service.start()
         self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
-        log.info("env host %s serving on %s (capacity %d, run dir %s)", self.host_id, self.address,
-                 s.envhost_capacity, s.host_run_dir)
+        log.info("env host %s serving on %s, step link on %s (capacity %d, run dir %s)", self.host_id,
+                 self.address, self.step_address, s.envhost_capacity, s.host_run_dir)
 
     def _beat(self) -> Any:
         assert self._table is not None and self._service is not None
         return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
-                               self._service.instance_infos(with_log_tail=False))
+                               self._service.instance_infos(with_log_tail=False), step_address=self.step_address)
 
     async def stop(self) -> None:
         """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect."""
@@ -96,6 +99,8 @@ class EnvHost:
             self._heartbeat.cancel()
         if self._service is not None:
             await self._service.shutdown()
+        if self._step_link is not None:
+            await self._step_link.close()
         if self._server is not None:
             await self._server.stop(grace=1.0)
         if self._table is not None:
@@ -109,3 +114,8 @@ class EnvHost:
                 await self._nc.close()
         if self.address:
             log.info("env host %s stopped", self.host_id)
+
+
+def _reachable(host: str) -> str:
+    """The host to advertise for a bind host: this machine's name for a wildcard."""
+    return socket.gethostname() if host in ("0.0.0.0", "[::]", "::", "") else host

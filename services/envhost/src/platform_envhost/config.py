@@ -19,6 +19,13 @@ def default_host_id() -> str:
     return f"{host}-{os.getpid()}"
 
 
+def _check_host_port(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"must be HOST:PORT, not {value!r}")
+    return value
+
+
 class Settings(BaseSettings):
     """The env host's configuration; every field is `PLATFORM_<NAME>`."""
 
@@ -30,6 +37,11 @@ class Settings(BaseSettings):
     envhost_listen: str = "127.0.0.1:0"
     # The address given to others (broker, gateway); default: the bound host:port.
     envhost_advertise: str = ""
+    # TCP bind address of the step link (the gateway's fast path); default: the host of
+    # envhost_listen with port 0 (a free port).
+    envhost_step_listen: str = ""
+    # The step link's address given to others (in heartbeats); default: the bound host:port.
+    envhost_step_advertise: str = ""
     envhost_capacity: int = Field(default=64, ge=1)
     envhost_run_dir: Path = Path("./data/envhost")
     envhost_ready_timeout: float = Field(default=60.0, gt=0)
@@ -47,10 +59,17 @@ class Settings(BaseSettings):
     @field_validator("envhost_listen")
     @classmethod
     def _host_port(cls, value: str) -> str:
-        host, sep, port = value.rpartition(":")
-        if not sep or not host or not port.isdigit() or int(port) > 65535:
-            raise ValueError(f"must be HOST:PORT, not {value!r}")
-        return value
+        return _check_host_port(value)
+
+    @field_validator("envhost_step_listen")
+    @classmethod
+    def _step_host_port(cls, value: str) -> str:
+        return value and _check_host_port(value)  # empty: derived from envhost_listen
+
+    @property
+    def step_listen(self) -> str:
+        """The step link's bind address: `envhost_step_listen`, else the gRPC host with port 0."""
+        return self.envhost_step_listen or f"{self.envhost_listen.rpartition(':')[0]}:0"
 
     @property
     def host_run_dir(self) -> Path:

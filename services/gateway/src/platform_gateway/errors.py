@@ -59,6 +59,14 @@ class UnavailableError(GatewayError):
     code = "unavailable"
 
 
+class StreamBrokenError(UnavailableError):
+    """A session's stream or step link to its env host broke (EOF, reset, refused connection).
+
+    Internal: `SessionStreams` turns it into the session's end (410) when the broker says it
+    ended, else into a 503 naming the env host's address.
+    """
+
+
 class EnvTimeoutError(GatewayError):
     status = 504
     code = "timeout"

@@ -1,65 +1,45 @@
-"""The step path: one gRPC stream per session to its env host, carrying raw bytes.
+"""The step path: each session's link to its env host, carrying raw bytes.
 
-One `grpc.aio` channel per env host address (shared by that host's sessions), one
-bidirectional `Environment/Connect` stream per session opened on first use, and one
-`asyncio.Lock` per session so REST and WebSocket requests on a session are answered in
-order, one at a time (each request is followed by the read of its response). Nothing here
-decodes or encodes a message: requests and responses stay serialized bytes.
+The step link (`step_link.StepLink`, one TCP connection per session) when the broker gives the
+session a `step_address`; else a gRPC stream `Environment/Connect` (`grpc_stream.GrpcStream`,
+one `grpc.aio` channel per env host address shared by its sessions). Either is opened on first
+use. One `asyncio.Lock` per session keeps REST and WebSocket requests on a session in order,
+one at a time (each request is followed by the read of its response). Nothing here decodes or
+encodes a message: requests and responses stay serialized bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from typing import Protocol
 
-import grpc
 import grpc.aio
-from platform_contracts import subjects, tracing
 
-from platform_gateway.errors import EnvTimeoutError, GatewayError, SessionGoneError, UnavailableError
+from platform_gateway.errors import (
+    EnvTimeoutError,
+    GatewayError,
+    SessionGoneError,
+    StreamBrokenError,
+    UnavailableError,
+)
+from platform_gateway.grpc_stream import GrpcStream, new_channel
 from platform_gateway.session_directory import SessionDirectory, gone_error
-
-CONNECT_METHOD = "/simulusion.env.v1.Environment/Connect"
-_CHANNEL_OPTIONS = [
-    ("grpc.max_send_message_length", -1),
-    ("grpc.max_receive_message_length", -1),
-    # An env host that restarts at the same address is found again within a second or two.
-    ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-]
+from platform_gateway.step_link import StepLink
 
 
-class _Stream:
-    """One session's gRPC stream. Requests are fed through a queue that gRPC consumes on its
-    own: the next response can be awaited at once, without first waiting for the write to
-    complete (measured: ~15-25% more lockstep steps per second than write() then read())."""
+class _Stream(Protocol):
+    session_id: str
+    env_id: str
+    address: str
+    last_used: float
+    dropped: bool
 
-    __slots__ = ("_queue", "address", "call", "dropped", "env_id", "last_used", "session_id")
+    def done(self) -> bool: ...
 
-    def __init__(self, session_id: str, env_id: str, address: str, channel: grpc.aio.Channel) -> None:
-        self.session_id = session_id
-        self.env_id = env_id
-        self.address = address
-        self.last_used = time.monotonic()
-        self.dropped = False
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        connect = channel.stream_stream(CONNECT_METHOD, request_serializer=None, response_deserializer=None)
-        metadata = tracing.grpc_metadata([(subjects.SESSION_ID_METADATA, session_id)])
-        self.call: grpc.aio.StreamStreamCall = connect(self._requests(), metadata=metadata)
+    async def exchange(self, request: bytes) -> bytes: ...
 
-    async def _requests(self) -> AsyncIterator[bytes]:
-        while (request := await self._queue.get()) is not None:
-            yield request
-
-    def send(self, request: bytes) -> None:
-        self._queue.put_nowait(request)
-
-    def close(self) -> None:
-        self.dropped = True
-        self._queue.put_nowait(None)
-        self.call.cancel()
+    def close(self) -> None: ...
 
 
 class SessionStreams:
@@ -68,7 +48,7 @@ class SessionStreams:
     def __init__(self, directory: SessionDirectory, *, timeout: float = 300.0) -> None:
         self.directory = directory
         self._timeout = timeout
-        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._channels: dict[str, grpc.aio.Channel] = {}  # the gRPC fallback's, by env host address
         self._streams: dict[str, _Stream] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._closed = False
@@ -94,15 +74,14 @@ class SessionStreams:
     async def exchange_locked(self, session_id: str, request: bytes) -> bytes:
         """`exchange` for a caller that already holds `lock(session_id)`."""
         stream = self._streams.get(session_id)
-        if stream is None or stream.call.done():
+        if stream is None or stream.done():
             if stream is not None:  # ended since the last request: ask the broker again
                 self.directory.forget(session_id)
             stream = await self._open(session_id)
         stream.last_used = time.monotonic()
         try:
             async with asyncio.timeout(self._timeout):
-                stream.send(request)
-                response = await stream.call.read()
+                return await stream.exchange(request)
         except TimeoutError:
             self.drop(session_id)
             raise EnvTimeoutError(
@@ -117,12 +96,11 @@ class SessionStreams:
                 raise
             if not dropped:  # gRPC cancelled the call itself
                 raise await self._broken(stream, "the call was cancelled") from None
-            raise SessionGoneError(f"session {session_id} is closed (closed while a request was in flight)") from None
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as exc:
-            raise await self._broken(stream, _describe(exc)) from None
-        if response is grpc.aio.EOF:
-            raise await self._broken(stream, "the env host ended the stream")
-        return response  # type: ignore[return-value]
+            raise _closed_in_flight(session_id) from None
+        except StreamBrokenError as exc:
+            if stream.dropped:  # closed here while the request was in flight
+                raise _closed_in_flight(session_id) from None
+            raise await self._broken(stream, exc.message) from None
 
     def drop(self, session_id: str) -> None:
         """Cancel the session's stream (if any); the next request opens a new one."""
@@ -169,13 +147,18 @@ class SessionStreams:
             raise UnavailableError("the gateway is shutting down")
         self.drop(session_id)
         info = await self.directory.running(session_id)
-        address = info.host_address
-        if not address:
-            raise UnavailableError(f"session {session_id} ({info.env_id}) has no env host address")
-        channel = self._channels.get(address)
-        if channel is None:
-            channel = self._channels[address] = grpc.aio.insecure_channel(address, options=_CHANNEL_OPTIONS)
-        stream = self._streams[session_id] = _Stream(session_id, info.env_id, address, channel)
+        stream: _Stream
+        if info.step_address:
+            stream = StepLink(session_id, info.env_id, info.step_address)
+        else:
+            address = info.host_address
+            if not address:
+                raise UnavailableError(f"session {session_id} ({info.env_id}) has no env host address")
+            channel = self._channels.get(address)
+            if channel is None:
+                channel = self._channels[address] = new_channel(address)
+            stream = GrpcStream(session_id, info.env_id, address, channel)
+        self._streams[session_id] = stream
         return stream
 
     async def _broken(self, stream: _Stream, why: str) -> GatewayError:
@@ -192,7 +175,5 @@ class SessionStreams:
         return UnavailableError(f"{where}: the env host at {stream.address} is unreachable ({why})")
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, grpc.aio.AioRpcError):
-        return f"{exc.code().name}: {exc.details()}"
-    return str(exc) or type(exc).__name__
+def _closed_in_flight(session_id: str) -> SessionGoneError:
+    return SessionGoneError(f"session {session_id} is closed (closed while a request was in flight)")
