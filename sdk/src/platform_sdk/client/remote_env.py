@@ -91,13 +91,17 @@ class RemoteEnv(gym.Env):
         return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        request = env_pb.EnvRequest()
         try:
-            value = encode_value(action, self.action_space)
+            if action.__class__ is int and self.action_space.__class__ is gym.spaces.Discrete:
+                request.step.action.discrete = action  # the common case, without encode_value's checks
+            else:
+                request.step.action.CopyFrom(encode_value(action, self.action_space))
         except (ValueError, TypeError) as exc:
             raise errors.InvalidActionError(
                 f"session {self.session_id} ({self.env_id}), step {self._steps + 1}: {exc}", session_id=self.session_id
             ) from None
-        result = self._call(env_pb.EnvRequest(step=env_pb.StepRequest(action=value)), "step").step
+        result = self._call(request, "step").step
         self._steps += 1
         return (
             decode_value(result.observation, self.observation_space),
@@ -147,10 +151,13 @@ class RemoteEnv(gym.Env):
     def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
         if self._closed or self._stream is None:
             raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
-        with _tracer.start_as_current_span(f"env.{what}") as span:
-            if span.get_span_context().is_valid:
-                inject_dict(request.trace_context)  # type: ignore[arg-type]
-            response = self._stream.call(request)
+        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            response = self._stream.call(request)  # no tracing configured: a span would be a no-op
+        else:
+            with _tracer.start_as_current_span(f"env.{what}") as span:
+                if span.get_span_context().is_valid:
+                    inject_dict(request.trace_context)  # type: ignore[arg-type]
+                response = self._stream.call(request)
         if response.HasField("error"):
             raise self._error(response.error, what)
         return response
