@@ -37,7 +37,7 @@ def in_process_rate(seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def _run_sessions(url: str, count: int, seconds: float, record: bool, out: mp.Queue) -> None:
+def _run_sessions(url: str, count: int, seconds: float, record: bool, out: mp.Queue, lockstep: bool) -> None:
     """One client process driving `count` sessions, one thread each, in lockstep."""
     import platform_sdk
 
@@ -55,7 +55,7 @@ def _run_sessions(url: str, count: int, seconds: float, record: bool, out: mp.Qu
         while time.perf_counter() < stop_at[0]:
             t0 = time.perf_counter()
             _, _, term, trunc, _ = env.step(int(rng.integers(0, 2)))
-            if i == 0 and count == 1:
+            if lockstep:
                 latencies.append(time.perf_counter() - t0)
             counts[i] += 1
             if term or trunc:
@@ -83,7 +83,9 @@ def remote_rate(url: str, sessions: int, seconds: float, record: bool) -> tuple[
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
     shares = [sessions // procs_n + (1 if i < sessions % procs_n else 0) for i in range(procs_n)]
-    procs = [ctx.Process(target=_run_sessions, args=(url, share, seconds, record, out)) for share in shares]
+    procs = [
+        ctx.Process(target=_run_sessions, args=(url, share, seconds, record, out, sessions == 1)) for share in shares
+    ]
     for p in procs:
         p.start()
     results = [out.get(timeout=600) for _ in procs]
