@@ -6,9 +6,8 @@ import textwrap
 
 import httpx
 import numpy as np
-from gymnasium.utils.env_checker import check_env
-
 import platform_sdk
+from gymnasium.utils.env_checker import check_env
 from platform_testing.platform import running_platform
 
 FACTORY = '''
@@ -86,7 +85,7 @@ def test_catalog_entries_from_a_factory_and_a_gymnasium_id(tmp_path):
         with platform_sdk.connect("reach", url=stack.url) as env:
             assert env.observation_space["goal"].nvec.tolist() == [7, 7], "catalog kwargs reach the factory"
             check_env(env)
-            obs, info = env.reset(seed=3)
+            obs, _info = env.reset(seed=3)
             handle = env.snapshot()
             first = [env.step((2, np.array([1, 0], dtype=np.int8))) for _ in range(3)]
             env.restore(handle)
@@ -97,5 +96,5 @@ def test_catalog_entries_from_a_factory_and_a_gymnasium_id(tmp_path):
         with platform_sdk.connect("frozenlake", url=stack.url, kwargs={"map_name": "8x8"}) as lake:
             obs, _ = lake.reset(seed=0)
             assert lake.observation_space.n == 64 and obs == 0
-            obs, reward, *_ = lake.step(2)  # not slippery: right moves right
+            obs, _reward, *_ = lake.step(2)  # not slippery: right moves right
             assert obs == 1

@@ -4,30 +4,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import httpx
 import numpy as np
-
 import platform_sdk
 from platform_testing.platform import running_platform
-
-
-def instance_pids(session_id: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"platform_sdk.*{session_id}"], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
-
-
-def wait_for(predicate, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+from platform_testing.waiting import instance_pids, wait_for
 
 
 def session_state(url: str, sid: str) -> dict:

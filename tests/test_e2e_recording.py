@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import httpx
 import numpy as np
-
 import platform_sdk
-
-
-def wait_for(predicate, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+from platform_testing.waiting import wait_for
 
 
 def test_recorded_session_writes_every_step_once(platform_stack):

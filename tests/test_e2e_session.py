@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import platform_sdk
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-import platform_sdk
 
 
 def rollout(env, actions, seed=None):
@@ -26,11 +25,11 @@ def test_readme_example_runs(platform_stack):
     with platform_sdk.connect("cartpole", url=platform_stack.url) as env:
         obs, info = env.reset(seed=0)
         assert env.observation_space.contains(obs)
-        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        obs, reward, _terminated, truncated, _info = env.step(env.action_space.sample())
         assert reward == 1.0 and not truncated
         handle = env.snapshot()
         after_snapshot, reward, *_ = env.step(1)
-        restored, info = env.restore(handle)
+        restored, _info = env.restore(handle)
         assert np.array_equal(restored, obs)
         again, *_ = env.step(1)
         assert np.array_equal(again, after_snapshot)

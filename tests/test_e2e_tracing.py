@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import nats
+import platform_sdk
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-
-import platform_sdk
 from platform_contracts import subjects
 
 

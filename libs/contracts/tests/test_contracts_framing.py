@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from platform_contracts.framing import HEADER, MAX_FRAME_BYTES, FrameTooLargeError, encode_frame, read_frame
 
 
@@ -22,7 +21,7 @@ async def test_frames_round_trip_over_tcp():
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    _reader, writer = await asyncio.open_connection("127.0.0.1", port)
     payloads = [b"", b"x", bytes(range(256)) * 1000]
     for payload in payloads:
         writer.write(encode_frame(payload))

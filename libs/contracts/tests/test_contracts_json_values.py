@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium import spaces as gs
-
-from platform_contracts.json_values import ValueMismatchError, describe_space, space_to_json, value_from_json, value_to_json
+from platform_contracts.json_values import (
+    ValueMismatchError,
+    describe_space,
+    space_to_json,
+    value_from_json,
+    value_to_json,
+)
 from platform_contracts.spaces import decode_value, space_to_proto
 from platform_contracts.values import datamap_from_dict, dict_from_datamap, json_from_datamap
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium import spaces as gs
-
-from platform_contracts.spaces import UnsupportedSpaceError, decode_value, encode_value, space_from_proto, space_to_proto
+from platform_contracts.spaces import (
+    UnsupportedSpaceError,
+    decode_value,
+    encode_value,
+    space_from_proto,
+    space_to_proto,
+)
 
 SPACES = {
     "box": gs.Box(low=-np.inf, high=np.inf, shape=(4,), dtype=np.float32),

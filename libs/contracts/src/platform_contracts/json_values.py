@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from simulusion.env.v1 import values_pb2 as pb
 
 from platform_contracts.values import array_from_tensor, python_from_value, tensor_from_array
-from simulusion.env.v1 import values_pb2 as pb
 
 
 class ValueMismatchError(ValueError):

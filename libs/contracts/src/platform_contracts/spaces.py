@@ -8,9 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from platform_contracts.values import array_from_tensor, python_from_value, tensor_from_array, value_from_python
 from simulusion.env.v1 import values_pb2 as pb
+
+from platform_contracts.values import (
+    array_from_tensor,
+    python_from_value,
+    tensor_from_array,
+    value_from_python,
+)
 
 
 class UnsupportedSpaceError(TypeError):

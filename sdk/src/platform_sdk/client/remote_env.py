@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, SupportsFloat
+from typing import Any, Self, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from opentelemetry import trace
-
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.tracing import inject_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
+from simulusion.env.v1 import environment_pb2 as env_pb
+
 from platform_sdk import errors
 from platform_sdk.client.rest import RestClient
 from platform_sdk.client.settings import resolve_token, resolve_url
 from platform_sdk.client.stream import SessionStream
-from simulusion.env.v1 import environment_pb2 as env_pb
 
 _tracer = trace.get_tracer("platform_sdk")
 _ERRORS: dict[int, type[errors.PlatformError]] = {
@@ -135,7 +135,7 @@ class RemoteEnv(gym.Env):
         result = self._call(env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle)), "restore").restore
         return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
 
-    def __enter__(self) -> RemoteEnv:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

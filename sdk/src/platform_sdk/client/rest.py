@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from platform_contracts.tracing import inject_dict
 
 from platform_sdk import errors
-from platform_contracts.tracing import inject_dict
 
 
 class RestClient:
