@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from importlib import resources
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,14 +33,8 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 ENTRY_KEYS = {"gymnasium_id", "factory", "path", "description", "kwargs"}
 
-BUILTINS: tuple[tuple[str, str, str], ...] = (
-    ("cartpole", "CartPole-v1", "Balance a pole on a cart by pushing the cart left or right (discrete)."),
-    ("acrobot", "Acrobot-v1", "Swing the end of a two-link arm above a line by torquing its joint (discrete)."),
-    ("mountaincar", "MountainCar-v0", "Drive an underpowered car up a hill by building momentum (discrete)."),
-    ("mountaincar-continuous", "MountainCarContinuous-v0",
-     "Drive an underpowered car up a hill by building momentum (continuous force)."),
-    ("pendulum", "Pendulum-v1", "Swing an inverted pendulum up and keep it upright (continuous torque)."),
-)
+# Built-in entries: one TOML file per family in platform_broker/builtin/, same format as catalog.toml.
+BUILTIN_PACKAGE = "platform_broker.builtin"
 
 
 class Catalog:
@@ -68,10 +63,16 @@ class Catalog:
 
 
 def builtin_entries() -> dict[str, control_pb2.CatalogEntry]:
-    return {
-        env_id: control_pb2.CatalogEntry(id=env_id, gymnasium_id=gym_id, description=text, kwargs_json="{}")
-        for env_id, gym_id, text in BUILTINS
-    }
+    """The built-in entries, from every `builtin/*.toml` in name order."""
+    entries: dict[str, control_pb2.CatalogEntry] = {}
+    folder = resources.files(BUILTIN_PACKAGE)
+    for item in sorted(folder.iterdir(), key=lambda f: f.name):
+        if not item.name.endswith(".toml"):
+            continue
+        label = Path(f"<built-in {item.name}>")
+        for env_id, raw in tomllib.loads(item.read_text(encoding="utf-8")).get("envs", {}).items():
+            entries[env_id] = parse_entry(env_id, raw, label)
+    return entries
 
 
 def load_catalog(path: str | Path | None) -> Catalog:
