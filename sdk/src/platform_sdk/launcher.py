@@ -2,6 +2,10 @@
 
 An instance is killed when the process that launched it dies (Linux parent-death signal), so
 instances never outlive their env host. Its stdout and stderr go to `<run_dir>/<name>.log`.
+
+An instance of a Docker image runs as `docker run --rm -p 127.0.0.1::50051 IMAGE [--kwargs JSON]`:
+the image's entry point is the environment server listening on 0.0.0.0:50051 (the kwargs, when
+there are any, are appended to it), and the instance's address is the published local port.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,16 +32,21 @@ from typing import Any
 MAX_SOCKET_PATH = 100
 _POLL_S = 0.01
 _PR_SET_PDEATHSIG = 1
+# The port an image's environment server listens on inside its container.
+CONTAINER_PORT = 50051
+_DOCKER_TIMEOUT_S = 15.0
 
 
 @dataclass
 class LaunchSpec:
-    """What to run: a Gymnasium id, or a "module:function" factory (with a folder for sys.path)."""
+    """What to run: a Gymnasium id, a "module:function" factory (with a folder for sys.path), or
+    a Docker image serving the environment protocol on port 50051."""
 
     gymnasium_id: str = ""
     factory: str = ""  # "module:function"
     path: str = ""  # a folder added to sys.path for the factory
     kwargs: dict[str, Any] = field(default_factory=dict)
+    image: str = ""  # a Docker image whose entry point is the environment server
 
 
 class LaunchError(Exception):
@@ -119,9 +130,9 @@ def server_command(spec: LaunchSpec, listen: str) -> list[str]:
     """The command line of the environment server for `spec`.
 
     Raises:
-        LaunchError: the spec names neither or both of a Gymnasium id and a factory.
+        LaunchError: the spec names neither or both of a Gymnasium id and a factory, or an image.
     """
-    if bool(spec.gymnasium_id) == bool(spec.factory):
+    if bool(spec.gymnasium_id) == bool(spec.factory) or spec.image:
         raise LaunchError(f"a launch spec needs exactly one of gymnasium_id and factory, got {spec!r}")
     command = [sys.executable, "-m", "platform_sdk"]
     if spec.gymnasium_id:
@@ -151,12 +162,15 @@ async def launch_instance(
 
     Raises:
         LaunchError: the process exited before it was ready, or did not get ready in time
-            (it is then killed); the error carries the log tail.
+            (it is then killed); the error carries the log tail. For an image: also when no
+            Docker engine is reachable (a one-line message naming the image).
     """
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
-    socket_path, temp_dir = _socket_path(run_dir, name)
     log_path = run_dir / f"{name}.log"
+    if spec.image:
+        return await _launch_container(spec, log_path, name, ready_timeout)
+    socket_path, temp_dir = _socket_path(run_dir, name)
     command = server_command(spec, f"unix:{socket_path}")
     what = spec.gymnasium_id or spec.factory
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -183,6 +197,100 @@ async def launch_instance(
         raise LaunchError(f"the instance {name} of {what} {exc.args[0]}", instance.log_tail()) from None
     except BaseException:  # cancelled: leave nothing behind
         await instance.stop(timeout=1.0)
+        raise
+    return instance
+
+
+class ContainerInstance(InstanceProcess):
+    """A `docker run` of an image; stopping it also removes its container.
+
+    Attributes:
+        container: the container's name.
+    """
+
+    def __init__(self, process: asyncio.subprocess.Process, container: str, log_path: Path) -> None:
+        super().__init__(process, "", log_path, log_path.with_suffix(".no-socket"), None)
+        self.container = container
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Stop the `docker run` (its signal reaches the container), then remove the container."""
+        await super().stop(timeout)
+        with contextlib.suppress(LaunchError):
+            await _docker("rm", "-f", self.container)
+
+
+def docker_command(spec: LaunchSpec, container: str) -> list[str]:
+    """The `docker run` command line of an image instance (its port published on 127.0.0.1)."""
+    if not spec.image or spec.gymnasium_id or spec.factory:
+        raise LaunchError(f"a launch spec with an image names no gymnasium_id or factory, got {spec!r}")
+    command = ["docker", "run", "--rm", "--name", container, "-p", f"127.0.0.1::{CONTAINER_PORT}", spec.image]
+    if spec.kwargs:
+        try:
+            command += ["--kwargs", json.dumps(spec.kwargs)]
+        except (TypeError, ValueError) as exc:
+            raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
+    return command
+
+
+async def check_docker_engine(image: str) -> None:
+    """Raise a one-line LaunchError naming `image` unless a Docker engine answers."""
+    try:
+        await _docker("info", "--format", "{{.ServerVersion}}")
+    except LaunchError as exc:
+        raise LaunchError(
+            f"this environment runs in the Docker image {image} but no Docker engine is reachable: {exc}"
+        ) from None
+
+
+async def _docker(*args: str) -> str:
+    """Run `docker ARGS`; returns its stdout.
+
+    Raises:
+        LaunchError: docker is not installed, failed (its last stderr line) or did not answer.
+    """
+    if shutil.which("docker") is None:
+        raise LaunchError("the docker command is not installed")
+    process = await asyncio.create_subprocess_exec(
+        "docker", *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), _DOCKER_TIMEOUT_S)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        raise LaunchError(f"docker {args[0]} did not answer within {_DOCKER_TIMEOUT_S:g} s") from None
+    if process.returncode != 0:
+        lines = [line.strip() for line in err.decode(errors="replace").splitlines() if line.strip()]
+        raise LaunchError(lines[-1] if lines else f"docker {args[0]} exited with code {process.returncode}")
+    return out.decode(errors="replace")
+
+
+async def _launch_container(spec: LaunchSpec, log_path: Path, name: str, ready_timeout: float) -> InstanceProcess:
+    await check_docker_engine(spec.image)
+    container = f"simulusion-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{uuid.uuid4().hex[:8]}"
+    command = docker_command(spec, container)
+    with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()),
+            )
+        except OSError as exc:
+            raise LaunchError(f"cannot start the instance {name} of {spec.image}: {exc}") from None
+    instance = ContainerInstance(process, container, log_path)
+    try:
+        await _wait_ready(instance, ready_timeout)  # the address inside the container
+        published = await _docker("port", container, f"{CONTAINER_PORT}/tcp")
+        instance.address = published.split()[0] if published.split() else ""
+        if not instance.address:
+            raise LaunchError(f"publishes no port for {CONTAINER_PORT}/tcp")
+    except LaunchError as exc:
+        await instance.stop(timeout=5.0)
+        raise LaunchError(f"the instance {name} of {spec.image} {exc.args[0]}", instance.log_tail()) from None
+    except BaseException:  # cancelled: leave nothing behind
+        await instance.stop(timeout=5.0)
         raise
     return instance
 

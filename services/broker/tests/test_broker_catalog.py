@@ -9,7 +9,9 @@ import pytest
 from platform_broker.catalog import load_catalog
 from platform_broker.errors import ConfigError
 
-BUILTIN_IDS = ["cartpole", "acrobot", "mountaincar", "mountaincar-continuous", "pendulum"]
+CLASSIC_IDS = ["cartpole", "acrobot", "mountaincar", "mountaincar-continuous", "pendulum"]
+# Every built-in family file (classic control, Atari, ...), in the broker's load order.
+BUILTIN_IDS = load_catalog(None).ids()
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -20,10 +22,12 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_builtins_only_without_a_file():
     catalog = load_catalog(None)
-    assert catalog.ids() == BUILTIN_IDS
-    gym_ids = [entry.gymnasium_id for entry in catalog]
+    classic = [env_id for env_id in catalog.ids() if env_id in CLASSIC_IDS]
+    assert classic == CLASSIC_IDS
+    gym_ids = [catalog.get(env_id).gymnasium_id for env_id in CLASSIC_IDS]
     assert gym_ids == ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"]
     assert all(entry.description and "\n" not in entry.description for entry in catalog)
+    assert all(not entry.image for entry in catalog)  # built-ins run without Docker
 
 
 def test_file_entries_are_added(tmp_path):
@@ -49,6 +53,26 @@ path = "./my_envs"
     assert mine.description and json.loads(mine.kwargs_json) == {}
 
 
+def test_an_image_entry(tmp_path):
+    path = write(tmp_path, """
+[envs.my-sim]
+image = "ghcr.io/my-org/my-simulator:1.2@sha256:abc123"
+kwargs = { level = 2 }
+
+[envs.plain]
+image = "my-sim"
+description = "My simulator"
+""")
+    catalog = load_catalog(path)
+    assert catalog.ids() == [*BUILTIN_IDS, "my-sim", "plain"]
+    sim = catalog.get("my-sim")
+    assert sim.image == "ghcr.io/my-org/my-simulator:1.2@sha256:abc123"
+    assert (sim.gymnasium_id, sim.factory, sim.path) == ("", "", "")
+    assert json.loads(sim.kwargs_json) == {"level": 2}
+    assert sim.description == "Docker image ghcr.io/my-org/my-simulator:1.2@sha256:abc123"
+    assert catalog.get("plain").description == "My simulator"
+
+
 def test_a_file_entry_replaces_a_builtin(tmp_path):
     catalog = load_catalog(write(tmp_path, '[envs.cartpole]\ngymnasium_id = "CartPole-v0"\n'))
     assert catalog.get("cartpole").gymnasium_id == "CartPole-v0"
@@ -59,6 +83,12 @@ def test_a_file_entry_replaces_a_builtin(tmp_path):
     ('[envs."bad id"]\ngymnasium_id = "X-v0"\n', "bad id", "letters, digits"),
     ('[envs."a.b"]\ngymnasium_id = "X-v0"\n', "a.b", "letters, digits"),
     ('[envs.both]\ngymnasium_id = "X-v0"\nfactory = "m:f"\n', "both", "exactly one of"),
+    ('[envs.both]\nimage = "org/sim"\nfactory = "m:f"\n', "both", "exactly one of 'gymnasium_id', 'factory' and 'image'"),
+    ('[envs.both]\nimage = "org/sim"\ngymnasium_id = "X-v0"\n', "both", "exactly one of"),
+    ('[envs.img]\nimage = "-v /:/host org/sim"\n', "img", "Docker image reference"),
+    ('[envs.img]\nimage = "org/sim latest"\n', "img", "Docker image reference"),
+    ('[envs.img]\nimage = ["org/sim"]\n', "img", "'image' must be a string"),
+    ('[envs.img]\nimage = "org/sim"\npath = "."\n', "img", "only goes with 'factory'"),
     ('[envs.neither]\ndescription = "nothing to run"\n', "neither", "exactly one of"),
     ('[envs.fac]\nfactory = "no_colon"\n', "fac", "'module:function'"),
     ('[envs.fac]\nfactory = "m:f:g"\n', "fac", "'module:function'"),

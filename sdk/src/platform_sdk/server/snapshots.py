@@ -4,14 +4,21 @@ The whole wrapped environment is pickled (its `np_random`, its spaces' RNGs, the
 state such as TimeLimit's elapsed steps) together with the last observation and info. Render
 resources (pygame surfaces and clocks, MuJoCo viewers, GL contexts) are left out and come back
 as None, so the restored environment re-creates them lazily when it next renders.
+
+Gymnasium's `EzPickle` environments (MuJoCo, Box2D, ALE) pickle as their constructor's
+arguments and unpickle as a NEW environment; snapshots pickle their attributes instead, so a
+restored MuJoCo environment keeps its simulation state.
 """
 
 from __future__ import annotations
 
+import copyreg
 import io
 import pickle
 from dataclasses import dataclass
 from typing import Any
+
+from gymnasium.utils.ezpickle import EzPickle
 
 from platform_sdk.server.errors import ServerError
 
@@ -26,6 +33,7 @@ RENDER_MODULE_PREFIXES: tuple[str, ...] = (
     "mujoco.glfw",
     "mujoco.osmesa",
     "mujoco.renderer",
+    "mujoco.rendering",  # mujoco.Renderer and its GL contexts (mujoco.rendering.classic.*)
     "mujoco._render",
 )
 # Render resources named by type (their module also holds things that must be kept, such as
@@ -64,6 +72,16 @@ def is_render_resource(obj: Any) -> bool:
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> str | None:
         return _LEFT_OUT if is_render_resource(obj) else None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, EzPickle) and not isinstance(obj, type):
+            # its attributes, not its constructor's arguments (EzPickle's own pickling)
+            return copyreg.__newobj__, (type(obj),), obj.__dict__, None, None, _set_attributes
+        return NotImplemented
+
+
+def _set_attributes(obj: Any, state: dict[str, Any]) -> None:
+    obj.__dict__.update(state)
 
 
 class _Unpickler(pickle.Unpickler):

@@ -11,7 +11,10 @@ A catalog file adds (or replaces) entries::
     factory = "my_module:make_env"
     path = "./my_envs"          # relative to the catalog file's folder
 
-Each entry has exactly one of `gymnasium_id` and `factory`.
+    [envs.my-sim]
+    image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
+
+Each entry has exactly one of `gymnasium_id`, `factory` and `image`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from importlib import resources
 from collections.abc import Iterator, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,9 @@ from platform_broker.errors import ConfigError
 ENV_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
-ENTRY_KEYS = {"gymnasium_id", "factory", "path", "description", "kwargs"}
+# A Docker image reference: no whitespace, and no leading '-' (it goes on a `docker run` line).
+IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
+ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs"}
 
 # Built-in entries: one TOML file per family in platform_broker/builtin/, same format as catalog.toml.
 BUILTIN_PACKAGE = "platform_broker.builtin"
@@ -116,14 +121,16 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.Catalo
     unknown = set(raw) - ENTRY_KEYS
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(ENTRY_KEYS)}")
-    for key in ("gymnasium_id", "factory", "path", "description"):
+    for key in ("gymnasium_id", "factory", "image", "path", "description"):
         if key in raw and not isinstance(raw[key], str):
             raise bad(f"'{key}' must be a string")
-    gymnasium_id, factory = raw.get("gymnasium_id", ""), raw.get("factory", "")
-    if bool(gymnasium_id) == bool(factory):
-        raise bad("needs exactly one of 'gymnasium_id' and 'factory'")
+    gymnasium_id, factory, image = raw.get("gymnasium_id", ""), raw.get("factory", ""), raw.get("image", "")
+    if [bool(gymnasium_id), bool(factory), bool(image)].count(True) != 1:
+        raise bad("needs exactly one of 'gymnasium_id', 'factory' and 'image'")
     if factory and not FACTORY_RE.match(factory):
         raise bad(f"'factory' must be 'module:function', got {factory!r}")
+    if image and not IMAGE_RE.match(image):
+        raise bad(f"'image' must be a Docker image reference such as 'my-org/sim:latest', got {image!r}")
     kwargs = raw.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise bad("'kwargs' must be a table, e.g. kwargs = { continuous = true }")
@@ -139,8 +146,8 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.Catalo
         kwargs_json = json.dumps(kwargs)
     except (TypeError, ValueError) as exc:  # TOML dates and times are not JSON
         raise bad(f"'kwargs' must hold JSON values only: {exc}") from None
-    description = raw.get("description") or (f"Gymnasium {gymnasium_id}" if gymnasium_id else f"{factory}")
+    default = f"Gymnasium {gymnasium_id}" if gymnasium_id else (f"Docker image {image}" if image else factory)
     return control_pb2.CatalogEntry(
-        id=env_id, description=description, gymnasium_id=gymnasium_id, factory=factory, path=path,
-        kwargs_json=kwargs_json,
+        id=env_id, description=raw.get("description") or default, gymnasium_id=gymnasium_id, factory=factory,
+        path=path, kwargs_json=kwargs_json, image=image,
     )

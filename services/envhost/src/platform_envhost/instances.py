@@ -40,10 +40,11 @@ def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str) -> LaunchSpec:
     """The launcher's spec for a catalog entry, with the session's kwargs over the entry's."""
     kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
     kwargs.update(_json_object(kwargs_json, f"the kwargs of environment {entry.id!r}"))
-    if not entry.gymnasium_id and not entry.factory:
-        raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory",
+    if not entry.gymnasium_id and not entry.factory and not entry.image:
+        raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory nor an image",
                           code="invalid_argument")
-    return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs)
+    return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs,
+                      image=entry.image)
 
 
 class InstanceTable:

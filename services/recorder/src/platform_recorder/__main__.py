@@ -78,6 +78,7 @@ async def _run(settings: Settings) -> int:
         batch=settings.recorder_batch,
         fetch_timeout=settings.recorder_fetch_timeout,
         ack_wait=settings.recorder_ack_wait,
+        meta_interval=settings.recorder_meta_interval,
     )
     try:
         await service.start()

@@ -130,6 +130,7 @@ class ConsumerLoop:
             try:
                 msgs = await self.sub.fetch(self.batch, timeout=self.fetch_timeout)
             except (TimeoutError, FetchTimeoutError, NatsTimeoutError):
+                await self._idle()
                 continue
             except ConnectionClosedError:
                 if self._stopping.is_set():
@@ -160,6 +161,15 @@ class ConsumerLoop:
             except (NatsError, OSError):  # handled by the next fetch of the main loop
                 break
         return msgs
+
+    async def _idle(self) -> None:
+        """Nothing to fetch: write the meta.json files that lag (busy, `process` does it)."""
+        if self.writer.meta_pending:
+            try:
+                await asyncio.to_thread(self.writer.flush_due)
+            except Exception:  # rebuilt from the part files by the next batch or start
+                log.exception("could not write a lagging meta.json")
+                self.writer.reset()
 
     async def _rewind(self) -> bool:
         try:

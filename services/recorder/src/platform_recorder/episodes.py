@@ -16,6 +16,7 @@ An episode that did not start with a reset/restore has T observation rows.
 
 from __future__ import annotations
 
+import io
 import logging
 import math
 import os
@@ -47,8 +48,40 @@ def _flatten(value: values_pb2.Value, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = python_from_value(value)
 
 
+def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | None:
+    """The rows stacked at once when all are tensors of one dtype and shape, or all discrete
+    (the common case, e.g. CartPole: no per-row decoding); else None."""
+    if not values:
+        return None
+    kind = values[0].WhichOneof("kind")
+    if kind == "discrete":
+        if all(v.WhichOneof("kind") == "discrete" for v in values):
+            return np.array([v.discrete for v in values], dtype=np.int64)
+        return None
+    if kind != "tensor":
+        return None
+    first = values[0].tensor
+    dtype_name, shape = first.dtype, tuple(first.shape)
+    tensors = [v.tensor for v in values]
+    if not all(v.WhichOneof("kind") == "tensor" for v in values) or any(
+        t.dtype != dtype_name or tuple(t.shape) != shape for t in tensors
+    ):
+        return None
+    try:
+        dtype = np.dtype(dtype_name)
+    except TypeError:
+        return None
+    data = b"".join(t.data for t in tensors)
+    if len(data) != len(values) * dtype.itemsize * math.prod(shape):
+        return None  # a malformed tensor: the row-by-row path reports it
+    return np.frombuffer(data, dtype=dtype).reshape((len(values), *shape))
+
+
 def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray]:
     """Stack the rows of values into one array per leaf (`prefix`, `prefix.key`, ...)."""
+    uniform = _uniform_column(values)
+    if uniform is not None:
+        return {prefix: uniform}
     rows: list[dict[str, Any]] = []
     for value in values:
         flat: dict[str, Any] = {}
@@ -171,12 +204,15 @@ def build_episode(
     return arrays, summary
 
 
-def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write arrays to `path` (temp file, fsync, rename, directory fsync)."""
+def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray], sync_dir: bool = True) -> None:
+    """Write arrays to `path` (temp file, fsync, rename, then with `sync_dir` a directory fsync)."""
     tmp = path.with_name(path.name + ".tmp")
+    buffer = io.BytesIO()  # zipfile seeks back per member: in memory, then one write
+    np.savez_compressed(buffer, **arrays)
     with open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
+        f.write(buffer.getbuffer())
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)

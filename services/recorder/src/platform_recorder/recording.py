@@ -4,15 +4,19 @@ Durable state is only what is on disk: meta.json, the finished `episode-*.npz`, 
 `episode-*.part` files (and `orphans.part`). `Recording.load` derives everything else from it:
 the last seq written, the seqs still missing, which episodes are open and which must be finished.
 
-Per batch the writer calls `append` for each event (in order), then `sync` (fsync the touched part
+Per batch the writer calls `append` for each event (in order), then `sync` (write the batch's
+records, one write per run of events bound for the same part file, and fsync the touched part
 files: from here the events are durable and may be acked), then `settle` (finish ended episodes:
-npz, then meta.json, then delete the part; every step is idempotent, so a crash anywhere in it is
-repaired by `load`).
+npz; then, at most every `meta_interval` seconds unless something urgent changed, meta.json
+listing them, and only then delete their parts; every step is idempotent, so a crash anywhere in
+it is repaired by `load`). Until meta.json lists a finished episode its part file stays: the
+events stay durable where `load` finds them.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +37,7 @@ from platform_recorder.session_files import (
     ORPHANS_PART,
     PartWriter,
     episode_stem,
+    frame_record,
     npz_path,
     part_files,
     part_path,
@@ -60,9 +65,10 @@ class OpenEpisode:
 class Recording:
     """The state of one recorded session; build it with `Recording.load`."""
 
-    def __init__(self, session_dir: Path, meta: dict[str, Any]) -> None:
+    def __init__(self, session_dir: Path, meta: dict[str, Any], meta_interval: float = 0.0) -> None:
         self.dir = session_dir
         self.meta = meta
+        self.meta_interval = meta_interval
         self.session_id = str(meta.get("session_id", session_dir.name))
         self.env_id = str(meta.get("env_id", ""))
         self.last_seq = int(meta.get("last_seq", 0))
@@ -73,7 +79,12 @@ class Recording:
         self._close: events_pb2.SessionEvent | None = None
         self._orphans: PartWriter | None = None
         self._touched: set[PartWriter] = set()
-        self._meta_dirty = False
+        self._runs: list[tuple[PartWriter, list[bytes]]] = []  # this batch's records, in order
+        self._unlink_when_listed: set[int] = set()  # finished episodes whose part files remain
+        self._dir_dirty = False  # npz renames not yet made durable by a directory fsync
+        self._meta_dirty = False  # meta.json is behind: written at the next due settle
+        self._meta_urgent = False  # ... at the next settle whatever the interval
+        self._meta_written_at = time.monotonic()
 
     @property
     def where(self) -> str:
@@ -82,12 +93,19 @@ class Recording:
     @property
     def quiet(self) -> bool:
         """Nothing pending (all synced and settled): the state can be dropped and reloaded later."""
-        return not self._to_finish and self._close is None and not self._touched
+        return (
+            not self._to_finish and self._close is None and not self._touched and not self._meta_dirty
+        )
+
+    @property
+    def meta_pending(self) -> bool:
+        """meta.json is behind the finished episodes (see `meta_due`)."""
+        return self._meta_dirty
 
     # ---------------------------------------------------------------- recovery
 
     @classmethod
-    def load(cls, session_dir: Path) -> Recording | None:
+    def load(cls, session_dir: Path, meta_interval: float = 0.0) -> Recording | None:
         """The recording in `session_dir` as left on disk (None without a meta.json).
 
         Cuts torn tails of part files, and schedules (for the next `settle`) the episodes a crash
@@ -97,7 +115,7 @@ class Recording:
         meta = read_meta_file(session_dir)
         if meta is None:
             return None
-        rec = cls(session_dir, meta)
+        rec = cls(session_dir, meta, meta_interval)
         found: set[int] = set()
         for index, path in part_files(session_dir).items():
             events = read_part(path, repair=True)
@@ -126,6 +144,7 @@ class Recording:
             rec.last_seq = top
         rec.missing -= found
         rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.get("last_seq")
+        rec._meta_urgent = True  # what recovery finishes is listed at once
         for index in part_files(session_dir):
             if index not in rec.open:
                 rec._to_finish.add(index)
@@ -139,8 +158,13 @@ class Recording:
 
     # ---------------------------------------------------------------- appending
 
-    def append(self, event: events_pb2.StepEvent) -> str:
-        """Write one step event (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN."""
+    def append(self, event: events_pb2.StepEvent, data: bytes | None = None) -> str:
+        """Take one step event for writing (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN.
+
+        Args:
+            event: the parsed event.
+            data: its serialized form as received (written as is); None: serialize `event`.
+        """
         seq = event.seq
         late = seq in self.missing
         if seq == 0:
@@ -151,7 +175,7 @@ class Recording:
                 event.episode_step,
                 ORPHANS_PART,
             )
-            self._orphan(event)
+            self._orphan(event, data)
             return ORPHAN
         if seq <= self.last_seq and not late:
             return DUPLICATE
@@ -168,7 +192,7 @@ class Recording:
             )
             if seq - self.last_seq <= MAX_TRACKED_GAP:
                 self.missing.update(range(self.last_seq + 1, seq))
-            self._meta_dirty = True
+            self._meta_dirty = self._meta_urgent = True
         if late:
             log.warning(
                 "%s: late step event seq %d (episode %d step %d) arrived after seq %d",
@@ -179,7 +203,7 @@ class Recording:
                 self.last_seq,
             )
             self.missing.discard(seq)
-            self._meta_dirty = True
+            self._meta_dirty = self._meta_urgent = True
         self.last_seq = max(self.last_seq, seq)
         kind = event.WhichOneof("kind")
         index = event.episode
@@ -203,7 +227,7 @@ class Recording:
                 ORPHANS_PART,
                 problem,
             )
-            self._orphan(event)
+            self._orphan(event, data)
             return ORPHAN
         if kind in START_KINDS and not late:
             self._to_finish.update(i for i in self.open if i < index)
@@ -213,8 +237,7 @@ class Recording:
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
                 )
-        state.writer.append(event)
-        self._touched.add(state.writer)
+        self._write(state.writer, event, data)
         if kind in START_KINDS:
             state.has_start = True
         elif event.step.result.terminated or event.step.result.truncated:
@@ -222,13 +245,21 @@ class Recording:
             self._to_finish.add(index)
         return WRITTEN
 
-    def _orphan(self, event: events_pb2.StepEvent) -> None:
+    def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None) -> None:
+        record = frame_record(event.SerializeToString() if data is None else data)
+        runs = self._runs
+        if runs and runs[-1][0] is writer:
+            runs[-1][1].append(record)
+        else:
+            runs.append((writer, [record]))
+            self._touched.add(writer)
+
+    def _orphan(self, event: events_pb2.StepEvent, data: bytes | None) -> None:
         if self._orphans is None:
             self._orphans = PartWriter(self.dir / ORPHANS_PART)
-        self._orphans.append(event)
-        self._touched.add(self._orphans)
+        self._write(self._orphans, event, data)
         self.meta.setdefault("orphan_seqs", []).append(event.seq)
-        self._meta_dirty = True
+        self._meta_dirty = self._meta_urgent = True
 
     def request_close(self, event: events_pb2.SessionEvent) -> None:
         """Finish every open episode and mark the recording closed/crashed at the next settle."""
@@ -237,13 +268,21 @@ class Recording:
     # ---------------------------------------------------------------- durability
 
     def sync(self) -> None:
-        """fsync every part file written since the last sync: the appended events are durable."""
+        """Write the records taken since the last sync and fsync their part files: they are durable."""
+        for writer, records in self._runs:
+            writer.write(b"".join(records))
+        self._runs.clear()
+        created = False
         for writer in self._touched:
-            writer.sync()
+            created |= writer.sync()
         self._touched.clear()
+        if created:
+            fsync_dir(self.dir)
 
-    def settle(self) -> None:
-        """Finish ended episodes and apply a close; write meta.json when anything changed."""
+    def settle(self, now: float | None = None, force: bool = False) -> None:
+        """Finish ended episodes and apply a close; write meta.json when it is due (see `meta_due`)
+        or `force`d."""
+        self.sync()  # no-op after the writer's sync: nothing must be finished from unwritten records
         closing = self._close is not None or self.meta.get("status", STATUS_RECORDING) != STATUS_RECORDING
         if closing:
             self._to_finish.update(self.open)
@@ -259,30 +298,50 @@ class Recording:
         if self._close is not None:
             self._apply_close(self._close)
             self._close = None
-        if not finished and not self._meta_dirty:
-            return
-        episodes = {int(e["index"]): e for e in self.meta.get("episodes", [])}
+        if finished:
+            self._list(finished)
+        if self._meta_dirty and (force or closing or self.meta_due(time.monotonic() if now is None else now)):
+            self.write_meta()
+
+    def meta_due(self, now: float) -> bool:
+        """meta.json is behind and must be written now: something other than finished episodes
+        changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write."""
+        return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= self.meta_interval)
+
+    def _list(self, finished: list[tuple[int, dict[str, Any] | None]]) -> None:
+        """Put finished episodes in the in-memory meta; their parts go once meta.json is written."""
+        episodes: list[dict[str, Any]] = self.meta.setdefault("episodes", [])
         keys = set(self.meta.get("agent_keys", []))
         for index, entry in finished:
-            if entry is not None:
-                keys.update(entry.pop("agent_keys", []))
-                episodes[index] = entry
-        self.meta["episodes"] = [episodes[i] for i in sorted(episodes)]
+            self._unlink_when_listed.add(index)
+            if entry is None:
+                continue
+            self.finished.add(index)
+            keys.update(entry.pop("agent_keys", []))
+            if episodes and int(episodes[-1]["index"]) >= index:  # out of order or again: rebuild
+                by_index = {int(e["index"]): e for e in episodes}
+                by_index[index] = entry
+                episodes[:] = [by_index[i] for i in sorted(by_index)]
+            else:
+                episodes.append(entry)
         self.meta["agent_keys"] = sorted(keys)
+        self._meta_dirty = True
+
+    def write_meta(self) -> None:
+        """Write meta.json (after making the npz renames it names durable), then delete the part
+        files of the episodes it lists. Those deletes need no fsync: a part that comes back after
+        a crash is finished again by `load` + `settle`, idempotently."""
         self.meta["last_seq"] = self.last_seq
         self.meta["missing_seqs"] = sorted(self.missing)
-        write_meta(self.dir, self.meta)
-        self._meta_dirty = False
-        removed = False
-        for index, entry in finished:
-            if entry is not None:
-                self.finished.add(index)
-            path = part_path(self.dir, index)
-            if path.exists():
-                path.unlink()
-                removed = True
-        if removed:
+        if self._dir_dirty:
             fsync_dir(self.dir)
+            self._dir_dirty = False
+        write_meta(self.dir, self.meta)
+        self._meta_dirty = self._meta_urgent = False
+        self._meta_written_at = time.monotonic()
+        for index in sorted(self._unlink_when_listed):
+            part_path(self.dir, index).unlink(missing_ok=True)
+        self._unlink_when_listed.clear()
 
     def _finish_files(self, index: int) -> dict[str, Any] | None:
         """Write the npz of an episode (unless it exists) and return its meta entry."""
@@ -314,7 +373,8 @@ class Recording:
                 "last_seq": max(e.seq for e in events),
             }
         if not target.exists():
-            write_npz_atomic(target, arrays)
+            write_npz_atomic(target, arrays, sync_dir=False)  # see write_meta
+            self._dir_dirty = True
         return {"index": index, "file": target.name, **summary}
 
     def _apply_close(self, event: events_pb2.SessionEvent) -> None:
@@ -332,7 +392,7 @@ class Recording:
                 event.last_seq,
                 self.last_seq,
             )
-        self._meta_dirty = True
+        self._meta_dirty = self._meta_urgent = True
 
     def close_files(self) -> None:
         for state in self.open.values():

@@ -23,17 +23,24 @@ class RecorderService:
         batch: most messages per fetch.
         fetch_timeout: seconds one fetch waits.
         ack_wait: seconds JetStream waits for an ack before redelivering.
+        meta_interval: seconds a meta.json may lag behind its finished episodes (see RecordingWriter).
     """
 
     def __init__(
-        self, nc: Any, root: Path, batch: int = 256, fetch_timeout: float = 1.0, ack_wait: float = 60.0
+        self,
+        nc: Any,
+        root: Path,
+        batch: int = 256,
+        fetch_timeout: float = 1.0,
+        ack_wait: float = 60.0,
+        meta_interval: float = 1.0,
     ) -> None:
         self.nc = nc
         self.root = Path(root)
         self.batch = batch
         self.fetch_timeout = fetch_timeout
         self.ack_wait = ack_wait
-        self.writer = RecordingWriter(self.root)
+        self.writer = RecordingWriter(self.root, meta_interval=meta_interval)
         self.api = RecordingsApi(nc, self.root)
         self.loop: ConsumerLoop | None = None
         self._sub: Any = None

@@ -15,7 +15,6 @@ from pathlib import Path
 from google.protobuf.message import DecodeError
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.meta import fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +52,11 @@ def part_files(session_dir: Path) -> dict[int, Path]:
 
 
 def encode_record(event: events_pb2.StepEvent) -> bytes:
-    data = event.SerializeToString()
+    return frame_record(event.SerializeToString())
+
+
+def frame_record(data: bytes) -> bytes:
+    """One part-file record: the length, then a serialized StepEvent (as received: not re-encoded)."""
     return _LEN.pack(len(data)) + data
 
 
@@ -97,9 +100,9 @@ def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
 class PartWriter:
     """Appends records to one part file; `sync()` makes them durable.
 
-    Unbuffered: each record reaches the OS when appended, so a killed process leaves every part
-    file of a batch with a prefix of what was appended, in order (no user-space buffer of one
-    file lost while another file's later events survive).
+    Unbuffered: what `write` gets reaches the OS at once. The recording hands it a batch's records
+    in runs, in seq order (one write per run), so a killed process leaves each session's part
+    files with a prefix of what was appended, in order.
     """
 
     def __init__(self, path: Path) -> None:
@@ -109,19 +112,23 @@ class PartWriter:
         self._dirty = False
 
     def append(self, event: events_pb2.StepEvent) -> None:
-        view = memoryview(encode_record(event))
+        self.write(encode_record(event))
+
+    def write(self, records: bytes) -> None:
+        view = memoryview(records)
         while view:
             written = self._file.write(view)
             view = view[written:]
         self._dirty = True
 
-    def sync(self) -> None:
+    def sync(self) -> bool:
+        """fsync the file; True when it was created since, so its directory entry needs an fsync
+        too (the caller does one per directory)."""
         if self._dirty:
             os.fsync(self._file.fileno())
             self._dirty = False
-        if self._created:
-            fsync_dir(self.path.parent)
-            self._created = False
+        created, self._created = self._created, False
+        return created
 
     def close(self) -> None:
         if not self._file.closed:

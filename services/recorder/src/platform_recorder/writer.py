@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +27,19 @@ class RecordingWriter:
     `process(batch)` returns once every event of the batch is durable (or deliberately ignored),
     so the caller may then ack the whole batch. After an exception, call `reset()` and let the
     batch be redelivered: state is reloaded from disk and duplicates are recognised by seq.
+
+    Args:
+        root: the recordings folder.
+        max_cached: sessions whose state is kept in memory beyond those with work pending.
+        meta_interval: seconds a recording's meta.json may lag behind its finished episodes
+            (their events are durable in part files meanwhile); 0: written with every batch.
+            While any does, call `flush_due()` now and then (`process` does it too).
     """
 
-    def __init__(self, root: Path, max_cached: int = 256) -> None:
+    def __init__(self, root: Path, max_cached: int = 256, meta_interval: float = 0.0) -> None:
         self.root = Path(root)
         self.max_cached = max_cached
+        self.meta_interval = meta_interval
         self._sessions: OrderedDict[str, Recording] = OrderedDict()
 
     def recover(self) -> int:
@@ -40,7 +49,7 @@ class RecordingWriter:
         for folder in sorted(p for p in self.root.iterdir() if p.is_dir()):
             if not any(folder.glob("*.part")):
                 continue
-            rec = Recording.load(folder)
+            rec = Recording.load(folder, self.meta_interval)
             if rec is None:
                 continue
             rec.settle()
@@ -63,7 +72,7 @@ class RecordingWriter:
                         counts["ignored"] += 1
                         continue
                     touched[rec.session_id] = rec
-                    counts[rec.append(event)] += 1
+                    counts[rec.append(event, data)] += 1
                 elif kind == "lifecycle":
                     counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
                 else:
@@ -73,11 +82,30 @@ class RecordingWriter:
                 counts["unreadable"] += 1
         for rec in touched.values():
             rec.sync()
+        now = time.monotonic()
         for rec in touched.values():
-            rec.settle()
-        self._evict()
+            rec.settle(now)
+        self.flush_due(now)
         return counts
 
+    @property
+    def meta_pending(self) -> bool:
+        """Some recording's meta.json lags behind its finished episodes (see `flush_due`)."""
+        return any(rec.meta_pending for rec in self._sessions.values())
+
+    def flush_due(self, now: float | None = None) -> None:
+        """Write the meta.json files that lagged `meta_interval` or more; drop idle state."""
+        now = time.monotonic() if now is None else now
+        for rec in self._sessions.values():
+            if rec.meta_due(now):
+                rec.write_meta()
+        self._evict()
+
+    def flush(self) -> None:
+        """Write every lagging meta.json now (before stopping)."""
+        for rec in self._sessions.values():
+            if rec.meta_pending:
+                rec.write_meta()
     def _lifecycle(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
         if event.kind == events_pb2.SESSION_EVENT_KIND_STARTED:
             if not event.record:
@@ -108,7 +136,7 @@ class RecordingWriter:
         meta = new_meta(event)
         write_meta(folder, meta)
         log.info("recording session %s env %s in %s", event.session_id, meta["env_id"], folder)
-        rec = Recording(folder, meta)
+        rec = Recording(folder, meta, self.meta_interval)
         self._sessions[event.session_id] = rec
         touched[event.session_id] = rec
         return "started"
@@ -122,7 +150,7 @@ class RecordingWriter:
             check_id(session_id)
         except InvalidRecordingIdError:
             return None
-        rec = Recording.load(self.root / session_id)
+        rec = Recording.load(self.root / session_id, self.meta_interval)
         if rec is not None:
             self._sessions[session_id] = rec
             rec.settle()  # finish what a crash left, before new events arrive
@@ -144,7 +172,13 @@ class RecordingWriter:
         self._sessions.clear()
 
     def close(self) -> None:
-        self.reset()
+        """Write what lags, then forget every state."""
+        try:
+            self.flush()
+        except OSError as exc:  # what lags is rebuilt from the part files on the next start
+            log.error("could not write every meta.json before stopping: %s", exc)
+        finally:
+            self.reset()
 
 
 def _subject_session(subject: str) -> str:

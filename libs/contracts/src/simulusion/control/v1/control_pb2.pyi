@@ -277,6 +277,7 @@ class CatalogEntry(_message.Message):
     FACTORY_FIELD_NUMBER: _builtins.int
     PATH_FIELD_NUMBER: _builtins.int
     KWARGS_JSON_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     description: _builtins.str
     gymnasium_id: _builtins.str
@@ -285,6 +286,8 @@ class CatalogEntry(_message.Message):
     path: _builtins.str
     """added to sys.path for the factory"""
     kwargs_json: _builtins.str
+    image: _builtins.str
+    """a Docker image serving the environment protocol (run with `docker run`)"""
     def __init__(
         self,
         *,
@@ -294,10 +297,11 @@ class CatalogEntry(_message.Message):
         factory: _builtins.str = ...,
         path: _builtins.str = ...,
         kwargs_json: _builtins.str = ...,
+        image: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "gymnasium_id", b"gymnasium_id", "id", b"id", "kwargs_json", b"kwargs_json", "path", b"path"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "path", b"path"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

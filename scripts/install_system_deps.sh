@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Install the system libraries MuJoCo needs to render headless (no display, no GPU needed):
+# Mesa's EGL (the default back-end, software llvmpipe on a CPU, the GPU's EGL where one exists)
+# and OSMesa (the fallback). Debian/Ubuntu, as root; installs only what is missing and does
+# nothing when everything is there. Without root or apt-get it prints a hint and exits 0.
+set -euo pipefail
+
+# library (as `ldconfig -p` lists it) -> the Debian/Ubuntu package that ships it
+LIBRARIES=(
+    "libEGL.so.1 libegl1"
+    "libEGL_mesa.so.0 libegl-mesa0"
+    "libGL.so.1 libgl1"
+    "libOSMesa.so libosmesa6"
+)
+DRI_PACKAGE="libgl1-mesa-dri" # Mesa's drivers, llvmpipe (swrast_dri.so) included
+
+ldconfig_cmd="$(command -v ldconfig || true)"
+for candidate in /sbin/ldconfig /usr/sbin/ldconfig; do
+    [[ -n "$ldconfig_cmd" ]] && break
+    [[ -x "$candidate" ]] && ldconfig_cmd="$candidate"
+done
+if [[ -z "$ldconfig_cmd" ]]; then
+    echo "install_system_deps: no ldconfig here (not a glibc Linux?); install Mesa's EGL and OSMesa libraries for headless MuJoCo rendering yourself"
+    exit 0
+fi
+known_libraries="$("$ldconfig_cmd" -p)"
+
+missing=()
+for entry in "${LIBRARIES[@]}"; do
+    read -r library package <<<"$entry"
+    if ! grep -qF "$library" <<<"$known_libraries"; then
+        missing+=("$package")
+    fi
+done
+if ! compgen -G "/usr/lib/*/dri/swrast_dri.so" >/dev/null && ! compgen -G "/usr/lib*/dri/swrast_dri.so" >/dev/null; then
+    missing+=("$DRI_PACKAGE")
+fi
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install_system_deps: Mesa EGL and OSMesa libraries are present; nothing to do"
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install_system_deps: hint: headless MuJoCo rendering needs Mesa's EGL and OSMesa libraries (Debian names: ${missing[*]}); install them with your package manager"
+    exit 0
+fi
+if [[ "$(id -u)" -ne 0 ]]; then
+    echo "install_system_deps: hint: headless MuJoCo rendering needs ${missing[*]}: run 'sudo scripts/install_system_deps.sh'"
+    exit 0
+fi
+
+echo "install_system_deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install_system_deps: installed ${missing[*]}"

@@ -1,0 +1,431 @@
+"""DeepMind Control Suite tasks as Gymnasium environments: `make_env("cartpole", "swingup")`.
+
+Every task of `dm_control.suite.ALL_TASKS` (catalog ids `dmc-<domain>-<task>`). The environment
+steps the suite's `Physics` and `Task` itself, the way `dm_control.rl.control.Environment`
+does (`before_step`, `substeps` physics steps, `after_step`, reward, observation, time limit,
+then termination), so that its whole state is plain attributes:
+
+- observations: a `Dict` of float64 `Box`es named as dm_control names them (a scalar is shape
+  (1,)); keys in sorted order, as Gymnasium's `Dict` keeps them, which is also the order of
+  `gymnasium.spaces.flatten` and of `get_observation_labels()`.
+- actions: a float64 `Box` with the bounds of the task's action spec; `metadata["action_names"]`
+  names its entries (the actuators).
+- reward: the task's reward (0.0 where dm_env gives none); `info["discount"]`: dm_env's discount.
+- `terminated`: the episode ended with discount 0 (a terminal state); `truncated`: it ended with
+  discount > 0, i.e. the time limit (`time_limit` seconds, the task's own by default) or a
+  task's non-terminal end.
+- `reset(seed=s)` seeds the task's `RandomState` with `s`, exactly as `suite.load(...,
+  task_kwargs={"random": s})` would; the first reset without a seed seeds it from the
+  environment's `np_random`. The `random` task kwarg (default 0) seeds it at construction; for
+  lqr it also draws the system (stiffness, damping), which is why it is fixed by default.
+- `substeps`: physics steps per decision (the task's own by default); `metadata["control_rate"]`
+  = 1 / (physics timestep * substeps) decisions per second; `render_fps` is the same.
+- frames: `physics.render`-style offscreen RGB frames of `render_size` (height, width) from
+  `camera_id`, fast by default, `render_quality="full"` for the model's own look
+  (`platform_sdk.adapters.dmc_render`). `MUJOCO_GL` is set to egl (or osmesa) unless set.
+- pickling (the environment server's snapshots) keeps the full state: the physics'
+  integration state and model changes (`platform_sdk.adapters.dmc_state`), the task with its
+  `RandomState`, the step counter, the spaces and `np_random`; never render resources.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from platform_sdk.adapters import dmc_state
+from platform_sdk.adapters.dmc_render import RENDER_QUALITIES, FrameRenderer, prepare_model
+from platform_sdk.adapters.mujoco_rendering import select_gl_backend
+from platform_sdk.errors import PlatformError
+
+# dm_control picks its OpenGL back-end when it is first imported, possibly by the caller
+select_gl_backend()
+
+__all__ = ["INSTALL_COMMAND", "DmControlEnv", "DmControlError", "catalog_id", "make_env"]
+
+INSTALL_COMMAND = "pip install 'platform-sdk[dmc]'"
+_RENDER_MODES = ("rgb_array",)
+
+
+class DmControlError(PlatformError, ValueError):
+    """A DeepMind Control task cannot be built or stepped; the message says why."""
+
+
+def catalog_id(domain: str, task: str) -> str:
+    """The catalog id of a suite task: `dmc-<domain>-<task>` with '_' as '-'."""
+    return f"dmc-{domain}-{task}".replace("_", "-")
+
+
+def make_env(
+    domain: str,
+    task: str,
+    substeps: int | None = None,
+    time_limit: float | None = None,
+    render_size: Sequence[int] = (240, 320),
+    camera_id: int | str = 0,
+    render_mode: str | None = "rgb_array",
+    render_quality: str = "fast",
+    **task_kwargs: Any,
+) -> DmControlEnv:
+    """The suite task `domain`/`task` as a Gymnasium environment (see the module docstring).
+
+    Args:
+        domain: a suite domain, e.g. "cartpole".
+        task: one of its tasks, e.g. "swingup" ("swingup-sparse" is read as "swingup_sparse").
+        substeps: physics steps per decision; None for the task's own.
+        time_limit: episode length in seconds (`math.inf` for none); None for the task's own.
+        render_size: (height, width) of frames in pixels.
+        camera_id: the camera frames are taken from (index or name; -1 is the free camera).
+        render_mode: "rgb_array" or None.
+        render_quality: "fast" (the default) or "full".
+        **task_kwargs: passed to the suite's task function (e.g. `random`, the construction seed).
+
+    Raises:
+        DmControlError: dm-control is not installed (the message names the install command), an
+            unknown domain or task, or a bad setting.
+    """
+    return DmControlEnv(
+        _Config.make(domain, task, substeps, time_limit, render_size, camera_id, render_mode, render_quality, task_kwargs)
+    )
+
+
+@dataclass(frozen=True)
+class _Config:
+    domain: str
+    task: str
+    substeps: int | None
+    time_limit: float | None
+    height: int
+    width: int
+    camera_id: int | str
+    render_mode: str | None
+    render_quality: str
+    task_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def make(
+        cls,
+        domain: str,
+        task: str,
+        substeps: Any,
+        time_limit: Any,
+        render_size: Any,
+        camera_id: Any,
+        render_mode: Any,
+        render_quality: Any,
+        task_kwargs: Mapping[str, Any],
+    ) -> _Config:
+        # suite names use '_': "swingup-sparse" is read as "swingup_sparse"
+        domain, task = str(domain).replace("-", "_"), str(task).replace("-", "_")
+        name = f"{domain}/{task}"
+        if substeps is not None and (isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1):
+            raise DmControlError(f"{name}: substeps must be an int >= 1 or None, not {substeps!r}")
+        if time_limit is not None and (
+            isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0
+        ):
+            raise DmControlError(f"{name}: time_limit must be seconds > 0 (inf for none) or None, not {time_limit!r}")
+        try:
+            height, width = (int(v) for v in render_size)
+        except (TypeError, ValueError):
+            raise DmControlError(f"{name}: render_size must be (height, width), not {render_size!r}") from None
+        if height < 1 or width < 1:
+            raise DmControlError(f"{name}: render_size must be positive, not {render_size!r}")
+        if render_mode is not None and render_mode not in _RENDER_MODES:
+            raise DmControlError(f"{name}: render_mode must be 'rgb_array' or None, not {render_mode!r}")
+        if render_quality not in RENDER_QUALITIES:
+            raise DmControlError(f"{name}: render_quality must be one of {RENDER_QUALITIES}, not {render_quality!r}")
+        seed = task_kwargs.get("random", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise DmControlError(f"{name}: random (the construction seed) must be an int, not {seed!r}")
+        return cls(
+            domain,
+            task,
+            substeps,
+            None if time_limit is None else float(time_limit),
+            height,
+            width,
+            camera_id,
+            render_mode,
+            render_quality,
+            dict(task_kwargs),
+        )
+
+    @property
+    def name(self) -> str:
+        return f"{self.domain}/{self.task}"
+
+
+class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
+    """One suite task as a Gymnasium environment; build it with `make_env`."""
+
+    def __init__(self, config: _Config) -> None:
+        loaded = _load(config)
+        physics = loaded.physics
+        self._config = config
+        self.render_mode = config.render_mode
+        self._task = loaded.task
+        self._task_seeded = "random" in config.task_kwargs  # the user's seed drives unseeded resets
+        timestep = float(physics.model.opt.timestep)
+        task_substeps = int(round(loaded.control_timestep() / timestep))
+        self._substeps = config.substeps or task_substeps
+        control_timestep = timestep * self._substeps
+        if config.time_limit is not None:
+            seconds = config.time_limit
+        else:  # the task's own limit, which control.Environment keeps only in steps
+            seconds = float(loaded._step_limit) * loaded.control_timestep()
+        self._step_limit = _steps_in(seconds, control_timestep)
+        self._steps = 0
+        self._has_reset = False
+        _check_camera(config, physics)
+        self.observation_space = _observation_space(loaded.observation_spec())
+        self.action_space = _action_space(loaded.action_spec())
+        control_rate = 1.0 / control_timestep
+        self.metadata = {
+            "render_modes": list(_RENDER_MODES),
+            "render_fps": control_rate,
+            "control_rate": control_rate,
+            "action_names": _action_names(physics, self.action_space),
+            "physics_timestep": timestep,
+            "substeps": self._substeps,
+            "time_limit": seconds if math.isfinite(seconds) else None,
+            "domain": config.domain,
+            "task": config.task,
+        }
+        self._physics = physics
+        self._built = dmc_state.copy_arrays(physics.model.ptr)
+        self._renderer = FrameRenderer(config.height, config.width, config.camera_id, config.render_quality)
+
+    @property
+    def physics(self) -> Any:
+        """The dm_control `Physics` (read it; changing it changes the environment)."""
+        return self._physics
+
+    @property
+    def task(self) -> Any:
+        """The dm_control suite `Task`."""
+        return self._task
+
+    def get_observation_labels(self) -> list[tuple[str, int, int]]:
+        """Names of the parts of the flat observation: (name, start, stop) per observation.
+
+        The flat observation is `gymnasium.spaces.flatten(env.observation_space, obs)`; entry
+        `name` of the observation is `flat[start:stop]` (raveled). The parts follow each other
+        in the order of `observation_space` (sorted by name) and cover the flat observation.
+        """
+        labels, start = [], 0
+        for name, space in self.observation_space.spaces.items():
+            stop = start + spaces.flatdim(space)
+            labels.append((name, start, stop))
+            start = stop
+        return labels
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        physics = self._live_physics()
+        if seed is not None:
+            _seed(self._task.random, seed)
+        elif not self._task_seeded:
+            _seed(self._task.random, int(self.np_random.integers(2**32)))
+        self._task_seeded = True
+        with physics.reset_context():
+            self._task.initialize_episode(physics)
+        self._steps = 0
+        self._has_reset = True
+        return self._observation(), {}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        physics = self._live_physics()
+        if not self._has_reset:
+            raise DmControlError(f"{self._config.name}: step before the first reset: call reset first")
+        action = np.array(action, dtype=np.float64).reshape(self.action_space.shape)
+        task = self._task
+        try:
+            task.before_step(action, physics)
+            physics.step(self._substeps)
+            task.after_step(physics)
+        except _physics_error() as exc:
+            raise DmControlError(
+                f"{self._config.name}: the simulation became unstable at step {self._steps + 1}: {exc}"
+            ) from exc
+        reward = task.get_reward(physics)
+        observation = self._observation()
+        self._steps += 1
+        # as control.Environment: the time limit ends the episode first (with discount 1)
+        discount = 1.0 if self._steps >= self._step_limit else task.get_termination(physics)
+        terminated = discount is not None and float(discount) == 0.0
+        truncated = discount is not None and not terminated
+        info = {"discount": 1.0 if discount is None else float(discount)}
+        return observation, 0.0 if reward is None else float(reward), terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        if self.render_mode is None:
+            return None
+        return self._renderer.render(self._live_physics())
+
+    def close(self) -> None:
+        """Free the render resources and the physics (idempotent)."""
+        renderer = self.__dict__.get("_renderer")
+        if renderer is not None:
+            renderer.close()
+        physics = self.__dict__.get("_physics")
+        self._physics = None
+        if physics is not None:
+            physics.free()
+
+    def __getstate__(self) -> dict[str, Any]:
+        physics = self._live_physics()
+        _remember_built_model(self._config, physics, self._built)
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_physics", "_renderer", "_built")}
+        state["_physics_state"] = dmc_state.capture(physics, self._built)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        physics_state = state.pop("_physics_state")
+        self.__dict__.update(state)
+        physics = _built_physics(self._config)
+        self._built = dmc_state.copy_arrays(physics.model.ptr)
+        dmc_state.apply(physics, physics_state)
+        self._physics = physics
+        config = self._config
+        self._renderer = FrameRenderer(config.height, config.width, config.camera_id, config.render_quality)
+
+    def _live_physics(self) -> Any:
+        physics = self._physics
+        if physics is None:
+            raise DmControlError(f"{self._config.name}: the environment is closed")
+        return physics
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        values = self._task.get_observation(self._physics)
+        return {
+            name: np.array(values[name], dtype=np.float64).reshape(space.shape)
+            for name, space in self.observation_space.spaces.items()
+        }
+
+
+def _load(config: _Config) -> Any:
+    """`suite.load` with the construction seed, its model prepared for rendering."""
+    suite = _suite()
+    domain, task = config.domain, config.task
+    if (domain, task) not in suite.ALL_TASKS:
+        tasks = suite.TASKS_BY_DOMAIN.get(domain)
+        if tasks is None:
+            raise DmControlError(
+                f"unknown DeepMind Control domain {domain!r}; domains: {', '.join(sorted(suite.TASKS_BY_DOMAIN))}"
+            )
+        raise DmControlError(f"unknown task {task!r} of domain {domain!r}; its tasks: {', '.join(tasks)}")
+    kwargs = {"random": 0, **config.task_kwargs}
+    try:
+        env = suite.load(domain, task, task_kwargs=kwargs)
+    except TypeError as exc:
+        raise DmControlError(f"{config.name}: bad task kwargs {config.task_kwargs!r}: {exc}") from None
+    prepare_model(env.physics.model, config.render_quality, config.height, config.width)
+    return env
+
+
+def _suite() -> Any:
+    try:
+        from dm_control import suite
+    except ImportError as exc:
+        raise DmControlError(
+            f"DeepMind Control tasks need dm-control, which is not installed: {INSTALL_COMMAND} ({exc})"
+        ) from None
+    return suite
+
+
+def _physics_error() -> type[Exception]:
+    from dm_control.rl import control
+
+    return control.PhysicsError
+
+
+# The model as built (after `prepare_model`) of the last configuration snapshotted, so that a
+# restore copies it instead of compiling the XML again (70 ms for most domains, 700 ms for dog).
+# One entry: an environment server hosts one environment.
+_BUILT_MODELS: OrderedDict[str, tuple[type, Any]] = OrderedDict()
+_BUILT_MODELS_MAX = 1
+
+
+def _remember_built_model(config: _Config, physics: Any, built: dict[str, np.ndarray]) -> None:
+    key = repr(config)
+    if key in _BUILT_MODELS:
+        _BUILT_MODELS.move_to_end(key)
+        return
+    model = copy.copy(physics.model.ptr)
+    for name, value in built.items():  # undo the task's changes
+        np.copyto(getattr(model, name), value)
+    _BUILT_MODELS[key] = (type(physics), model)
+    while len(_BUILT_MODELS) > _BUILT_MODELS_MAX:
+        _BUILT_MODELS.popitem(last=False)
+
+
+def _built_physics(config: _Config) -> Any:
+    entry = _BUILT_MODELS.get(repr(config))
+    if entry is None:
+        return _load(config).physics
+    from dm_control.mujoco import wrapper
+
+    physics_type, model = entry
+    return physics_type.from_model(wrapper.MjModel(copy.copy(model)))
+
+
+def _seed(random: np.random.RandomState, seed: int) -> None:
+    """Seed a task's RandomState as `np.random.RandomState(seed)` would be (any int >= 0)."""
+    if 0 <= seed < 2**32:
+        random.seed(seed)
+    else:
+        random.seed(np.random.SeedSequence(seed).generate_state(4))
+
+
+def _steps_in(seconds: float, control_timestep: float) -> float:
+    """Decisions in an episode of `seconds` (dm_control's `steps >= seconds / dt`), inf for none."""
+    if not math.isfinite(seconds):
+        return math.inf
+    ratio = seconds / control_timestep
+    return float(math.ceil(ratio - 1e-9 * max(1.0, ratio)))
+
+
+def _observation_space(spec: Mapping[str, Any]) -> spaces.Dict:
+    boxes = {}
+    for name, array_spec in spec.items():
+        shape = tuple(array_spec.shape) or (1,)
+        low = np.broadcast_to(np.asarray(getattr(array_spec, "minimum", -np.inf), np.float64), shape)
+        high = np.broadcast_to(np.asarray(getattr(array_spec, "maximum", np.inf), np.float64), shape)
+        boxes[name] = spaces.Box(low=low, high=high, shape=shape, dtype=np.float64)
+    return spaces.Dict(boxes)
+
+
+def _action_space(spec: Any) -> spaces.Box:
+    shape = tuple(spec.shape)
+    low = np.broadcast_to(np.asarray(getattr(spec, "minimum", -np.inf), np.float64), shape)
+    high = np.broadcast_to(np.asarray(getattr(spec, "maximum", np.inf), np.float64), shape)
+    return spaces.Box(low=low, high=high, shape=shape, dtype=np.float64)
+
+
+def _action_names(physics: Any, action_space: spaces.Box) -> list[str]:
+    model = physics.model
+    if action_space.shape != (model.nu,):
+        return [f"action_{i}" for i in range(int(np.prod(action_space.shape)))]
+    return [model.id2name(i, "actuator") or f"actuator_{i}" for i in range(model.nu)]
+
+
+def _check_camera(config: _Config, physics: Any) -> None:
+    camera, count = config.camera_id, physics.model.ncam
+    if isinstance(camera, str):
+        import mujoco
+
+        if mujoco.mj_name2id(physics.model.ptr, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
+            raise DmControlError(f"{config.name}: no camera named {camera!r}")
+    elif isinstance(camera, bool) or not isinstance(camera, int) or not (-1 <= camera < max(count, 1)):
+        raise DmControlError(f"{config.name}: camera_id must be -1 (free) or in [0, {count}), not {camera!r}")

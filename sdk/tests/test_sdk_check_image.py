@@ -1,0 +1,171 @@
+"""Launching a Docker image: the `docker run` line, the clear error without an engine, and the
+container path (ready line, published port, kwargs, stop and removal) through a stand-in.
+
+No Docker engine runs on the test machines, so the container path runs against `fake docker`:
+a small in-test stand-in for the Docker CLI and engine (another program), put first on PATH.
+Its `run` execs the real environment server on a free local port, as the image's entry
+point would inside a container.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from platform_sdk.launcher import (
+    CONTAINER_PORT,
+    LaunchError,
+    LaunchSpec,
+    check_docker_engine,
+    docker_command,
+    launch_instance,
+    server_command,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+BYO_EXAMPLE = REPO / "envs" / "byo-example"
+
+FAKE_DOCKER = """\
+#!{python}
+# A stand-in for the Docker CLI and engine (see the test module's docstring).
+import os, socket, sys
+
+state = os.environ["FAKE_DOCKER_STATE"]
+args = sys.argv[1:]
+with open(os.path.join(state, "calls"), "a") as calls:
+    calls.write(" ".join(args) + "\\n")
+if args[0] == "info":
+    print("27.0.0-fake")
+elif args[0] == "run":
+    name = args[args.index("--name") + 1]
+    publish = args[args.index("-p") + 1]
+    assert publish == "127.0.0.1::{port}", publish
+    rest = args[args.index("-p") + 3:]  # what follows the image: appended to its entry point
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with open(os.path.join(state, name + ".port"), "w") as f:
+        f.write(str(port))
+    entry_point = [sys.executable, "-m", "platform_sdk", "--factory", "reacher2d:make_env",
+                   "--path", {byo!r}, "--listen", f"127.0.0.1:{{port}}"]
+    os.execv(sys.executable, entry_point + rest)
+elif args[0] == "port":
+    with open(os.path.join(state, args[1] + ".port")) as f:
+        print(f"127.0.0.1:{{f.read()}}")
+elif args[0] == "rm":
+    pass
+else:
+    sys.exit(f"fake docker: unknown command {{args[0]}}")
+"""
+
+NO_ENGINE = """\
+#!/bin/sh
+echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2
+exit 1
+"""
+
+
+@pytest.fixture
+def fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `docker` stand-in first on PATH; returns its state folder (calls, ports)."""
+    bin_dir, state = tmp_path / "bin", tmp_path / "state"
+    bin_dir.mkdir()
+    state.mkdir()
+    script = bin_dir / "docker"
+    script.write_text(FAKE_DOCKER.format(python=sys.executable, port=CONTAINER_PORT, byo=str(BYO_EXAMPLE)))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_DOCKER_STATE", str(state))
+    return state
+
+
+@pytest.fixture
+def docker_without_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `docker` whose engine is not running (as on this machine), first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(NO_ENGINE)
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_docker_command_publishes_the_port_locally_and_appends_kwargs():
+    spec = LaunchSpec(image="my-org/sim:latest", kwargs={"level": 2})
+    assert docker_command(spec, "simulusion-x") == [
+        "docker", "run", "--rm", "--name", "simulusion-x", "-p", f"127.0.0.1::{CONTAINER_PORT}",
+        "my-org/sim:latest", "--kwargs", '{"level": 2}',
+    ]
+    assert docker_command(LaunchSpec(image="org/sim"), "n")[-1] == "org/sim"  # no kwargs: the image's own CMD
+    with pytest.raises(LaunchError, match="exactly one of"):
+        server_command(LaunchSpec(image="org/sim"), "unix:/tmp/x.sock")
+    with pytest.raises(LaunchError, match="names no gymnasium_id or factory"):
+        docker_command(LaunchSpec(image="org/sim", factory="m:f"), "n")
+
+
+async def test_no_engine_is_one_clear_line(docker_without_engine, tmp_path):
+    with pytest.raises(LaunchError) as info:
+        await launch_instance(LaunchSpec(image="my-org/sim:latest"), tmp_path / "run", "s1")
+    message = str(info.value)
+    assert message == (
+        "this environment runs in the Docker image my-org/sim:latest but no Docker engine is reachable: "
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+    )
+    assert info.value.log_tail == ""
+
+
+def test_the_real_docker_cli_without_an_engine_fails_clearly():
+    if shutil.which("docker") is None:
+        pytest.skip("no docker command here")
+    if subprocess.run(["docker", "info"], capture_output=True, check=False, timeout=30).returncode == 0:
+        pytest.skip("a Docker engine is reachable here")
+    with pytest.raises(LaunchError, match=r"^this environment runs in the Docker image a/b but no Docker engine"):
+        asyncio.run(check_docker_engine("a/b"))
+
+
+async def test_no_docker_command_is_one_clear_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    with pytest.raises(LaunchError, match=r"Docker image a/b but no Docker engine is reachable: the docker "
+                                          r"command is not installed$"):
+        await launch_instance(LaunchSpec(image="a/b"), tmp_path / "run", "s1")
+
+
+async def test_an_image_instance_serves_on_its_published_port_and_is_removed(fake_docker, tmp_path):
+    spec = LaunchSpec(image="simulusion/byo-example", kwargs={"frame_size": 32})
+    instance = await launch_instance(spec, tmp_path / "run", "sess-1", ready_timeout=60)
+    try:
+        host, port = instance.address.rsplit(":", 1)
+        assert host == "127.0.0.1" and int(port) > 0
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass  # the environment server listens there
+        assert instance.alive()
+    finally:
+        await instance.stop()
+    assert not instance.alive()
+    calls = (fake_docker / "calls").read_text().splitlines()
+    container = instance.container
+    assert container.startswith("simulusion-sess-1-")
+    assert calls[0].startswith("info")
+    assert calls[1] == (
+        f"run --rm --name {container} -p 127.0.0.1::{CONTAINER_PORT} simulusion/byo-example --kwargs "
+        '{"frame_size": 32}'
+    )
+    assert calls[2] == f"port {container} {CONTAINER_PORT}/tcp"
+    assert calls[3] == f"rm -f {container}"
+
+
+def test_platform_check_of_an_image(fake_docker):
+    script = Path(sys.executable).with_name("platform-check")
+    result = subprocess.run(
+        [str(script), "--image", "simulusion/byo-example", "--kwargs", '{"frame_size": 48}', "--steps", "5"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "checking the Docker image simulusion/byo-example" in result.stdout
+    assert "7 checks: 7 passed, 0 failed" in result.stdout and "all 48x48" in result.stdout
+    assert result.stderr == ""
