@@ -21,6 +21,7 @@ help:
 
 # Installs uv when missing, then the workspace (every package, dev tools) into .venv.
 setup:
+	@bash scripts/install_system_deps.sh
 	@if ! $(UV) --version >/dev/null 2>&1; then \
 	  command -v python3 >/dev/null 2>&1 || { echo "error: python3 not found: install Python 3.11 or 3.12 (e.g. apt-get install python3 python3-pip)" >&2; exit 1; }; \
 	  echo "uv not found: installing it with pip (python3 -m pip install --user uv)"; \

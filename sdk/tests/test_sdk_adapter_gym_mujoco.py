@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 from platform_sdk.adapters import mujoco_rendering
 from platform_sdk.adapters.gym_mujoco import INSTALL_COMMAND, TASKS, make_env, task_name
 from platform_sdk.adapters.mujoco_rendering import MujocoError, select_gl_backend
@@ -94,6 +95,7 @@ def test_metadata_and_frame_skip_set_the_control_rate() -> None:
     assert env.metadata["render_fps"] == 20 and env.metadata["frame_skip"] == 5
     assert env.metadata["action_names"] == ["bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot"]
     assert env.metadata["render_size"] == [240, 320] and env.metadata["render_quality"] == "fast"
+    assert "human" not in env.metadata["render_modes"]  # headless: no window to open
     slower = make_env("HalfCheetah", frame_skip=10, render_mode=None)
     assert slower.unwrapped.frame_skip == 10
     assert slower.metadata["control_rate"] == pytest.approx(10.0) and slower.metadata["render_fps"] == 10
@@ -218,4 +220,11 @@ def test_render_is_fast_by_default() -> None:
     for _ in range(10):
         env.render()
     assert (time.perf_counter() - start) / 10 < 0.025
+    env.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*infinity:UserWarning")  # Gymnasium's own unbounded observations
+def test_gymnasium_env_checker_passes_render_modes_included() -> None:
+    env = make_env("Hopper")
+    check_env(env, skip_render_check=False)
     env.close()

@@ -122,6 +122,8 @@ async def test_nats_api_lists_and_gets_recordings(
     for event in episode_events(a, 1, 0, 2):
         await publish(js, event)
     await wait_drained(js)
+    # meta.json lists a finished episode within PLATFORM_RECORDER_META_INTERVAL (1 s)
+    await wait_for(lambda: (m := read_meta(tmp_path / "recordings", a)) and m["episodes"], what="episode 0 listed")
 
     async def ask(subject: str, body: Any) -> dict[str, Any]:
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()

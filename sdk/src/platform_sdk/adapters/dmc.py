@@ -14,12 +14,15 @@ then termination), so that its whole state is plain attributes:
 - `terminated`: the episode ended with discount 0 (a terminal state); `truncated`: it ended with
   discount > 0, i.e. the time limit (`time_limit` seconds, the task's own by default) or a
   task's non-terminal end.
-- `reset(seed=s)` seeds the task's `RandomState` with `s`, exactly as `suite.load(...,
-  task_kwargs={"random": s})` would; the first reset without a seed seeds it from the
-  environment's `np_random`. The `random` task kwarg (default 0) seeds it at construction; for
-  lqr it also draws the system (stiffness, damping), which is why it is fixed by default.
+- `reset(seed=s)` seeds the task's `RandomState` with `s`, so the episode starts as after
+  `suite.load(..., task_kwargs={"random": s})`; the first reset without a seed seeds it from
+  the environment's `np_random` (from the OS, as Gymnasium does). The `random` task kwarg
+  (default 0) seeds it at construction, and when given, drives unseeded resets. lqr also
+  draws its system (stiffness, damping) from it at construction: fixed by default, so that
+  every instance of `dmc-lqr-...` is the same system.
 - `substeps`: physics steps per decision (the task's own by default); `metadata["control_rate"]`
-  = 1 / (physics timestep * substeps) decisions per second; `render_fps` is the same.
+  = 1 / (physics timestep * substeps) decisions per second; `render_fps` is it rounded.
+- `env.spec.id` is the catalog id; `gymnasium.make(env.spec)` builds the same environment.
 - frames: `physics.render`-style offscreen RGB frames of `render_size` (height, width) from
   `camera_id`, fast by default, `render_quality="full"` for the model's own look
   (`platform_sdk.adapters.dmc_render`). `MUJOCO_GL` is set to egl (or osmesa) unless set.
@@ -40,6 +43,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
 from platform_sdk.adapters import dmc_state
 from platform_sdk.adapters.dmc_render import RENDER_QUALITIES, FrameRenderer, prepare_model
@@ -93,7 +97,17 @@ def make_env(
             unknown domain or task, or a bad setting.
     """
     return DmControlEnv(
-        _Config.make(domain, task, substeps, time_limit, render_size, camera_id, render_mode, render_quality, task_kwargs)
+        _Config.make(
+            domain,
+            task,
+            substeps,
+            time_limit,
+            render_size,
+            camera_id,
+            render_mode,
+            render_quality,
+            task_kwargs,
+        )
     )
 
 
@@ -126,22 +140,30 @@ class _Config:
         # suite names use '_': "swingup-sparse" is read as "swingup_sparse"
         domain, task = str(domain).replace("-", "_"), str(task).replace("-", "_")
         name = f"{domain}/{task}"
-        if substeps is not None and (isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1):
+        if substeps is not None and (
+            isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1
+        ):
             raise DmControlError(f"{name}: substeps must be an int >= 1 or None, not {substeps!r}")
         if time_limit is not None and (
             isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0
         ):
-            raise DmControlError(f"{name}: time_limit must be seconds > 0 (inf for none) or None, not {time_limit!r}")
+            raise DmControlError(
+                f"{name}: time_limit must be seconds > 0 (inf for none) or None, not {time_limit!r}"
+            )
         try:
             height, width = (int(v) for v in render_size)
         except (TypeError, ValueError):
-            raise DmControlError(f"{name}: render_size must be (height, width), not {render_size!r}") from None
+            raise DmControlError(
+                f"{name}: render_size must be (height, width), not {render_size!r}"
+            ) from None
         if height < 1 or width < 1:
             raise DmControlError(f"{name}: render_size must be positive, not {render_size!r}")
         if render_mode is not None and render_mode not in _RENDER_MODES:
             raise DmControlError(f"{name}: render_mode must be 'rgb_array' or None, not {render_mode!r}")
         if render_quality not in RENDER_QUALITIES:
-            raise DmControlError(f"{name}: render_quality must be one of {RENDER_QUALITIES}, not {render_quality!r}")
+            raise DmControlError(
+                f"{name}: render_quality must be one of {RENDER_QUALITIES}, not {render_quality!r}"
+            )
         seed = task_kwargs.get("random", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise DmControlError(f"{name}: random (the construction seed) must be an int, not {seed!r}")
@@ -188,9 +210,10 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         self.observation_space = _observation_space(loaded.observation_spec())
         self.action_space = _action_space(loaded.action_spec())
         control_rate = 1.0 / control_timestep
+        self.spec = _env_spec(config)
         self.metadata = {
             "render_modes": list(_RENDER_MODES),
-            "render_fps": control_rate,
+            "render_fps": round(control_rate),
             "control_rate": control_rate,
             "action_names": _action_names(physics, self.action_space),
             "physics_timestep": timestep,
@@ -312,6 +335,23 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
             name: np.array(values[name], dtype=np.float64).reshape(space.shape)
             for name, space in self.observation_space.spaces.items()
         }
+
+
+def _env_spec(config: _Config) -> EnvSpec:
+    """A spec naming the catalog id; `gymnasium.make(env.spec)` builds the same environment."""
+    kwargs = {
+        "domain": config.domain,
+        "task": config.task,
+        "substeps": config.substeps,
+        "time_limit": config.time_limit,
+        "render_size": (config.height, config.width),
+        "camera_id": config.camera_id,
+        "render_quality": config.render_quality,
+        **config.task_kwargs,
+    }
+    return EnvSpec(
+        id=catalog_id(config.domain, config.task), entry_point=f"{__name__}:make_env", kwargs=kwargs
+    )
 
 
 def _load(config: _Config) -> Any:

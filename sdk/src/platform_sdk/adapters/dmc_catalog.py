@@ -15,13 +15,22 @@ FACTORY = "platform_sdk.adapters.dmc:make_env"
 
 # One line per task of dm_control.suite.ALL_TASKS (dm-control 1.0.50), in its order.
 DESCRIPTIONS: dict[tuple[str, str], str] = {
-    ("acrobot", "swingup"): "Swing up and balance a two-link pendulum actuated at its elbow only (shaped reward).",
-    ("acrobot", "swingup_sparse"): "Swing up and balance a two-link pendulum actuated at its elbow only (sparse reward).",
+    (
+        "acrobot",
+        "swingup",
+    ): "Swing up and balance a two-link pendulum actuated at its elbow only (shaped reward).",
+    (
+        "acrobot",
+        "swingup_sparse",
+    ): "Swing up and balance a two-link pendulum actuated at its elbow only (sparse reward).",
     ("ball_in_cup", "catch"): "Swing a ball on a string up and into a cup held by a planar arm.",
     ("cartpole", "balance"): "Keep a pole upright on a cart, starting near upright (shaped reward).",
     ("cartpole", "balance_sparse"): "Keep a pole upright on a cart, starting near upright (sparse reward).",
     ("cartpole", "swingup"): "Swing a pole up from hanging down and balance it on a cart (shaped reward).",
-    ("cartpole", "swingup_sparse"): "Swing a pole up from hanging down and balance it on a cart (sparse reward).",
+    (
+        "cartpole",
+        "swingup_sparse",
+    ): "Swing a pole up from hanging down and balance it on a cart (sparse reward).",
     ("cartpole", "two_poles"): "Swing up and balance two poles stacked on a cart.",
     ("cartpole", "three_poles"): "Swing up and balance three poles stacked on a cart.",
     ("cheetah", "run"): "Make a planar cheetah run forward as fast as it can (6 joints).",
@@ -44,8 +53,14 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
     ("humanoid_CMU", "stand"): "Make the 56-joint CMU motion-capture humanoid stand upright.",
     ("humanoid_CMU", "walk"): "Make the 56-joint CMU motion-capture humanoid walk forward.",
     ("humanoid_CMU", "run"): "Make the 56-joint CMU motion-capture humanoid run forward.",
-    ("lqr", "lqr_2_1"): "Drive a linear chain of 2 masses on springs to rest with 1 actuator (quadratic cost).",
-    ("lqr", "lqr_6_2"): "Drive a linear chain of 6 masses on springs to rest with 2 actuators (quadratic cost).",
+    (
+        "lqr",
+        "lqr_2_1",
+    ): "Drive a linear chain of 2 masses on springs to rest with 1 actuator (quadratic cost).",
+    (
+        "lqr",
+        "lqr_6_2",
+    ): "Drive a linear chain of 6 masses on springs to rest with 2 actuators (quadratic cost).",
     ("manipulator", "bring_ball"): "Bring a ball to a target with a planar arm and gripper.",
     ("manipulator", "bring_peg"): "Bring a peg to a target pose with a planar arm and gripper.",
     ("manipulator", "insert_ball"): "Put a ball into a basket with a planar arm and gripper.",

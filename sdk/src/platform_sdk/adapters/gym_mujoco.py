@@ -54,14 +54,15 @@ def make_env(
         task: one of `TASKS`; case, "-" and "_" are ignored ("inverted-double-pendulum").
         frame_skip: physics steps per `step`; None keeps the task's own.
         render_size: (height, width) of rendered frames.
-        render_quality: "fast" (no shadows, reflections, skybox or multisampling) or "full"
-            (the model's own settings).
+        render_quality: "fast" (no shadows, reflections, skybox or multisampling; coarse
+            ground planes) or "full" (the model's own settings). Never changes the physics.
         render_mode: Gymnasium's render mode.
         **kwargs: passed to `gymnasium.make` (e.g. `max_episode_steps`, `reset_noise_scale`).
 
     Returns:
         The environment; its `metadata` holds `control_rate` (decisions per second),
-        `render_fps`, `action_names` (when every actuator has a name) and the render settings.
+        `render_fps`, `action_names` (each actuator's name, else its joint's) and the render
+        settings.
 
     Raises:
         MujocoError: an unknown task, a bad argument, or MuJoCo is not installed.

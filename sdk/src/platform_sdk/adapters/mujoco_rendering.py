@@ -5,9 +5,10 @@ MuJoCo picks its OpenGL back-end from `MUJOCO_GL` when it is imported, so
 libEGL can open a display (Mesa's software renderer on a CPU-only machine, the GPU where
 one exists), else OSMesa. Importing this module imports no MuJoCo.
 
-"fast" render quality turns off shadows, reflections, the skybox and multisampling, which
-costs about a tenth of the default renderer's time for a 240x320 frame on the CPU; "full"
-keeps the model's own settings.
+"fast" render quality (the default) turns off shadows, reflections, the skybox and
+multisampling and draws ground planes coarsely; "full" keeps the model's own settings. A
+240x320 frame of the 11 Gymnasium tasks took 0.7-4.9 ms "fast" and 3-99 ms "full" (median,
+Mesa llvmpipe through EGL on 2 busy CPU cores).
 """
 
 from __future__ import annotations

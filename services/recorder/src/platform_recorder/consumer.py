@@ -1,11 +1,13 @@
-"""The fetch -> write -> fsync -> ack loop on the durable JetStream consumer.
+"""The pull -> write -> fsync -> ack loop on the durable JetStream consumer.
 
 Ordering after a restart: JetStream redelivers messages that a dead recorder fetched but never
 acked only after `ack_wait`, and meanwhile hands out newer ones. Written in that order a session's
 seqs would look like a gap followed by "duplicates". So on start, a consumer with unacked
 messages is reset to its ack floor (ADR-60 consumer reset; on older servers it is re-created
 from the ack floor): delivery resumes in stream order, and what was already written is
-recognised by seq and acked without writing.
+recognised by seq and acked without writing. The same after a batch that could not be
+written: the puller first lets its pending pull request end, the consumer is rewound, then the
+puller drops what it had buffered (see `platform_recorder.puller`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import api
-from nats.js.errors import APIError, FetchTimeoutError, NotFoundError
+from nats.js.errors import APIError, NotFoundError
 from opentelemetry import trace
 from platform_contracts import streams, subjects
 from platform_contracts.tracing import extract_dict
 
+from platform_recorder.puller import Puller
 from platform_recorder.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
@@ -71,8 +74,8 @@ async def rewind(js: Any, ack_wait: float, batch: int) -> None:
         await js.add_consumer(stream, config=consumer_config(ack_wait, batch, start_seq=floor + 1))
 
 
-async def open_consumer(js: Any, ack_wait: float, batch: int) -> Any:
-    """Create (or resume, in stream order) the recorder's durable consumer; return a pull subscription."""
+async def open_consumer(nc: Any, js: Any, ack_wait: float, batch: int, expires: float) -> Puller:
+    """Create (or resume, in stream order) the recorder's durable consumer; return a started puller."""
     await streams.ensure_sessions_stream(js)
     stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
     try:
@@ -81,7 +84,9 @@ async def open_consumer(js: Any, ack_wait: float, batch: int) -> Any:
         await js.add_consumer(stream, config=consumer_config(ack_wait, batch))
     else:
         await rewind(js, ack_wait, batch)
-    return await js.pull_subscribe_bind(durable=name, stream=stream)
+    puller = Puller(nc, stream, name, batch, expires=expires)
+    await puller.start()
+    return puller
 
 
 def _batch_span(msgs: Sequence[Msg]) -> Any:
@@ -106,13 +111,13 @@ def _batch_span(msgs: Sequence[Msg]) -> Any:
 
 
 class ConsumerLoop:
-    """Fetches batches from the pull subscription, hands them to the writer, acks when durable."""
+    """Pulls batches, hands them to the writer, acks when durable."""
 
     def __init__(
-        self, js: Any, sub: Any, writer: RecordingWriter, batch: int, fetch_timeout: float, ack_wait: float
+        self, js: Any, puller: Puller, writer: RecordingWriter, batch: int, fetch_timeout: float, ack_wait: float
     ) -> None:
         self.js = js
-        self.sub = sub
+        self.puller = puller
         self.writer = writer
         self.batch = batch
         self.fetch_timeout = fetch_timeout
@@ -128,39 +133,24 @@ class ConsumerLoop:
                 await asyncio.sleep(1.0)
                 continue
             try:
-                msgs = await self.sub.fetch(self.batch, timeout=self.fetch_timeout)
-            except (TimeoutError, FetchTimeoutError, NatsTimeoutError):
-                await self._idle()
-                continue
+                msgs = await self.puller.next_batch(self.fetch_timeout, GATHER_S)
             except ConnectionClosedError:
                 if self._stopping.is_set():
                     return
                 raise
             except (NatsError, OSError) as exc:  # reconnecting, server restart: retry
-                log.warning("fetch failed, retrying: %s", exc)
+                log.warning("pull failed, retrying: %s", exc)
                 await asyncio.sleep(0.5)
                 continue
-            msgs = await self._gather(msgs)
+            if not msgs:
+                await self._idle()
+                continue
             if await self._handle(msgs):
                 failures = 0
             else:
                 failures += 1
                 self._must_rewind = True
                 await asyncio.sleep(min(0.5 * 2**failures, 10.0))
-
-    async def _gather(self, msgs: list[Msg]) -> list[Msg]:
-        """Keep fetching for up to GATHER_S after a batch's first messages: fewer, larger batches
-        mean fewer fsyncs and acks per step (an event is durable at most ~GATHER_S later)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + GATHER_S
-        while msgs and len(msgs) < self.batch and (left := deadline - loop.time()) > 0.001:
-            try:
-                msgs.extend(await self.sub.fetch(self.batch - len(msgs), timeout=left))
-            except (TimeoutError, FetchTimeoutError, NatsTimeoutError):
-                break
-            except (NatsError, OSError):  # handled by the next fetch of the main loop
-                break
-        return msgs
 
     async def _idle(self) -> None:
         """Nothing to fetch: write the meta.json files that lag (busy, `process` does it)."""
@@ -173,8 +163,10 @@ class ConsumerLoop:
 
     async def _rewind(self) -> bool:
         try:
+            await self.puller.quiesce()
             await rewind(self.js, self.ack_wait, self.batch)
-        except (NatsError, OSError) as exc:  # NATS unreachable for now: try again before the next fetch
+            await self.puller.restart()
+        except (NatsError, OSError) as exc:  # NATS unreachable for now: try again before the next pull
             log.warning("cannot rewind the consumer yet: %s", exc)
             return False
         self._must_rewind = False

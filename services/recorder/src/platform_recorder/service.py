@@ -9,6 +9,7 @@ from typing import Any
 
 from platform_recorder.api import RecordingsApi
 from platform_recorder.consumer import ConsumerLoop, open_consumer
+from platform_recorder.puller import Puller
 from platform_recorder.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class RecorderService:
         self.writer = RecordingWriter(self.root, meta_interval=meta_interval)
         self.api = RecordingsApi(nc, self.root)
         self.loop: ConsumerLoop | None = None
-        self._sub: Any = None
+        self._puller: Puller | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -52,8 +53,8 @@ class RecorderService:
         if recovered:
             log.info("recovered %d recordings left open by a previous run", recovered)
         js = self.nc.jetstream()
-        self._sub = await open_consumer(js, self.ack_wait, self.batch)
-        self.loop = ConsumerLoop(js, self._sub, self.writer, self.batch, self.fetch_timeout, self.ack_wait)
+        self._puller = await open_consumer(self.nc, js, self.ack_wait, self.batch, expires=self.fetch_timeout)
+        self.loop = ConsumerLoop(js, self._puller, self.writer, self.batch, self.fetch_timeout, self.ack_wait)
         await self.api.start()
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
         log.info("recorder writing to %s", self.root.resolve())
@@ -76,10 +77,7 @@ class RecorderService:
             except Exception:
                 log.exception("the consumer loop failed")
             self._task = None
-        if self._sub is not None:
-            try:
-                await self._sub.unsubscribe()
-            except Exception as exc:  # noqa: BLE001 - the connection may be gone already
-                log.debug("unsubscribe: %s", exc)
-            self._sub = None
+        if self._puller is not None:
+            await self._puller.stop()
+            self._puller = None
         self.writer.close()
