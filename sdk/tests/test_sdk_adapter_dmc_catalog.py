@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("dm_control")
 
-from platform_sdk.adapters import dmc, dmc_catalog  # noqa: E402 - sets MUJOCO_GL first
+from platform_sdk.adapters import dmc, dmc_catalog
 
-from dm_control import suite  # noqa: E402
+suite = pytest.importorskip("dm_control.suite")  # after dmc, which sets MUJOCO_GL for dm_control
 
 CATALOG_FILE = Path(__file__).parents[2] / "services/broker/src/platform_broker/builtin/dm_control.toml"
 
@@ -25,7 +25,10 @@ def test_the_catalog_lists_exactly_the_suite_tasks() -> None:
         domain, task = entry["kwargs"]["domain"], entry["kwargs"]["task"]
         assert env_id == dmc.catalog_id(domain, task) == f"dmc-{domain}-{task}".replace("_", "-")
         assert entry["factory"] == "platform_sdk.adapters.dmc:make_env"
-        assert set(entry) == {"factory", "kwargs", "description"} and set(entry["kwargs"]) == {"domain", "task"}
+        assert set(entry) == {"factory", "kwargs", "description"} and set(entry["kwargs"]) == {
+            "domain",
+            "task",
+        }
         assert entry["description"].startswith(f"DeepMind Control {domain} {task}: ")
     assert "dmc-cartpole-swingup" in entries and "dmc-ball-in-cup-catch" in entries
 

@@ -76,10 +76,14 @@ def servers() -> Iterator[dict[str, Any]]:
         futures = {key: pool.submit(_start, *job) for key, job in jobs.items()}
     started = {key: future.result() for key, future in futures.items() if future.exception() is None}
     try:
-        failed = {key: future.exception() for key, future in futures.items() if future.exception() is not None}
+        failed = {
+            key: future.exception() for key, future in futures.items() if future.exception() is not None
+        }
         assert not failed, failed
         yield started
     finally:
+        for server in started.values():  # all at once: each takes a moment to exit
+            server.process.terminate()
         for server in started.values():
             server.stop()
 
@@ -103,14 +107,23 @@ def _steps(client: Any, actions: list[pb.Value], render: bool = True) -> list[tu
         step = client.ok(step=env_pb.StepRequest(action=action, render=render)).step
         info = dict_from_datamap(step.info)
         result.append(
-            (_observation_bytes(step.observation), step.reward, step.terminated, step.truncated, info, step.frame.data)
+            (
+                _observation_bytes(step.observation),
+                step.reward,
+                step.terminated,
+                step.truncated,
+                info,
+                step.frame.data,
+            )
         )
     return result
 
 
 def _actions(action_space: gymnasium.spaces.Box, count: int) -> list[pb.Value]:
     rng = np.random.default_rng(3)
-    return [encode_value(rng.uniform(action_space.low, action_space.high), action_space) for _ in range(count)]
+    return [
+        encode_value(rng.uniform(action_space.low, action_space.high), action_space) for _ in range(count)
+    ]
 
 
 @pytest.mark.parametrize("domain", list(TASKS))

@@ -7,7 +7,8 @@ then termination), so that its whole state is plain attributes:
 
 - observations: a `Dict` of float64 `Box`es named as dm_control names them (a scalar is shape
   (1,)); keys in sorted order, as Gymnasium's `Dict` keeps them, which is also the order of
-  `gymnasium.spaces.flatten` and of `get_observation_labels()`.
+  `gymnasium.spaces.flatten` and of `get_observation_labels()`, which names the parts of the
+  flat observation: walker gives [("height", 0, 1), ("orientations", 1, 15), ("velocity", 15, 24)].
 - actions: a float64 `Box` with the bounds of the task's action spec; `metadata["action_names"]`
   names its entries (the actuators).
 - reward: the task's reward (0.0 where dm_env gives none); `info["discount"]`: dm_env's discount.
@@ -23,6 +24,8 @@ then termination), so that its whole state is plain attributes:
 - `substeps`: physics steps per decision (the task's own by default); `metadata["control_rate"]`
   = 1 / (physics timestep * substeps) decisions per second; `render_fps` is it rounded.
 - `env.spec.id` is the catalog id; `gymnasium.make(env.spec)` builds the same environment.
+  `metadata` also holds `physics_timestep`, `substeps`, `time_limit` (seconds, None for none),
+  `domain` and `task`.
 - frames: `physics.render`-style offscreen RGB frames of `render_size` (height, width) from
   `camera_id`, fast by default, `render_quality="full"` for the model's own look
   (`platform_sdk.adapters.dmc_render`). `MUJOCO_GL` is set to egl (or osmesa) unless set.
@@ -33,39 +36,31 @@ then termination), so that its whole state is plain attributes:
 
 from __future__ import annotations
 
-import copy
 import math
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from platform_sdk.adapters import dmc_state
-from platform_sdk.adapters.dmc_render import RENDER_QUALITIES, FrameRenderer, prepare_model
+from platform_sdk.adapters import dmc_spaces, dmc_state
+from platform_sdk.adapters.dmc_config import (
+    INSTALL_COMMAND,
+    RENDER_MODES,
+    DmcConfig,
+    DmControlError,
+    catalog_id,
+    load,
+    physics_error,
+)
+from platform_sdk.adapters.dmc_render import FrameRenderer
 from platform_sdk.adapters.mujoco_rendering import select_gl_backend
-from platform_sdk.errors import PlatformError
 
 # dm_control picks its OpenGL back-end when it is first imported, possibly by the caller
 select_gl_backend()
 
 __all__ = ["INSTALL_COMMAND", "DmControlEnv", "DmControlError", "catalog_id", "make_env"]
-
-INSTALL_COMMAND = "pip install 'platform-sdk[dmc]'"
-_RENDER_MODES = ("rgb_array",)
-
-
-class DmControlError(PlatformError, ValueError):
-    """A DeepMind Control task cannot be built or stepped; the message says why."""
-
-
-def catalog_id(domain: str, task: str) -> str:
-    """The catalog id of a suite task: `dmc-<domain>-<task>` with '_' as '-'."""
-    return f"dmc-{domain}-{task}".replace("_", "-")
 
 
 def make_env(
@@ -96,108 +91,25 @@ def make_env(
         DmControlError: dm-control is not installed (the message names the install command), an
             unknown domain or task, or a bad setting.
     """
-    return DmControlEnv(
-        _Config.make(
-            domain,
-            task,
-            substeps,
-            time_limit,
-            render_size,
-            camera_id,
-            render_mode,
-            render_quality,
-            task_kwargs,
-        )
+    config = DmcConfig.make(
+        domain, task, substeps, time_limit, render_size, camera_id, render_mode, render_quality, task_kwargs
     )
-
-
-@dataclass(frozen=True)
-class _Config:
-    domain: str
-    task: str
-    substeps: int | None
-    time_limit: float | None
-    height: int
-    width: int
-    camera_id: int | str
-    render_mode: str | None
-    render_quality: str
-    task_kwargs: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def make(
-        cls,
-        domain: str,
-        task: str,
-        substeps: Any,
-        time_limit: Any,
-        render_size: Any,
-        camera_id: Any,
-        render_mode: Any,
-        render_quality: Any,
-        task_kwargs: Mapping[str, Any],
-    ) -> _Config:
-        # suite names use '_': "swingup-sparse" is read as "swingup_sparse"
-        domain, task = str(domain).replace("-", "_"), str(task).replace("-", "_")
-        name = f"{domain}/{task}"
-        if substeps is not None and (
-            isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1
-        ):
-            raise DmControlError(f"{name}: substeps must be an int >= 1 or None, not {substeps!r}")
-        if time_limit is not None and (
-            isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0
-        ):
-            raise DmControlError(
-                f"{name}: time_limit must be seconds > 0 (inf for none) or None, not {time_limit!r}"
-            )
-        try:
-            height, width = (int(v) for v in render_size)
-        except (TypeError, ValueError):
-            raise DmControlError(
-                f"{name}: render_size must be (height, width), not {render_size!r}"
-            ) from None
-        if height < 1 or width < 1:
-            raise DmControlError(f"{name}: render_size must be positive, not {render_size!r}")
-        if render_mode is not None and render_mode not in _RENDER_MODES:
-            raise DmControlError(f"{name}: render_mode must be 'rgb_array' or None, not {render_mode!r}")
-        if render_quality not in RENDER_QUALITIES:
-            raise DmControlError(
-                f"{name}: render_quality must be one of {RENDER_QUALITIES}, not {render_quality!r}"
-            )
-        seed = task_kwargs.get("random", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise DmControlError(f"{name}: random (the construction seed) must be an int, not {seed!r}")
-        return cls(
-            domain,
-            task,
-            substeps,
-            None if time_limit is None else float(time_limit),
-            height,
-            width,
-            camera_id,
-            render_mode,
-            render_quality,
-            dict(task_kwargs),
-        )
-
-    @property
-    def name(self) -> str:
-        return f"{self.domain}/{self.task}"
+    return DmControlEnv(config)
 
 
 class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
     """One suite task as a Gymnasium environment; build it with `make_env`."""
 
-    def __init__(self, config: _Config) -> None:
-        loaded = _load(config)
+    def __init__(self, config: DmcConfig) -> None:
+        loaded = load(config)
         physics = loaded.physics
         self._config = config
         self.render_mode = config.render_mode
+        self.spec = EnvSpec(id=config.env_id, entry_point=f"{__name__}:make_env", kwargs=config.make_kwargs())
         self._task = loaded.task
         self._task_seeded = "random" in config.task_kwargs  # the user's seed drives unseeded resets
         timestep = float(physics.model.opt.timestep)
-        task_substeps = int(round(loaded.control_timestep() / timestep))
-        self._substeps = config.substeps or task_substeps
+        self._substeps = config.substeps or round(loaded.control_timestep() / timestep)
         control_timestep = timestep * self._substeps
         if config.time_limit is not None:
             seconds = config.time_limit
@@ -206,16 +118,14 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         self._step_limit = _steps_in(seconds, control_timestep)
         self._steps = 0
         self._has_reset = False
-        _check_camera(config, physics)
-        self.observation_space = _observation_space(loaded.observation_spec())
-        self.action_space = _action_space(loaded.action_spec())
+        self.observation_space = dmc_spaces.observation_space(loaded.observation_spec())
+        self.action_space = dmc_spaces.action_space(loaded.action_spec())
         control_rate = 1.0 / control_timestep
-        self.spec = _env_spec(config)
         self.metadata = {
-            "render_modes": list(_RENDER_MODES),
+            "render_modes": list(RENDER_MODES),
             "render_fps": round(control_rate),
             "control_rate": control_rate,
-            "action_names": _action_names(physics, self.action_space),
+            "action_names": dmc_spaces.action_names(physics, self.action_space),
             "physics_timestep": timestep,
             "substeps": self._substeps,
             "time_limit": seconds if math.isfinite(seconds) else None,
@@ -224,7 +134,7 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         }
         self._physics = physics
         self._built = dmc_state.copy_arrays(physics.model.ptr)
-        self._renderer = FrameRenderer(config.height, config.width, config.camera_id, config.render_quality)
+        self._renderer = self._new_renderer()
 
     @property
     def physics(self) -> Any:
@@ -243,12 +153,7 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         `name` of the observation is `flat[start:stop]` (raveled). The parts follow each other
         in the order of `observation_space` (sorted by name) and cover the flat observation.
         """
-        labels, start = [], 0
-        for name, space in self.observation_space.spaces.items():
-            stop = start + spaces.flatdim(space)
-            labels.append((name, start, stop))
-            start = stop
-        return labels
+        return dmc_spaces.observation_labels(self.observation_space)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -276,7 +181,7 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
             task.before_step(action, physics)
             physics.step(self._substeps)
             task.after_step(physics)
-        except _physics_error() as exc:
+        except physics_error() as exc:
             raise DmControlError(
                 f"{self._config.name}: the simulation became unstable at step {self._steps + 1}: {exc}"
             ) from exc
@@ -307,7 +212,7 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
 
     def __getstate__(self) -> dict[str, Any]:
         physics = self._live_physics()
-        _remember_built_model(self._config, physics, self._built)
+        dmc_state.remember_built_model(repr(self._config), physics, self._built)
         state = {k: v for k, v in self.__dict__.items() if k not in ("_physics", "_renderer", "_built")}
         state["_physics_state"] = dmc_state.capture(physics, self._built)
         return state
@@ -316,12 +221,16 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         state = dict(state)
         physics_state = state.pop("_physics_state")
         self.__dict__.update(state)
-        physics = _built_physics(self._config)
+        config = self._config
+        physics = dmc_state.built_physics(repr(config), lambda: load(config).physics)
         self._built = dmc_state.copy_arrays(physics.model.ptr)
         dmc_state.apply(physics, physics_state)
         self._physics = physics
+        self._renderer = self._new_renderer()
+
+    def _new_renderer(self) -> FrameRenderer:
         config = self._config
-        self._renderer = FrameRenderer(config.height, config.width, config.camera_id, config.render_quality)
+        return FrameRenderer(config.height, config.width, config.camera_id, config.render_quality)
 
     def _live_physics(self) -> Any:
         physics = self._physics
@@ -335,89 +244,6 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
             name: np.array(values[name], dtype=np.float64).reshape(space.shape)
             for name, space in self.observation_space.spaces.items()
         }
-
-
-def _env_spec(config: _Config) -> EnvSpec:
-    """A spec naming the catalog id; `gymnasium.make(env.spec)` builds the same environment."""
-    kwargs = {
-        "domain": config.domain,
-        "task": config.task,
-        "substeps": config.substeps,
-        "time_limit": config.time_limit,
-        "render_size": (config.height, config.width),
-        "camera_id": config.camera_id,
-        "render_quality": config.render_quality,
-        **config.task_kwargs,
-    }
-    return EnvSpec(
-        id=catalog_id(config.domain, config.task), entry_point=f"{__name__}:make_env", kwargs=kwargs
-    )
-
-
-def _load(config: _Config) -> Any:
-    """`suite.load` with the construction seed, its model prepared for rendering."""
-    suite = _suite()
-    domain, task = config.domain, config.task
-    if (domain, task) not in suite.ALL_TASKS:
-        tasks = suite.TASKS_BY_DOMAIN.get(domain)
-        if tasks is None:
-            raise DmControlError(
-                f"unknown DeepMind Control domain {domain!r}; domains: {', '.join(sorted(suite.TASKS_BY_DOMAIN))}"
-            )
-        raise DmControlError(f"unknown task {task!r} of domain {domain!r}; its tasks: {', '.join(tasks)}")
-    kwargs = {"random": 0, **config.task_kwargs}
-    try:
-        env = suite.load(domain, task, task_kwargs=kwargs)
-    except TypeError as exc:
-        raise DmControlError(f"{config.name}: bad task kwargs {config.task_kwargs!r}: {exc}") from None
-    prepare_model(env.physics.model, config.render_quality, config.height, config.width)
-    return env
-
-
-def _suite() -> Any:
-    try:
-        from dm_control import suite
-    except ImportError as exc:
-        raise DmControlError(
-            f"DeepMind Control tasks need dm-control, which is not installed: {INSTALL_COMMAND} ({exc})"
-        ) from None
-    return suite
-
-
-def _physics_error() -> type[Exception]:
-    from dm_control.rl import control
-
-    return control.PhysicsError
-
-
-# The model as built (after `prepare_model`) of the last configuration snapshotted, so that a
-# restore copies it instead of compiling the XML again (70 ms for most domains, 700 ms for dog).
-# One entry: an environment server hosts one environment.
-_BUILT_MODELS: OrderedDict[str, tuple[type, Any]] = OrderedDict()
-_BUILT_MODELS_MAX = 1
-
-
-def _remember_built_model(config: _Config, physics: Any, built: dict[str, np.ndarray]) -> None:
-    key = repr(config)
-    if key in _BUILT_MODELS:
-        _BUILT_MODELS.move_to_end(key)
-        return
-    model = copy.copy(physics.model.ptr)
-    for name, value in built.items():  # undo the task's changes
-        np.copyto(getattr(model, name), value)
-    _BUILT_MODELS[key] = (type(physics), model)
-    while len(_BUILT_MODELS) > _BUILT_MODELS_MAX:
-        _BUILT_MODELS.popitem(last=False)
-
-
-def _built_physics(config: _Config) -> Any:
-    entry = _BUILT_MODELS.get(repr(config))
-    if entry is None:
-        return _load(config).physics
-    from dm_control.mujoco import wrapper
-
-    physics_type, model = entry
-    return physics_type.from_model(wrapper.MjModel(copy.copy(model)))
 
 
 def _seed(random: np.random.RandomState, seed: int) -> None:
@@ -434,38 +260,3 @@ def _steps_in(seconds: float, control_timestep: float) -> float:
         return math.inf
     ratio = seconds / control_timestep
     return float(math.ceil(ratio - 1e-9 * max(1.0, ratio)))
-
-
-def _observation_space(spec: Mapping[str, Any]) -> spaces.Dict:
-    boxes = {}
-    for name, array_spec in spec.items():
-        shape = tuple(array_spec.shape) or (1,)
-        low = np.broadcast_to(np.asarray(getattr(array_spec, "minimum", -np.inf), np.float64), shape)
-        high = np.broadcast_to(np.asarray(getattr(array_spec, "maximum", np.inf), np.float64), shape)
-        boxes[name] = spaces.Box(low=low, high=high, shape=shape, dtype=np.float64)
-    return spaces.Dict(boxes)
-
-
-def _action_space(spec: Any) -> spaces.Box:
-    shape = tuple(spec.shape)
-    low = np.broadcast_to(np.asarray(getattr(spec, "minimum", -np.inf), np.float64), shape)
-    high = np.broadcast_to(np.asarray(getattr(spec, "maximum", np.inf), np.float64), shape)
-    return spaces.Box(low=low, high=high, shape=shape, dtype=np.float64)
-
-
-def _action_names(physics: Any, action_space: spaces.Box) -> list[str]:
-    model = physics.model
-    if action_space.shape != (model.nu,):
-        return [f"action_{i}" for i in range(int(np.prod(action_space.shape)))]
-    return [model.id2name(i, "actuator") or f"actuator_{i}" for i in range(model.nu)]
-
-
-def _check_camera(config: _Config, physics: Any) -> None:
-    camera, count = config.camera_id, physics.model.ncam
-    if isinstance(camera, str):
-        import mujoco
-
-        if mujoco.mj_name2id(physics.model.ptr, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
-            raise DmControlError(f"{config.name}: no camera named {camera!r}")
-    elif isinstance(camera, bool) or not isinstance(camera, int) or not (-1 <= camera < max(count, 1)):
-        raise DmControlError(f"{config.name}: camera_id must be -1 (free) or in [0, {count}), not {camera!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from platform_sdk.adapters.dmc import catalog_id
+from platform_sdk.adapters.dmc_config import catalog_id
 
 FACTORY = "platform_sdk.adapters.dmc:make_env"
 

@@ -7,10 +7,10 @@ and 8 stacks instead of 28 and 16, and floor planes drawn as a coarse grid (a pl
 size is only the spacing of the quads it is drawn with, for lighting). "full" keeps the
 model's visual settings.
 
-Measured on a shared 2-core CPU-only machine (EGL on Mesa llvmpipe), one 240x320 frame:
-0.6-3 ms for most domains (cartpole 0.7, humanoid 2.0, humanoid_CMU 2.7), dog 6-7 ms (its
-34k-triangle skin), quadruped escape 11-13 ms (its 201x201 height field); 18-97 ms at full
-quality.
+Measured on a shared 2-core CPU-only machine (EGL on Mesa llvmpipe), one 240x320 frame, best
+of 5x10: 0.6-2 ms for most domains (cartpole 0.7-0.9, humanoid 2.0-2.2, humanoid_CMU 2.7-3.7),
+dog 6-7 ms (its 34k-triangle skin), quadruped escape 10-13 ms (its height field); 17-73 ms at
+full quality.
 
 A `FrameRenderer` holds the camera (and through the physics, the GL context): render
 resources, which are never pickled; a restored environment makes new ones at its first frame.

@@ -79,6 +79,7 @@ async def _run(settings: Settings) -> int:
         fetch_timeout=settings.recorder_fetch_timeout,
         ack_wait=settings.recorder_ack_wait,
         meta_interval=settings.recorder_meta_interval,
+        gather=settings.recorder_gather,
     )
     try:
         await service.start()

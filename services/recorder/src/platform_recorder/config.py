@@ -17,6 +17,7 @@ class Settings(BaseSettings):
         recorder_batch: most step events fetched and made durable per batch.
         recorder_fetch_timeout: seconds one fetch waits for events.
         recorder_ack_wait: seconds JetStream waits for an ack before redelivering.
+        recorder_gather: seconds a batch gathers events after its first one (fewer fsyncs).
         recorder_meta_interval: seconds a recording's meta.json may lag behind its finished
             episodes (their events are durable in part files meanwhile); 0: every batch.
     """
@@ -28,6 +29,7 @@ class Settings(BaseSettings):
     recorder_batch: int = Field(256, ge=1, le=10_000)
     recorder_fetch_timeout: float = Field(1.0, gt=0, le=60)
     recorder_ack_wait: float = Field(60.0, ge=5)
+    recorder_gather: float = Field(0.2, ge=0, le=5)
     recorder_meta_interval: float = Field(1.0, ge=0, le=60)
 
     @property

@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")
 
 MAX_LINKS = 32
-GATHER_S = 0.05
 
 
 def consumer_config(ack_wait: float, batch: int, start_seq: int | None = None) -> api.ConsumerConfig:
@@ -114,7 +113,14 @@ class ConsumerLoop:
     """Pulls batches, hands them to the writer, acks when durable."""
 
     def __init__(
-        self, js: Any, puller: Puller, writer: RecordingWriter, batch: int, fetch_timeout: float, ack_wait: float
+        self,
+        js: Any,
+        puller: Puller,
+        writer: RecordingWriter,
+        batch: int,
+        fetch_timeout: float,
+        ack_wait: float,
+        gather: float = 0.2,
     ) -> None:
         self.js = js
         self.puller = puller
@@ -122,6 +128,10 @@ class ConsumerLoop:
         self.batch = batch
         self.fetch_timeout = fetch_timeout
         self.ack_wait = ack_wait
+        # A batch gathers for up to `gather` seconds after its first message: fewer, larger batches
+        # mean fewer fsyncs (one per session touched) and acks per step; an event is durable, and
+        # acked, at most ~`gather` seconds (plus the write) after it arrived.
+        self.gather = gather
         self.batches = 0
         self._stopping = asyncio.Event()
         self._must_rewind = False
@@ -133,7 +143,7 @@ class ConsumerLoop:
                 await asyncio.sleep(1.0)
                 continue
             try:
-                msgs = await self.puller.next_batch(self.fetch_timeout, GATHER_S)
+                msgs = await self.puller.next_batch(self.fetch_timeout, self.gather)
             except ConnectionClosedError:
                 if self._stopping.is_set():
                     return

@@ -25,6 +25,7 @@ class RecorderService:
         fetch_timeout: seconds one fetch waits.
         ack_wait: seconds JetStream waits for an ack before redelivering.
         meta_interval: seconds a meta.json may lag behind its finished episodes (see RecordingWriter).
+        gather: seconds a batch gathers after its first message (see ConsumerLoop).
     """
 
     def __init__(
@@ -35,12 +36,14 @@ class RecorderService:
         fetch_timeout: float = 1.0,
         ack_wait: float = 60.0,
         meta_interval: float = 1.0,
+        gather: float = 0.2,
     ) -> None:
         self.nc = nc
         self.root = Path(root)
         self.batch = batch
         self.fetch_timeout = fetch_timeout
         self.ack_wait = ack_wait
+        self.gather = gather
         self.writer = RecordingWriter(self.root, meta_interval=meta_interval)
         self.api = RecordingsApi(nc, self.root)
         self.loop: ConsumerLoop | None = None
@@ -54,7 +57,9 @@ class RecorderService:
             log.info("recovered %d recordings left open by a previous run", recovered)
         js = self.nc.jetstream()
         self._puller = await open_consumer(self.nc, js, self.ack_wait, self.batch, expires=self.fetch_timeout)
-        self.loop = ConsumerLoop(js, self._puller, self.writer, self.batch, self.fetch_timeout, self.ack_wait)
+        self.loop = ConsumerLoop(
+            js, self._puller, self.writer, self.batch, self.fetch_timeout, self.ack_wait, self.gather
+        )
         await self.api.start()
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
         log.info("recorder writing to %s", self.root.resolve())
