@@ -40,6 +40,8 @@ ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs
 
 # Built-in entries: one TOML file per family in platform_broker/builtin/, same format as catalog.toml.
 BUILTIN_PACKAGE = "platform_broker.builtin"
+# Families listed first, in this order; any other built-in file follows in name order.
+BUILTIN_ORDER = ("classic_control.toml", "atari.toml", "gymnasium_mujoco.toml", "dm_control.toml")
 
 
 class Catalog:
@@ -71,7 +73,8 @@ def builtin_entries() -> dict[str, control_pb2.CatalogEntry]:
     """The built-in entries, from every `builtin/*.toml` in name order."""
     entries: dict[str, control_pb2.CatalogEntry] = {}
     folder = resources.files(BUILTIN_PACKAGE)
-    for item in sorted(folder.iterdir(), key=lambda f: f.name):
+    rank = {name: i for i, name in enumerate(BUILTIN_ORDER)}
+    for item in sorted(folder.iterdir(), key=lambda f: (rank.get(f.name, len(rank)), f.name)):
         if not item.name.endswith(".toml"):
             continue
         label = Path(f"<built-in {item.name}>")

@@ -111,7 +111,9 @@ class Handlers:
     async def create_session(self, request: control_pb2.CreateSessionRequest) -> control_pb2.SessionReply:
         entry = self.catalog.get(request.env_id)
         if entry is None:
-            raise NotFoundError(f"unknown environment '{request.env_id}'; known: {', '.join(self.catalog.ids())}")
+            ids = self.catalog.ids()
+            shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
+            raise NotFoundError(f"unknown environment '{request.env_id}'; known: {shown}")
         kwargs = _parse_kwargs(request.kwargs_json, request.env_id)
         host = self.hosts.pick()
         if host is None:
