@@ -8,12 +8,15 @@ and render + JPEG frames per second, in one run.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import simplejpeg
 
 # catalog id -> (factory, kwargs) used in-process: the same code the session runs.
@@ -53,6 +56,18 @@ def stepper(env: Any):
     return step_once
 
 
+def in_process(env_id: str, seconds: float) -> tuple[float, float, tuple[int, int]]:
+    """Steps/s and render+JPEG frames/s of one family in this (fresh) process."""
+    factory, kwargs = FAMILIES[env_id]
+    local = build(factory, kwargs)
+    steps = rate(stepper(local), seconds)
+    local.reset(seed=0)
+    frame = local.render()
+    frames = rate(lambda: simplejpeg.encode_jpeg(np.ascontiguousarray(local.render()), quality=90), seconds)
+    local.close()
+    return steps, frames, frame.shape[:2]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url")
@@ -70,22 +85,20 @@ def main() -> int:
         platform.start()
         url = platform.url
     try:
-        for env_id, (factory, kwargs) in FAMILIES.items():
-            local = build(factory, kwargs)
-            local_rate = rate(stepper(local), args.seconds)
-            local.reset(seed=0)
-            frame = local.render()
-            local_frames = rate(lambda env=local: simplejpeg.encode_jpeg(env.render(), quality=90), args.seconds)
-            local.close()
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        for env_id in FAMILIES:
+            # Each family in a fresh process, so one backend's threads or GL state cannot slow another.
+            local_rate, local_frames, size = pool.submit(in_process, env_id, args.seconds).result()
             with platform_sdk.connect(env_id, url=url) as remote:
                 remote_rate = rate(stepper(remote), args.seconds)
                 remote_frames = rate(remote.render, args.seconds)
             print(
                 f"{env_id:<22} in-process {local_rate:>9,.0f} steps/s | session {remote_rate:>7,.0f} steps/s "
-                f"({remote_rate / local_rate:.3f}) | render+JPEG {frame.shape[0]}x{frame.shape[1]}: in-process "
+                f"({remote_rate / local_rate:.3f}) | render+JPEG {size[0]}x{size[1]}: in-process "
                 f"{local_frames:>6,.0f} frames/s, session {remote_frames:>6,.0f} frames/s",
                 flush=True,
             )
+        pool.shutdown()
     finally:
         if platform is not None:
             platform.stop()
