@@ -115,6 +115,11 @@ def main() -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if settings.recorder_nice:
+        try:
+            os.nice(settings.recorder_nice)  # before any thread starts: they inherit it
+        except OSError as exc:
+            log.warning("cannot lower the recorder's priority: %s", exc)
     return asyncio.run(_run(settings))
 
 

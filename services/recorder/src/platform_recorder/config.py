@@ -18,6 +18,9 @@ class Settings(BaseSettings):
         recorder_fetch_timeout: seconds one fetch waits for events.
         recorder_ack_wait: seconds JetStream waits for an ack before redelivering.
         recorder_gather: seconds a batch gathers events after its first one (fewer fsyncs).
+        recorder_nice: the niceness the recorder runs at (added with os.nice): it is a background
+            writer, so on a saturated CPU the stepping processes go first and the recorder
+            catches up from JetStream; 0 keeps the default priority.
         recorder_meta_interval: seconds a recording's meta.json may lag behind its finished
             episodes (their events are durable in part files meanwhile); 0: every batch.
     """
@@ -31,6 +34,7 @@ class Settings(BaseSettings):
     recorder_ack_wait: float = Field(60.0, ge=5)
     recorder_gather: float = Field(0.2, ge=0, le=5)
     recorder_meta_interval: float = Field(1.0, ge=0, le=60)
+    recorder_nice: int = Field(10, ge=0, le=19)
 
     @property
     def nats_servers(self) -> list[str]:

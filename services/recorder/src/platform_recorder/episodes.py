@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import logging
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from platform_contracts.values import array_from_tensor, python_from_value
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
-from platform_recorder.meta import fsync_dir
+from platform_recorder.meta import write_file_atomic
 
 log = logging.getLogger(__name__)
 
@@ -55,26 +54,31 @@ def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | None:
         return None
     kind = values[0].WhichOneof("kind")
     if kind == "discrete":
-        if all(v.WhichOneof("kind") == "discrete" for v in values):
-            return np.array([v.discrete for v in values], dtype=np.int64)
-        return None
+        for value in values:
+            if value.WhichOneof("kind") != "discrete":
+                return None
+        return np.array([v.discrete for v in values], dtype=np.int64)
     if kind != "tensor":
         return None
     first = values[0].tensor
-    dtype_name, shape = first.dtype, tuple(first.shape)
-    tensors = [v.tensor for v in values]
-    if not all(v.WhichOneof("kind") == "tensor" for v in values) or any(
-        t.dtype != dtype_name or tuple(t.shape) != shape for t in tensors
-    ):
-        return None
+    dtype_name, shape = first.dtype, first.shape
+    tensors = []
+    for value in values:
+        if value.WhichOneof("kind") != "tensor":
+            return None
+        tensor = value.tensor
+        if tensor.dtype != dtype_name or tensor.shape != shape:
+            return None
+        tensors.append(tensor)
     try:
         dtype = np.dtype(dtype_name)
     except TypeError:
         return None
-    data = b"".join(t.data for t in tensors)
-    if len(data) != len(values) * dtype.itemsize * math.prod(shape):
+    data = b"".join([t.data for t in tensors])
+    dims = tuple(shape)
+    if len(data) != len(values) * dtype.itemsize * math.prod(dims):
         return None  # a malformed tensor: the row-by-row path reports it
-    return np.frombuffer(data, dtype=dtype).reshape((len(values), *shape))
+    return np.frombuffer(data, dtype=dtype).reshape((len(values), *dims))
 
 
 def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray]:
@@ -114,11 +118,15 @@ def _agent_number(data: values_pb2.Data) -> float | None:
     return None
 
 
-def _agent_columns(steps: Sequence[events_pb2.StepEvent], where: str) -> dict[str, np.ndarray]:
+def _agent_columns(
+    transitions: Sequence[events_pb2.StepTransition], where: str
+) -> dict[str, np.ndarray]:
     columns: dict[str, np.ndarray] = {}
     skipped: set[str] = set()
-    for row, event in enumerate(steps):
-        for name, data in event.step.agent.fields.items():
+    for row, transition in enumerate(transitions):
+        if not transition.HasField("agent"):
+            continue
+        for name, data in transition.agent.fields.items():
             number = _agent_number(data)
             if number is None:
                 if name not in skipped:
@@ -131,7 +139,7 @@ def _agent_columns(steps: Sequence[events_pb2.StepEvent], where: str) -> dict[st
                     )
                 continue
             if name not in columns:
-                columns[name] = np.full(len(steps), np.nan, dtype=np.float64)
+                columns[name] = np.full(len(transitions), np.nan, dtype=np.float64)
             columns[name][row] = number
     return {f"agent.{name}": columns[name] for name in sorted(columns)}
 
@@ -165,38 +173,39 @@ def build_episode(
         where: names the session and episode in log lines.
     """
     ordered = sorted(events, key=lambda e: e.seq)
-    start = ordered[0] if ordered and ordered[0].WhichOneof("kind") in START_KINDS else None
-    steps = [e for e in ordered if e.WhichOneof("kind") == "step"]
-    extra = [e.seq for e in ordered if e is not start and e.WhichOneof("kind") != "step"]
+    kinds = [e.WhichOneof("kind") for e in ordered]
+    start = ordered[0] if ordered and kinds[0] in START_KINDS else None
+    start_kind = kinds[0] if start is not None else "none"
+    steps = [e for e, kind in zip(ordered, kinds) if kind == "step"]
+    extra = [e.seq for e, kind in zip(ordered, kinds) if e is not start and kind != "step"]
     if extra:
         log.error("%s: events %s start an episode in the middle of one; left out of the arrays", where, extra)
+    transitions = [e.step for e in steps]
+    results = [t.result for t in transitions]
     observations: list[values_pb2.Value] = []
     frames: list[environment_pb2.Frame | None] = []
     if start is not None:
-        kind = start.WhichOneof("kind")
-        observations.append(getattr(start, kind).observation)
-        frames.append(start.reset.frame if kind == "reset" and start.reset.HasField("frame") else None)
-    for event in steps:
-        result = event.step.result
-        observations.append(result.observation)
-        frames.append(result.frame if result.HasField("frame") else None)
+        observations.append(getattr(start, start_kind).observation)
+        frames.append(start.reset.frame if start_kind == "reset" and start.reset.HasField("frame") else None)
+    observations.extend(r.observation for r in results)
+    frames.extend(r.frame if r.HasField("frame") else None for r in results)
     arrays = _columns(observations, "observations", where)
-    actions = _columns([e.step.action for e in steps], "actions", where)
+    actions = _columns([t.action for t in transitions], "actions", where)
     arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
-    rewards = np.array([e.step.result.reward for e in steps], dtype=np.float64)
+    rewards = np.array([r.reward for r in results], dtype=np.float64)
     arrays["rewards"] = rewards
-    arrays["terminated"] = np.array([e.step.result.terminated for e in steps], dtype=bool)
-    arrays["truncated"] = np.array([e.step.result.truncated for e in steps], dtype=bool)
+    arrays["terminated"] = np.array([r.terminated for r in results], dtype=bool)
+    arrays["truncated"] = np.array([r.truncated for r in results], dtype=bool)
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
-    arrays.update(_agent_columns(steps, where))
+    arrays.update(_agent_columns(transitions, where))
     arrays.update(_frame_columns(frames, where))
     total = float(rewards.sum())
     summary = {
         "length": len(steps),
         "return": total if math.isfinite(total) else str(total),
-        "start": start.WhichOneof("kind") if start is not None else "none",
-        "terminated": bool(steps and steps[-1].step.result.terminated),
-        "truncated": bool(steps and steps[-1].step.result.truncated),
+        "start": start_kind,
+        "terminated": bool(results and results[-1].terminated),
+        "truncated": bool(results and results[-1].truncated),
         "first_seq": ordered[0].seq if ordered else 0,
         "last_seq": ordered[-1].seq if ordered else 0,
         "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),
@@ -206,13 +215,6 @@ def build_episode(
 
 def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray], sync_dir: bool = True) -> None:
     """Write arrays to `path` (temp file, fsync, rename, then with `sync_dir` a directory fsync)."""
-    tmp = path.with_name(path.name + ".tmp")
     buffer = io.BytesIO()  # zipfile seeks back per member: in memory, then one write
     np.savez_compressed(buffer, **arrays)
-    with open(tmp, "wb") as f:
-        f.write(buffer.getbuffer())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    if sync_dir:
-        fsync_dir(path.parent)
+    write_file_atomic(path, buffer.getbuffer(), sync_dir)

@@ -27,17 +27,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes, sync_dir: bool = True) -> None:
-    """Write `path` so that readers (and a crash) see either the old or the new content.
-
-    Without `sync_dir` the rename is not yet durable: the caller fsyncs the directory later.
-    """
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def write_file_atomic(path: Path, data: bytes | memoryview, sync_dir: bool = True) -> None:
+    """Write `path` so that readers (and a crash) see either the old or the new content: a temp
+    file, fsync, rename (plain os calls: no file object). Without `sync_dir` the rename is not yet
+    durable: the caller fsyncs the directory later."""
+    target = os.fspath(path)
+    tmp = target + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
     if sync_dir:
         fsync_dir(path.parent)
 
@@ -65,7 +69,7 @@ def encode_meta(meta: dict[str, Any]) -> bytes:
 def write_meta(session_dir: Path, meta: dict[str, Any], sync_dir: bool = True) -> None:
     """Replace meta.json atomically; with `sync_dir`, also make the rename durable."""
     meta["updated_at"] = iso_time()
-    write_bytes_atomic(session_dir / META_FILE, encode_meta(meta), sync_dir)
+    write_file_atomic(session_dir / META_FILE, encode_meta(meta), sync_dir)
 
 
 def read_meta_file(session_dir: Path) -> dict[str, Any] | None:

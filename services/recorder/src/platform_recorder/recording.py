@@ -17,29 +17,20 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.episodes import START_KINDS, build_episode, write_npz_atomic
-from platform_recorder.meta import (
-    STATUS_CLOSED,
-    STATUS_CRASHED,
-    STATUS_RECORDING,
-    fsync_dir,
-    iso_time,
-    read_meta_file,
-    write_meta,
-)
+from platform_recorder.episodes import START_KINDS
+from platform_recorder.finishing import apply_close, finish_episode
+from platform_recorder.meta import STATUS_RECORDING, fsync_dir, read_meta_file, write_meta
+from platform_recorder.open_episodes import OpenEpisode, scan_parts
 from platform_recorder.session_files import (
     ORPHANS_PART,
     PartWriter,
-    episode_stem,
     frame_record,
     npz_path,
-    part_files,
     part_path,
     read_part,
 )
@@ -48,18 +39,10 @@ log = logging.getLogger(__name__)
 
 # A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
 MAX_TRACKED_GAP = 100_000
-
 WRITTEN = "written"
 DUPLICATE = "duplicate"
 ORPHAN = "orphan"
-
-
-@dataclass
-class OpenEpisode:
-    index: int
-    writer: PartWriter
-    has_start: bool = False
-    ended: bool = False
+KNOWN_KINDS = (*START_KINDS, "step")
 
 
 class Recording:
@@ -116,26 +99,10 @@ class Recording:
         if meta is None:
             return None
         rec = cls(session_dir, meta, meta_interval)
-        found: set[int] = set()
-        for index, path in part_files(session_dir).items():
-            events = read_part(path, repair=True)
-            found.update(e.seq for e in events)
-            if index in rec.finished or npz_path(session_dir, index).exists():
-                rec._to_finish.add(index)
-                continue
-            if not events:
-                continue  # created but never written: settle() removes it
-            state = OpenEpisode(index, PartWriter(path))
-            state.has_start = any(e.WhichOneof("kind") in START_KINDS for e in events)
-            state.ended = any(
-                e.WhichOneof("kind") == "step" and (e.step.result.terminated or e.step.result.truncated)
-                for e in events
-            )
-            rec.open[index] = state
-            if state.ended:
-                rec._to_finish.add(index)
-        for path in [session_dir / ORPHANS_PART, *session_dir.glob("episode-*.failed.part")]:
-            found.update(e.seq for e in read_part(path, repair=path.name == ORPHANS_PART))
+        scan = scan_parts(session_dir, rec.finished)
+        found = scan.found
+        rec.open = scan.open
+        rec._to_finish = scan.to_finish
         missing_before = set(rec.missing)
         top = max(found, default=0)
         if top > rec.last_seq:
@@ -145,9 +112,6 @@ class Recording:
         rec.missing -= found
         rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.get("last_seq")
         rec._meta_urgent = True  # what recovery finishes is listed at once
-        for index in part_files(session_dir):
-            if index not in rec.open:
-                rec._to_finish.add(index)
         if rec.missing:
             log.warning(
                 "%s: seqs %s are missing so far (a redelivery may bring them)",
@@ -215,7 +179,7 @@ class Recording:
             problem = f"episode {index} already started"
         elif kind == "step" and state is not None and state.ended:
             problem = f"episode {index} already ended"
-        elif kind not in (*START_KINDS, "step"):
+        elif kind not in KNOWN_KINDS:
             problem = "it has no kind"
         if problem:
             log.error(
@@ -237,7 +201,7 @@ class Recording:
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
                 )
-        self._write(state.writer, event, data)
+        state.keep(event, self._write(state.writer, event, data))
         if kind in START_KINDS:
             state.has_start = True
         elif event.step.result.terminated or event.step.result.truncated:
@@ -245,7 +209,8 @@ class Recording:
             self._to_finish.add(index)
         return WRITTEN
 
-    def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None) -> None:
+    def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None) -> int:
+        """Queue a record for `writer` (written by `sync`); its size."""
         record = frame_record(event.SerializeToString() if data is None else data)
         runs = self._runs
         if runs and runs[-1][0] is writer:
@@ -253,6 +218,7 @@ class Recording:
         else:
             runs.append((writer, [record]))
             self._touched.add(writer)
+        return len(record)
 
     def _orphan(self, event: events_pb2.StepEvent, data: bytes | None) -> None:
         if self._orphans is None:
@@ -349,49 +315,17 @@ class Recording:
         if state is not None:
             state.writer.close()
             self._touched.discard(state.writer)
-        part = part_path(self.dir, index)
-        events = read_part(part)
+        events = state.events if state is not None and state.events is not None else None
+        if events is None:
+            events = read_part(part_path(self.dir, index))
         if not events:
             return None
-        where = f"{self.where} episode {index}"
-        target = npz_path(self.dir, index)
-        try:
-            arrays, summary = build_episode(events, where)
-        except Exception as exc:  # keep the data: a bad episode must not stop the recorder
-            log.exception(
-                "%s: cannot build its arrays; the events stay in %s",
-                where,
-                f"{episode_stem(index)}.failed.part",
-            )
-            part.replace(self.dir / f"{episode_stem(index)}.failed.part")
-            fsync_dir(self.dir)
-            return {
-                "index": index,
-                "file": None,
-                "error": f"{type(exc).__name__}: {exc}",
-                "first_seq": min(e.seq for e in events),
-                "last_seq": max(e.seq for e in events),
-            }
-        if not target.exists():
-            write_npz_atomic(target, arrays, sync_dir=False)  # see write_meta
-            self._dir_dirty = True
-        return {"index": index, "file": target.name, **summary}
+        entry, renamed = finish_episode(self.dir, index, events, self.where)
+        self._dir_dirty |= renamed
+        return entry
 
     def _apply_close(self, event: events_pb2.SessionEvent) -> None:
-        crashed = event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED
-        self.meta["status"] = STATUS_CRASHED if crashed else STATUS_CLOSED
-        self.meta["reason"] = event.reason
-        if event.log_tail:
-            self.meta["log_tail"] = event.log_tail
-        self.meta["closed_at"] = iso_time(event.time)
-        self.meta["published_last_seq"] = event.last_seq
-        if event.last_seq > self.last_seq:
-            log.error(
-                "%s: closed after publishing seq %d but only seq %d was recorded",
-                self.where,
-                event.last_seq,
-                self.last_seq,
-            )
+        apply_close(self.meta, event, self.last_seq, self.where)
         self._meta_dirty = self._meta_urgent = True
 
     def close_files(self) -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 from google.protobuf.message import DecodeError
 from simulusion.bus.v1 import events_pb2
 
-
 log = logging.getLogger(__name__)
 
 _LEN = struct.Struct("<I")

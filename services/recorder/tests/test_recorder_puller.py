@@ -1,0 +1,135 @@
+"""The puller on a real nats-server: batches in stream order, gathering, and after a rewind no
+message of an earlier pull request (buffered or on its way) is handed out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.js.api import AckPolicy
+from platform_contracts import subjects
+from platform_recorder.consumer import open_consumer, rewind
+from platform_recorder.reading import load_episode
+from platform_recorder.service import RecorderService
+from recorder_testkit import episode_events, publish, read_meta, started, wait_drained, wait_for
+
+
+def stream_seqs(msgs: list[Any]) -> list[int]:
+    return [m.metadata.sequence.stream for m in msgs]
+
+
+async def publish_steps(js: Any, session_id: str, count: int) -> None:
+    for event in episode_events(session_id, 1, 0, count - 1, last=""):
+        await publish(js, event)
+
+
+async def test_batches_come_in_stream_order_and_gather(recorder_js: tuple[Any, Any], unique_prefix: str) -> None:
+    nc, js = recorder_js
+    puller = await open_consumer(nc, js, ack_wait=30, batch=4, expires=0.5)
+    try:
+        assert puller.batch == 4
+        start = time.monotonic()
+        assert await puller.next_batch(timeout=0.3, gather=0.05) == []  # nothing yet
+        assert 0.25 < time.monotonic() - start < 2
+        await publish_steps(js, f"{unique_prefix}-a", 10)
+        batches = [await puller.next_batch(timeout=2, gather=0.05) for _ in range(3)]
+        assert [len(b) for b in batches] == [4, 4, 2]
+        assert [s for b in batches for s in stream_seqs(b)] == list(range(1, 11))
+        await batches[-1][-1].ack()  # AckPolicy.ALL: acks all ten
+        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+        assert info.config.ack_policy == AckPolicy.ALL
+        await wait_for_acked(js, 10)
+
+        # a batch gathers for `gather` seconds after its first message
+        async def trickle() -> None:
+            for event in episode_events(f"{unique_prefix}-b", 1, 0, 2, last=""):
+                await publish(js, event)
+                await asyncio.sleep(0.1)
+
+        task = asyncio.create_task(trickle())
+        batch = await puller.next_batch(timeout=2, gather=0.5)
+        await task
+        assert stream_seqs(batch) == [11, 12, 13]
+    finally:
+        await puller.stop()
+
+
+async def wait_for_acked(js: Any, floor: int) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+        if info.ack_floor and info.ack_floor.stream_seq >= floor:
+            return
+        assert time.monotonic() < deadline, f"ack floor {info.ack_floor} never reached {floor}"
+        await asyncio.sleep(0.05)
+
+
+async def test_after_a_rewind_delivery_restarts_from_the_ack_floor(
+    recorder_js: tuple[Any, Any], unique_prefix: str
+) -> None:
+    nc, js = recorder_js
+    puller = await open_consumer(nc, js, ack_wait=30, batch=3, expires=0.5)
+    events = episode_events(f"{unique_prefix}-r", 1, 0, 5, last="")  # 6 events
+    try:
+        for event in events[:4]:
+            await publish(js, event)
+        first = await puller.next_batch(timeout=2, gather=0.05)
+        assert stream_seqs(first) == [1, 2, 3]
+        await first[-1].ack()
+        await wait_for_acked(js, 3)
+        failed = await puller.next_batch(timeout=2, gather=0.05)  # "could not be written": no ack
+        assert stream_seqs(failed) == [4]
+        for event in events[4:]:  # delivered on the pending request: buffered
+            await publish(js, event)
+        await asyncio.sleep(0.2)
+        await puller.quiesce()
+        await rewind(js, ack_wait=30, batch=3)
+        await puller.restart()
+        again: list[Any] = []
+        while len(again) < 3:
+            got = await puller.next_batch(timeout=3, gather=0.05)
+            assert got, "nothing delivered after the rewind"
+            again += got
+        assert stream_seqs(again) == [4, 5, 6]  # from the floor, in order, each once
+        assert await puller.next_batch(timeout=0.3, gather=0.05) == []
+    finally:
+        await puller.stop()
+
+
+@pytest.mark.timeout(60)
+async def test_failed_batch_with_more_buffered_is_written_without_gap(
+    recorder_js: tuple[Any, Any], tmp_path: Path, unique_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Small batches: when a batch fails, later messages are already buffered; after the rewind
+    they must not be written before the failed ones (that would log a GAP)."""
+    caplog.set_level(logging.INFO, logger="platform_recorder")
+    nc, js = recorder_js
+    root = tmp_path / "recordings"
+    service = RecorderService(nc, root, batch=3, fetch_timeout=0.3, meta_interval=0, gather=0.01)
+    await service.start()
+    try:
+        sid = f"{unique_prefix}-small"
+        await publish(js, started(sid))
+        await wait_for(lambda: read_meta(root, sid), what="the recording folder")
+        blocker = root / sid / "episode-000001.part"
+        blocker.mkdir()  # episode 1's part file cannot be opened: its batches fail
+        events = [*episode_events(sid, 1, 0, 5), *episode_events(sid, 7, 1, 6)]
+        for event in events:
+            await publish(js, event)
+        await wait_for(lambda: "could not be written" in caplog.text, what="a failed batch")
+        blocker.rmdir()
+        meta = await wait_for(
+            lambda: (m := read_meta(root, sid)) and len(m["episodes"]) == 2 and m, timeout=30, what="episode 1"
+        )
+        await wait_drained(js)
+    finally:
+        await service.stop()
+    assert "GAP" not in caplog.text and meta["missing_seqs"] == [] and meta["orphan_seqs"] == []
+    seqs = [
+        s for e in meta["episodes"] for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
+    ]
+    assert seqs == list(range(1, len(events) + 1))
