@@ -62,8 +62,13 @@ class Puller:
         self._want = 1  # buffered messages that wake the waiter
 
     async def start(self) -> None:
-        self._inbox = self._nc.new_inbox()
-        self._sub = await self._nc.subscribe(self._inbox, cb=self._on_msg)
+        self._inbox = inbox = self._nc.new_inbox()
+
+        async def on_msg(msg: Msg) -> None:
+            if self._inbox == inbox:  # not a late one of an earlier inbox (see restart)
+                self._on_msg(msg)
+
+        self._sub = await self._nc.subscribe(inbox, cb=on_msg)
         self._credit = 0
 
     async def restart(self) -> None:
@@ -73,7 +78,7 @@ class Puller:
         await self.start()
 
     async def stop(self) -> None:
-        sub, self._sub = self._sub, None
+        sub, self._sub, self._inbox = self._sub, None, ""
         if sub is not None:
             try:
                 await sub.unsubscribe()
@@ -123,7 +128,7 @@ class Puller:
             timer.cancel()
             self._waiter = None
 
-    async def _on_msg(self, msg: Msg) -> None:
+    def _on_msg(self, msg: Msg) -> None:
         if msg.reply:  # a stream message: its reply subject is its ack subject
             if not self._buffer:
                 self._first_at = asyncio.get_running_loop().time()
