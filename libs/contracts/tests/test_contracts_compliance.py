@@ -23,6 +23,7 @@ from platform_contracts.compliance import (
     run_all,
     run_check,
 )
+from platform_contracts.compliance.frames import check_frame, jpeg_header_size
 from platform_contracts.spaces import encode_value, space_to_proto
 from platform_contracts.values import datamap_from_dict, python_from_value
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -218,12 +219,12 @@ def test_jpeg_frames_are_decoded_and_their_size_checked():
     simplejpeg = pytest.importorskip("simplejpeg")
     pixels = np.zeros((24, 40, 3), dtype=np.uint8)
     data = simplejpeg.encode_jpeg(pixels, quality=80, colorspace="RGB")
-    assert compliance._jpeg_header_size(data) == (40, 24)
-    assert compliance._check_frame(env_pb.Frame(encoding="jpeg", width=40, height=24, data=data), "x") == (40, 24)
+    assert jpeg_header_size(data) == (40, 24)
+    assert check_frame(env_pb.Frame(encoding="jpeg", width=40, height=24, data=data), "x") == (40, 24)
     with pytest.raises(compliance.CheckFailed, match="is 40x24 but declares 41x24"):
-        compliance._check_frame(env_pb.Frame(encoding="jpeg", width=41, height=24, data=data), "x")
+        check_frame(env_pb.Frame(encoding="jpeg", width=41, height=24, data=data), "x")
     with pytest.raises(compliance.CheckFailed, match="does not decode"):
-        compliance._check_frame(env_pb.Frame(encoding="jpeg", width=40, height=24, data=b"\xff\xd8junk"), "x")
+        check_frame(env_pb.Frame(encoding="jpeg", width=40, height=24, data=b"\xff\xd8junk"), "x")
 
 
 class TestTheAbstractSuite(EnvironmentComplianceTests):
