@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import httpx
@@ -98,3 +99,28 @@ def test_catalog_entries_from_a_factory_and_a_gymnasium_id(tmp_path):
             assert lake.observation_space.n == 64 and obs == 0
             obs, _reward, *_ = lake.step(2)  # not slippery: right moves right
             assert obs == 1
+
+
+NO_ENGINE_DOCKER = """#!/bin/sh
+# The Docker CLI on a machine whose engine is not running.
+echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2
+exit 1
+"""
+
+
+def test_an_image_entry_without_a_docker_engine_is_a_clear_503(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(NO_ENGINE_DOCKER)
+    (bin_dir / "docker").chmod(0o755)
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text('[envs.my-sim]\nimage = "my-org/my-simulator:latest"\n')
+    extra = {"PLATFORM_CATALOG": str(catalog), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with running_platform(tmp_path / "platform", extra_env=extra) as stack:
+        response = httpx.post(f"{stack.url}/v0/sessions", json={"env_id": "my-sim"}, timeout=60)
+        assert response.status_code == 503, response.text
+        detail = response.json()["detail"]
+        assert "my-org/my-simulator:latest" in detail and "no Docker engine is reachable" in detail
+        assert "Traceback" not in detail
+        sessions = httpx.get(f"{stack.url}/v0/sessions").json()
+        assert sessions["count"] == 0, "the failed start left no open session"

@@ -23,7 +23,7 @@ def rollout(env, actions, seed=None):
 
 def test_readme_example_runs(platform_stack):
     with platform_sdk.connect("cartpole", url=platform_stack.url) as env:
-        obs, info = env.reset(seed=0)
+        obs, _info = env.reset(seed=0)
         assert env.observation_space.contains(obs)
         obs, reward, _terminated, truncated, _info = env.step(env.action_space.sample())
         assert reward == 1.0 and not truncated

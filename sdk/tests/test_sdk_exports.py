@@ -26,7 +26,7 @@ def test_public_exports_are_pinned():
 
 def test_connect_signature_is_pinned():
     params = list(inspect.signature(platform_sdk.connect).parameters)
-    assert params == ["env_id", "url", "kwargs", "token", "record"]
+    assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames"]
 
 
 def test_errors_share_one_base():

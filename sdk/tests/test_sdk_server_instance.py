@@ -129,3 +129,28 @@ def test_spans_only_for_a_valid_trace_context() -> None:
     (span,) = exporter.get_finished_spans()
     assert span.name == "env.step" and span.context.trace_id == 0xABC and span.parent.span_id == 0xDEF
     assert span.attributes["env.error"] == "ERROR_CODE_INVALID_ACTION"
+
+
+class _Labelled(gymnasium.Env):
+    observation_space = gs.Box(-1.0, 1.0, (5,), np.float32)
+    action_space = gs.Discrete(2)
+
+    def __init__(self, labels: list[tuple[str, int, int]]) -> None:
+        self.labels = labels
+
+    def get_observation_labels(self) -> list[tuple[str, int, int]]:
+        return self.labels
+
+
+def test_spec_carries_observation_labels() -> None:
+    instance = EnvInstance(_Labelled([("height", 0, 1), ("velocity", 1, 5)]), "labelled")
+    spec = instance.handle(env_pb.EnvRequest(id=1, spec=env_pb.SpecRequest())).spec
+    assert [(label.name, label.start, label.stop) for label in spec.observation_labels] == [
+        ("height", 0, 1),
+        ("velocity", 1, 5),
+    ]
+
+
+def test_labels_outside_the_observation_fail_at_start() -> None:
+    with pytest.raises(StartupError, match="label 'velocity' covers \\[1, 9\\)"):
+        EnvInstance(_Labelled([("velocity", 1, 9)]), "labelled")

@@ -47,6 +47,7 @@ class LaunchSpec:
     path: str = ""  # a folder added to sys.path for the factory
     kwargs: dict[str, Any] = field(default_factory=dict)
     image: str = ""  # a Docker image whose entry point is the environment server
+    jpeg_quality: int = 0  # 1-100 for rendered frames; 0: the server's default
 
 
 class LaunchError(Exception):
@@ -59,6 +60,11 @@ class LaunchError(Exception):
     def __init__(self, message: str, log_tail: str = "") -> None:
         super().__init__(f"{message}\n--- log tail ---\n{log_tail}" if log_tail else message)
         self.log_tail = log_tail
+
+
+class NoDockerEngineError(LaunchError):
+    """An image entry cannot start here: no Docker engine answers (the host's problem, not the
+    environment's)."""
 
 
 class InstanceProcess:
@@ -145,7 +151,11 @@ def server_command(spec: LaunchSpec, listen: str) -> list[str]:
         command += ["--kwargs", json.dumps(spec.kwargs)]
     except (TypeError, ValueError) as exc:
         raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
-    return command + ["--listen", listen]
+    return command + _quality_args(spec) + ["--listen", listen]
+
+
+def _quality_args(spec: LaunchSpec) -> list[str]:
+    return ["--jpeg-quality", str(spec.jpeg_quality)] if spec.jpeg_quality else []
 
 
 async def launch_instance(
@@ -229,15 +239,15 @@ def docker_command(spec: LaunchSpec, container: str) -> list[str]:
             command += ["--kwargs", json.dumps(spec.kwargs)]
         except (TypeError, ValueError) as exc:
             raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
-    return command
+    return command + _quality_args(spec)
 
 
 async def check_docker_engine(image: str) -> None:
-    """Raise a one-line LaunchError naming `image` unless a Docker engine answers."""
+    """Raise a one-line NoDockerEngineError naming `image` unless a Docker engine answers."""
     try:
         await _docker("info", "--format", "{{.ServerVersion}}")
     except LaunchError as exc:
-        raise LaunchError(
+        raise NoDockerEngineError(
             f"this environment runs in the Docker image {image} but no Docker engine is reachable: {exc}"
         ) from None
 

@@ -151,6 +151,10 @@ class StandInBroker:
         await self.nc.flush()
         return self
 
+    async def use_env_server(self, address: str) -> None:
+        """Sessions created from now on run on the environment server at `address`."""
+        self.address, self.spec = address, await fetch_spec(address)
+
     async def stop(self) -> None:
         for sub in self.subs:
             await sub.unsubscribe()

@@ -85,7 +85,7 @@ def encode_value(obj: Any, space: Any) -> pb.Value:
         return pb.Value(discrete=int(array))
     if isinstance(space, gs.Dict):
         if not isinstance(obj, dict):
-            raise ValueError(f"{obj!r} is not a value of {space}: expected a dict")
+            raise ValueError(f"{obj!r} is not a value of {space}: expected a dict")  # noqa: TRY004 - callers catch ValueError for any mismatch
         return pb.Value(
             dict=pb.DictValue(entries=[pb.NamedValue(name=k, value=encode_value(obj[k], s)) for k, s in space.spaces.items()])
         )

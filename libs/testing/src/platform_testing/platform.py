@@ -31,11 +31,13 @@ def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class PlatformStack:
-    """One platform under `root`: ``root/data`` (NATS store, logs, database), ``root/recordings``.
+    """One platform under `root`: ``root/data`` (NATS store, logs, database), ``root/recordings``,
+    ``root/cache`` (the gateway's cache, so the user's ``~/.cache`` is never touched).
 
     Args:
         root: an empty directory of the test's; the services run with it as working directory.
-        extra_env: variables given to every service (e.g. ``{"PLATFORM_IDLE_TIMEOUT": "2"}``).
+        extra_env: variables given to every service (e.g. ``{"PLATFORM_IDLE_TIMEOUT": "2"}``);
+            a ``PLATFORM_CACHE_DIR`` here replaces ``root/cache``.
         services: which services to run, in start order.
         start_timeout: seconds to wait for the gateway to answer GET /v0/envs.
     """
@@ -43,6 +45,7 @@ class PlatformStack:
     def __init__(self, root: str | os.PathLike[str], extra_env: Mapping[str, str] | None = None,
                  services: Sequence[str] = SERVICES, start_timeout: float = 90.0) -> None:
         self.root = Path(root)
+        extra_env = {"PLATFORM_CACHE_DIR": str(self.root.resolve() / "cache"), **(extra_env or {})}
         self.platform = LocalPlatform(self.root / "data", None, extra_env,
                                       recordings_dir=self.root / "recordings", base_env=clean_env(),
                                       cwd=self.root, services=services, start_timeout=start_timeout)
@@ -60,6 +63,11 @@ class PlatformStack:
     @property
     def recordings(self) -> Path:
         return self.platform.recordings_dir
+
+    @property
+    def cache_dir(self) -> Path:
+        """The gateway's cache (PLATFORM_CACHE_DIR)."""
+        return Path(self.platform.extra_env["PLATFORM_CACHE_DIR"])
 
     @property
     def data_dir(self) -> Path:

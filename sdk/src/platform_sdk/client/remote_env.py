@@ -16,6 +16,7 @@ from platform_sdk import errors
 from platform_sdk.client.rest import RestClient
 from platform_sdk.client.settings import resolve_token, resolve_url
 from platform_sdk.client.stream import SessionStream
+from platform_sdk.labels import labelled
 
 _tracer = trace.get_tracer("platform_sdk")
 _ERRORS: dict[int, type[errors.PlatformError]] = {
@@ -31,6 +32,8 @@ def connect(
     kwargs: dict[str, Any] | None = None,
     token: str | None = None,
     record: bool = False,
+    jpeg_quality: int | None = None,
+    record_frames: bool = False,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -40,8 +43,11 @@ def connect(
         kwargs: keyword arguments for the environment.
         token: API token; default `PLATFORM_TOKEN`.
         record: record every step of the session.
+        jpeg_quality: JPEG quality (1-100) of the session's frames; default 90.
+        record_frames: with `record`, also keep the frame of every reset and step.
     """
-    return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record)
+    return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
+                     record_frames=record_frames)
 
 
 class RemoteEnv(gym.Env):
@@ -54,6 +60,8 @@ class RemoteEnv(gym.Env):
         kwargs: dict[str, Any] | None = None,
         token: str | None = None,
         record: bool = False,
+        jpeg_quality: int | None = None,
+        record_frames: bool = False,
     ) -> None:
         self.env_id = env_id
         self._rest = RestClient(resolve_url(url), resolve_token(token))
@@ -61,7 +69,7 @@ class RemoteEnv(gym.Env):
         self._closed = False
         self._steps = 0
         try:
-            session = self._rest.create_session(env_id, kwargs, record)
+            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, record_frames)
         except errors.PlatformError:
             self._rest.close()
             raise
@@ -79,6 +87,7 @@ class RemoteEnv(gym.Env):
         self.metadata = {**dict_from_datamap(spec.metadata), "render_modes": ["rgb_array"]}
         if self.render_mode:
             self.metadata["render_modes"] = sorted({"rgb_array", self.render_mode})
+        self._labels = [(label.name, label.start, label.stop) for label in spec.observation_labels]
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -126,6 +135,21 @@ class RemoteEnv(gym.Env):
         self._rest.close()
 
     # -- Platform extras ---------------------------------------------------------------------
+    def get_observation_labels(self) -> list[tuple[str, int, int]]:
+        """The environment's names of the parts of its flat observation: (name, start, stop).
+
+        Empty when the environment names none; see `labelled`.
+        """
+        return list(self._labels)
+
+    def labelled(self, observation: Any) -> dict[str, np.ndarray]:
+        """Split an observation by the environment's labels: {"joint_angles": array, ...}.
+
+        Raises:
+            LabelError: the environment names no parts of its observation.
+        """
+        return labelled(observation, self.observation_space, self._labels)
+
     def snapshot(self) -> str:
         """Keep the full state (RNG included) in the instance; returns a handle for `restore`."""
         return self._call(env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()), "snapshot").snapshot.handle
@@ -144,7 +168,7 @@ class RemoteEnv(gym.Env):
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finalizer
+        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
             pass
 
     # -- plumbing ---------------------------------------------------------------------------

@@ -30,8 +30,16 @@ class RestClient:
             return None
         return response.json()
 
-    def create_session(self, env_id: str, kwargs: dict[str, Any] | None, record: bool) -> dict[str, Any]:
-        return self.request("POST", "/v0/sessions", {"env_id": env_id, "kwargs": kwargs or {}, "record": record})
+    def create_session(
+        self, env_id: str, kwargs: dict[str, Any] | None, record: bool, jpeg_quality: int | None = None,
+        record_frames: bool = False,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"env_id": env_id, "kwargs": kwargs or {}, "record": record}
+        if record_frames:
+            body["record_frames"] = True
+        if jpeg_quality is not None:
+            body["jpeg_quality"] = jpeg_quality
+        return self.request("POST", "/v0/sessions", body)
 
     def close_session(self, session_id: str) -> None:
         try:

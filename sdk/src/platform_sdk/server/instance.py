@@ -13,6 +13,7 @@ from platform_contracts.tracing import extract_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
+from platform_sdk.labels import LabelError, observation_labels
 from platform_sdk.server import snapshots
 from platform_sdk.server.actions import decode_action
 from platform_sdk.server.errors import CommandError, StartupError
@@ -33,7 +34,8 @@ class EnvInstance:
         tracer: makes a span per request whose `trace_context` is valid; None for no spans.
 
     Raises:
-        StartupError: the environment's spaces cannot be carried by the protocol.
+        StartupError: the environment's spaces cannot be carried by the protocol, or its
+            observation labels do not fit its observation space.
     """
 
     def __init__(
@@ -51,7 +53,9 @@ class EnvInstance:
                 render_mode=getattr(env, "render_mode", None) or "",
                 metadata=datamap_from_dict(jsonable_metadata(getattr(env, "metadata", None) or {})),
             )
-        except UnsupportedSpaceError as exc:
+            for name, start, stop in observation_labels(env):
+                self._spec.observation_labels.add(name=name, start=start, stop=stop)
+        except (UnsupportedSpaceError, LabelError) as exc:
             raise StartupError(f"{env_id}: {exc}") from None
         self._has_reset = False
         self.closed = False

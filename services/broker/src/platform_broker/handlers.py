@@ -115,6 +115,12 @@ class Handlers:
             shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
             raise NotFoundError(f"unknown environment '{request.env_id}'; known: {shown}")
         kwargs = _parse_kwargs(request.kwargs_json, request.env_id)
+        if request.jpeg_quality > 100:
+            raise InvalidArgumentError(
+                f"jpeg_quality must be between 1 and 100 (0 for the default), not {request.jpeg_quality}"
+            )
+        if request.record_frames and not request.record:
+            raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true")
         host = self.hosts.pick()
         if host is None:
             live = self.hosts.live()
@@ -130,7 +136,8 @@ class Handlers:
         self.hosts.note_placed(host.host_id)
         merged = {**json.loads(entry.kwargs_json or "{}"), **kwargs}
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, kwargs_json=json.dumps(merged),
-                                                 record=request.record)
+                                                 record=request.record, jpeg_quality=request.jpeg_quality,
+                                                 record_frames=request.record_frames)
         log.info("session %s (%s): starting on env host %s", session.id, session.env_id, host.host_id)
         try:
             reply = await self.envhosts.start(host.host_id, start)

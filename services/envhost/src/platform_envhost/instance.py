@@ -37,7 +37,7 @@ class Instance:
     """
 
     def __init__(self, session_id: str, env_id: str, kwargs_json: str, record: bool,
-                 process: InstanceProcess) -> None:
+                 process: InstanceProcess, *, record_frames: bool = False) -> None:
         self.session_id = session_id
         self.env_id = env_id
         self.kwargs_json = kwargs_json
@@ -47,6 +47,7 @@ class Instance:
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self.events = StepEventBuilder(session_id) if record else None
+        self.record_frames = record and record_frames  # every reset and step asks for its frame
         self.spec = env_pb.SpecResponse()
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""

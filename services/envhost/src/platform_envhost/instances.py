@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
+from platform_sdk.launcher import LaunchError, LaunchSpec, NoDockerEngineError, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
 
 from platform_envhost.errors import InstanceGone, StartFailed
@@ -36,7 +36,7 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str) -> LaunchSpec:
+def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str, jpeg_quality: int = 0) -> LaunchSpec:
     """The launcher's spec for a catalog entry, with the session's kwargs over the entry's."""
     kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
     kwargs.update(_json_object(kwargs_json, f"the kwargs of environment {entry.id!r}"))
@@ -44,7 +44,7 @@ def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str) -> LaunchSpec:
         raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory nor an image",
                           code="invalid_argument")
     return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs,
-                      image=entry.image)
+                      image=entry.image, jpeg_quality=jpeg_quality)
 
 
 class InstanceTable:
@@ -83,7 +83,7 @@ class InstanceTable:
         return busy + len(self._starting)
 
     async def start(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                    record: bool) -> tuple[Instance, bool]:
+                    record: bool, jpeg_quality: int = 0, record_frames: bool = False) -> tuple[Instance, bool]:
         """Launch the session's instance and get its spec; returns it and whether it is new.
 
         A start of a session that is already running (a retried request) returns that one.
@@ -106,7 +106,7 @@ class InstanceTable:
         future: asyncio.Future[Instance] = asyncio.get_running_loop().create_future()
         self._starting[session_id] = future
         try:
-            instance = await self._launch(session_id, entry, kwargs_json, record)
+            instance = await self._launch(session_id, entry, kwargs_json, record, jpeg_quality, record_frames)
         except BaseException as exc:
             future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
             future.exception()  # retrieved: waiters get it through their own await
@@ -120,16 +120,20 @@ class InstanceTable:
         return instance, True
 
     async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                      record: bool) -> Instance:
-        spec = launch_spec(entry, kwargs_json)
+                      record: bool, jpeg_quality: int, record_frames: bool) -> Instance:
+        spec = launch_spec(entry, kwargs_json, jpeg_quality)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
             process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout)
+        except NoDockerEngineError as exc:  # this host cannot run images: not the caller's fault
+            raise StartFailed(f"environment {entry.id!r} of session {session_id} cannot start on env host "
+                              f"{self.run_dir.name}: {exc}", code="unavailable") from None
         except LaunchError as exc:  # its message carries the log tail
             raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
                               code="invalid_argument") from None
-        instance = Instance(session_id, entry.id, json.dumps(spec.kwargs), record, process)
+        instance = Instance(session_id, entry.id, json.dumps(spec.kwargs), record, process,
+                            record_frames=record_frames)
         try:
             await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
         except BaseException as exc:

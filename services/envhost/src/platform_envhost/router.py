@@ -28,6 +28,12 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = "simulusion.env.v1.Environment"
 RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot"})
+# Appended to a request's bytes, these merge `render = true` into its reset or step command
+# (protobuf merges repeated occurrences of a message field), so it is never re-encoded.
+_WITH_FRAME = {
+    "reset": env_pb.EnvRequest(reset=env_pb.ResetRequest(render=True)).SerializeToString(),
+    "step": env_pb.EnvRequest(step=env_pb.StepRequest(render=True)).SerializeToString(),
+}
 
 
 def _error(request_id: int, code: int, message: str) -> bytes:
@@ -80,6 +86,8 @@ class Router:
         if instance.state is not State.RUNNING:
             return self._not_running(instance, request.id)
         instance.last_active_at = time.time()
+        if instance.record_frames:
+            raw = ask_for_frame(request, raw)
         carrier = request.trace_context
         if carrier:
             ctx = extract_dict(carrier)
@@ -119,3 +127,12 @@ class Router:
             return instance.unavailable(request_id)
         return _error(request_id, env_pb.ERROR_CODE_FAILED_PRECONDITION,
                       f"session {instance.session_id} ({instance.env_id}) was closed")
+
+
+def ask_for_frame(request: env_pb.EnvRequest, raw: bytes) -> bytes:
+    """`raw` with `render = true` set on a reset or step that does not ask for its frame."""
+    command = request.WhichOneof("command")
+    suffix = _WITH_FRAME.get(command or "")
+    if suffix is None or getattr(request, command).render:  # type: ignore[arg-type]
+        return raw
+    return raw + suffix

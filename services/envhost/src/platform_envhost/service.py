@@ -111,7 +111,8 @@ class EnvHostService:
             return _start_error("invalid_argument", "StartInstanceRequest has no session_id")
         started_at = time.monotonic()
         try:
-            instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record)
+            instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record,
+                                                     request.jpeg_quality, request.record_frames)
         except EnvHostError as exc:
             log.warning("start of session %s (%s) failed: %s", session_id, request.entry.id, exc)
             return _start_error(exc.code, str(exc))

@@ -28,8 +28,14 @@ class BrokerClient:
         reply = await self._call(subjects.BROKER_LIST_ENVS, ctl.ListEnvsRequest(), ctl.ListEnvsReply)
         return list(reply.envs)
 
-    async def create_session(self, env_id: str, kwargs: dict[str, Any], record: bool) -> ctl.SessionInfo:
-        request = ctl.CreateSessionRequest(env_id=env_id, kwargs_json=json.dumps(kwargs), record=record)
+    async def create_session(
+        self, env_id: str, kwargs: dict[str, Any], record: bool, jpeg_quality: int | None = None,
+        record_frames: bool = False,
+    ) -> ctl.SessionInfo:
+        request = ctl.CreateSessionRequest(
+            env_id=env_id, kwargs_json=json.dumps(kwargs), record=record, jpeg_quality=jpeg_quality or 0,
+            record_frames=record_frames,
+        )
         reply = await self._call(subjects.BROKER_CREATE_SESSION, request, ctl.SessionReply, self._create_timeout)
         return reply.session
 

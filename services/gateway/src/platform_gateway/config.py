@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pathlib import Path
+
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -28,3 +30,10 @@ class Settings(BaseSettings):
     # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").
     ws: str = "websockets-sansio"
     log_level: str = "info"
+    # The gateway's cache (environment previews under `previews/`); `~` is expanded.
+    cache_dir: Path = Path("~/.cache/simulusion-platform")
+
+    @field_validator("cache_dir")
+    @classmethod
+    def _expand_user(cls, value: Path) -> Path:
+        return value.expanduser()

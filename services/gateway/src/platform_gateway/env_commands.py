@@ -46,8 +46,9 @@ class EnvCommands:
         command = env_pb.ResetRequest(options=datamap_from_dict(options))
         if seed is not None:
             command.seed = seed
-        response = await self._run(session_id, "reset", env_pb.EnvRequest(reset=command))
-        return json_views.reset_json(response.reset)
+        info = await self.streams.directory.running(session_id)
+        response = await self._run(info, "reset", env_pb.EnvRequest(reset=command))
+        return json_views.reset_json(response.reset, info.spec)
 
     async def step(self, session_id: str, action: Any, agent: dict[str, Any] | None = None) -> dict:
         info = await self.streams.directory.running(session_id)
@@ -56,20 +57,23 @@ class EnvCommands:
         except ValueMismatchError as exc:
             raise InvalidActionError(f"session {session_id} ({info.env_id}), step: {exc}") from None
         command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent))
-        response = await self._run(session_id, "step", env_pb.EnvRequest(step=command))
-        return json_views.step_json(response.step)
+        response = await self._run(info, "step", env_pb.EnvRequest(step=command))
+        return json_views.step_json(response.step, info.spec)
 
     async def snapshot(self, session_id: str) -> dict:
-        response = await self._run(session_id, "snapshot", env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()))
+        info = await self.streams.directory.running(session_id)
+        response = await self._run(info, "snapshot", env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()))
         return {"handle": response.snapshot.handle}
 
     async def restore(self, session_id: str, handle: str) -> dict:
+        info = await self.streams.directory.running(session_id)
         request = env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle))
-        response = await self._run(session_id, "restore", request)
-        return json_views.reset_json(response.restore)
+        response = await self._run(info, "restore", request)
+        return json_views.reset_json(response.restore, info.spec)
 
     async def render(self, session_id: str) -> env_pb.Frame:
-        response = await self._run(session_id, "render", env_pb.EnvRequest(render=env_pb.RenderRequest()))
+        info = await self.streams.directory.running(session_id)
+        response = await self._run(info, "render", env_pb.EnvRequest(render=env_pb.RenderRequest()))
         return response.render.frame
 
     async def run_json(self, session_id: str, message: dict[str, Any]) -> dict[str, Any]:
@@ -98,8 +102,8 @@ class EnvCommands:
                     "data": base64.b64encode(data).decode()}
         raise InvalidArgumentError(f"session {session_id}: unknown op {op!r}; expected one of {', '.join(OPS)}")
 
-    async def _run(self, session_id: str, command: str, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
-        info = await self.streams.directory.running(session_id)
+    async def _run(self, info: ctl.SessionInfo, command: str, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        session_id = info.id
         request.id = next(_ids)
         if trace.get_current_span().get_span_context().is_valid:
             inject_dict(request.trace_context)  # type: ignore[arg-type]

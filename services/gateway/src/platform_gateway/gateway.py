@@ -12,6 +12,7 @@ from platform_gateway.broker import BrokerClient
 from platform_gateway.config import Settings
 from platform_gateway.env_commands import EnvCommands
 from platform_gateway.errors import GatewayError
+from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
@@ -29,19 +30,22 @@ class Gateway:
     recorder: RecorderClient
     streams: SessionStreams
     commands: EnvCommands
+    previews: PreviewCache
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(cls, settings: Settings, nc: NATS) -> Gateway:
         broker = BrokerClient(nc, timeout=settings.request_timeout, create_timeout=settings.create_timeout)
         streams = SessionStreams(SessionDirectory(broker), timeout=settings.env_timeout)
+        commands = EnvCommands(streams)
         return cls(
             settings=settings,
             nc=nc,
             broker=broker,
             recorder=RecorderClient(nc, timeout=settings.request_timeout),
             streams=streams,
-            commands=EnvCommands(streams),
+            commands=commands,
+            previews=PreviewCache(settings.cache_dir, broker, commands),
         )
 
     def start(self) -> None:

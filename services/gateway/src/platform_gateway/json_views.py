@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 from platform_contracts.json_values import space_to_json
@@ -41,13 +42,15 @@ def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
         "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
         "render_mode": spec.render_mode or None,
         "metadata": json_from_datamap(spec.metadata) if has_spec else {},
+        "observation_labels": labels_json(spec),
         "host_id": info.host_id or None,
         "reason": info.reason or None,
         "log_tail": info.log_tail or None,
     }
 
 
-def entry_to_json(entry: ctl.CatalogEntry) -> dict[str, Any]:
+def entry_to_json(entry: ctl.CatalogEntry, *, preview_cached: bool) -> dict[str, Any]:
+    """A catalog entry, with the URL of its preview and whether that preview is cached."""
     return {
         "id": entry.id,
         "description": entry.description,
@@ -55,6 +58,8 @@ def entry_to_json(entry: ctl.CatalogEntry) -> dict[str, Any]:
         "factory": entry.factory or None,
         "path": entry.path or None,
         "kwargs": _kwargs(entry.kwargs_json),
+        "preview": f"/v0/envs/{quote(entry.id, safe='')}/preview",
+        "preview_cached": preview_cached,
     }
 
 
@@ -87,17 +92,31 @@ def _number(x: float) -> float | str:
     return x if np.isfinite(x) else str(x)
 
 
-def reset_json(result: env_pb.ResetResponse | env_pb.RestoreResponse) -> dict[str, Any]:
-    return {"observation": value_json(result.observation), "info": json_from_datamap(result.info)}
+def labels_json(spec: env_pb.SpecResponse) -> dict[str, list[int]] | None:
+    """The observation labels as {name: [start, stop]} (slices of the flat observation), or None."""
+    if not spec.observation_labels:
+        return None
+    return {label.name: [label.start, label.stop] for label in spec.observation_labels}
 
 
-def step_json(result: env_pb.StepResponse) -> dict[str, Any]:
+def reset_json(
+    result: env_pb.ResetResponse | env_pb.RestoreResponse, spec: env_pb.SpecResponse | None = None
+) -> dict[str, Any]:
+    return {
+        "observation": value_json(result.observation),
+        "info": json_from_datamap(result.info),
+        "observation_labels": labels_json(spec) if spec is not None else None,
+    }
+
+
+def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None) -> dict[str, Any]:
     return {
         "observation": value_json(result.observation),
         "reward": _number(result.reward),
         "terminated": result.terminated,
         "truncated": result.truncated,
         "info": json_from_datamap(result.info),
+        "observation_labels": labels_json(spec) if spec is not None else None,
     }
 
 

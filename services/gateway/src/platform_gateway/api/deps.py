@@ -11,6 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from platform_gateway.broker import BrokerClient
 from platform_gateway.env_commands import EnvCommands
 from platform_gateway.gateway import Gateway
+from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_streams import SessionStreams
 
@@ -40,10 +41,15 @@ def get_streams(gateway: GatewayDep) -> SessionStreams:
     return gateway.streams
 
 
+def get_previews(gateway: GatewayDep) -> PreviewCache:
+    return gateway.previews
+
+
 BrokerDep = Annotated[BrokerClient, Depends(get_broker)]
 RecorderDep = Annotated[RecorderClient, Depends(get_recorder)]
 CommandsDep = Annotated[EnvCommands, Depends(get_commands)]
 StreamsDep = Annotated[SessionStreams, Depends(get_streams)]
+PreviewsDep = Annotated[PreviewCache, Depends(get_previews)]
 
 
 def token_ok(expected: str | None, given: str | None) -> bool:

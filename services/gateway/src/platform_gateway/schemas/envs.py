@@ -14,6 +14,12 @@ class EnvPublic(BaseModel):
     factory: str | None = Field(default=None, description='"module:function" building the environment')
     path: str | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict, description="the entry's default keyword arguments")
+    preview: str = Field(
+        description="URL of the entry's preview frame (JPEG), e.g. `/v0/envs/cartpole/preview`"
+    )
+    preview_cached: bool = Field(
+        description="whether the preview is made already (else the first request for it starts a session)"
+    )
 
 
 class EnvsPublic(BaseModel):

@@ -6,6 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_LABELS = (
+    "names of the parts of the flat observation, {name: [start, stop]}, for environments that "
+    "define get_observation_labels (null otherwise)"
+)
+
 
 class SessionBase(BaseModel):
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
@@ -15,6 +20,13 @@ class SessionBase(BaseModel):
 
 class SessionCreate(SessionBase):
     model_config = ConfigDict(extra="forbid")
+
+    jpeg_quality: int | None = Field(
+        default=None, ge=1, le=100, description="JPEG quality of the session's frames (default 90)"
+    )
+    record_frames: bool = Field(
+        default=False, description="with record: keep the frame (JPEG) of every reset and step in the recording"
+    )
 
 
 class SessionPublic(SessionBase):
@@ -26,6 +38,7 @@ class SessionPublic(SessionBase):
     action_space: dict[str, Any] | None = None
     render_mode: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    observation_labels: dict[str, list[int]] | None = Field(default=None, description=_LABELS)
     host_id: str | None = None
     reason: str | None = Field(default=None, description="why the session closed or crashed")
     log_tail: str | None = Field(default=None, description="the instance's last log lines when it crashed")
@@ -59,6 +72,7 @@ class RestoreBody(BaseModel):
 class ResetResult(BaseModel):
     observation: Any
     info: dict[str, Any]
+    observation_labels: dict[str, list[int]] | None = Field(default=None, description=_LABELS)
 
 
 class StepResult(BaseModel):
@@ -67,6 +81,7 @@ class StepResult(BaseModel):
     terminated: bool
     truncated: bool
     info: dict[str, Any]
+    observation_labels: dict[str, list[int]] | None = Field(default=None, description=_LABELS)
 
 
 class SnapshotResult(BaseModel):

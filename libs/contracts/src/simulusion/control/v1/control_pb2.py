@@ -25,51 +25,51 @@ _sym_db = _symbol_database.Default()
 from simulusion.env.v1 import environment_pb2 as simulusion_dot_env_dot_v1_dot_environment__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\"-\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xbc\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06\x65nv_id\x18\x02 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\"K\n\x14\x43reateSessionRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x88\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x83\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\"-\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xbc\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06\x65nv_id\x18\x02 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\"x\n\x14\x43reateSessionRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x04 \x01(\r\x12\x15\n\rrecord_frames\x18\x05 \x01(\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x88\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb0\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x15\n\rrecord_frames\x18\x06 \x01(\x08\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.control.v1.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONSTATE']._serialized_start=1994
-  _globals['_SESSIONSTATE']._serialized_end=2147
+  _globals['_SESSIONSTATE']._serialized_start=2084
+  _globals['_SESSIONSTATE']._serialized_end=2237
   _globals['_CONTROLERROR']._serialized_start=99
   _globals['_CONTROLERROR']._serialized_end=144
   _globals['_SESSIONINFO']._serialized_start=147
   _globals['_SESSIONINFO']._serialized_end=463
   _globals['_CREATESESSIONREQUEST']._serialized_start=465
-  _globals['_CREATESESSIONREQUEST']._serialized_end=540
-  _globals['_SESSIONREPLY']._serialized_start=542
-  _globals['_SESSIONREPLY']._serialized_end=661
-  _globals['_GETSESSIONREQUEST']._serialized_start=663
-  _globals['_GETSESSIONREQUEST']._serialized_end=702
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=704
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=749
-  _globals['_LISTSESSIONSREPLY']._serialized_start=751
-  _globals['_LISTSESSIONSREPLY']._serialized_end=876
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=878
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=935
-  _globals['_CATALOGENTRY']._serialized_start=938
-  _globals['_CATALOGENTRY']._serialized_end=1074
-  _globals['_LISTENVSREQUEST']._serialized_start=1076
-  _globals['_LISTENVSREQUEST']._serialized_end=1093
-  _globals['_LISTENVSREPLY']._serialized_start=1095
-  _globals['_LISTENVSREPLY']._serialized_end=1213
-  _globals['_STARTINSTANCEREQUEST']._serialized_start=1216
-  _globals['_STARTINSTANCEREQUEST']._serialized_end=1347
-  _globals['_STARTINSTANCEREPLY']._serialized_start=1349
-  _globals['_STARTINSTANCEREPLY']._serialized_end=1468
-  _globals['_STOPINSTANCEREQUEST']._serialized_start=1470
-  _globals['_STOPINSTANCEREQUEST']._serialized_end=1527
-  _globals['_STOPINSTANCEREPLY']._serialized_start=1529
-  _globals['_STOPINSTANCEREPLY']._serialized_end=1617
-  _globals['_LISTINSTANCESREQUEST']._serialized_start=1619
-  _globals['_LISTINSTANCESREQUEST']._serialized_end=1641
-  _globals['_INSTANCEINFO']._serialized_start=1643
-  _globals['_INSTANCEINFO']._serialized_end=1734
-  _globals['_LISTINSTANCESREPLY']._serialized_start=1736
-  _globals['_LISTINSTANCESREPLY']._serialized_end=1812
-  _globals['_HOSTHEARTBEAT']._serialized_start=1815
-  _globals['_HOSTHEARTBEAT']._serialized_end=1991
+  _globals['_CREATESESSIONREQUEST']._serialized_end=585
+  _globals['_SESSIONREPLY']._serialized_start=587
+  _globals['_SESSIONREPLY']._serialized_end=706
+  _globals['_GETSESSIONREQUEST']._serialized_start=708
+  _globals['_GETSESSIONREQUEST']._serialized_end=747
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=749
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=794
+  _globals['_LISTSESSIONSREPLY']._serialized_start=796
+  _globals['_LISTSESSIONSREPLY']._serialized_end=921
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=923
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=980
+  _globals['_CATALOGENTRY']._serialized_start=983
+  _globals['_CATALOGENTRY']._serialized_end=1119
+  _globals['_LISTENVSREQUEST']._serialized_start=1121
+  _globals['_LISTENVSREQUEST']._serialized_end=1138
+  _globals['_LISTENVSREPLY']._serialized_start=1140
+  _globals['_LISTENVSREPLY']._serialized_end=1258
+  _globals['_STARTINSTANCEREQUEST']._serialized_start=1261
+  _globals['_STARTINSTANCEREQUEST']._serialized_end=1437
+  _globals['_STARTINSTANCEREPLY']._serialized_start=1439
+  _globals['_STARTINSTANCEREPLY']._serialized_end=1558
+  _globals['_STOPINSTANCEREQUEST']._serialized_start=1560
+  _globals['_STOPINSTANCEREQUEST']._serialized_end=1617
+  _globals['_STOPINSTANCEREPLY']._serialized_start=1619
+  _globals['_STOPINSTANCEREPLY']._serialized_end=1707
+  _globals['_LISTINSTANCESREQUEST']._serialized_start=1709
+  _globals['_LISTINSTANCESREQUEST']._serialized_end=1731
+  _globals['_INSTANCEINFO']._serialized_start=1733
+  _globals['_INSTANCEINFO']._serialized_end=1824
+  _globals['_LISTINSTANCESREPLY']._serialized_start=1826
+  _globals['_LISTINSTANCESREPLY']._serialized_end=1902
+  _globals['_HOSTHEARTBEAT']._serialized_start=1905
+  _globals['_HOSTHEARTBEAT']._serialized_end=2081
 # @@protoc_insertion_point(module_scope)

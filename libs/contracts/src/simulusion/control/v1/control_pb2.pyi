@@ -135,19 +135,27 @@ class CreateSessionRequest(_message.Message):
     ENV_ID_FIELD_NUMBER: _builtins.int
     KWARGS_JSON_FIELD_NUMBER: _builtins.int
     RECORD_FIELD_NUMBER: _builtins.int
+    JPEG_QUALITY_FIELD_NUMBER: _builtins.int
+    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     kwargs_json: _builtins.str
     record: _builtins.bool
+    jpeg_quality: _builtins.int
+    """1-100 for the session's frames; 0: the default (90)"""
+    record_frames: _builtins.bool
+    """with record: every reset and step event carries its frame"""
     def __init__(
         self,
         *,
         env_id: _builtins.str = ...,
         kwargs_json: _builtins.str = ...,
         record: _builtins.bool = ...,
+        jpeg_quality: _builtins.int = ...,
+        record_frames: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "kwargs_json", b"kwargs_json", "record", b"record"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -358,10 +366,16 @@ class StartInstanceRequest(_message.Message):
     ENTRY_FIELD_NUMBER: _builtins.int
     KWARGS_JSON_FIELD_NUMBER: _builtins.int
     RECORD_FIELD_NUMBER: _builtins.int
+    JPEG_QUALITY_FIELD_NUMBER: _builtins.int
+    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kwargs_json: _builtins.str
     """the session's kwargs, over the entry's"""
     record: _builtins.bool
+    jpeg_quality: _builtins.int
+    """1-100 for the instance's frames; 0: the default (90)"""
+    record_frames: _builtins.bool
+    """with record: the env host asks for a frame with every reset and step"""
     @_builtins.property
     def entry(self) -> Global___CatalogEntry: ...
     def __init__(
@@ -371,10 +385,12 @@ class StartInstanceRequest(_message.Message):
         entry: Global___CatalogEntry | None = ...,
         kwargs_json: _builtins.str = ...,
         record: _builtins.bool = ...,
+        jpeg_quality: _builtins.int = ...,
+        record_frames: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "kwargs_json", b"kwargs_json", "record", b"record", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

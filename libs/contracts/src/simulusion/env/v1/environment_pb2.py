@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from simulusion.env.v1 import values_pb2 as simulusion_dot_env_dot_v1_dot_values__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/env/v1/environment.proto\x12\x11simulusion.env.v1\x1a\x1esimulusion/env/v1/values.proto\"\x86\x04\n\nEnvRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x46\n\rtrace_context\x18\x02 \x03(\x0b\x32/.simulusion.env.v1.EnvRequest.TraceContextEntry\x12.\n\x04spec\x18\n \x01(\x0b\x32\x1e.simulusion.env.v1.SpecRequestH\x00\x12\x30\n\x05reset\x18\x0b \x01(\x0b\x32\x1f.simulusion.env.v1.ResetRequestH\x00\x12.\n\x04step\x18\x0c \x01(\x0b\x32\x1e.simulusion.env.v1.StepRequestH\x00\x12\x36\n\x08snapshot\x18\r \x01(\x0b\x32\".simulusion.env.v1.SnapshotRequestH\x00\x12\x34\n\x07restore\x18\x0e \x01(\x0b\x32!.simulusion.env.v1.RestoreRequestH\x00\x12\x32\n\x06render\x18\x0f \x01(\x0b\x32 .simulusion.env.v1.RenderRequestH\x00\x12\x30\n\x05\x63lose\x18\x10 \x01(\x0b\x32\x1f.simulusion.env.v1.CloseRequestH\x00\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\t\n\x07\x63ommand\"\xb9\x03\n\x0b\x45nvResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\'\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x18.simulusion.env.v1.Error\x12/\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponseH\x00\x12\x31\n\x05reset\x18\x0b \x01(\x0b\x32 .simulusion.env.v1.ResetResponseH\x00\x12/\n\x04step\x18\x0c \x01(\x0b\x32\x1f.simulusion.env.v1.StepResponseH\x00\x12\x37\n\x08snapshot\x18\r \x01(\x0b\x32#.simulusion.env.v1.SnapshotResponseH\x00\x12\x35\n\x07restore\x18\x0e \x01(\x0b\x32\".simulusion.env.v1.RestoreResponseH\x00\x12\x33\n\x06render\x18\x0f \x01(\x0b\x32!.simulusion.env.v1.RenderResponseH\x00\x12\x31\n\x05\x63lose\x18\x10 \x01(\x0b\x32 .simulusion.env.v1.CloseResponseH\x00\x42\x08\n\x06result\"V\n\x05\x45rror\x12*\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x1c.simulusion.env.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x10\n\x08log_tail\x18\x03 \x01(\t\"\r\n\x0bSpecRequest\"\xc6\x01\n\x0cSpecResponse\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x33\n\x11observation_space\x18\x02 \x01(\x0b\x32\x18.simulusion.env.v1.Space\x12.\n\x0c\x61\x63tion_space\x18\x03 \x01(\x0b\x32\x18.simulusion.env.v1.Space\x12\x13\n\x0brender_mode\x18\x04 \x01(\t\x12,\n\x08metadata\x18\x05 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"g\n\x0cResetRequest\x12\x11\n\x04seed\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12+\n\x07options\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\x0e\n\x06render\x18\x03 \x01(\x08\x42\x07\n\x05_seed\"\x91\x01\n\rResetResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12(\n\x04info\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\'\n\x05\x66rame\x18\x03 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"r\n\x0bStepRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12\x0e\n\x06render\x18\x02 \x01(\x08\x12)\n\x05\x61gent\x18\x03 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"\xc7\x01\n\x0cStepResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12\x0e\n\x06reward\x18\x02 \x01(\x01\x12\x12\n\nterminated\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12(\n\x04info\x18\x05 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\'\n\x05\x66rame\x18\x06 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"\x11\n\x0fSnapshotRequest\"\"\n\x10SnapshotResponse\x12\x0e\n\x06handle\x18\x01 \x01(\t\" \n\x0eRestoreRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"j\n\x0fRestoreResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12(\n\x04info\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"\x0f\n\rRenderRequest\"9\n\x0eRenderResponse\x12\'\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"\x0e\n\x0c\x43loseRequest\"\x0f\n\rCloseResponse\"F\n\x05\x46rame\x12\x10\n\x08\x65ncoding\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c*\xf8\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x45RROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x1d\n\x19\x45RROR_CODE_INVALID_ACTION\x10\x02\x12\"\n\x1e\x45RROR_CODE_FAILED_PRECONDITION\x10\x03\x12\x18\n\x14\x45RROR_CODE_NOT_FOUND\x10\x04\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x05\x12\x1c\n\x18\x45RROR_CODE_UNIMPLEMENTED\x10\x06\x12\x1a\n\x16\x45RROR_CODE_UNAVAILABLE\x10\x07\x32[\n\x0b\x45nvironment\x12L\n\x07\x43onnect\x12\x1d.simulusion.env.v1.EnvRequest\x1a\x1e.simulusion.env.v1.EnvResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/env/v1/environment.proto\x12\x11simulusion.env.v1\x1a\x1esimulusion/env/v1/values.proto\"\x86\x04\n\nEnvRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x46\n\rtrace_context\x18\x02 \x03(\x0b\x32/.simulusion.env.v1.EnvRequest.TraceContextEntry\x12.\n\x04spec\x18\n \x01(\x0b\x32\x1e.simulusion.env.v1.SpecRequestH\x00\x12\x30\n\x05reset\x18\x0b \x01(\x0b\x32\x1f.simulusion.env.v1.ResetRequestH\x00\x12.\n\x04step\x18\x0c \x01(\x0b\x32\x1e.simulusion.env.v1.StepRequestH\x00\x12\x36\n\x08snapshot\x18\r \x01(\x0b\x32\".simulusion.env.v1.SnapshotRequestH\x00\x12\x34\n\x07restore\x18\x0e \x01(\x0b\x32!.simulusion.env.v1.RestoreRequestH\x00\x12\x32\n\x06render\x18\x0f \x01(\x0b\x32 .simulusion.env.v1.RenderRequestH\x00\x12\x30\n\x05\x63lose\x18\x10 \x01(\x0b\x32\x1f.simulusion.env.v1.CloseRequestH\x00\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\t\n\x07\x63ommand\"\xb9\x03\n\x0b\x45nvResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\'\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x18.simulusion.env.v1.Error\x12/\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponseH\x00\x12\x31\n\x05reset\x18\x0b \x01(\x0b\x32 .simulusion.env.v1.ResetResponseH\x00\x12/\n\x04step\x18\x0c \x01(\x0b\x32\x1f.simulusion.env.v1.StepResponseH\x00\x12\x37\n\x08snapshot\x18\r \x01(\x0b\x32#.simulusion.env.v1.SnapshotResponseH\x00\x12\x35\n\x07restore\x18\x0e \x01(\x0b\x32\".simulusion.env.v1.RestoreResponseH\x00\x12\x33\n\x06render\x18\x0f \x01(\x0b\x32!.simulusion.env.v1.RenderResponseH\x00\x12\x31\n\x05\x63lose\x18\x10 \x01(\x0b\x32 .simulusion.env.v1.CloseResponseH\x00\x42\x08\n\x06result\"V\n\x05\x45rror\x12*\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x1c.simulusion.env.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x10\n\x08log_tail\x18\x03 \x01(\t\"\r\n\x0bSpecRequest\"\x87\x02\n\x0cSpecResponse\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x33\n\x11observation_space\x18\x02 \x01(\x0b\x32\x18.simulusion.env.v1.Space\x12.\n\x0c\x61\x63tion_space\x18\x03 \x01(\x0b\x32\x18.simulusion.env.v1.Space\x12\x13\n\x0brender_mode\x18\x04 \x01(\t\x12,\n\x08metadata\x18\x05 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12?\n\x12observation_labels\x18\x06 \x03(\x0b\x32#.simulusion.env.v1.ObservationLabel\"=\n\x10ObservationLabel\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\r\x12\x0c\n\x04stop\x18\x03 \x01(\r\"g\n\x0cResetRequest\x12\x11\n\x04seed\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12+\n\x07options\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\x0e\n\x06render\x18\x03 \x01(\x08\x42\x07\n\x05_seed\"\x91\x01\n\rResetResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12(\n\x04info\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\'\n\x05\x66rame\x18\x03 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"r\n\x0bStepRequest\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12\x0e\n\x06render\x18\x02 \x01(\x08\x12)\n\x05\x61gent\x18\x03 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"\xc7\x01\n\x0cStepResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12\x0e\n\x06reward\x18\x02 \x01(\x01\x12\x12\n\nterminated\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12(\n\x04info\x18\x05 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\'\n\x05\x66rame\x18\x06 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"\x11\n\x0fSnapshotRequest\"\"\n\x10SnapshotResponse\x12\x0e\n\x06handle\x18\x01 \x01(\t\" \n\x0eRestoreRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"j\n\x0fRestoreResponse\x12-\n\x0bobservation\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12(\n\x04info\x18\x02 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"\x0f\n\rRenderRequest\"9\n\x0eRenderResponse\x12\'\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Frame\"\x0e\n\x0c\x43loseRequest\"\x0f\n\rCloseResponse\"F\n\x05\x46rame\x12\x10\n\x08\x65ncoding\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c*\xf8\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x45RROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x1d\n\x19\x45RROR_CODE_INVALID_ACTION\x10\x02\x12\"\n\x1e\x45RROR_CODE_FAILED_PRECONDITION\x10\x03\x12\x18\n\x14\x45RROR_CODE_NOT_FOUND\x10\x04\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x05\x12\x1c\n\x18\x45RROR_CODE_UNIMPLEMENTED\x10\x06\x12\x1a\n\x16\x45RROR_CODE_UNAVAILABLE\x10\x07\x32[\n\x0b\x45nvironment\x12L\n\x07\x43onnect\x12\x1d.simulusion.env.v1.EnvRequest\x1a\x1e.simulusion.env.v1.EnvResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,8 +34,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ENVREQUEST_TRACECONTEXTENTRY']._loaded_options = None
   _globals['_ENVREQUEST_TRACECONTEXTENTRY']._serialized_options = b'8\001'
-  _globals['_ERRORCODE']._serialized_start=2309
-  _globals['_ERRORCODE']._serialized_end=2557
+  _globals['_ERRORCODE']._serialized_start=2437
+  _globals['_ERRORCODE']._serialized_end=2685
   _globals['_ENVREQUEST']._serialized_start=91
   _globals['_ENVREQUEST']._serialized_end=609
   _globals['_ENVREQUEST_TRACECONTEXTENTRY']._serialized_start=547
@@ -47,33 +47,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SPECREQUEST']._serialized_start=1143
   _globals['_SPECREQUEST']._serialized_end=1156
   _globals['_SPECRESPONSE']._serialized_start=1159
-  _globals['_SPECRESPONSE']._serialized_end=1357
-  _globals['_RESETREQUEST']._serialized_start=1359
-  _globals['_RESETREQUEST']._serialized_end=1462
-  _globals['_RESETRESPONSE']._serialized_start=1465
-  _globals['_RESETRESPONSE']._serialized_end=1610
-  _globals['_STEPREQUEST']._serialized_start=1612
-  _globals['_STEPREQUEST']._serialized_end=1726
-  _globals['_STEPRESPONSE']._serialized_start=1729
-  _globals['_STEPRESPONSE']._serialized_end=1928
-  _globals['_SNAPSHOTREQUEST']._serialized_start=1930
-  _globals['_SNAPSHOTREQUEST']._serialized_end=1947
-  _globals['_SNAPSHOTRESPONSE']._serialized_start=1949
-  _globals['_SNAPSHOTRESPONSE']._serialized_end=1983
-  _globals['_RESTOREREQUEST']._serialized_start=1985
-  _globals['_RESTOREREQUEST']._serialized_end=2017
-  _globals['_RESTORERESPONSE']._serialized_start=2019
-  _globals['_RESTORERESPONSE']._serialized_end=2125
-  _globals['_RENDERREQUEST']._serialized_start=2127
-  _globals['_RENDERREQUEST']._serialized_end=2142
-  _globals['_RENDERRESPONSE']._serialized_start=2144
-  _globals['_RENDERRESPONSE']._serialized_end=2201
-  _globals['_CLOSEREQUEST']._serialized_start=2203
-  _globals['_CLOSEREQUEST']._serialized_end=2217
-  _globals['_CLOSERESPONSE']._serialized_start=2219
-  _globals['_CLOSERESPONSE']._serialized_end=2234
-  _globals['_FRAME']._serialized_start=2236
-  _globals['_FRAME']._serialized_end=2306
-  _globals['_ENVIRONMENT']._serialized_start=2559
-  _globals['_ENVIRONMENT']._serialized_end=2650
+  _globals['_SPECRESPONSE']._serialized_end=1422
+  _globals['_OBSERVATIONLABEL']._serialized_start=1424
+  _globals['_OBSERVATIONLABEL']._serialized_end=1485
+  _globals['_RESETREQUEST']._serialized_start=1487
+  _globals['_RESETREQUEST']._serialized_end=1590
+  _globals['_RESETRESPONSE']._serialized_start=1593
+  _globals['_RESETRESPONSE']._serialized_end=1738
+  _globals['_STEPREQUEST']._serialized_start=1740
+  _globals['_STEPREQUEST']._serialized_end=1854
+  _globals['_STEPRESPONSE']._serialized_start=1857
+  _globals['_STEPRESPONSE']._serialized_end=2056
+  _globals['_SNAPSHOTREQUEST']._serialized_start=2058
+  _globals['_SNAPSHOTREQUEST']._serialized_end=2075
+  _globals['_SNAPSHOTRESPONSE']._serialized_start=2077
+  _globals['_SNAPSHOTRESPONSE']._serialized_end=2111
+  _globals['_RESTOREREQUEST']._serialized_start=2113
+  _globals['_RESTOREREQUEST']._serialized_end=2145
+  _globals['_RESTORERESPONSE']._serialized_start=2147
+  _globals['_RESTORERESPONSE']._serialized_end=2253
+  _globals['_RENDERREQUEST']._serialized_start=2255
+  _globals['_RENDERREQUEST']._serialized_end=2270
+  _globals['_RENDERRESPONSE']._serialized_start=2272
+  _globals['_RENDERRESPONSE']._serialized_end=2329
+  _globals['_CLOSEREQUEST']._serialized_start=2331
+  _globals['_CLOSEREQUEST']._serialized_end=2345
+  _globals['_CLOSERESPONSE']._serialized_start=2347
+  _globals['_CLOSERESPONSE']._serialized_end=2362
+  _globals['_FRAME']._serialized_start=2364
+  _globals['_FRAME']._serialized_end=2434
+  _globals['_ENVIRONMENT']._serialized_start=2687
+  _globals['_ENVIRONMENT']._serialized_end=2778
 # @@protoc_insertion_point(module_scope)

@@ -242,6 +242,7 @@ class SpecResponse(_message.Message):
     ACTION_SPACE_FIELD_NUMBER: _builtins.int
     RENDER_MODE_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
+    OBSERVATION_LABELS_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     render_mode: _builtins.str
     @_builtins.property
@@ -250,6 +251,12 @@ class SpecResponse(_message.Message):
     def action_space(self) -> _values_pb2.Space: ...
     @_builtins.property
     def metadata(self) -> _values_pb2.DataMap: ...
+    @_builtins.property
+    def observation_labels(self) -> _containers.RepeatedCompositeFieldContainer[Global___ObservationLabel]:
+        """Names of the parts of the flat observation (`gymnasium.spaces.flatten(observation_space,
+        obs)`), from the environment's `get_observation_labels()`; empty when it has none.
+        """
+
     def __init__(
         self,
         *,
@@ -258,14 +265,42 @@ class SpecResponse(_message.Message):
         action_space: _values_pb2.Space | None = ...,
         render_mode: _builtins.str = ...,
         metadata: _values_pb2.DataMap | None = ...,
+        observation_labels: _abc.Iterable[Global___ObservationLabel] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "metadata", b"metadata", "observation_space", b"observation_space"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "env_id", b"env_id", "metadata", b"metadata", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "env_id", b"env_id", "metadata", b"metadata", "observation_labels", b"observation_labels", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SpecResponse: _TypeAlias = SpecResponse  # noqa: Y015
+
+@_typing.final
+class ObservationLabel(_message.Message):
+    """Entry `name` of an observation is `flat[start:stop]`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    STOP_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    start: _builtins.int
+    stop: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        start: _builtins.int = ...,
+        stop: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "start", b"start", "stop", b"stop"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ObservationLabel: _TypeAlias = ObservationLabel  # noqa: Y015
 
 @_typing.final
 class ResetRequest(_message.Message):
