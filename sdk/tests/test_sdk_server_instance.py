@@ -154,3 +154,16 @@ def test_spec_carries_observation_labels() -> None:
 def test_labels_outside_the_observation_fail_at_start() -> None:
     with pytest.raises(StartupError, match="label 'velocity' covers \\[1, 9\\)"):
         EnvInstance(_Labelled([("velocity", 1, 9)]), "labelled")
+
+
+@pytest.mark.parametrize(("gym_id", "rate"), [("CartPole-v1", 50.0), ("Pendulum-v1", 20.0), ("Acrobot-v1", 5.0)])
+def test_control_rate_comes_from_the_time_step(gym_id: str, rate: float) -> None:
+    spec = EnvInstance(gymnasium.make(gym_id), gym_id).handle(env_pb.EnvRequest(id=1, spec=env_pb.SpecRequest())).spec
+    assert dict_from_datamap(spec.metadata)["control_rate"] == pytest.approx(rate)
+
+
+def test_a_declared_control_rate_is_kept() -> None:
+    env = gymnasium.make("CartPole-v1")
+    env.unwrapped.metadata = {**env.unwrapped.metadata, "control_rate": 7.5}
+    spec = EnvInstance(env, "cartpole").handle(env_pb.EnvRequest(id=1, spec=env_pb.SpecRequest())).spec
+    assert dict_from_datamap(spec.metadata)["control_rate"] == 7.5

@@ -51,7 +51,7 @@ class EnvInstance:
                 observation_space=space_to_proto(env.observation_space),
                 action_space=space_to_proto(env.action_space),
                 render_mode=getattr(env, "render_mode", None) or "",
-                metadata=datamap_from_dict(jsonable_metadata(getattr(env, "metadata", None) or {})),
+                metadata=datamap_from_dict(spec_metadata(env)),
             )
             for name, start, stop in observation_labels(env):
                 self._spec.observation_labels.add(name=name, start=start, stop=stop)
@@ -207,6 +207,20 @@ class EnvInstance:
             return encode_frame(frame, self.jpeg_quality)
         except ValueError as exc:
             raise CommandError(env_pb.ERROR_CODE_INTERNAL, f"{self.env_id}: {exc}") from None
+
+
+def spec_metadata(env: Any) -> dict[str, Any]:
+    """The JSON-able parts of `env.metadata`, with `control_rate` (decisions per second) added
+    from the environment's time step (`dt`, or classic control's `tau`) when it sets none."""
+    metadata = jsonable_metadata(getattr(env, "metadata", None) or {})
+    if "control_rate" not in metadata:
+        unwrapped = getattr(env, "unwrapped", env)
+        for name in ("dt", "tau"):
+            step = getattr(unwrapped, name, None)
+            if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0:
+                metadata["control_rate"] = 1.0 / float(step)
+                break
+    return metadata
 
 
 def jsonable_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
