@@ -20,6 +20,16 @@ def session_steps(session_id: str) -> str:
     return f"platform.session.{session_id}.step"
 
 
+def session_step_batches(session_id: str) -> str:
+    """Subject of a session's StepEventBatch messages (holds, vector sessions; recorded only)."""
+    return f"platform.session.{session_id}.steps"
+
+
+def sub_session_id(session_id: str, index: int) -> str:
+    """The id of sub-environment `index` of a vector session (its events and recording)."""
+    return f"{session_id}-{index}"
+
+
 def session_snapshots(session_id: str) -> str:
     """Subject of a session's SnapshotEvent messages."""
     return f"platform.session.{session_id}.snapshot"
@@ -52,6 +62,11 @@ def envhost_list(host_id: str) -> str:
     return f"platform.envhost.{host_id}.list"
 
 
+def envhost_claim(host_id: str) -> str:
+    """Give a warm pooled instance of the host to a session (ClaimInstanceRequest)."""
+    return f"platform.envhost.{host_id}.claim"
+
+
 # gRPC metadata key naming the session on the env host's Environment service.
 SESSION_ID_METADATA = "session-id"
 
@@ -60,6 +75,15 @@ def step_msg_id(session_id: str, seq: int) -> str:
     """Nats-Msg-Id of a step event: a retried publish is stored once."""
     return f"{session_id}:{seq}"
 
+
+def step_batch_msg_id(session_id: str, batch: int) -> str:
+    """Nats-Msg-Id of a session's StepEventBatch number `batch` (from 1)."""
+    return f"{session_id}:batch:{batch}"
+
 # Recorder request/reply (JSON bodies): recording listings and metadata.
 RECORDER_LIST_RECORDINGS = "platform.recorder.recordings.list"
 RECORDER_GET_RECORDING = "platform.recorder.recordings.get"
+# Saved snapshots (protobuf messages of simulusion.control.v1), kept by the recorder.
+RECORDER_SAVE_SNAPSHOT = "platform.recorder.snapshots.save"
+RECORDER_GET_SNAPSHOT = "platform.recorder.snapshots.get"
+RECORDER_LIST_SNAPSHOTS = "platform.recorder.snapshots.list"

@@ -3,8 +3,10 @@
 isort:skip_file
 Events the env host puts on the PLATFORM_SESSIONS JetStream stream."""
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from simulusion.env.v1 import environment_pb2 as _environment_pb2
 from simulusion.env.v1 import values_pb2 as _values_pb2
@@ -96,6 +98,32 @@ class StepEvent(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___StepEvent: _TypeAlias = StepEvent  # noqa: Y015
+
+@_typing.final
+class StepEventBatch(_message.Message):
+    """Several step events in one message, on platform.session.<id>.steps: the steps of one hold,
+    or one step of every sub-environment of a vector session. Each event names its own session
+    (a vector session's sub-environment i is "<id>-<i>") and seq; the message's Nats-Msg-Id is
+    "<id>:batch:<n>" with n counting the session's batches from 1.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___StepEvent]: ...
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___StepEvent] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StepEventBatch: _TypeAlias = StepEventBatch  # noqa: Y015
 
 @_typing.final
 class StepTransition(_message.Message):

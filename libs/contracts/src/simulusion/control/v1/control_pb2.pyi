@@ -137,6 +137,7 @@ class CreateSessionRequest(_message.Message):
     RECORD_FIELD_NUMBER: _builtins.int
     JPEG_QUALITY_FIELD_NUMBER: _builtins.int
     RECORD_FRAMES_FIELD_NUMBER: _builtins.int
+    NUM_ENVS_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     kwargs_json: _builtins.str
     record: _builtins.bool
@@ -144,6 +145,8 @@ class CreateSessionRequest(_message.Message):
     """1-100 for the session's frames; 0: the default (90)"""
     record_frames: _builtins.bool
     """with record: every reset and step event carries its frame"""
+    num_envs: _builtins.int
+    """> 1: a vector session of that many sub-environments"""
     def __init__(
         self,
         *,
@@ -152,10 +155,11 @@ class CreateSessionRequest(_message.Message):
         record: _builtins.bool = ...,
         jpeg_quality: _builtins.int = ...,
         record_frames: _builtins.bool = ...,
+        num_envs: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -368,6 +372,8 @@ class StartInstanceRequest(_message.Message):
     RECORD_FIELD_NUMBER: _builtins.int
     JPEG_QUALITY_FIELD_NUMBER: _builtins.int
     RECORD_FRAMES_FIELD_NUMBER: _builtins.int
+    NUM_ENVS_FIELD_NUMBER: _builtins.int
+    POOLED_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kwargs_json: _builtins.str
     """the session's kwargs, over the entry's"""
@@ -376,6 +382,12 @@ class StartInstanceRequest(_message.Message):
     """1-100 for the instance's frames; 0: the default (90)"""
     record_frames: _builtins.bool
     """with record: the env host asks for a frame with every reset and step"""
+    num_envs: _builtins.int
+    """> 1: one instance hosting that many sub-environments"""
+    pooled: _builtins.bool
+    """A warm instance kept for a pool: no session yet (session_id names the pool slot); it is
+    given a session by ClaimInstanceRequest.
+    """
     @_builtins.property
     def entry(self) -> Global___CatalogEntry: ...
     def __init__(
@@ -387,14 +399,228 @@ class StartInstanceRequest(_message.Message):
         record: _builtins.bool = ...,
         jpeg_quality: _builtins.int = ...,
         record_frames: _builtins.bool = ...,
+        num_envs: _builtins.int = ...,
+        pooled: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "num_envs", b"num_envs", "pooled", b"pooled", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StartInstanceRequest: _TypeAlias = StartInstanceRequest  # noqa: Y015
+
+@_typing.final
+class ClaimInstanceRequest(_message.Message):
+    """Give a warm pooled instance to a session (the session's settings must be the defaults the
+    pool was started with, apart from record/record_frames which are set here).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_SLOT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    RECORD_FIELD_NUMBER: _builtins.int
+    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
+    pool_slot: _builtins.str
+    """the session_id the pooled instance was started under"""
+    session_id: _builtins.str
+    record: _builtins.bool
+    record_frames: _builtins.bool
+    def __init__(
+        self,
+        *,
+        pool_slot: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        record: _builtins.bool = ...,
+        record_frames: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pool_slot", b"pool_slot", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimInstanceRequest: _TypeAlias = ClaimInstanceRequest  # noqa: Y015
+
+@_typing.final
+class ClaimInstanceReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPEC_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def spec(self) -> _environment_pb2.SpecResponse: ...
+    @_builtins.property
+    def error(self) -> Global___ControlError: ...
+    def __init__(
+        self,
+        *,
+        spec: _environment_pb2.SpecResponse | None = ...,
+        error: Global___ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "spec", b"spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "spec", b"spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimInstanceReply: _TypeAlias = ClaimInstanceReply  # noqa: Y015
+
+@_typing.final
+class SaveSnapshotRequest(_message.Message):
+    """Saved snapshots, kept by the recorder in the recordings storage
+    (platform.recorder.snapshots.{save,get,list}).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    state: _builtins.bytes
+    format: _builtins.str
+    @_builtins.property
+    def snapshot(self) -> _environment_pb2.SavedSnapshot:
+        """its id is given by the recorder"""
+
+    def __init__(
+        self,
+        *,
+        snapshot: _environment_pb2.SavedSnapshot | None = ...,
+        state: _builtins.bytes = ...,
+        format: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "snapshot", b"snapshot", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SaveSnapshotRequest: _TypeAlias = SaveSnapshotRequest  # noqa: Y015
+
+@_typing.final
+class SaveSnapshotReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshot(self) -> _environment_pb2.SavedSnapshot: ...
+    @_builtins.property
+    def error(self) -> Global___ControlError: ...
+    def __init__(
+        self,
+        *,
+        snapshot: _environment_pb2.SavedSnapshot | None = ...,
+        error: Global___ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "snapshot", b"snapshot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SaveSnapshotReply: _TypeAlias = SaveSnapshotReply  # noqa: Y015
+
+@_typing.final
+class GetSavedSnapshotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    WITH_STATE_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    with_state: _builtins.bool
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        with_state: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "with_state", b"with_state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSavedSnapshotRequest: _TypeAlias = GetSavedSnapshotRequest  # noqa: Y015
+
+@_typing.final
+class GetSavedSnapshotReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    state: _builtins.bytes
+    format: _builtins.str
+    @_builtins.property
+    def snapshot(self) -> _environment_pb2.SavedSnapshot: ...
+    @_builtins.property
+    def error(self) -> Global___ControlError: ...
+    def __init__(
+        self,
+        *,
+        snapshot: _environment_pb2.SavedSnapshot | None = ...,
+        state: _builtins.bytes = ...,
+        format: _builtins.str = ...,
+        error: Global___ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "format", b"format", "snapshot", b"snapshot", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSavedSnapshotReply: _TypeAlias = GetSavedSnapshotReply  # noqa: Y015
+
+@_typing.final
+class ListSavedSnapshotsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENV_ID_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    env_id: _builtins.str
+    """filters; empty: any"""
+    session_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        env_id: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSavedSnapshotsRequest: _TypeAlias = ListSavedSnapshotsRequest  # noqa: Y015
+
+@_typing.final
+class ListSavedSnapshotsReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOTS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshots(self) -> _containers.RepeatedCompositeFieldContainer[_environment_pb2.SavedSnapshot]: ...
+    @_builtins.property
+    def error(self) -> Global___ControlError: ...
+    def __init__(
+        self,
+        *,
+        snapshots: _abc.Iterable[_environment_pb2.SavedSnapshot] | None = ...,
+        error: Global___ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "snapshots", b"snapshots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSavedSnapshotsReply: _TypeAlias = ListSavedSnapshotsReply  # noqa: Y015
 
 @_typing.final
 class StartInstanceReply(_message.Message):

@@ -98,6 +98,12 @@ class EnvRequest(_message.Message):
     RESTORE_FIELD_NUMBER: _builtins.int
     RENDER_FIELD_NUMBER: _builtins.int
     CLOSE_FIELD_NUMBER: _builtins.int
+    HOLD_FIELD_NUMBER: _builtins.int
+    EXPORT_STATE_FIELD_NUMBER: _builtins.int
+    IMPORT_STATE_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
+    RESTORE_SAVED_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
@@ -117,6 +123,22 @@ class EnvRequest(_message.Message):
     def render(self) -> Global___RenderRequest: ...
     @_builtins.property
     def close(self) -> Global___CloseRequest: ...
+    @_builtins.property
+    def hold(self) -> Global___HoldRequest: ...
+    @_builtins.property
+    def export_state(self) -> Global___ExportStateRequest: ...
+    @_builtins.property
+    def import_state(self) -> Global___ImportStateRequest: ...
+    @_builtins.property
+    def batch(self) -> Global___BatchRequest: ...
+    @_builtins.property
+    def save_snapshot(self) -> Global___SaveSnapshotRequest:
+        """Served by the env host (it keeps saved snapshots through the recorder); an environment
+        server answers them ERROR_CODE_UNIMPLEMENTED.
+        """
+
+    @_builtins.property
+    def restore_saved(self) -> Global___RestoreSavedRequest: ...
     def __init__(
         self,
         *,
@@ -129,12 +151,18 @@ class EnvRequest(_message.Message):
         restore: Global___RestoreRequest | None = ...,
         render: Global___RenderRequest | None = ...,
         close: Global___CloseRequest | None = ...,
+        hold: Global___HoldRequest | None = ...,
+        export_state: Global___ExportStateRequest | None = ...,
+        import_state: Global___ImportStateRequest | None = ...,
+        batch: Global___BatchRequest | None = ...,
+        save_snapshot: Global___SaveSnapshotRequest | None = ...,
+        restore_saved: Global___RestoreSavedRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["close", b"close", "command", b"command", "render", b"render", "reset", b"reset", "restore", b"restore", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["close", b"close", "command", b"command", "id", b"id", "render", b"render", "reset", b"reset", "restore", b"restore", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "trace_context", b"trace_context"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 
@@ -146,6 +174,7 @@ class EnvResponse(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
     RESET_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
@@ -153,9 +182,21 @@ class EnvResponse(_message.Message):
     RESTORE_FIELD_NUMBER: _builtins.int
     RENDER_FIELD_NUMBER: _builtins.int
     CLOSE_FIELD_NUMBER: _builtins.int
+    HOLD_FIELD_NUMBER: _builtins.int
+    EXPORT_STATE_FIELD_NUMBER: _builtins.int
+    IMPORT_STATE_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
+    RESTORE_SAVED_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def error(self) -> Global___Error: ...
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What was wrong with the request without stopping it, one line each (e.g. agent data left
+        out, naming the rule it broke).
+        """
+
     @_builtins.property
     def spec(self) -> Global___SpecResponse: ...
     @_builtins.property
@@ -170,11 +211,24 @@ class EnvResponse(_message.Message):
     def render(self) -> Global___RenderResponse: ...
     @_builtins.property
     def close(self) -> Global___CloseResponse: ...
+    @_builtins.property
+    def hold(self) -> Global___HoldResponse: ...
+    @_builtins.property
+    def export_state(self) -> Global___ExportStateResponse: ...
+    @_builtins.property
+    def import_state(self) -> Global___ImportStateResponse: ...
+    @_builtins.property
+    def batch(self) -> Global___BatchResponse: ...
+    @_builtins.property
+    def save_snapshot(self) -> Global___SaveSnapshotResponse: ...
+    @_builtins.property
+    def restore_saved(self) -> Global___RestoreSavedResponse: ...
     def __init__(
         self,
         *,
         id: _builtins.int = ...,
         error: Global___Error | None = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
         spec: Global___SpecResponse | None = ...,
         reset: Global___ResetResponse | None = ...,
         step: Global___StepResponse | None = ...,
@@ -182,12 +236,18 @@ class EnvResponse(_message.Message):
         restore: Global___RestoreResponse | None = ...,
         render: Global___RenderResponse | None = ...,
         close: Global___CloseResponse | None = ...,
+        hold: Global___HoldResponse | None = ...,
+        export_state: Global___ExportStateResponse | None = ...,
+        import_state: Global___ImportStateResponse | None = ...,
+        batch: Global___BatchResponse | None = ...,
+        save_snapshot: Global___SaveSnapshotResponse | None = ...,
+        restore_saved: Global___RestoreSavedResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["close", b"close", "error", b"error", "render", b"render", "reset", b"reset", "restore", b"restore", "result", b"result", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["close", b"close", "error", b"error", "id", b"id", "render", b"render", "reset", b"reset", "restore", b"restore", "result", b"result", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
@@ -243,8 +303,16 @@ class SpecResponse(_message.Message):
     RENDER_MODE_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     OBSERVATION_LABELS_FIELD_NUMBER: _builtins.int
+    NUM_ENVS_FIELD_NUMBER: _builtins.int
+    ENDLESS_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     render_mode: _builtins.str
+    num_envs: _builtins.int
+    """Sub-environments of a vector instance (each like the spaces above; reached through
+    BatchRequest); 0 or 1: a single environment.
+    """
+    endless: _builtins.bool
+    """Time limits are off and an ending episode restarts in place (the `endless` kwarg)."""
     @_builtins.property
     def observation_space(self) -> _values_pb2.Space: ...
     @_builtins.property
@@ -266,10 +334,12 @@ class SpecResponse(_message.Message):
         render_mode: _builtins.str = ...,
         metadata: _values_pb2.DataMap | None = ...,
         observation_labels: _abc.Iterable[Global___ObservationLabel] | None = ...,
+        num_envs: _builtins.int = ...,
+        endless: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "metadata", b"metadata", "observation_space", b"observation_space"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "env_id", b"env_id", "metadata", b"metadata", "observation_labels", b"observation_labels", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "endless", b"endless", "env_id", b"env_id", "metadata", b"metadata", "num_envs", b"num_envs", "observation_labels", b"observation_labels", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -366,8 +436,13 @@ class StepRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     RENDER_FIELD_NUMBER: _builtins.int
     AGENT_FIELD_NUMBER: _builtins.int
+    AUTO_RESET_FIELD_NUMBER: _builtins.int
     render: _builtins.bool
     """also return the frame"""
+    auto_reset: _builtins.bool
+    """When the step ends the episode, reset at once: the response's observation and info are
+    the next episode's first, and `auto_reset` holds how the episode ended.
+    """
     @_builtins.property
     def action(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -380,10 +455,11 @@ class StepRequest(_message.Message):
         action: _values_pb2.Value | None = ...,
         render: _builtins.bool = ...,
         agent: _values_pb2.DataMap | None = ...,
+        auto_reset: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent", "render", b"render"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent", "auto_reset", b"auto_reset", "render", b"render"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -399,6 +475,7 @@ class StepResponse(_message.Message):
     TRUNCATED_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
     FRAME_FIELD_NUMBER: _builtins.int
+    AUTO_RESET_FIELD_NUMBER: _builtins.int
     reward: _builtins.float
     terminated: _builtins.bool
     truncated: _builtins.bool
@@ -408,6 +485,14 @@ class StepResponse(_message.Message):
     def info(self) -> _values_pb2.DataMap: ...
     @_builtins.property
     def frame(self) -> Global___Frame: ...
+    @_builtins.property
+    def auto_reset(self) -> Global___AutoReset:
+        """Set when this step ended an episode and the environment was reset in the same step (the
+        request asked for auto_reset, or the session is endless). observation, info and frame are
+        then the new episode's first. An endless session reports terminated = truncated = false
+        on the step; `auto_reset` keeps what the environment said.
+        """
+
     def __init__(
         self,
         *,
@@ -417,14 +502,424 @@ class StepResponse(_message.Message):
         truncated: _builtins.bool = ...,
         info: _values_pb2.DataMap | None = ...,
         frame: Global___Frame | None = ...,
+        auto_reset: Global___AutoReset | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StepResponse: _TypeAlias = StepResponse  # noqa: Y015
+
+@_typing.final
+class AutoReset(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FINAL_OBSERVATION_FIELD_NUMBER: _builtins.int
+    FINAL_INFO_FIELD_NUMBER: _builtins.int
+    TERMINATED_FIELD_NUMBER: _builtins.int
+    TRUNCATED_FIELD_NUMBER: _builtins.int
+    FINAL_FRAME_FIELD_NUMBER: _builtins.int
+    terminated: _builtins.bool
+    truncated: _builtins.bool
+    @_builtins.property
+    def final_observation(self) -> _values_pb2.Value: ...
+    @_builtins.property
+    def final_info(self) -> _values_pb2.DataMap: ...
+    @_builtins.property
+    def final_frame(self) -> Global___Frame:
+        """when the step asked for its frame"""
+
+    def __init__(
+        self,
+        *,
+        final_observation: _values_pb2.Value | None = ...,
+        final_info: _values_pb2.DataMap | None = ...,
+        terminated: _builtins.bool = ...,
+        truncated: _builtins.bool = ...,
+        final_frame: Global___Frame | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AutoReset: _TypeAlias = AutoReset  # noqa: Y015
+
+@_typing.final
+class HoldRequest(_message.Message):
+    """Repeat one action for up to `steps` steps in one uninterrupted stretch. It stops early when
+    the episode ends (an endless session restarts in place and goes on). At most 256 steps with
+    frames, 10,000 without.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    STEPS_FIELD_NUMBER: _builtins.int
+    FRAMES_FIELD_NUMBER: _builtins.int
+    AGENT_FIELD_NUMBER: _builtins.int
+    KEEP_STEPS_FIELD_NUMBER: _builtins.int
+    steps: _builtins.int
+    frames: _builtins.bool
+    """a frame after every step"""
+    keep_steps: _builtins.bool
+    """also return every step in `kept` (the env host sets it to record them)"""
+    @_builtins.property
+    def action(self) -> _values_pb2.Value: ...
+    @_builtins.property
+    def agent(self) -> _values_pb2.DataMap:
+        """recorded with the first step"""
+
+    def __init__(
+        self,
+        *,
+        action: _values_pb2.Value | None = ...,
+        steps: _builtins.int = ...,
+        frames: _builtins.bool = ...,
+        agent: _values_pb2.DataMap | None = ...,
+        keep_steps: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent", "frames", b"frames", "keep_steps", b"keep_steps", "steps", b"steps"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldRequest: _TypeAlias = HoldRequest  # noqa: Y015
+
+@_typing.final
+class HoldResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEPS_FIELD_NUMBER: _builtins.int
+    REWARDS_FIELD_NUMBER: _builtins.int
+    FRAMES_FIELD_NUMBER: _builtins.int
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    TERMINATED_FIELD_NUMBER: _builtins.int
+    TRUNCATED_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    KEPT_FIELD_NUMBER: _builtins.int
+    steps: _builtins.int
+    """steps taken"""
+    terminated: _builtins.bool
+    truncated: _builtins.bool
+    @_builtins.property
+    def rewards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    @_builtins.property
+    def frames(self) -> _containers.RepeatedCompositeFieldContainer[Global___Frame]: ...
+    @_builtins.property
+    def observation(self) -> _values_pb2.Value: ...
+    @_builtins.property
+    def info(self) -> _values_pb2.DataMap: ...
+    @_builtins.property
+    def kept(self) -> _containers.RepeatedCompositeFieldContainer[Global___StepResponse]:
+        """with keep_steps: every step, in order"""
+
+    def __init__(
+        self,
+        *,
+        steps: _builtins.int = ...,
+        rewards: _abc.Iterable[_builtins.float] | None = ...,
+        frames: _abc.Iterable[Global___Frame] | None = ...,
+        observation: _values_pb2.Value | None = ...,
+        terminated: _builtins.bool = ...,
+        truncated: _builtins.bool = ...,
+        info: _values_pb2.DataMap | None = ...,
+        kept: _abc.Iterable[Global___StepResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frames", b"frames", "info", b"info", "kept", b"kept", "observation", b"observation", "rewards", b"rewards", "steps", b"steps", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldResponse: _TypeAlias = HoldResponse  # noqa: Y015
+
+@_typing.final
+class ExportStateRequest(_message.Message):
+    """The instance's whole state as bytes, to load into an instance of the same environment and
+    arguments (saved snapshots).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportStateRequest: _TypeAlias = ExportStateRequest  # noqa: Y015
+
+@_typing.final
+class ExportStateResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    state: _builtins.bytes
+    format: _builtins.str
+    """e.g. "pickle" """
+    def __init__(
+        self,
+        *,
+        state: _builtins.bytes = ...,
+        format: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportStateResponse: _TypeAlias = ExportStateResponse  # noqa: Y015
+
+@_typing.final
+class ImportStateRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    state: _builtins.bytes
+    format: _builtins.str
+    def __init__(
+        self,
+        *,
+        state: _builtins.bytes = ...,
+        format: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportStateRequest: _TypeAlias = ImportStateRequest  # noqa: Y015
+
+@_typing.final
+class ImportStateResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def observation(self) -> _values_pb2.Value: ...
+    @_builtins.property
+    def info(self) -> _values_pb2.DataMap: ...
+    def __init__(
+        self,
+        *,
+        observation: _values_pb2.Value | None = ...,
+        info: _values_pb2.DataMap | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportStateResponse: _TypeAlias = ImportStateResponse  # noqa: Y015
+
+@_typing.final
+class BatchRequest(_message.Message):
+    """Requests to the sub-environments of a vector instance, answered together, in order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubRequest]: ...
+    def __init__(
+        self,
+        *,
+        requests: _abc.Iterable[Global___SubRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["requests", b"requests"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchRequest: _TypeAlias = BatchRequest  # noqa: Y015
+
+@_typing.final
+class SubRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """the sub-environment, from 0"""
+    @_builtins.property
+    def request(self) -> Global___EnvRequest: ...
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        request: Global___EnvRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["index", b"index", "request", b"request"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubRequest: _TypeAlias = SubRequest  # noqa: Y015
+
+@_typing.final
+class BatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESPONSES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def responses(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvResponse]: ...
+    def __init__(
+        self,
+        *,
+        responses: _abc.Iterable[Global___EnvResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["responses", b"responses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchResponse: _TypeAlias = BatchResponse  # noqa: Y015
+
+@_typing.final
+class SaveSnapshotRequest(_message.Message):
+    """Keep the session's current state durably (it survives crashes and restarts)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LABEL_FIELD_NUMBER: _builtins.int
+    label: _builtins.str
+    def __init__(
+        self,
+        *,
+        label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SaveSnapshotRequest: _TypeAlias = SaveSnapshotRequest  # noqa: Y015
+
+@_typing.final
+class SaveSnapshotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SAVED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def saved(self) -> Global___SavedSnapshot: ...
+    def __init__(
+        self,
+        *,
+        saved: Global___SavedSnapshot | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["saved", b"saved"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["saved", b"saved"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SaveSnapshotResponse: _TypeAlias = SaveSnapshotResponse  # noqa: Y015
+
+@_typing.final
+class RestoreSavedRequest(_message.Message):
+    """Return the session to a saved snapshot of the same environment and arguments."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreSavedRequest: _TypeAlias = RestoreSavedRequest  # noqa: Y015
+
+@_typing.final
+class RestoreSavedResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def observation(self) -> _values_pb2.Value: ...
+    @_builtins.property
+    def info(self) -> _values_pb2.DataMap: ...
+    def __init__(
+        self,
+        *,
+        observation: _values_pb2.Value | None = ...,
+        info: _values_pb2.DataMap | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreSavedResponse: _TypeAlias = RestoreSavedResponse  # noqa: Y015
+
+@_typing.final
+class SavedSnapshot(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    ENV_ID_FIELD_NUMBER: _builtins.int
+    KWARGS_JSON_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    label: _builtins.str
+    session_id: _builtins.str
+    env_id: _builtins.str
+    kwargs_json: _builtins.str
+    """the session's kwargs (with the catalog entry's)"""
+    created_at: _builtins.float
+    """unix seconds"""
+    seq: _builtins.int
+    """the session's last step event seq at the time (0 unrecorded)"""
+    size_bytes: _builtins.int
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        label: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        env_id: _builtins.str = ...,
+        kwargs_json: _builtins.str = ...,
+        created_at: _builtins.float = ...,
+        seq: _builtins.int = ...,
+        size_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "id", b"id", "kwargs_json", b"kwargs_json", "label", b"label", "seq", b"seq", "session_id", b"session_id", "size_bytes", b"size_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SavedSnapshot: _TypeAlias = SavedSnapshot  # noqa: Y015
 
 @_typing.final
 class SnapshotRequest(_message.Message):
