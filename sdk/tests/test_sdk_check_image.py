@@ -1,10 +1,12 @@
-"""Launching a Docker image: the `docker run` line, the clear error without an engine, and the
-container path (ready line, published port, kwargs, stop and removal) through a stand-in.
+"""Launching a Docker image: the `docker run` line, the clear error without an engine, the
+container path (ready line, published port, kwargs, stop and removal) and the removal of
+orphan containers (those whose owner process is gone) through a stand-in.
 
 No Docker engine runs on the test machines, so the container path runs against `fake docker`:
 a small in-test stand-in for the Docker CLI and engine (another program), put first on PATH.
 Its `run` execs the real environment server on a free local port, as the image's entry
-point would inside a container.
+point would inside a container. Its `ps` lists the containers of its state file
+`containers` ("<id> <owner label>" lines) and its `rm -f` removes one from there.
 """
 
 from __future__ import annotations
@@ -18,15 +20,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from platform_sdk.launcher import (
+from platform_sdk.containers import (
     CONTAINER_PORT,
-    LaunchError,
-    LaunchSpec,
     check_docker_engine,
     docker_command,
-    launch_instance,
-    server_command,
+    remove_orphan_containers,
 )
+from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance, server_command
 
 REPO = Path(__file__).resolve().parents[2]
 BYO_EXAMPLE = REPO / "envs" / "byo-example"
@@ -58,8 +58,21 @@ elif args[0] == "run":
 elif args[0] == "port":
     with open(os.path.join(state, args[1] + ".port")) as f:
         print(f"127.0.0.1:{{f.read()}}")
+elif args[0] == "ps":
+    assert args[1:] == ["-a", "--filter", "label=simulusion.owner",
+                        "--format", '{{{{.ID}}}} {{{{.Label "simulusion.owner"}}}}'], args
+    path = os.path.join(state, "containers")
+    if os.path.exists(path):
+        with open(path) as f:
+            print(f.read(), end="")
 elif args[0] == "rm":
-    pass
+    assert args[1] == "-f", args
+    path = os.path.join(state, "containers")
+    if os.path.exists(path):
+        with open(path) as f:
+            kept = [line for line in f if line.split()[0] != args[2]]
+        with open(path, "w") as f:
+            f.writelines(kept)
 else:
     sys.exit(f"fake docker: unknown command {{args[0]}}")
 """
@@ -95,11 +108,15 @@ def docker_without_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
+def owner_label(pid: int | None = None, hostname: str | None = None) -> str:
+    return f"simulusion.owner={hostname or socket.gethostname()}/{os.getpid() if pid is None else pid}"
+
+
 def test_docker_command_publishes_the_port_locally_and_appends_kwargs():
     spec = LaunchSpec(image="my-org/sim:latest", kwargs={"level": 2})
     assert docker_command(spec, "simulusion-x") == [
-        "docker", "run", "--rm", "--name", "simulusion-x", "-p", f"127.0.0.1::{CONTAINER_PORT}",
-        "my-org/sim:latest", "--kwargs", '{"level": 2}',
+        "docker", "run", "--rm", "--name", "simulusion-x", "--label", owner_label(),
+        "-p", f"127.0.0.1::{CONTAINER_PORT}", "my-org/sim:latest", "--kwargs", '{"level": 2}',
     ]
     assert docker_command(LaunchSpec(image="org/sim"), "n")[-1] == "org/sim"  # no kwargs: the image's own CMD
     with pytest.raises(LaunchError, match="exactly one of"):
@@ -152,11 +169,45 @@ async def test_an_image_instance_serves_on_its_published_port_and_is_removed(fak
     assert container.startswith("simulusion-sess-1-")
     assert calls[0].startswith("info")
     assert calls[1] == (
-        f"run --rm --name {container} -p 127.0.0.1::{CONTAINER_PORT} simulusion/byo-example --kwargs "
-        '{"frame_size": 32}'
+        f"run --rm --name {container} --label {owner_label()} -p 127.0.0.1::{CONTAINER_PORT} "
+        'simulusion/byo-example --kwargs {"frame_size": 32}'
     )
     assert calls[2] == f"port {container} {CONTAINER_PORT}/tcp"
     assert calls[3] == f"rm -f {container}"
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    process = subprocess.Popen([sys.executable, "-c", ""])
+    process.wait()
+    return process.pid
+
+
+async def test_orphan_containers_of_this_machine_are_removed(fake_docker):
+    this_host = socket.gethostname()
+    gone = dead_pid()
+    (fake_docker / "containers").write_text(
+        f"c0ffee01 {this_host}/{gone}\n"  # its env host is gone: an orphan
+        f"c0ffee02 {this_host}/{os.getpid()}\n"  # its env host is alive
+        f"c0ffee03 other-{this_host}/{gone}\n"  # another machine's
+        "c0ffee04 not-an-owner\n"  # a label we did not write
+    )
+    assert await remove_orphan_containers() == ["c0ffee01"]
+    calls = (fake_docker / "calls").read_text().splitlines()
+    assert [call for call in calls if call.startswith("rm")] == ["rm -f c0ffee01"]
+    assert (fake_docker / "containers").read_text().split() == [
+        "c0ffee02", f"{this_host}/{os.getpid()}", "c0ffee03", f"other-{this_host}/{gone}", "c0ffee04", "not-an-owner",
+    ]
+    assert await remove_orphan_containers() == []  # nothing left to remove
+
+
+async def test_no_orphans_looked_for_without_docker(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no docker command on it
+    assert await remove_orphan_containers() == []
+
+
+async def test_no_orphans_looked_for_without_an_engine(docker_without_engine):
+    assert await remove_orphan_containers() == []
 
 
 def test_platform_check_of_an_image(fake_docker):

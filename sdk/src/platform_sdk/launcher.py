@@ -3,9 +3,8 @@
 An instance is killed when the process that launched it dies (Linux parent-death signal), so
 instances never outlive their env host. Its stdout and stderr go to `<run_dir>/<name>.log`.
 
-An instance of a Docker image runs as `docker run --rm -p 127.0.0.1::50051 IMAGE [--kwargs JSON]`:
-the image's entry point is the environment server listening on 0.0.0.0:50051 (the kwargs, when
-there are any, are appended to it), and the instance's address is the published local port.
+An instance of a Docker image runs as `docker run` of that image (`platform_sdk.containers`,
+imported only when an image is launched); its address is the container's published local port.
 """
 
 from __future__ import annotations
@@ -16,13 +15,11 @@ import ctypes
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +29,6 @@ from typing import Any
 MAX_SOCKET_PATH = 100
 _POLL_S = 0.01
 _PR_SET_PDEATHSIG = 1
-# The port an image's environment server listens on inside its container.
-CONTAINER_PORT = 50051
-_DOCKER_TIMEOUT_S = 15.0
 
 
 @dataclass
@@ -60,11 +54,6 @@ class LaunchError(Exception):
     def __init__(self, message: str, log_tail: str = "") -> None:
         super().__init__(f"{message}\n--- log tail ---\n{log_tail}" if log_tail else message)
         self.log_tail = log_tail
-
-
-class NoDockerEngineError(LaunchError):
-    """An image entry cannot start here: no Docker engine answers (the host's problem, not the
-    environment's)."""
 
 
 class InstanceProcess:
@@ -151,10 +140,11 @@ def server_command(spec: LaunchSpec, listen: str) -> list[str]:
         command += ["--kwargs", json.dumps(spec.kwargs)]
     except (TypeError, ValueError) as exc:
         raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
-    return command + _quality_args(spec) + ["--listen", listen]
+    return command + quality_args(spec) + ["--listen", listen]
 
 
-def _quality_args(spec: LaunchSpec) -> list[str]:
+def quality_args(spec: LaunchSpec) -> list[str]:
+    """The server's `--jpeg-quality` arguments for `spec` (none for the server's default)."""
     return ["--jpeg-quality", str(spec.jpeg_quality)] if spec.jpeg_quality else []
 
 
@@ -179,7 +169,9 @@ async def launch_instance(
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / f"{name}.log"
     if spec.image:
-        return await _launch_container(spec, log_path, name, ready_timeout)
+        from platform_sdk.containers import launch_container
+
+        return await launch_container(spec, log_path, name, ready_timeout)
     socket_path, temp_dir = _socket_path(run_dir, name)
     command = server_command(spec, f"unix:{socket_path}")
     what = spec.gymnasium_id or spec.factory
@@ -193,7 +185,7 @@ async def launch_instance(
                 stderr=log,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent(os.getpid()),
+                preexec_fn=die_with_parent(os.getpid()),
             )
         except OSError as exc:
             if temp_dir is not None:
@@ -201,7 +193,7 @@ async def launch_instance(
             raise LaunchError(f"cannot start the instance {name} of {what}: {exc}") from None
     instance = InstanceProcess(process, f"unix:{socket_path}", log_path, socket_path, temp_dir)
     try:
-        instance.address = await _wait_ready(instance, ready_timeout)
+        instance.address = await wait_ready(instance, ready_timeout)
     except LaunchError as exc:
         await instance.stop(timeout=1.0)
         raise LaunchError(f"the instance {name} of {what} {exc.args[0]}", instance.log_tail()) from None
@@ -211,101 +203,12 @@ async def launch_instance(
     return instance
 
 
-class ContainerInstance(InstanceProcess):
-    """A `docker run` of an image; stopping it also removes its container.
-
-    Attributes:
-        container: the container's name.
-    """
-
-    def __init__(self, process: asyncio.subprocess.Process, container: str, log_path: Path) -> None:
-        super().__init__(process, "", log_path, log_path.with_suffix(".no-socket"), None)
-        self.container = container
-
-    async def stop(self, timeout: float = 5.0) -> None:
-        """Stop the `docker run` (its signal reaches the container), then remove the container."""
-        await super().stop(timeout)
-        with contextlib.suppress(LaunchError):
-            await _docker("rm", "-f", self.container)
-
-
-def docker_command(spec: LaunchSpec, container: str) -> list[str]:
-    """The `docker run` command line of an image instance (its port published on 127.0.0.1)."""
-    if not spec.image or spec.gymnasium_id or spec.factory:
-        raise LaunchError(f"a launch spec with an image names no gymnasium_id or factory, got {spec!r}")
-    command = ["docker", "run", "--rm", "--name", container, "-p", f"127.0.0.1::{CONTAINER_PORT}", spec.image]
-    if spec.kwargs:
-        try:
-            command += ["--kwargs", json.dumps(spec.kwargs)]
-        except (TypeError, ValueError) as exc:
-            raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
-    return command + _quality_args(spec)
-
-
-async def check_docker_engine(image: str) -> None:
-    """Raise a one-line NoDockerEngineError naming `image` unless a Docker engine answers."""
-    try:
-        await _docker("info", "--format", "{{.ServerVersion}}")
-    except LaunchError as exc:
-        raise NoDockerEngineError(
-            f"this environment runs in the Docker image {image} but no Docker engine is reachable: {exc}"
-        ) from None
-
-
-async def _docker(*args: str) -> str:
-    """Run `docker ARGS`; returns its stdout.
+async def wait_ready(instance: InstanceProcess, timeout: float) -> str:
+    """Wait for the `READY <address>` line in the instance's log; returns that address.
 
     Raises:
-        LaunchError: docker is not installed, failed (its last stderr line) or did not answer.
+        LaunchError: the process exited first, or no READY line came within `timeout` seconds.
     """
-    if shutil.which("docker") is None:
-        raise LaunchError("the docker command is not installed")
-    process = await asyncio.create_subprocess_exec(
-        "docker", *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), _DOCKER_TIMEOUT_S)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
-        raise LaunchError(f"docker {args[0]} did not answer within {_DOCKER_TIMEOUT_S:g} s") from None
-    if process.returncode != 0:
-        lines = [line.strip() for line in err.decode(errors="replace").splitlines() if line.strip()]
-        raise LaunchError(lines[-1] if lines else f"docker {args[0]} exited with code {process.returncode}")
-    return out.decode(errors="replace")
-
-
-async def _launch_container(spec: LaunchSpec, log_path: Path, name: str, ready_timeout: float) -> InstanceProcess:
-    await check_docker_engine(spec.image)
-    container = f"simulusion-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{uuid.uuid4().hex[:8]}"
-    command = docker_command(spec, container)
-    with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
-                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()),
-            )
-        except OSError as exc:
-            raise LaunchError(f"cannot start the instance {name} of {spec.image}: {exc}") from None
-    instance = ContainerInstance(process, container, log_path)
-    try:
-        await _wait_ready(instance, ready_timeout)  # the address inside the container
-        published = await _docker("port", container, f"{CONTAINER_PORT}/tcp")
-        instance.address = published.split()[0] if published.split() else ""
-        if not instance.address:
-            raise LaunchError(f"publishes no port for {CONTAINER_PORT}/tcp")
-    except LaunchError as exc:
-        await instance.stop(timeout=5.0)
-        raise LaunchError(f"the instance {name} of {spec.image} {exc.args[0]}", instance.log_tail()) from None
-    except BaseException:  # cancelled: leave nothing behind
-        await instance.stop(timeout=5.0)
-        raise
-    return instance
-
-
-async def _wait_ready(instance: InstanceProcess, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     offset, pending = 0, b""
     while True:
@@ -344,7 +247,7 @@ def _socket_path(run_dir: Path, name: str) -> tuple[Path, Path | None]:
     return path, temp_dir
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
+def die_with_parent(parent_pid: int) -> Callable[[], None] | None:
     """A preexec_fn that has the kernel SIGKILL the child when its parent dies (Linux only)."""
     if not sys.platform.startswith("linux"):
         return None

@@ -12,6 +12,7 @@ import grpc
 from nats.errors import Error as NatsError
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
+from platform_sdk.containers import remove_orphan_containers
 
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
@@ -48,6 +49,7 @@ class EnvHost:
         self._publisher: EventPublisher | None = None
         self._table: InstanceTable | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._orphan_sweep: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Connect, serve the step link and gRPC, take control requests, start beating.
@@ -85,6 +87,7 @@ class EnvHost:
         await self._server.start()
         await self._service.start()
         self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
+        self._orphan_sweep = asyncio.create_task(_remove_orphan_containers())  # in the background
         log.info("env host %s serving on %s, step link on %s (capacity %d, run dir %s)", self.host_id,
                  self.address, self.step_address, s.envhost_capacity, s.host_run_dir)
 
@@ -97,6 +100,8 @@ class EnvHost:
         """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        if self._orphan_sweep is not None:
+            self._orphan_sweep.cancel()
         if self._service is not None:
             await self._service.shutdown()
         if self._step_link is not None:
@@ -114,6 +119,17 @@ class EnvHost:
                 await self._nc.close()
         if self.address:
             log.info("env host %s stopped", self.host_id)
+
+
+async def _remove_orphan_containers() -> None:
+    """Remove the containers that killed env hosts of this machine left running; never raises."""
+    try:
+        removed = await remove_orphan_containers()
+    except Exception as exc:  # noqa: BLE001 - a failed sweep must not take the env host down
+        log.warning("cannot remove orphan containers: %s: %s", type(exc).__name__, exc)
+        return
+    if removed:
+        log.info("removed %d orphan container(s) of killed env hosts: %s", len(removed), " ".join(removed))
 
 
 def _reachable(host: str) -> str:

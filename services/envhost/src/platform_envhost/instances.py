@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from platform_sdk.launcher import LaunchError, LaunchSpec, NoDockerEngineError, launch_instance
+from platform_sdk.containers import NoDockerEngineError
+from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
 
 from platform_envhost.errors import InstanceGone, StartFailed
