@@ -8,14 +8,23 @@ import platform_sdk
 
 PUBLIC = {
     "EnvironmentCrashedError",
+    "Held",
     "InvalidActionError",
+    "InvalidRequestError",
+    "PendingHold",
     "PlatformError",
     "PlatformUnavailableError",
+    "PlatformWarning",
     "RemoteEnv",
+    "RemoteVectorEnv",
+    "SessionBusyError",
     "SessionClosedError",
     "SessionNotFoundError",
     "connect",
+    "make_vec",
+    "resume",
 }
+NOT_ERRORS = {"Held", "PendingHold", "PlatformWarning", "RemoteEnv", "RemoteVectorEnv", "connect", "make_vec", "resume"}
 
 
 def test_public_exports_are_pinned():
@@ -26,9 +35,12 @@ def test_public_exports_are_pinned():
 
 def test_connect_signature_is_pinned():
     params = list(inspect.signature(platform_sdk.connect).parameters)
-    assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames"]
+    assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames", "auto_reset"]
+    vec = list(inspect.signature(platform_sdk.make_vec).parameters)
+    assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality"]
 
 
 def test_errors_share_one_base():
-    for name in PUBLIC - {"RemoteEnv", "connect"}:
+    for name in PUBLIC - NOT_ERRORS:
         assert issubclass(getattr(platform_sdk, name), platform_sdk.PlatformError)
+    assert issubclass(platform_sdk.PlatformWarning, UserWarning)

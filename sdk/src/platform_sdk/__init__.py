@@ -11,18 +11,34 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "EnvironmentCrashedError",
+    "Held",
     "InvalidActionError",
+    "InvalidRequestError",
+    "PendingHold",
     "PlatformError",
     "PlatformUnavailableError",
+    "PlatformWarning",
     "RemoteEnv",
+    "RemoteVectorEnv",
+    "SessionBusyError",
     "SessionClosedError",
     "SessionNotFoundError",
     "connect",
+    "make_vec",
+    "resume",
 ]
 
 _LAZY = {
     "connect": "platform_sdk.client.remote_env",
     "RemoteEnv": "platform_sdk.client.remote_env",
+    "resume": "platform_sdk.client.resume",
+    "make_vec": "platform_sdk.client.vector_env",
+    "RemoteVectorEnv": "platform_sdk.client.vector_env",
+    "Held": "platform_sdk.client.holds",
+    "PendingHold": "platform_sdk.client.holds",
+    "InvalidRequestError": "platform_sdk.errors",
+    "SessionBusyError": "platform_sdk.errors",
+    "PlatformWarning": "platform_sdk.errors",
     "PlatformError": "platform_sdk.errors",
     "PlatformUnavailableError": "platform_sdk.errors",
     "SessionNotFoundError": "platform_sdk.errors",
@@ -32,12 +48,18 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from platform_sdk.client.holds import Held, PendingHold
     from platform_sdk.client.remote_env import RemoteEnv, connect
+    from platform_sdk.client.resume import resume
+    from platform_sdk.client.vector_env import RemoteVectorEnv, make_vec
     from platform_sdk.errors import (
         EnvironmentCrashedError,
         InvalidActionError,
+        InvalidRequestError,
         PlatformError,
         PlatformUnavailableError,
+        PlatformWarning,
+        SessionBusyError,
         SessionClosedError,
         SessionNotFoundError,
     )

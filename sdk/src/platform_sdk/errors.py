@@ -24,8 +24,20 @@ class SessionClosedError(PlatformError):
     """The session was closed (by the user, the idle timeout, or a restart)."""
 
 
-class InvalidActionError(PlatformError, ValueError):
+class InvalidRequestError(PlatformError, ValueError):
+    """A request the platform cannot take as it is (e.g. a hold longer than the limit)."""
+
+
+class InvalidActionError(InvalidRequestError):
     """An action outside the action space, or a malformed request."""
+
+
+class SessionBusyError(PlatformError):
+    """The session is still running a hold started with `wait=False`."""
+
+
+class PlatformWarning(UserWarning):
+    """Something the platform left out of a request without stopping it (e.g. agent data)."""
 
 
 class EnvironmentCrashedError(PlatformError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Self, SupportsFloat
 
 import gymnasium as gym
@@ -13,7 +14,9 @@ from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
+from platform_sdk.client.holds import Held, PendingHold, check_hold, held_from
 from platform_sdk.client.rest import RestClient
+from platform_sdk.client.results import decode_frame, step_info, warn_all
 from platform_sdk.client.settings import resolve_token, resolve_url
 from platform_sdk.client.stream import SessionStream
 from platform_sdk.labels import labelled
@@ -34,6 +37,7 @@ def connect(
     record: bool = False,
     jpeg_quality: int | None = None,
     record_frames: bool = False,
+    auto_reset: bool = False,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -45,9 +49,12 @@ def connect(
         record: record every step of the session.
         jpeg_quality: JPEG quality (1-100) of the session's frames; default 90.
         record_frames: with `record`, also keep the frame of every reset and step.
+        auto_reset: when a step ends the episode, the environment resets at once: the step
+            returns the next episode's first observation, with `final_obs` and `final_info` in
+            its info (terminated/truncated as the environment said).
     """
     return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
-                     record_frames=record_frames)
+                     record_frames=record_frames, auto_reset=auto_reset)
 
 
 class RemoteEnv(gym.Env):
@@ -62,8 +69,12 @@ class RemoteEnv(gym.Env):
         record: bool = False,
         jpeg_quality: int | None = None,
         record_frames: bool = False,
+        auto_reset: bool = False,
     ) -> None:
         self.env_id = env_id
+        self.auto_reset = auto_reset
+        self._pending: PendingHold | None = None
+        self.resumed: tuple[Any, dict[str, Any]] | None = None  # set by platform_sdk.resume
         self._rest = RestClient(resolve_url(url), resolve_token(token))
         self._stream: SessionStream | None = None
         self._closed = False
@@ -88,6 +99,7 @@ class RemoteEnv(gym.Env):
         if self.render_mode:
             self.metadata["render_modes"] = sorted({"rgb_array", self.render_mode})
         self._labels = [(label.name, label.start, label.stop) for label in spec.observation_labels]
+        self.endless = spec.endless
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -99,19 +111,41 @@ class RemoteEnv(gym.Env):
         self._steps = 0
         return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
 
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(
+        self, action: Any, agent: dict[str, Any] | None = None
+    ) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Gymnasium's step. `agent`: data about the decision, recorded with the step (finite
+        numbers, booleans, lists of up to 256 numbers; `compute_s` is the wall time spent
+        deciding, `refused` 1 when the agent declined to answer). A value that breaks a rule is
+        left out with a PlatformWarning naming the rule."""
         request = env_pb.EnvRequest()
+        command = request.step
         try:
             if action.__class__ is int and self.action_space.__class__ is gym.spaces.Discrete:
-                request.step.action.discrete = action  # the common case, without encode_value's checks
+                command.action.discrete = action  # the common case, without encode_value's checks
             else:
-                request.step.action.CopyFrom(encode_value(action, self.action_space))
+                command.action.CopyFrom(encode_value(action, self.action_space))
         except (ValueError, TypeError) as exc:
             raise errors.InvalidActionError(
                 f"session {self.session_id} ({self.env_id}), step {self._steps + 1}: {exc}", session_id=self.session_id
             ) from None
-        result = self._call(request, "step").step
+        if agent:
+            command.agent.CopyFrom(datamap_from_dict(agent))
+        if self.auto_reset:
+            command.auto_reset = True
+        response = self._call(request, "step")
+        result = response.step
         self._steps += 1
+        if response.warnings:
+            warn_all(response.warnings, f"session {self.session_id} ({self.env_id}), step {self._steps}")
+        if result.HasField("auto_reset"):
+            return (
+                decode_value(result.observation, self.observation_space),
+                result.reward,
+                result.terminated,
+                result.truncated,
+                step_info(result, self.observation_space),
+            )
         return (
             decode_value(result.observation, self.observation_space),
             result.reward,
@@ -135,6 +169,63 @@ class RemoteEnv(gym.Env):
         self._rest.close()
 
     # -- Platform extras ---------------------------------------------------------------------
+    def hold(
+        self, action: Any, steps: int, *, frames: bool = True, wait: bool = True, agent: dict[str, Any] | None = None
+    ) -> Held | PendingHold:
+        """Repeat `action` for `steps` steps in one uninterrupted stretch (one round trip).
+
+        It stops early when the episode ends. Up to 256 steps with frames (a JPEG after every
+        step), up to 10,000 with `frames=False`. `agent` is recorded with the first step, where
+        the decision was made. With `wait=False` it returns a `PendingHold` at once: the world
+        keeps moving while the agent thinks; `pending.result()` waits for the `Held`, and any
+        other request before that raises SessionBusyError.
+        """
+        where = f"session {self.session_id} ({self.env_id}), hold after step {self._steps}"
+        check_hold(steps, frames, where)
+        try:
+            value = encode_value(action, self.action_space)
+        except (ValueError, TypeError) as exc:
+            raise errors.InvalidActionError(f"{where}: {exc}", session_id=self.session_id) from None
+        command = env_pb.HoldRequest(action=value, steps=int(steps), frames=frames)
+        if agent:
+            command.agent.CopyFrom(datamap_from_dict(agent))
+        request = env_pb.EnvRequest(hold=command)
+        stream = self._ready_stream()
+        request_id = stream.send(request)
+
+        def finish() -> Held:
+            self._pending = None
+            response = stream.receive(request_id)
+            if response.HasField("error"):
+                raise self._error(response.error, "hold")
+            result = response.hold
+            self._steps += result.steps
+            if response.warnings:
+                warn_all(response.warnings, where)
+            observation = decode_value(result.observation, self.observation_space)
+            return held_from(result, observation, dict_from_datamap(result.info))
+
+        if wait:
+            return finish()
+        self._pending = PendingHold(finish, int(steps))
+        return self._pending
+
+    def save_snapshot(self, label: str = "") -> dict[str, Any]:
+        """Keep the current state durably (through crashes and restarts), named `label`.
+
+        Returns the saved snapshot: `id` (for `platform_sdk.resume` and `restore_saved`),
+        `label`, `env_id`, `kwargs`, `session_id`, `created_at`, `size_bytes`.
+        """
+        request = env_pb.EnvRequest(save_snapshot=env_pb.SaveSnapshotRequest(label=label))
+        return saved_to_dict(self._call(request, "save_snapshot").save_snapshot.saved)
+
+    def restore_saved(self, snapshot_id: str) -> tuple[Any, dict[str, Any]]:
+        """Return this session to a saved snapshot of the same environment and arguments."""
+        request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
+        result = self._call(request, "restore_saved").restore_saved
+        self._steps = 0
+        return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
+
     def get_observation_labels(self) -> list[tuple[str, int, int]]:
         """The environment's names of the parts of its flat observation: (name, start, stop).
 
@@ -172,9 +263,20 @@ class RemoteEnv(gym.Env):
             pass
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
+    def _ready_stream(self) -> SessionStream:
         if self._closed or self._stream is None:
             raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
+        if self._pending is not None:
+            raise errors.SessionBusyError(
+                f"session {self.session_id} ({self.env_id}): a hold of {self._pending.steps} steps is still running; "
+                "call its result() first",
+                session_id=self.session_id,
+            )
+        return self._stream
+
+    def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
+        self._ready_stream()
+        assert self._stream is not None
         if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
             response = self._stream.call(request)  # no tracing configured: a span would be a no-op
         else:
@@ -197,9 +299,16 @@ class RemoteEnv(gym.Env):
         return cls(message, session_id=self.session_id)
 
 
-def decode_frame(frame: env_pb.Frame) -> np.ndarray:
-    if frame.encoding == "jpeg":
-        import simplejpeg
 
-        return simplejpeg.decode_jpeg(frame.data, colorspace="RGB")
-    return np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
+def saved_to_dict(saved: env_pb.SavedSnapshot) -> dict[str, Any]:
+    """A saved snapshot's description as a dict (kwargs decoded)."""
+    return {
+        "id": saved.id,
+        "label": saved.label,
+        "session_id": saved.session_id,
+        "env_id": saved.env_id,
+        "kwargs": json.loads(saved.kwargs_json) if saved.kwargs_json else {},
+        "created_at": saved.created_at,
+        "seq": saved.seq,
+        "size_bytes": saved.size_bytes,
+    }

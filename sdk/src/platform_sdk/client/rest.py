@@ -32,11 +32,13 @@ class RestClient:
 
     def create_session(
         self, env_id: str, kwargs: dict[str, Any] | None, record: bool, jpeg_quality: int | None = None,
-        record_frames: bool = False,
+        record_frames: bool = False, num_envs: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"env_id": env_id, "kwargs": kwargs or {}, "record": record}
         if record_frames:
             body["record_frames"] = True
+        if num_envs is not None:
+            body["num_envs"] = num_envs
         if jpeg_quality is not None:
             body["jpeg_quality"] = jpeg_quality
         return self.request("POST", "/v0/sessions", body)

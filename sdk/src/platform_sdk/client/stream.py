@@ -64,11 +64,27 @@ class SessionStream:
 
     def call(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
         """Send one request and wait for its response."""
+        return self.receive(self.send(request))
+
+    def send(self, request: env_pb.EnvRequest) -> int:
+        """Send one request (its id is set here) without waiting; returns the id for `receive`."""
         self._next_id += 1
         request.id = request_id = self._next_id
+        try:
+            self._ws.send(request.SerializeToString())
+        except ConnectionClosed as exc:
+            raise self._closed_error(exc) from None
+        except OSError as exc:
+            self._ws.close()
+            raise errors.PlatformUnavailableError(
+                f"session {self.session_id}: the stream failed: {exc}", session_id=self.session_id
+            ) from None
+        return request_id
+
+    def receive(self, request_id: int) -> env_pb.EnvResponse:
+        """Wait for the response to request `request_id` (the next one on the stream)."""
         ws = self._ws
         try:
-            ws.send(request.SerializeToString())
             data = ws.recv(self.read_timeout)
         except ConnectionClosed as exc:
             raise self._closed_error(exc) from None

@@ -30,11 +30,11 @@ class BrokerClient:
 
     async def create_session(
         self, env_id: str, kwargs: dict[str, Any], record: bool, jpeg_quality: int | None = None,
-        record_frames: bool = False,
+        record_frames: bool = False, num_envs: int | None = None,
     ) -> ctl.SessionInfo:
         request = ctl.CreateSessionRequest(
             env_id=env_id, kwargs_json=json.dumps(kwargs), record=record, jpeg_quality=jpeg_quality or 0,
-            record_frames=record_frames,
+            record_frames=record_frames, num_envs=num_envs or 0,
         )
         reply = await self._call(subjects.BROKER_CREATE_SESSION, request, ctl.SessionReply, self._create_timeout)
         return reply.session

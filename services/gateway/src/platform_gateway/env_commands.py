@@ -7,7 +7,6 @@ the session's stream like the SDK's binary requests.
 
 from __future__ import annotations
 
-import base64
 import itertools
 from typing import Any
 
@@ -29,11 +28,11 @@ from platform_gateway.errors import (
     SessionGoneError,
     UnimplementedError,
 )
+from platform_gateway.holds import check_hold
 from platform_gateway.session_directory import gone_error
 from platform_gateway.session_streams import SessionStreams
 
 _ids = itertools.count(1 << 48)
-OPS = ("reset", "step", "snapshot", "restore", "render")
 
 
 class EnvCommands:
@@ -50,15 +49,46 @@ class EnvCommands:
         response = await self._run(info, "reset", env_pb.EnvRequest(reset=command))
         return json_views.reset_json(response.reset, info.spec)
 
-    async def step(self, session_id: str, action: Any, agent: dict[str, Any] | None = None) -> dict:
+    async def step(
+        self, session_id: str, action: Any, agent: dict[str, Any] | None = None, auto_reset: bool = False
+    ) -> dict:
         info = await self.streams.directory.running(session_id)
-        try:
-            value = value_from_json(action, info.spec.action_space)
-        except ValueMismatchError as exc:
-            raise InvalidActionError(f"session {session_id} ({info.env_id}), step: {exc}") from None
-        command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent))
+        value = self._action(info, action, "step")
+        command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent), auto_reset=auto_reset)
         response = await self._run(info, "step", env_pb.EnvRequest(step=command))
-        return json_views.step_json(response.step, info.spec)
+        return {**json_views.step_json(response.step, info.spec), "warnings": list(response.warnings)}
+
+    async def hold(
+        self, session_id: str, action: Any, steps: int, frames: bool = True, agent: dict[str, Any] | None = None
+    ) -> dict:
+        """Repeat one action for up to `steps` steps in one stretch (see HoldRequest)."""
+        info = await self.streams.directory.running(session_id)
+        check_hold(steps, frames, f"session {session_id} ({info.env_id}), hold")
+        value = self._action(info, action, "hold")
+        command = env_pb.HoldRequest(action=value, steps=steps, frames=frames, agent=datamap_from_dict(agent))
+        response = await self._run(info, "hold", env_pb.EnvRequest(hold=command))
+        return {**json_views.hold_json(response.hold), "warnings": list(response.warnings)}
+
+    async def save_snapshot(self, session_id: str, label: str = "") -> dict:
+        """Keep the session's state durably (through the env host and the recorder)."""
+        info = await self.streams.directory.running(session_id)
+        request = env_pb.EnvRequest(save_snapshot=env_pb.SaveSnapshotRequest(label=label))
+        response = await self._run(info, "save_snapshot", request)
+        return json_views.saved_snapshot_json(response.save_snapshot.saved)
+
+    async def restore_saved(self, session_id: str, snapshot_id: str) -> dict:
+        """Return the session to a saved snapshot of the same environment and arguments."""
+        info = await self.streams.directory.running(session_id)
+        request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
+        response = await self._run(info, "restore_saved", request)
+        return json_views.reset_json(response.restore_saved, info.spec)
+
+    @staticmethod
+    def _action(info: ctl.SessionInfo, action: Any, command: str) -> Any:
+        try:
+            return value_from_json(action, info.spec.action_space)
+        except ValueMismatchError as exc:
+            raise InvalidActionError(f"session {info.id} ({info.env_id}), {command}: {exc}") from None
 
     async def snapshot(self, session_id: str) -> dict:
         info = await self.streams.directory.running(session_id)
@@ -75,32 +105,6 @@ class EnvCommands:
         info = await self.streams.directory.running(session_id)
         response = await self._run(info, "render", env_pb.EnvRequest(render=env_pb.RenderRequest()))
         return response.render.frame
-
-    async def run_json(self, session_id: str, message: dict[str, Any]) -> dict[str, Any]:
-        """One WebSocket text command `{"op": ..., ...}`; the answer's fields are those of REST."""
-        op = message.get("op")
-        if op == "reset":
-            seed = message.get("seed")
-            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-                raise InvalidArgumentError(f"session {session_id}, reset: seed must be an integer, not {seed!r}")
-            return await self.reset(session_id, seed, _object(message, "options", session_id))
-        if op == "step":
-            if "action" not in message:
-                raise InvalidArgumentError(f"session {session_id}, step: the message has no \"action\"")
-            return await self.step(session_id, message["action"], _object(message, "agent", session_id))
-        if op == "snapshot":
-            return await self.snapshot(session_id)
-        if op == "restore":
-            handle = message.get("handle")
-            if not isinstance(handle, str) or not handle:
-                raise InvalidArgumentError(f"session {session_id}, restore: \"handle\" must be a snapshot handle")
-            return await self.restore(session_id, handle)
-        if op == "render":
-            frame = await self.render(session_id)
-            data = json_views.frame_jpeg(frame)
-            return {"mime": "image/jpeg", "width": frame.width, "height": frame.height,
-                    "data": base64.b64encode(data).decode()}
-        raise InvalidArgumentError(f"session {session_id}: unknown op {op!r}; expected one of {', '.join(OPS)}")
 
     async def _run(self, info: ctl.SessionInfo, command: str, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
         session_id = info.id
@@ -149,13 +153,6 @@ class EnvCommands:
             self.streams.forget(session_id)
             return error
         return None
-
-
-def _object(message: dict[str, Any], key: str, session_id: str) -> dict[str, Any] | None:
-    value = message.get(key)
-    if value is not None and not isinstance(value, dict):
-        raise InvalidArgumentError(f"session {session_id}, {message.get('op')}: \"{key}\" must be an object")
-    return value
 
 
 def _first_line(message: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 from urllib.parse import quote
@@ -110,13 +111,47 @@ def reset_json(
 
 
 def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None) -> dict[str, Any]:
+    """A step's answer. After an auto-reset (or an endless restart) the observation and info are
+    the new episode's first, and info holds `final_obs`, `final_info` (and `restarted`)."""
+    info = json_from_datamap(result.info)
+    if result.HasField("auto_reset"):
+        info["final_obs"] = value_json(result.auto_reset.final_observation)
+        info["final_info"] = json_from_datamap(result.auto_reset.final_info)
+        if not (result.terminated or result.truncated):
+            info["restarted"] = True
     return {
         "observation": value_json(result.observation),
         "reward": _number(result.reward),
         "terminated": result.terminated,
         "truncated": result.truncated,
-        "info": json_from_datamap(result.info),
+        "info": info,
         "observation_labels": labels_json(spec) if spec is not None else None,
+    }
+
+
+def hold_json(result: env_pb.HoldResponse) -> dict[str, Any]:
+    """A hold's answer; frames as base64 JPEG strings."""
+    return {
+        "steps": result.steps,
+        "rewards": [_number(r) for r in result.rewards],
+        "frames": [base64.b64encode(frame_jpeg(frame)).decode() for frame in result.frames],
+        "observation": value_json(result.observation),
+        "terminated": result.terminated,
+        "truncated": result.truncated,
+        "info": json_from_datamap(result.info),
+    }
+
+
+def saved_snapshot_json(saved: env_pb.SavedSnapshot) -> dict[str, Any]:
+    return {
+        "id": saved.id,
+        "label": saved.label,
+        "session_id": saved.session_id,
+        "env_id": saved.env_id,
+        "kwargs": _kwargs(saved.kwargs_json),
+        "created_at": saved.created_at,
+        "seq": saved.seq,
+        "size_bytes": saved.size_bytes,
     }
 
 

@@ -12,6 +12,14 @@ _LABELS = (
 )
 
 
+_AGENT = (
+    "data about the agent's decision, recorded: finite numbers, booleans (stored as 0/1) or lists of up to "
+    "256 numbers; at most 32 names a step; compute_s = wall time spent deciding, refused = 1 when the agent "
+    "declined to answer"
+)
+_WARNINGS = "what was left out of the request without stopping it (e.g. agent data that broke a rule)"
+
+
 class SessionBase(BaseModel):
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
     kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for the environment")
@@ -26,6 +34,11 @@ class SessionCreate(SessionBase):
     )
     record_frames: bool = Field(
         default=False, description="with record: keep the frame (JPEG) of every reset and step in the recording"
+    )
+    num_envs: int | None = Field(
+        default=None, ge=1, le=256,
+        description="a vector session of that many sub-environments, stepped together with batch requests "
+        "on the stream (platform_sdk.make_vec)",
     )
 
 
@@ -60,7 +73,60 @@ class StepBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: Any = Field(description="an element of the action space as JSON (an integer, nested lists, ...)")
-    agent: dict[str, Any] | None = Field(default=None, description="data about the agent's decision, recorded")
+    agent: dict[str, Any] | None = Field(default=None, description=_AGENT)
+    auto_reset: bool = Field(
+        default=False,
+        description="when the step ends the episode, reset at once: the answer's observation is the next "
+        "episode's first and info holds final_obs and final_info",
+    )
+
+
+class HoldBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Any = Field(description="the action to repeat, as JSON for the action space")
+    steps: int = Field(ge=1, le=10_000, description="how many steps (at most 256 with frames)")
+    frames: bool = Field(default=True, description="a JPEG frame after every step")
+    agent: dict[str, Any] | None = Field(default=None, description=_AGENT + " (with the first step)")
+
+
+class HoldResult(BaseModel):
+    steps: int = Field(description="steps taken: fewer than asked when the episode ended")
+    rewards: list[float | str]
+    frames: list[str] = Field(description="base64 JPEG after every step (empty without frames)")
+    observation: Any
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+    warnings: list[str] = Field(default_factory=list, description=_WARNINGS)
+
+
+class SaveSnapshotBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(default="", max_length=200, description="a name for the moment, e.g. 'before the swing'")
+
+
+class RestoreSavedBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, description="a saved snapshot id (GET /v0/snapshots lists them)")
+
+
+class SavedSnapshotPublic(BaseModel):
+    id: str
+    label: str
+    session_id: str
+    env_id: str
+    kwargs: dict[str, Any]
+    created_at: float
+    seq: int = Field(description="the session's last recorded step event when it was saved (0: unrecorded)")
+    size_bytes: int
+
+
+class SavedSnapshotsPublic(BaseModel):
+    data: list[SavedSnapshotPublic]
+    count: int
 
 
 class RestoreBody(BaseModel):
@@ -82,6 +148,7 @@ class StepResult(BaseModel):
     truncated: bool
     info: dict[str, Any]
     observation_labels: dict[str, list[int]] | None = Field(default=None, description=_LABELS)
+    warnings: list[str] = Field(default_factory=list, description=_WARNINGS)
 
 
 class SnapshotResult(BaseModel):

@@ -8,9 +8,14 @@ from platform_gateway.api.deps import BrokerDep, CommandsDep, StreamsDep, TokenD
 from platform_gateway.json_views import frame_jpeg, session_to_json
 from platform_gateway.schemas.sessions import (
     ErrorPublic,
+    HoldBody,
+    HoldResult,
     ResetBody,
     ResetResult,
     RestoreBody,
+    RestoreSavedBody,
+    SavedSnapshotPublic,
+    SaveSnapshotBody,
     SessionCreate,
     SessionPublic,
     SessionsPublic,
@@ -28,7 +33,9 @@ router = APIRouter(prefix="/sessions", tags=["sessions"], dependencies=[TokenDep
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
 async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep) -> dict:
     """Start a session of a catalog environment; answers once its instance runs."""
-    info = await broker.create_session(body.env_id, body.kwargs, body.record, body.jpeg_quality, body.record_frames)
+    info = await broker.create_session(
+        body.env_id, body.kwargs, body.record, body.jpeg_quality, body.record_frames, body.num_envs
+    )
     streams.directory.remember(info)
     return session_to_json(info)
 
@@ -61,7 +68,28 @@ async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None =
 @router.post("/{session_id}/step", response_model=StepResult)
 async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict:
     """One step; the action is JSON for the session's action space."""
-    return await commands.step(session_id, body.action, body.agent)
+    return await commands.step(session_id, body.action, body.agent, body.auto_reset)
+
+
+@router.post("/{session_id}/hold", response_model=HoldResult)
+async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> dict:
+    """Repeat one action for up to `steps` steps in one uninterrupted stretch; stops early when the
+    episode ends. Frames (one JPEG per step) for up to 256 steps; without frames up to 10,000."""
+    return await commands.hold(session_id, body.action, body.steps, body.frames, body.agent)
+
+
+@router.post("/{session_id}/saved-snapshots", response_model=SavedSnapshotPublic, status_code=status.HTTP_201_CREATED)
+async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapshotBody | None = None) -> dict:
+    """Keep the session's current state durably: it survives crashes and restarts of every service.
+    `POST /v0/sessions` of the same environment then `/restore-saved` (or `platform_sdk.resume(id)`)
+    carries on from it exactly."""
+    return await commands.save_snapshot(session_id, (body or SaveSnapshotBody()).label)
+
+
+@router.post("/{session_id}/restore-saved", response_model=ResetResult)
+async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> dict:
+    """Return the session to a saved snapshot of the same environment and arguments."""
+    return await commands.restore_saved(session_id, body.id)
 
 
 @router.post("/{session_id}/snapshot", response_model=SnapshotResult)

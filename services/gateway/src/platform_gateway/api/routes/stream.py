@@ -30,6 +30,7 @@ from platform_gateway.errors import (
     UnavailableError,
 )
 from platform_gateway.gateway import Gateway
+from platform_gateway.json_ops import run_json
 
 router = APIRouter(tags=["sessions"])
 _UNAVAILABLE = env_pb.ERROR_CODE_UNAVAILABLE
@@ -143,7 +144,7 @@ async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str,
         return True
     answer: dict[str, Any] = {"id": message.get("id"), "op": message.get("op")}
     try:
-        answer["result"] = await gateway.commands.run_json(session_id, message)
+        answer["result"] = await run_json(gateway.commands, session_id, message)
     except GatewayError as exc:
         answer["error"] = {"status": exc.status, **error_body(exc)}
         await websocket.send_json(answer)

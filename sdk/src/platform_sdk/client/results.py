@@ -1,0 +1,44 @@
+"""Turning the environment protocol's results into Gymnasium values on the client."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from platform_contracts.spaces import decode_value
+from platform_contracts.values import dict_from_datamap
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_sdk.errors import PlatformWarning
+
+
+def decode_frame(frame: env_pb.Frame) -> np.ndarray:
+    """A frame as an RGB array (height, width, 3)."""
+    if frame.encoding == "jpeg":
+        import simplejpeg
+
+        return simplejpeg.decode_jpeg(frame.data, colorspace="RGB")
+    return np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
+
+
+def step_info(result: env_pb.StepResponse, space: gym.Space) -> dict[str, Any]:
+    """The step's info; after an auto-reset (or an endless restart) it is the new episode's
+    reset info with `final_obs` and `final_info`, and `restarted` when the episode ended
+    without the step saying so (endless sessions)."""
+    info = dict_from_datamap(result.info)
+    if result.HasField("auto_reset"):
+        ended = result.auto_reset
+        info["final_obs"] = decode_value(ended.final_observation, space)
+        info["final_info"] = dict_from_datamap(ended.final_info)
+        if not (result.terminated or result.truncated):
+            info["restarted"] = True
+    return info
+
+
+def warn_all(lines: Iterable[str], where: str) -> None:
+    """Raise a PlatformWarning per line the platform sent back (e.g. agent data left out)."""
+    for line in lines:
+        warnings.warn(f"{where}: {line}", PlatformWarning, stacklevel=4)

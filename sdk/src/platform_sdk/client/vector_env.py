@@ -1,0 +1,279 @@
+"""`make_vec()`: a vector session as a `gymnasium.vector.VectorEnv`, one round trip per step.
+
+A vector session is one instance hosting `num_envs` sub-environments; `step` sends every
+sub-environment's command in one `BatchRequest` and gets one `BatchResponse`. Each
+sub-environment is still its own recorded stream (recording `<session id>-<i>`) with its own
+snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from platform_contracts.spaces import decode_value, encode_value, space_from_proto
+from platform_contracts.values import datamap_from_dict, dict_from_datamap
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_sdk import errors
+from platform_sdk.client.rest import RestClient
+from platform_sdk.client.settings import resolve_token, resolve_url
+from platform_sdk.client.stream import SessionStream
+
+MAX_NUM_ENVS = 256
+
+
+def make_vec(
+    env_id: str,
+    num_envs: int,
+    url: str | None = None,
+    kwargs: dict[str, Any] | None = None,
+    token: str | None = None,
+    record: bool = False,
+    autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+    jpeg_quality: int | None = None,
+) -> RemoteVectorEnv:
+    """Start a vector session of `num_envs` sub-environments of `env_id`.
+
+    Args:
+        env_id: a catalog id, e.g. "cartpole".
+        num_envs: how many sub-environments (1-256).
+        url, token, kwargs, record, jpeg_quality: as for `connect`.
+        autoreset_mode: Gymnasium's autoreset semantics: NEXT_STEP (the default, as
+            `SyncVectorEnv`), SAME_STEP (`final_obs`/`final_info` in the infos) or DISABLED.
+    """
+    return RemoteVectorEnv(env_id, num_envs, url=url, kwargs=kwargs, token=token, record=record,
+                           autoreset_mode=autoreset_mode, jpeg_quality=jpeg_quality)
+
+
+class RemoteVectorEnv(VectorEnv):
+    """A vector session: `step` moves all sub-environments in one round trip."""
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        url: str | None = None,
+        kwargs: dict[str, Any] | None = None,
+        token: str | None = None,
+        record: bool = False,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        jpeg_quality: int | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or not 1 <= num_envs <= MAX_NUM_ENVS:
+            raise errors.InvalidRequestError(f"{env_id}: num_envs must be between 1 and {MAX_NUM_ENVS}, not {num_envs!r}")
+        self.env_id = env_id
+        self.num_envs = num_envs
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self._closed = False
+        self._stream: SessionStream | None = None
+        self._rest = RestClient(resolve_url(url), resolve_token(token))
+        try:
+            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, num_envs=num_envs)
+        except errors.PlatformError:
+            self._rest.close()
+            raise
+        self.session_id: str = session["id"]
+        try:
+            self._stream = SessionStream(self._rest.url, self.session_id, resolve_token(token))
+            spec = self._call(env_pb.EnvRequest(spec=env_pb.SpecRequest()), "spec").spec
+        except BaseException:
+            self.close()
+            raise
+        if max(spec.num_envs, 1) != num_envs:
+            self.close()
+            raise errors.PlatformError(
+                f"session {self.session_id} ({env_id}) hosts {spec.num_envs} sub-environments, not {num_envs}",
+                session_id=self.session_id,
+            )
+        self.single_observation_space = space_from_proto(spec.observation_space)
+        self.single_action_space = space_from_proto(spec.action_space)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.render_mode = spec.render_mode or None
+        self.metadata = {**dict_from_datamap(spec.metadata), "autoreset_mode": self.autoreset_mode}
+        self._discrete_actions = isinstance(self.single_action_space, gym.spaces.Discrete)
+        self._observations = create_empty_array(self.single_observation_space, num_envs)
+        self._rewards = np.zeros(num_envs, dtype=np.float64)
+        self._terminations = np.zeros(num_envs, dtype=np.bool_)
+        self._truncations = np.zeros(num_envs, dtype=np.bool_)
+        self._autoreset_envs = np.zeros(num_envs, dtype=np.bool_)
+
+    # -- Gymnasium VectorEnv API --------------------------------------------------------------
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-environment (`seed`: None, an int s giving s, s+1, ..., or a list)."""
+        if seed is None:
+            seeds: Sequence[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise errors.InvalidRequestError(
+                    f"session {self.session_id}: {len(seeds)} seeds for {self.num_envs} sub-environments"
+                )
+        batch = env_pb.BatchRequest()
+        options_map = datamap_from_dict(options) if options else None
+        for i, s in enumerate(seeds):
+            sub = batch.requests.add(index=i)
+            command = sub.request.reset
+            command.SetInParent()
+            if s is not None:
+                command.seed = int(s)
+            if options_map is not None:
+                command.options.CopyFrom(options_map)
+        responses = self._batch(batch, "reset")
+        infos: dict[str, Any] = {}
+        observations = []
+        for i, response in enumerate(responses):
+            result = response.reset
+            observations.append(decode_value(result.observation, self.single_observation_space))
+            infos = self._add_info(infos, dict_from_datamap(result.info), i)
+        self._observations = concatenate(self.single_observation_space, observations, self._observations)
+        self._terminations[:] = False
+        self._truncations[:] = False
+        self._autoreset_envs[:] = False
+        return self._observations, infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every sub-environment in one round trip (Gymnasium's autoreset semantics)."""
+        batch = env_pb.BatchRequest()
+        add = batch.requests.add
+        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
+        same_step = self.autoreset_mode is AutoresetMode.SAME_STEP
+        resetting = self._autoreset_envs if next_step else None
+        for i, action in enumerate(self._iterate_actions(actions)):
+            request = add(index=i).request
+            if resetting is not None and resetting[i]:
+                request.reset.SetInParent()
+                continue
+            command = request.step
+            if self._discrete_actions:
+                command.action.discrete = int(action)
+            else:
+                command.action.CopyFrom(self._encode(action, i))
+            if same_step:
+                command.auto_reset = True
+        responses = self._batch(batch, "step")
+        infos: dict[str, Any] = {}
+        observations = []
+        space = self.single_observation_space
+        for i, response in enumerate(responses):
+            kind = response.WhichOneof("result")
+            if kind == "reset":
+                result = response.reset
+                self._rewards[i] = 0.0
+                self._terminations[i] = self._truncations[i] = False
+                info = dict_from_datamap(result.info)
+            else:
+                result = response.step
+                self._rewards[i] = result.reward
+                self._terminations[i] = result.terminated
+                self._truncations[i] = result.truncated
+                info = dict_from_datamap(result.info)
+                if result.HasField("auto_reset"):
+                    ended = result.auto_reset
+                    infos = self._add_info(
+                        infos,
+                        {"final_obs": decode_value(ended.final_observation, space),
+                         "final_info": dict_from_datamap(ended.final_info)},
+                        i,
+                    )
+            observations.append(decode_value(result.observation, space))
+            if info:
+                infos = self._add_info(infos, info, i)
+        self._observations = concatenate(space, observations, self._observations)
+        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
+        return self._observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
+
+    def close_extras(self, **kwargs: Any) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._stream is not None:
+            self._stream.close()
+        if getattr(self, "session_id", None):
+            self._rest.close_session(self.session_id)
+        self._rest.close()
+
+    # -- snapshots of every sub-environment ---------------------------------------------------
+    def snapshot(self) -> list[str]:
+        """Snapshot every sub-environment; returns one handle per sub-environment."""
+        batch = env_pb.BatchRequest()
+        for i in range(self.num_envs):
+            batch.requests.add(index=i).request.snapshot.SetInParent()
+        return [response.snapshot.handle for response in self._batch(batch, "snapshot")]
+
+    def restore(self, handles: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+        """Return every sub-environment to its snapshot (a list from `snapshot`)."""
+        if len(handles) != self.num_envs:
+            raise errors.InvalidRequestError(
+                f"session {self.session_id}: {len(handles)} handles for {self.num_envs} sub-environments"
+            )
+        batch = env_pb.BatchRequest()
+        for i, handle in enumerate(handles):
+            batch.requests.add(index=i).request.restore.handle = handle
+        infos: dict[str, Any] = {}
+        observations = []
+        for i, response in enumerate(self._batch(batch, "restore")):
+            observations.append(decode_value(response.restore.observation, self.single_observation_space))
+            infos = self._add_info(infos, dict_from_datamap(response.restore.info), i)
+        self._observations = concatenate(self.single_observation_space, observations, self._observations)
+        self._autoreset_envs[:] = False
+        return self._observations, infos
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _iterate_actions(self, actions: Any) -> Any:
+        if self._discrete_actions:
+            flat = np.asarray(actions).reshape(-1)
+            if flat.shape != (self.num_envs,):
+                raise errors.InvalidActionError(
+                    f"session {self.session_id} ({self.env_id}): {flat.size} actions for {self.num_envs} "
+                    "sub-environments", session_id=self.session_id,
+                )
+            return flat.tolist()
+        return iterate(self.action_space, actions)
+
+    def _encode(self, action: Any, index: int) -> Any:
+        try:
+            return encode_value(action, self.single_action_space)
+        except (ValueError, TypeError) as exc:
+            raise errors.InvalidActionError(
+                f"session {self.session_id} ({self.env_id}), sub-environment {index}: {exc}",
+                session_id=self.session_id,
+            ) from None
+
+    def _batch(self, batch: env_pb.BatchRequest, what: str) -> list[env_pb.EnvResponse]:
+        response = self._call(env_pb.EnvRequest(batch=batch), what)
+        responses = list(response.batch.responses)
+        if len(responses) != len(batch.requests):
+            raise errors.PlatformError(
+                f"session {self.session_id} ({self.env_id}), {what}: {len(responses)} answers for "
+                f"{len(batch.requests)} sub-environments", session_id=self.session_id,
+            )
+        for sub, answer in zip(batch.requests, responses):
+            if answer.HasField("error"):
+                raise self._error(answer.error, f"{what} of sub-environment {sub.index}")
+        return responses
+
+    def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
+        if self._closed or self._stream is None:
+            raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
+        response = self._stream.call(request)
+        if response.HasField("error"):
+            raise self._error(response.error, what)
+        return response
+
+    def _error(self, error: env_pb.Error, what: str) -> errors.PlatformError:
+        message = f"session {self.session_id} ({self.env_id}), {what}: {error.message}"
+        if error.code == env_pb.ERROR_CODE_UNAVAILABLE:
+            return errors.EnvironmentCrashedError(message, log_tail=error.log_tail, session_id=self.session_id)
+        if error.code in (env_pb.ERROR_CODE_INVALID_ACTION, env_pb.ERROR_CODE_INVALID_ARGUMENT):
+            return errors.InvalidActionError(message, session_id=self.session_id)
+        return errors.PlatformError(message, session_id=self.session_id)

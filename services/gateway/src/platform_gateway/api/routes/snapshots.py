@@ -1,0 +1,27 @@
+"""Saved snapshots, kept by the recorder; sessions save them (`POST /v0/sessions/{id}/saved-snapshots`)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from platform_gateway.api.deps import RecorderDep, TokenDep
+from platform_gateway.json_views import saved_snapshot_json
+from platform_gateway.schemas.sessions import ErrorPublic, SavedSnapshotPublic, SavedSnapshotsPublic
+
+router = APIRouter(
+    prefix="/snapshots", tags=["snapshots"], dependencies=[TokenDep],
+    responses={code: {"model": ErrorPublic} for code in (401, 404, 422, 503)},
+)
+
+
+@router.get("", response_model=SavedSnapshotsPublic)
+async def list_saved_snapshots(recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None) -> dict:
+    """Saved snapshots, newest first, optionally of one environment or session."""
+    saved = [saved_snapshot_json(s) for s in await recorder.list_saved_snapshots(env_id, session_id)]
+    return {"data": saved, "count": len(saved)}
+
+
+@router.get("/{snapshot_id}", response_model=SavedSnapshotPublic)
+async def get_saved_snapshot(snapshot_id: str, recorder: RecorderDep) -> dict:
+    """One saved snapshot: its environment, arguments and moment."""
+    return saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id))
