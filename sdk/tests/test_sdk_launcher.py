@@ -14,7 +14,8 @@ from types import ModuleType
 
 import grpc
 import pytest
-from platform_sdk.launcher import InstanceProcess, LaunchError, LaunchSpec, launch_instance
+from platform_sdk.containers import docker_command
+from platform_sdk.launcher import InstanceProcess, LaunchError, LaunchSpec, launch_instance, server_command
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
 
@@ -117,6 +118,27 @@ async def test_a_slow_instance_times_out_and_is_killed(tmp_path: Path, factory_d
         await launch_instance(spec, tmp_path, "slow", ready_timeout=3)
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     assert not any("launch_envs:slow" in _cmdline(pid) and str(tmp_path) in _cmdline(pid) for pid in pids)
+
+
+def test_num_envs_goes_on_the_server_command_line() -> None:
+    one = server_command(LaunchSpec(gymnasium_id="CartPole-v1", num_envs=1), "unix:/tmp/a.sock")
+    assert "--num-envs" not in one
+    vector = server_command(LaunchSpec(gymnasium_id="CartPole-v1", num_envs=64, jpeg_quality=70), "unix:/tmp/a.sock")
+    assert vector[vector.index("--num-envs") + 1] == "64"
+    assert vector[vector.index("--jpeg-quality") + 1] == "70"
+    assert vector[-2:] == ["--listen", "unix:/tmp/a.sock"]
+    image = docker_command(LaunchSpec(image="my-org/sim:1", num_envs=8), "c1")
+    assert image[image.index("my-org/sim:1") + 1:] == ["--num-envs", "8"]
+    assert "--num-envs" not in docker_command(LaunchSpec(image="my-org/sim:1"), "c1")
+
+
+async def test_a_vector_instance_serves_its_sub_environments(tmp_path: Path) -> None:
+    instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1", num_envs=3), tmp_path, "vec")
+    try:
+        spec = await _spec_of(instance)
+        assert spec.num_envs == 3 and spec.action_space.discrete.n == 2
+    finally:
+        await instance.stop()
 
 
 async def test_a_bad_spec_raises() -> None:

@@ -29,7 +29,7 @@ from platform_sdk.launcher import (
     LaunchError,
     LaunchSpec,
     die_with_parent,
-    quality_args,
+    server_options,
     wait_ready,
 )
 
@@ -82,7 +82,7 @@ def docker_command(spec: LaunchSpec, container: str) -> list[str]:
             command += ["--kwargs", json.dumps(spec.kwargs)]
         except (TypeError, ValueError) as exc:
             raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
-    return command + quality_args(spec)
+    return command + server_options(spec)
 
 
 async def check_docker_engine(image: str) -> None:

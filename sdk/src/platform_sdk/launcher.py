@@ -42,6 +42,7 @@ class LaunchSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
     image: str = ""  # a Docker image whose entry point is the environment server
     jpeg_quality: int = 0  # 1-100 for rendered frames; 0: the server's default
+    num_envs: int = 1  # > 1: one server hosting that many sub-environments (a vector instance)
 
 
 class LaunchError(Exception):
@@ -140,12 +141,16 @@ def server_command(spec: LaunchSpec, listen: str) -> list[str]:
         command += ["--kwargs", json.dumps(spec.kwargs)]
     except (TypeError, ValueError) as exc:
         raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
-    return command + quality_args(spec) + ["--listen", listen]
+    return command + server_options(spec) + ["--listen", listen]
 
 
-def quality_args(spec: LaunchSpec) -> list[str]:
-    """The server's `--jpeg-quality` arguments for `spec` (none for the server's default)."""
-    return ["--jpeg-quality", str(spec.jpeg_quality)] if spec.jpeg_quality else []
+def server_options(spec: LaunchSpec) -> list[str]:
+    """The server's option arguments for `spec`: `--jpeg-quality` (none for the server's
+    default) and `--num-envs` (none for one environment)."""
+    options = ["--jpeg-quality", str(spec.jpeg_quality)] if spec.jpeg_quality else []
+    if spec.num_envs > 1:
+        options += ["--num-envs", str(spec.num_envs)]
+    return options
 
 
 async def launch_instance(

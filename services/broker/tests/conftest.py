@@ -25,7 +25,7 @@ R = TypeVar("R", bound=Message)
 
 class StandInEnvHost:
     """A small in-test stand-in for the env host service (platform_envhost), which is not the
-    broker's: it answers start/stop/list and publishes heartbeats, and records what it was asked.
+    broker's: it answers start/claim/stop/list and publishes heartbeats, and records what it was asked.
     The real env host is tested with the broker in tests/ across services.
     """
 
@@ -42,6 +42,8 @@ class StandInEnvHost:
         self.start_error: control_pb2.ControlError | None = None
         self.start_delay = 0.0
         self.starts: list[control_pb2.StartInstanceRequest] = []
+        self.claims: list[control_pb2.ClaimInstanceRequest] = []
+        self.pooled: dict[str, control_pb2.CatalogEntry] = {}  # warm pool instances not claimed yet
         self.stops: list[control_pb2.StopInstanceRequest] = []
         self._subs: list[Any] = []
         self._task: asyncio.Task[None] | None = None
@@ -64,6 +66,7 @@ class StandInEnvHost:
         self._subs = [
             await self.nc.subscribe(subjects.envhost_start(self.host_id), cb=self._on_start),
             await self.nc.subscribe(subjects.envhost_stop(self.host_id), cb=self._on_stop),
+            await self.nc.subscribe(subjects.envhost_claim(self.host_id), cb=self._on_claim),
             await self.nc.subscribe(subjects.envhost_list(self.host_id), cb=self._on_list),
         ]
         self._task = asyncio.create_task(self._beat())
@@ -93,14 +96,34 @@ class StandInEnvHost:
             reply = control_pb2.StartInstanceReply(error=self.start_error)
         else:
             self.add_instance(request.session_id, last_active_at=0.0)
-            spec = environment_pb2.SpecResponse(env_id=request.entry.gymnasium_id or request.entry.id)
-            reply = control_pb2.StartInstanceReply(spec=spec)
+            if request.pooled:
+                self.pooled[request.session_id] = request.entry
+            reply = control_pb2.StartInstanceReply(spec=self.spec_of(request.entry))
+        await msg.respond(reply.SerializeToString())
+
+    @staticmethod
+    def spec_of(entry: control_pb2.CatalogEntry) -> environment_pb2.SpecResponse:
+        return environment_pb2.SpecResponse(env_id=entry.gymnasium_id or entry.id)
+
+    async def _on_claim(self, msg: Any) -> None:
+        request = control_pb2.ClaimInstanceRequest.FromString(msg.data)
+        self.claims.append(request)
+        if request.pool_slot not in self.pooled or request.pool_slot not in self.instances:
+            reply = control_pb2.ClaimInstanceReply(error=control_pb2.ControlError(
+                code="not_found", message=f"no warm pool instance {request.pool_slot} on this env host"))
+        else:
+            entry = self.pooled.pop(request.pool_slot)
+            info = self.instances.pop(request.pool_slot)
+            info.session_id = request.session_id
+            self.instances[request.session_id] = info
+            reply = control_pb2.ClaimInstanceReply(spec=self.spec_of(entry))
         await msg.respond(reply.SerializeToString())
 
     async def _on_stop(self, msg: Any) -> None:
         request = control_pb2.StopInstanceRequest.FromString(msg.data)
         self.stops.append(request)
         stopped = self.instances.pop(request.session_id, None) is not None
+        self.pooled.pop(request.session_id, None)
         await msg.respond(control_pb2.StopInstanceReply(stopped=stopped).SerializeToString())
 
     async def _on_list(self, msg: Any) -> None:

@@ -131,6 +131,23 @@ async def test_kwargs_must_be_a_json_object(broker, envhost, ask):
     assert host.starts == [] and await list_ids(ask, include_closed=True) == []
 
 
+async def test_num_envs_is_checked_and_passed_to_the_env_host(broker, envhost, ask):
+    host = await envhost(capacity=2)
+    await broker()
+    for bad in (257, 100_000):
+        request = control_pb2.CreateSessionRequest(env_id="cartpole", num_envs=bad)
+        reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+        assert reply.error.code == "invalid_argument" and "between 1 and 256" in reply.error.message, bad
+    assert host.starts == []
+    for num_envs, passed in ((0, 1), (256, 256)):
+        request = control_pb2.CreateSessionRequest(env_id="cartpole", num_envs=num_envs)
+        reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+        assert not reply.error.code, reply.error
+        assert host.starts[-1].num_envs == passed
+    # A vector session is one instance: two fit a host of capacity 2, a third does not.
+    assert (await create(ask)).error.code == "unavailable"
+
+
 async def test_no_live_host_is_unavailable(broker, ask):
     await broker()
     reply = await create(ask)

@@ -1,4 +1,5 @@
-"""The step-event publisher survives a NATS outage: steps go on, nothing is lost or doubled."""
+"""The step-event publisher survives a NATS outage: steps go on, nothing is lost or doubled, single
+events and StepEventBatch messages alike."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ import nats
 from envhost_testkit import new_session_id, start_session, step_events, stop_session, stored_count
 from platform_contracts import subjects
 from platform_contracts.streams import ensure_sessions_stream
+from platform_envhost.event_batches import BatchCounter, batch_messages
 from platform_envhost.publisher import EventPublisher, Outgoing
+from platform_envhost.step_events import StepEventBuilder
 from platform_testing.nats_server import NatsServer
 from simulusion.bus.v1 import events_pb2 as bus_pb
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as values_pb
 
 
 async def _connect(server: NatsServer) -> Any:
@@ -100,6 +105,78 @@ async def test_publisher_applies_back_pressure_only_when_its_backlog_is_full(tmp
         seqs = [bus_pb.StepEvent.FromString((await sub.next_msg(timeout=5)).data).seq for _ in range(11)]
         assert sorted(seqs) == list(range(1, 12))
         assert await stored_count(js, subjects.session_steps(session_id)) == 11
+    finally:
+        server.stop()
+        with contextlib.suppress(Exception):
+            await nc.close()
+
+
+async def test_step_event_batches_are_published_once_each_across_an_outage(tmp_path: Path) -> None:
+    server = NatsServer(store_dir=tmp_path / "nats").start()
+    nc = await _connect(server)
+    try:
+        js = nc.jetstream()
+        await ensure_sessions_stream(js)
+        publisher = EventPublisher(nc, batch_size=4, ack_timeout=0.5, linger=0)
+        await publisher.start()
+        session_id = new_session_id()
+        counter = BatchCounter(session_id)
+        builders = [StepEventBuilder(subjects.sub_session_id(session_id, i), session_id) for i in range(8)]
+
+        def vector_step() -> list[Outgoing]:
+            batch = bus_pb.StepEventBatch()
+            for builder in builders:
+                builder.add_step(batch.events, values_pb.Value(discrete=1), env_pb.StepResponse(reward=1.0), 1.0)
+            return batch_messages(batch, counter, {}, nc.max_payload)
+
+        for _ in range(5):
+            for message in vector_step():
+                assert publisher.submit_nowait(message)
+        assert await publisher.flush(10)
+        server.stop()
+        await asyncio.sleep(0.2)
+        for _ in range(10):  # NATS is away: the batches wait, and are retried with their ids
+            for message in vector_step():
+                await publisher.submit(message)
+        await asyncio.sleep(1.0)
+        server.start()
+        assert await publisher.flush(30)
+        assert await publisher.close() == 0
+
+        subject = subjects.session_step_batches(session_id)
+        assert await stored_count(js, subject) == 15
+        sub = await js.subscribe(subject, ordered_consumer=True)
+        msgs = [await sub.next_msg(timeout=5) for _ in range(15)]
+        assert [m.headers["Nats-Msg-Id"] for m in msgs] == [f"{session_id}:batch:{n}" for n in range(1, 16)]
+        for n, msg in enumerate(msgs, start=1):
+            events = bus_pb.StepEventBatch.FromString(msg.data).events
+            assert [(e.session_id, e.seq) for e in events] == [(f"{session_id}-{i}", n) for i in range(8)]
+        again = await js.publish(subject, msgs[3].data, headers={"Nats-Msg-Id": msgs[3].headers["Nats-Msg-Id"]})
+        assert again.duplicate
+    finally:
+        server.stop()
+        with contextlib.suppress(Exception):
+            await nc.close()
+
+
+async def test_a_message_over_the_max_payload_is_refused_and_the_rest_go_on(tmp_path: Path) -> None:
+    server = NatsServer(store_dir=tmp_path / "nats").start()
+    nc = await _connect(server)
+    try:
+        js = nc.jetstream()
+        await ensure_sessions_stream(js)
+        publisher = EventPublisher(nc, linger=0)
+        await publisher.start()
+        session_id = new_session_id()
+        subject = subjects.session_steps(session_id)
+        done = asyncio.get_running_loop().create_future()
+        huge = Outgoing(subject, b"x" * nc.max_payload, {"Nats-Msg-Id": f"{session_id}:1"}, done)
+        assert publisher.submit_nowait(huge)  # taken, and dropped: it could never be published
+        assert publisher.too_large == 1 and isinstance(done.exception(), ValueError)
+        await publisher.submit(Outgoing(subject, b"small", {"Nats-Msg-Id": f"{session_id}:2"}))
+        assert await publisher.flush(10)
+        assert await stored_count(js, subject) == 1
+        assert await publisher.close() == 0
     finally:
         server.stop()
         with contextlib.suppress(Exception):

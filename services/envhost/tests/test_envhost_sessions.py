@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from envhost_testkit import (
@@ -127,3 +128,18 @@ async def test_list_names_the_instances(envhost: EnvHostProcess, nats_client: An
     listed = {i.session_id: i for i in control_pb.ListInstancesReply.FromString(msg.data).instances}
     assert listed[session_id].alive and listed[session_id].last_active_at > 0
     await stop_session(nats_client, envhost.host_id, session_id)
+
+
+async def test_a_vector_start_hosts_num_envs_environments(envhost_factory: Any, nats_client: Any) -> None:
+    host = envhost_factory(capacity=1)
+    session_id = new_session_id()
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE, num_envs=3)
+    msg = await nats_client.request(subjects.envhost_start(host.host_id), request.SerializeToString(), timeout=60)
+    reply = control_pb.StartInstanceReply.FromString(msg.data)
+    assert not reply.HasField("error"), reply.error
+    assert reply.spec.num_envs == 3 and reply.spec.action_space.discrete.n == 2
+    command = Path(f"/proc/{host.instance_pid(session_id)}/cmdline").read_bytes().split(b"\0")
+    assert command[command.index(b"--num-envs") + 1] == b"3"
+    refused = await start_session(nats_client, host.host_id, new_session_id())  # one instance of capacity
+    assert refused.error.code == "unavailable"
+    await stop_session(nats_client, host.host_id, session_id)

@@ -21,6 +21,7 @@ from platform_contracts.values import dict_from_datamap
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2
+from step_path_kit import start
 
 
 async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats_client: Any, js: Any,
@@ -54,7 +55,11 @@ async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats
     assert events[0].reset == reset.reset
     assert events[1].step.result == steps[0].step
     assert [e.step.action.discrete for e in events[1:4]] == [0, 1, 0]
-    assert dict_from_datamap(events[2].step.agent) == {"policy": "ppo", "value": 0.5}
+    # "policy" breaks a rule (a string): left out of the recording, with a warning; the step went on.
+    assert dict_from_datamap(events[2].step.agent) == {"value": 0.5}
+    assert [list(s.warnings) for s in steps] == [[
+        "agent data 'policy' left out: a string; values are finite numbers, booleans or lists of up to 256 numbers"
+    ]] * 3
     assert events[7].restore == restore.restore
 
     [snap_msg] = await read_subject(js, subjects.session_snapshots(session_id), 1)
@@ -100,4 +105,50 @@ async def test_step_events_carry_the_request_trace(envhost: EnvHostProcess, nats
     assert parent != carrier["traceparent"]  # the env host's own span
     assert "traceparent" not in untraced.headers
     assert trace.get_current_span().get_span_context().is_valid is False
+    await stop_session(nats_client, envhost.host_id, session_id)
+
+
+async def test_an_auto_reset_step_is_recorded_as_the_ending_step_then_a_reset(
+        envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
+    session_id = new_session_id()
+    await start(nats_client, envhost.host_id, session_id, record=True, record_frames=True)
+    link = await open_link(envhost.step_address, session_id)
+    await link.reset(seed=7)
+    answers = []
+    while True:  # one constant push: the pole falls
+        request = env_pb.EnvRequest(step=env_pb.StepRequest(action=values_pb2.Value(discrete=1), auto_reset=True))
+        answers.append((await link.request(request)).step)
+        if answers[-1].HasField("auto_reset"):
+            break
+    ended = answers[-1]
+    assert ended.terminated and ended.auto_reset.terminated  # outside endless sessions the step says it too
+    assert ended.frame.encoding == "jpeg" and ended.auto_reset.final_frame.encoding == "jpeg"
+
+    events = await step_events(js, session_id, len(answers) + 2)
+    parsed = [bus_pb.StepEvent.FromString(m.data) for m in events]
+    last_step, reset = parsed[-2], parsed[-1]
+    result = last_step.step.result
+    assert result.observation == ended.auto_reset.final_observation and result.terminated
+    assert result.frame == ended.auto_reset.final_frame and not result.HasField("auto_reset")
+    assert (reset.WhichOneof("kind"), reset.episode, reset.episode_step) == ("reset", 1, 0)
+    assert reset.reset.observation == ended.observation and reset.reset.frame == ended.frame
+    assert [e.step.result for e in parsed[1:-2]] == answers[:-1]
+    await stop_session(nats_client, envhost.host_id, session_id)
+
+
+async def test_an_endless_session_records_each_restart_as_an_episode(
+        envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
+    session_id = new_session_id()
+    await start(nats_client, envhost.host_id, session_id, record=True, kwargs_json='{"endless": true}')
+    link = await open_link(envhost.step_address, session_id)
+    await link.reset(seed=7)
+    answers = [(await link.step(1)).step for _ in range(40)]
+    restarts = [i for i, a in enumerate(answers) if a.HasField("auto_reset")]
+    assert restarts and not any(a.terminated or a.truncated for a in answers)
+    parsed = [bus_pb.StepEvent.FromString(m.data)
+              for m in await step_events(js, session_id, 1 + len(answers) + len(restarts))]
+    assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
+    assert max(e.episode for e in parsed) == len(restarts)
+    ends = [e for e in parsed if e.HasField("step") and e.step.result.terminated]
+    assert len(ends) == len(restarts)
     await stop_session(nats_client, envhost.host_id, session_id)

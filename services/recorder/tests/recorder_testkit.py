@@ -195,6 +195,20 @@ async def publish(
     await js.publish(subject_of(msg), msg.SerializeToString(), headers=hdrs or None, timeout=10)
 
 
+def batch_of(*events: events_pb2.StepEvent) -> events_pb2.StepEventBatch:
+    return events_pb2.StepEventBatch(events=list(events))
+
+
+async def publish_batch(
+    js: Any, session_id: str, number: int, events: list[events_pb2.StepEvent], msg_id: str | None = None
+) -> None:
+    """Publish like the env host: a StepEventBatch on the session's `.steps` subject with
+    Nats-Msg-Id <session>:batch:<n>."""
+    headers = {"Nats-Msg-Id": msg_id or subjects.step_batch_msg_id(session_id, number)}
+    data = batch_of(*events).SerializeToString()
+    await js.publish(subjects.session_step_batches(session_id), data, headers=headers, timeout=10)
+
+
 async def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

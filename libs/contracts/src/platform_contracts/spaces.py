@@ -12,6 +12,7 @@ from simulusion.env.v1 import values_pb2 as pb
 
 from platform_contracts.values import (
     array_from_tensor,
+    fill_tensor,
     python_from_value,
     tensor_from_array,
     value_from_python,
@@ -92,7 +93,9 @@ def encode_value(obj: Any, space: Any) -> pb.Value:
     if isinstance(space, gs.Tuple):
         return pb.Value(tuple=pb.TupleValue(values=[encode_value(v, s) for v, s in zip(obj, space.spaces, strict=True)]))
     if isinstance(space, (gs.Box, gs.MultiDiscrete, gs.MultiBinary)):
-        return pb.Value(tensor=tensor_from_array(np.asarray(obj, dtype=space.dtype)))
+        value = pb.Value()
+        fill_tensor(value.tensor, np.asarray(obj, dtype=space.dtype))
+        return value
     return value_from_python(obj)
 
 

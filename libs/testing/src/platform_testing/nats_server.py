@@ -2,7 +2,8 @@
 
 Waits for "Server is ready" in its log instead of sleeping, and raises with the server's
 fatal lines when it fails to start. `stop()` and `start()` again keep the port and the data,
-so fault tests can kill and restart it.
+so fault tests can kill and restart it. Runs with the local launcher's config file
+(``platform_local.nats_process.write_config``: max_payload 16 MB), so tests see the same limits.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Self
 
-from platform_local.nats_process import nats_server_binary
+from platform_local.nats_process import nats_server_binary, write_config
 
 from platform_testing.ports import free_port
 
@@ -40,8 +41,9 @@ class NatsServer:
     def start(self, timeout: float = 15.0) -> NatsServer:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.log_path.write_text("")
-        args = [nats_server_binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir),
-                "-l", str(self.log_path)]
+        config = write_config(self.store_dir)
+        args = [nats_server_binary(), "-c", str(config), "-a", "127.0.0.1", "-p", str(self.port),
+                "-js", "-sd", str(self.store_dir), "-l", str(self.log_path)]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -17,6 +17,7 @@ restored environment replays bit for bit.
 
 from __future__ import annotations
 
+import math
 import zlib
 from typing import Any
 
@@ -38,7 +39,7 @@ def make_env(
     frameskip: int = 4,
     repeat_action_probability: float = 0.25,
     full_action_space: bool = False,
-    max_episode_steps: int | None = None,
+    max_episode_steps: float | None = None,
     render_mode: str | None = "rgb_array",
     mode: int | None = None,
     difficulty: int | None = None,
@@ -51,7 +52,8 @@ def make_env(
         repeat_action_probability: per frame, the chance of repeating the previous action.
         full_action_space: all 18 joystick actions instead of the game's minimal set.
         max_episode_steps: steps after which an episode is truncated; None for ALE v5's
-            108,000 frames, i.e. 108000 // frameskip steps (27,000 at frameskip 4).
+            108,000 frames, i.e. 108000 // frameskip steps (27,000 at frameskip 4); `math.inf`
+            for no limit.
         render_mode: "rgb_array" (render returns the screen) or None.
         mode: a game mode (ALE's `setMode`), None for the game's default.
         difficulty: a difficulty (ALE's `setDifficulty`), None for the game's default.
@@ -87,7 +89,7 @@ class AtariEnv(gymnasium.Env[np.ndarray, np.int64]):
         frameskip: int = 4,
         repeat_action_probability: float = 0.25,
         full_action_space: bool = False,
-        max_episode_steps: int | None = None,
+        max_episode_steps: float | None = None,
         render_mode: str | None = "rgb_array",
         mode: int | None = None,
         difficulty: int | None = None,
@@ -105,13 +107,13 @@ class AtariEnv(gymnasium.Env[np.ndarray, np.int64]):
             )
         if max_episode_steps is None:
             max_episode_steps = max(1, MAX_FRAMES_PER_EPISODE // frameskip)
-        if (
+        if max_episode_steps != math.inf and (
             isinstance(max_episode_steps, bool)
             or not isinstance(max_episode_steps, int)
             or max_episode_steps < 1
         ):
             raise AtariError(
-                f"{rom}: max_episode_steps must be an int >= 1 or None, not {max_episode_steps!r}"
+                f"{rom}: max_episode_steps must be an int >= 1, inf or None, not {max_episode_steps!r}"
             )
         if render_mode not in (None, "rgb_array"):
             raise AtariError(f"{rom}: render_mode must be 'rgb_array' or None, not {render_mode!r}")
@@ -137,7 +139,7 @@ class AtariEnv(gymnasium.Env[np.ndarray, np.int64]):
             "game": rom,
             "frameskip": frameskip,
             "repeat_action_probability": p,
-            "max_episode_steps": max_episode_steps,
+            "max_episode_steps": None if max_episode_steps == math.inf else max_episode_steps,
         }
         self.frames_emulated = 0
         self.frames_repeated = 0

@@ -192,6 +192,18 @@ class RemoteVectorEnv(VectorEnv):
         self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
         return self._observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
+    def __enter__(self) -> RemoteVectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
+            pass
+
     def close_extras(self, **kwargs: Any) -> None:
         if self._closed:
             return

@@ -15,11 +15,16 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from platform_sdk.server.errors import StartupError
 
+if TYPE_CHECKING:
+    from platform_sdk.server.instance import EnvInstance
+    from platform_sdk.server.vector import VectorInstance
+
 PROG = "python -m platform_sdk"
+ENDLESS_KWARG = "endless"
 DEFAULT_LISTEN = "127.0.0.1:50051"
 
 log = logging.getLogger("platform_sdk.server")
@@ -50,6 +55,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--listen", default=DEFAULT_LISTEN, help="unix:/path/x.sock or HOST:PORT (port 0 picks one)"
     )
     parser.add_argument("--jpeg-quality", type=int, default=90, help="quality of rendered frames, 1-100")
+    parser.add_argument(
+        "--num-envs",
+        type=int,
+        default=1,
+        help="copies of the environment to host (a vector instance when > 1)",
+    )
     args = parser.parse_args(argv)
     try:
         args.kwargs = json.loads(args.kwargs)
@@ -59,6 +70,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         raise StartupError(f"--kwargs must be a JSON object, not {type(args.kwargs).__name__}")
     if not 1 <= args.jpeg_quality <= 100:
         raise StartupError(f"--jpeg-quality must be between 1 and 100, not {args.jpeg_quality}")
+    if args.num_envs < 1:
+        raise StartupError(f"--num-envs must be at least 1, not {args.num_envs}")
+    args.endless = args.kwargs.pop(ENDLESS_KWARG, False)  # the platform's, not the environment's
+    if not isinstance(args.endless, bool):
+        raise StartupError(f"the {ENDLESS_KWARG!r} kwarg must be true or false, not {args.endless!r}")
     return args
 
 
@@ -81,14 +97,9 @@ async def serve(args: argparse.Namespace, ready_stream: TextIO | None = None) ->
     """
     from platform_contracts.tracing import setup_tracing
 
-    from platform_sdk.server.factory import build_env
-    from platform_sdk.server.instance import EnvInstance
     from platform_sdk.server.servicer import socket_path, start_server
 
-    env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs)
-    instance = EnvInstance(
-        env, env_id, jpeg_quality=args.jpeg_quality, tracer=setup_tracing("platform-env-server")
-    )
+    instance = build_instance(args, setup_tracing("platform-env-server"))
     try:
         server, address = await start_server(instance, args.listen)
         stop = asyncio.Event()
@@ -98,7 +109,7 @@ async def serve(args: argparse.Namespace, ready_stream: TextIO | None = None) ->
         ready_stream = ready_stream or sys.stdout
         ready_stream.write(f"READY {address}\n")
         ready_stream.flush()
-        log.info("serving %s on %s", env_id, address)
+        log.info("serving %s on %s", instance.env_id, address)
         try:
             await stop.wait()
         finally:
@@ -108,6 +119,37 @@ async def serve(args: argparse.Namespace, ready_stream: TextIO | None = None) ->
                 os.unlink(path)
     finally:
         instance.close()
+
+
+def build_instance(args: argparse.Namespace, tracer: Any = None) -> EnvInstance | VectorInstance:
+    """The instance the parsed command line asks for: one `EnvInstance`, or with `--num-envs`
+    N > 1 a `VectorInstance` of N.
+
+    Raises:
+        StartupError: an environment cannot be built or its spaces cannot be carried.
+    """
+    from platform_sdk.server.factory import build_env
+    from platform_sdk.server.instance import EnvInstance
+    from platform_sdk.server.vector import VectorInstance
+
+    subs: list[EnvInstance] = []
+    try:
+        for _ in range(args.num_envs):
+            env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs, endless=args.endless)
+            try:
+                subs.append(
+                    EnvInstance(
+                        env, env_id, jpeg_quality=args.jpeg_quality, tracer=tracer, endless=args.endless
+                    )
+                )
+            except StartupError:
+                env.close()
+                raise
+    except StartupError:
+        for sub in subs:
+            sub.close()
+        raise
+    return subs[0] if len(subs) == 1 else VectorInstance(subs, tracer=tracer)
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

@@ -1,9 +1,16 @@
-"""Build the environment to host: `gymnasium.make(id)` or a `module:function` factory."""
+"""Build the environment to host: `gymnasium.make(id)` or a `module:function` factory.
+
+Endless environments (the platform's `endless` kwarg, taken off the kwargs before this) are
+built without time limits: Gymnasium ids with `max_episode_steps=-1` (no `TimeLimit`), the
+catalog's adapters with the kwarg that turns their own limit off (`ENDLESS_FACTORY_KWARGS`),
+and any `TimeLimit` wrapper left in what a factory returns is taken out.
+"""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -11,25 +18,41 @@ from typing import Any
 from platform_sdk.server.errors import StartupError
 
 RENDER_MODE = "rgb_array"
+# The kwargs that turn off the time limit of the catalog's adapters (gym_mujoco passes its
+# kwargs to gymnasium.make, where max_episode_steps=-1 means no TimeLimit).
+ENDLESS_FACTORY_KWARGS: dict[str, dict[str, Any]] = {
+    "platform_sdk.adapters.dmc:make_env": {"time_limit": math.inf},
+    "platform_sdk.adapters.gym_mujoco:make_env": {"max_episode_steps": -1},
+    "platform_sdk.adapters.atari:make_env": {"max_episode_steps": math.inf},
+}
+ENDLESS_GYM_KWARGS: dict[str, Any] = {"max_episode_steps": -1}
 
 
 def build_env(
-    gym_id: str = "", factory: str = "", paths: Sequence[str] = (), kwargs: Mapping[str, Any] | None = None
+    gym_id: str = "",
+    factory: str = "",
+    paths: Sequence[str] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    endless: bool = False,
 ) -> tuple[Any, str]:
     """Build the environment; returns it and its id.
 
     With `gym_id`, `gymnasium.make(gym_id, render_mode="rgb_array", **kwargs)`. With `factory`
     ("module:function", the module imported with each of `paths` first on sys.path),
     `function(render_mode="rgb_array", **kwargs)`, or `function(**kwargs)` when it takes no
-    render_mode. A `render_mode` in `kwargs` wins in both cases.
+    render_mode. A `render_mode` in `kwargs` wins in both cases. `endless`: without time
+    limits (see the module docstring).
 
     Raises:
         StartupError: the id is unknown, the factory cannot be imported, raises, or does not
-            return an environment.
+            return an environment; `endless` with kwargs that set a time limit.
     """
     kwargs = dict(kwargs or {})
     if bool(gym_id) == bool(factory):
         raise StartupError("give exactly one of --gym-id and --factory")
+    if endless:
+        _add_endless_kwargs(kwargs, ENDLESS_GYM_KWARGS if gym_id else ENDLESS_FACTORY_KWARGS.get(factory, {}))
     if gym_id:
         env = _make(gym_id, kwargs)
         env_id = gym_id
@@ -37,6 +60,8 @@ def build_env(
         env = _call_factory(factory, paths, kwargs)
         spec = getattr(env, "spec", None)
         env_id = getattr(spec, "id", None) or factory
+    if endless:
+        env = without_time_limits(env)
     for name in ("reset", "step", "action_space", "observation_space"):
         if not hasattr(env, name):
             source = gym_id or f"factory {factory}"
@@ -44,6 +69,29 @@ def build_env(
                 f"{source} returned {type(env).__name__}, which is not a Gymnasium environment"
             )
     return env, env_id
+
+
+def _add_endless_kwargs(kwargs: dict[str, Any], endless_kwargs: Mapping[str, Any]) -> None:
+    for name, value in endless_kwargs.items():
+        if name in kwargs:
+            raise StartupError(f"an endless environment has no time limit: drop {name} from the kwargs")
+        kwargs[name] = value
+
+
+def without_time_limits(env: Any) -> Any:
+    """`env` with every Gymnasium `TimeLimit` wrapper taken out of its wrapper chain."""
+    from gymnasium import Wrapper
+    from gymnasium.wrappers import TimeLimit
+
+    while isinstance(env, TimeLimit):
+        env = env.env
+    wrapper = env
+    while isinstance(wrapper, Wrapper):
+        if isinstance(wrapper.env, TimeLimit):
+            wrapper.env = wrapper.env.env
+        else:
+            wrapper = wrapper.env
+    return env
 
 
 def _make(gym_id: str, kwargs: dict[str, Any]) -> Any:

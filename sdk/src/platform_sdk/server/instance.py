@@ -1,37 +1,54 @@
-"""One hosted environment: answers `EnvRequest`s with `EnvResponse`s (no gRPC here)."""
+"""One hosted environment: answers `EnvRequest`s with `EnvResponse`s (no gRPC here).
+
+The commands live here and in their own modules: `auto_reset` (a step and the reset after an
+ending), `holds` (hold), `state_transfer` (export_state, import_state), `batch` (batch); a
+vector instance of several environments is `platform_sdk.server.vector`.
+"""
 
 from __future__ import annotations
 
+import functools
 import logging
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
-from platform_contracts.spaces import UnsupportedSpaceError, encode_value, space_to_proto
+from platform_contracts.spaces import encode_value
 from platform_contracts.tracing import extract_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
-from platform_sdk.labels import LabelError, observation_labels
 from platform_sdk.server import snapshots
 from platform_sdk.server.actions import decode_action
-from platform_sdk.server.errors import CommandError, StartupError
+from platform_sdk.server.auto_reset import advance, write_step
+from platform_sdk.server.batch import answer_batch
+from platform_sdk.server.errors import CommandError
 from platform_sdk.server.frames import encode_frame
+from platform_sdk.server.holds import answer_hold
+from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
+from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
+
+__all__ = ["EnvInstance", "answer_traced", "jsonable_metadata", "spec_metadata"]
 
 log = logging.getLogger(__name__)
 
 _Handler = Callable[[env_pb.EnvRequest, env_pb.EnvResponse], None]
+_NO_FRAMES = (None, "human", "ansi")
 
 
 class EnvInstance:
     """The environment, its snapshots and the commands of the environment protocol.
 
     Args:
-        env: the Gymnasium environment (already built).
+        env: the Gymnasium environment (already built; time limits already off when `endless`).
         env_id: the id reported by `spec`.
         jpeg_quality: quality of rendered JPEG frames (1-100).
         tracer: makes a span per request whose `trace_context` is valid; None for no spans.
+        endless: an episode that ends restarts in place (see `platform_sdk.server.auto_reset`).
+
+    Attributes:
+        observation, info: the latest observation and info (None before the first reset).
+        has_reset: whether the environment has been reset (steps need it).
 
     Raises:
         StartupError: the environment's spaces cannot be carried by the protocol, or its
@@ -39,28 +56,24 @@ class EnvInstance:
     """
 
     def __init__(
-        self, env: Any, env_id: str, *, jpeg_quality: int = 90, tracer: trace.Tracer | None = None
+        self,
+        env: Any,
+        env_id: str,
+        *,
+        jpeg_quality: int = 90,
+        tracer: trace.Tracer | None = None,
+        endless: bool = False,
     ) -> None:
         self.env = env
         self.env_id = env_id
         self.jpeg_quality = jpeg_quality
+        self.endless = endless
         self._tracer = tracer
-        try:
-            self._spec = env_pb.SpecResponse(
-                env_id=env_id,
-                observation_space=space_to_proto(env.observation_space),
-                action_space=space_to_proto(env.action_space),
-                render_mode=getattr(env, "render_mode", None) or "",
-                metadata=datamap_from_dict(spec_metadata(env)),
-            )
-            for name, start, stop in observation_labels(env):
-                self._spec.observation_labels.add(name=name, start=start, stop=stop)
-        except (UnsupportedSpaceError, LabelError) as exc:
-            raise StartupError(f"{env_id}: {exc}") from None
-        self._has_reset = False
+        self._spec = build_spec(env, env_id, endless=endless)
+        self.has_reset = False
         self.closed = False
-        self._observation: Any = None
-        self._info: Any = None
+        self.observation: Any = None
+        self.info: Any = None
         self._snapshots: dict[str, snapshots.Snapshot] = {}
         self._next_handle = 1
         self._handlers: dict[str, _Handler] = {
@@ -71,22 +84,38 @@ class EnvInstance:
             "restore": self._restore,
             "render": self._render,
             "close": self._close,
+            "hold": functools.partial(answer_hold, self),
+            "export_state": functools.partial(answer_export_state, self),
+            "import_state": functools.partial(answer_import_state, self),
+            "batch": functools.partial(answer_batch, (self,)),
+            "save_snapshot": _served_by_the_env_host,
+            "restore_saved": _served_by_the_env_host,
         }
+
+    @property
+    def spec(self) -> env_pb.SpecResponse:
+        """The answer to `spec`."""
+        return self._spec
 
     def handle(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
         """Answer one request; never raises: failures are answered with `error`."""
+        return answer_traced(self._tracer, self.env_id, request, self._answer)
+
+    def answer_into(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+        """Answer `request` into the empty `response` (no span); never raises."""
         command = request.WhichOneof("command")
-        if request.trace_context and self._tracer is not None:
-            ctx = extract_dict(request.trace_context)
-            if trace.get_current_span(ctx).get_span_context().is_valid:
-                with self._tracer.start_as_current_span(
-                    f"env.{command}", context=ctx, attributes={"env.id": self.env_id}
-                ) as span:
-                    response = self._answer(request, command)
-                    if response.HasField("error"):
-                        span.set_attribute("env.error", env_pb.ErrorCode.Name(response.error.code))
-                    return response
-        return self._answer(request, command)
+        response.id = request.id
+        try:
+            if command is None:
+                raise CommandError(env_pb.ERROR_CODE_INVALID_ARGUMENT, "the request has no command")
+            if self.closed:
+                raise CommandError(env_pb.ERROR_CODE_FAILED_PRECONDITION, "the environment is closed")
+            self._handlers[command](request, response)
+        except CommandError as exc:
+            _fail(response, request.id, exc.code, exc.message)
+        except Exception as exc:
+            log.exception("%s: %s failed", self.env_id, command)
+            _fail(response, request.id, env_pb.ERROR_CODE_INTERNAL, f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         """Close the environment (idempotent)."""
@@ -98,24 +127,48 @@ class EnvInstance:
             except Exception:
                 log.exception("%s: closing the environment failed", self.env_id)
 
-    def _answer(self, request: env_pb.EnvRequest, command: str | None) -> env_pb.EnvResponse:
-        response = env_pb.EnvResponse(id=request.id)
+    def require_reset(self, command: str) -> None:
+        """Raises CommandError (FAILED_PRECONDITION) before the first reset."""
+        if not self.has_reset:
+            raise CommandError(
+                env_pb.ERROR_CODE_FAILED_PRECONDITION, f"{command} before the first reset: call reset first"
+            )
+
+    def check_renders(self) -> None:
+        """Raises CommandError (UNIMPLEMENTED) when the environment renders no frames."""
+        mode = getattr(self.env, "render_mode", None)
+        if mode in _NO_FRAMES:
+            raise CommandError(
+                env_pb.ERROR_CODE_UNIMPLEMENTED, f"{self.env_id} renders no frames (render_mode={mode!r})"
+            )
+
+    def frame(self) -> env_pb.Frame:
+        """The current frame as JPEG."""
+        self.check_renders()
+        frame = self.env.render()
+        if isinstance(frame, list):  # rgb_array_list: the latest frame
+            frame = frame[-1] if frame else None
+        if frame is None:
+            raise CommandError(env_pb.ERROR_CODE_FAILED_PRECONDITION, f"{self.env_id} rendered no frame")
         try:
-            if command is None:
-                raise CommandError(env_pb.ERROR_CODE_INVALID_ARGUMENT, "the request has no command")
-            if self.closed:
-                raise CommandError(env_pb.ERROR_CODE_FAILED_PRECONDITION, "the environment is closed")
-            self._handlers[command](request, response)
-        except CommandError as exc:
-            response = env_pb.EnvResponse(
-                id=request.id, error=env_pb.Error(code=exc.code, message=exc.message)
-            )
-        except Exception as exc:
-            log.exception("%s: %s failed", self.env_id, command)
-            response = env_pb.EnvResponse(
-                id=request.id,
-                error=env_pb.Error(code=env_pb.ERROR_CODE_INTERNAL, message=f"{type(exc).__name__}: {exc}"),
-            )
+            return encode_frame(frame, self.jpeg_quality)
+        except ValueError as exc:
+            raise CommandError(env_pb.ERROR_CODE_INTERNAL, f"{self.env_id}: {exc}") from None
+
+    def replace_env(self, env: Any, observation: Any, info: Any) -> None:
+        """Host `env` (a restored or imported copy) from now on, at `observation` and `info`."""
+        previous, self.env = self.env, env
+        self.observation, self.info = observation, info
+        self.has_reset = True
+        if previous is not env:
+            try:
+                previous.close()
+            except Exception:
+                log.exception("%s: closing the replaced environment failed", self.env_id)
+
+    def _answer(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
+        response = env_pb.EnvResponse()
+        self.answer_into(request, response)
         return response
 
     def _spec_command(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
@@ -123,42 +176,34 @@ class EnvInstance:
 
     def _reset(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         command = request.reset
+        if command.render:
+            self.check_renders()
         seed = command.seed if command.HasField("seed") else None
         options = dict_from_datamap(command.options) or None
         observation, info = self.env.reset(seed=seed, options=options)
-        self._has_reset = True
-        self._observation, self._info = observation, info
+        self.has_reset = True
+        self.observation, self.info = observation, info
         result = response.reset
         result.observation.CopyFrom(encode_value(observation, self.env.observation_space))
         result.info.CopyFrom(datamap_from_dict(info))
         if command.render:
-            result.frame.CopyFrom(self._frame())
+            result.frame.CopyFrom(self.frame())
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
-        if not self._has_reset:
-            raise CommandError(
-                env_pb.ERROR_CODE_FAILED_PRECONDITION, "step before the first reset: call reset first"
-            )
+        self.require_reset("step")
         command = request.step
-        action = decode_action(command.action, self.env.action_space)
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        self._observation, self._info = observation, info
-        result = response.step
-        result.observation.CopyFrom(encode_value(observation, self.env.observation_space))
-        result.reward = float(reward)
-        result.terminated = bool(terminated)
-        result.truncated = bool(truncated)
-        result.info.CopyFrom(datamap_from_dict(info))
-        if command.render:
-            result.frame.CopyFrom(self._frame())
+        env = self.env
+        action = decode_action(command.action, env.action_space)
+        render = command.render
+        if render:
+            self.check_renders()
+        stepped = advance(self, action, render=render, auto_reset=command.auto_reset)
+        write_step(response.step, stepped, env.observation_space)
 
     def _snapshot(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
-        if not self._has_reset:
-            raise CommandError(
-                env_pb.ERROR_CODE_FAILED_PRECONDITION, "snapshot before the first reset: call reset first"
-            )
+        self.require_reset("snapshot")
         try:
-            snapshot = snapshots.capture(self.env, self._observation, self._info)
+            snapshot = snapshots.capture(self.env, self.observation, self.info)
         except snapshots.SnapshotError as exc:
             raise CommandError(
                 env_pb.ERROR_CODE_UNIMPLEMENTED, f"{self.env_id} cannot be snapshotted: {exc}"
@@ -174,78 +219,53 @@ class EnvInstance:
         if snapshot is None:
             raise CommandError(env_pb.ERROR_CODE_NOT_FOUND, f"no snapshot {handle!r} in {self.env_id}")
         env, observation, info = snapshots.restore(snapshot)
-        previous, self.env = self.env, env
-        self._observation, self._info = observation, info
-        self._has_reset = True
-        try:
-            previous.close()
-        except Exception:
-            log.exception("%s: closing the environment replaced by a restore failed", self.env_id)
+        self.replace_env(env, observation, info)
         result = response.restore
-        result.observation.CopyFrom(encode_value(observation, self.env.observation_space))
+        result.observation.CopyFrom(encode_value(observation, env.observation_space))
         result.info.CopyFrom(datamap_from_dict(info))
 
     def _render(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
-        response.render.frame.CopyFrom(self._frame())
+        response.render.frame.CopyFrom(self.frame())
 
     def _close(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         self.close()
         response.close.SetInParent()
 
-    def _frame(self) -> env_pb.Frame:
-        mode = getattr(self.env, "render_mode", None)
-        if mode in (None, "human", "ansi"):
-            raise CommandError(
-                env_pb.ERROR_CODE_UNIMPLEMENTED, f"{self.env_id} renders no frames (render_mode={mode!r})"
-            )
-        frame = self.env.render()
-        if isinstance(frame, list):  # rgb_array_list: the latest frame
-            frame = frame[-1] if frame else None
-        if frame is None:
-            raise CommandError(env_pb.ERROR_CODE_FAILED_PRECONDITION, f"{self.env_id} rendered no frame")
-        try:
-            return encode_frame(frame, self.jpeg_quality)
-        except ValueError as exc:
-            raise CommandError(env_pb.ERROR_CODE_INTERNAL, f"{self.env_id}: {exc}") from None
+
+def answer_traced(
+    tracer: trace.Tracer | None,
+    env_id: str,
+    request: env_pb.EnvRequest,
+    answer: Callable[[env_pb.EnvRequest], env_pb.EnvResponse],
+) -> env_pb.EnvResponse:
+    """`answer(request)`, inside a span `env.<command>` when the request carries a valid trace
+    context and there is a tracer."""
+    if request.trace_context and tracer is not None:
+        ctx = extract_dict(request.trace_context)
+        if trace.get_current_span(ctx).get_span_context().is_valid:
+            command = request.WhichOneof("command")
+            with tracer.start_as_current_span(
+                f"env.{command}", context=ctx, attributes={"env.id": env_id}
+            ) as span:
+                response = answer(request)
+                if response.HasField("error"):
+                    span.set_attribute("env.error", env_pb.ErrorCode.Name(response.error.code))
+                return response
+    return answer(request)
 
 
-def spec_metadata(env: Any) -> dict[str, Any]:
-    """The JSON-able parts of `env.metadata`, with `control_rate` (decisions per second) added
-    from the environment's time step (`dt`, or classic control's `tau`) when it sets none."""
-    metadata = jsonable_metadata(getattr(env, "metadata", None) or {})
-    if "control_rate" not in metadata:
-        unwrapped = getattr(env, "unwrapped", env)
-        for name in ("dt", "tau"):
-            step = getattr(unwrapped, name, None)
-            if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0:
-                metadata["control_rate"] = 1.0 / float(step)
-                break
-    return metadata
+def _fail(
+    response: env_pb.EnvResponse, request_id: int, code: env_pb.ErrorCode.ValueType, message: str
+) -> None:
+    response.Clear()
+    response.id = request_id
+    response.error.code = code
+    response.error.message = message
 
 
-def jsonable_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON-able parts of `env.metadata` (numbers, strings, lists and dicts of them)."""
-    result: dict[str, Any] = {}
-    for key, value in metadata.items():
-        ok, clean = _jsonable(value)
-        if ok and isinstance(key, str):
-            result[key] = clean
-    return result
-
-
-def _jsonable(value: Any) -> tuple[bool, Any]:
-    if value is None or isinstance(value, (bool, int, str)):
-        return True, value
-    if isinstance(value, float):
-        return math.isfinite(value), value
-    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # NumPy scalars
-        return _jsonable(value.item())
-    if isinstance(value, (list, tuple)):
-        items = [_jsonable(v) for v in value]
-        return all(ok for ok, _ in items), [v for _, v in items]
-    if isinstance(value, Mapping):
-        pairs = {k: _jsonable(v) for k, v in value.items()}
-        return all(isinstance(k, str) and ok for k, (ok, _) in pairs.items()), {
-            k: v for k, (_, v) in pairs.items()
-        }
-    return False, None
+def _served_by_the_env_host(request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+    command = request.WhichOneof("command")
+    raise CommandError(
+        env_pb.ERROR_CODE_UNIMPLEMENTED,
+        f"{command} is served by the env host (it keeps saved snapshots), not the environment server",
+    )

@@ -1,17 +1,18 @@
-"""The gRPC glue: serve one `EnvInstance` as `simulusion.env.v1.Environment/Connect`."""
+"""The gRPC glue: serve one instance (`EnvInstance` or `VectorInstance`) as
+`simulusion.env.v1.Environment/Connect`."""
 
 from __future__ import annotations
 
 import os
 import stat
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import grpc
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
 
 from platform_sdk.server.errors import StartupError
-from platform_sdk.server.instance import EnvInstance
 
 # Frames and observations can be large: lift gRPC's 4 MiB default.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -22,6 +23,12 @@ SERVER_OPTIONS = [
 ]
 
 
+class Instance(Protocol):
+    """What the server serves: `EnvInstance` or `VectorInstance`."""
+
+    def handle(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse: ...
+
+
 class EnvironmentServicer(env_grpc.EnvironmentServicer):
     """Answers each stream's requests in order, one at a time, from the one instance.
 
@@ -29,7 +36,7 @@ class EnvironmentServicer(env_grpc.EnvironmentServicer):
     serialized anyway, and a hop to a worker thread would cost more than a CartPole step.
     """
 
-    def __init__(self, instance: EnvInstance) -> None:
+    def __init__(self, instance: Instance) -> None:
         self.instance = instance
 
     async def Connect(
@@ -40,7 +47,7 @@ class EnvironmentServicer(env_grpc.EnvironmentServicer):
             yield handle(request)
 
 
-async def start_server(instance: EnvInstance, listen: str) -> tuple[grpc.aio.Server, str]:
+async def start_server(instance: Instance, listen: str) -> tuple[grpc.aio.Server, str]:
     """Start serving `instance` on `listen`; returns the server and the address it is bound to.
 
     Args:

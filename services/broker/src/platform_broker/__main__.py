@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from platform_broker.catalog import Catalog, load_catalog
 from platform_broker.config import Settings
 from platform_broker.errors import BrokerError
+from platform_broker.pools import check_pool_envs, parse_pools
 from platform_broker.service import BrokerService
 from platform_broker.store import SessionStore
 
@@ -58,7 +59,7 @@ async def connect(url: str) -> Any:
     return nc
 
 
-async def serve(settings: Settings, catalog: Catalog, store: SessionStore) -> int:
+async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools: dict[str, int]) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -69,7 +70,7 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore) -> in
         await store.close()
         return fail(str(exc))
     service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,
-                            start_timeout=settings.start_timeout)
+                            start_timeout=settings.start_timeout, pools=pools)
     starting = asyncio.ensure_future(service.start())
     stopping = asyncio.ensure_future(stop.wait())
     try:
@@ -104,11 +105,13 @@ def main() -> int:
         return fail(f"bad setting PLATFORM_{str(first['loc'][0]).upper()}: {first['msg']}")
     try:
         catalog = load_catalog(settings.catalog_path())
+        pools = parse_pools(settings.pools)
+        check_pool_envs(pools, catalog)
         store = SessionStore.from_url(settings.database_url)
     except BrokerError as exc:
         return fail(str(exc))
     setup_tracing("broker")
-    return asyncio.run(serve(settings, catalog, store))
+    return asyncio.run(serve(settings, catalog, store, pools))
 
 
 if __name__ == "__main__":

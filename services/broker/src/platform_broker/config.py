@@ -22,6 +22,8 @@ class Settings(BaseSettings):
         idle_timeout: seconds without a request after which a session is stopped; 0 = never.
         catalog: path of a catalog.toml; unset = `./catalog.toml` when that file exists.
         start_timeout: seconds to wait for an env host to start an instance.
+        pools: warm instances to keep per environment, e.g. "cartpole=2,pong=1" (see
+            `platform_broker.pools.parse_pools`); empty = none.
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -31,6 +33,7 @@ class Settings(BaseSettings):
     idle_timeout: float = 1800.0
     catalog: Path | None = None
     start_timeout: float = 60.0
+    pools: str = ""
 
     def catalog_path(self) -> Path | None:
         """The catalog file to load, or None for the built-ins only."""

@@ -1,4 +1,4 @@
-"""Requests from the broker to env hosts (start, stop, list), and closing a session on its host."""
+"""Requests from the broker to env hosts (start, claim, stop, list), and closing a session on its host."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 10.0
 LIST_TIMEOUT_S = 5.0
+CLAIM_TIMEOUT_S = 10.0
 
 
 class EnvHostClient:
@@ -32,6 +33,10 @@ class EnvHostClient:
     async def start(self, host_id: str, request: control_pb2.StartInstanceRequest) -> control_pb2.StartInstanceReply:
         return await self._request(host_id, "start", subjects.envhost_start(host_id), request,
                                    control_pb2.StartInstanceReply(), self.start_timeout)
+
+    async def claim(self, host_id: str, request: control_pb2.ClaimInstanceRequest) -> control_pb2.ClaimInstanceReply:
+        return await self._request(host_id, "claim", subjects.envhost_claim(host_id), request,
+                                   control_pb2.ClaimInstanceReply(), CLAIM_TIMEOUT_S)
 
     async def stop(self, host_id: str, session_id: str, reason: str) -> control_pb2.StopInstanceReply:
         request = control_pb2.StopInstanceRequest(session_id=session_id, reason=reason)

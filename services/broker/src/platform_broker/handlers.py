@@ -18,17 +18,21 @@ from google.protobuf.message import DecodeError, Message
 from opentelemetry import trace
 from platform_contracts import subjects, tracing
 from simulusion.control.v1 import control_pb2
+from simulusion.env.v1 import environment_pb2
 
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.errors import BrokerError, InvalidArgumentError, NotFoundError, UnavailableError
-from platform_broker.hosts import HostRegistry
+from platform_broker.hosts import HostRegistry, HostState
+from platform_broker.pools import PoolKeeper, takes_pooled
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_broker")
 
 DEFAULT_CLOSE_REASON = "closed by the user"
+# Sub-environments of one vector session (one instance, one unit of an env host's capacity).
+MAX_NUM_ENVS = 256
 
 
 def new_session_id() -> str:
@@ -39,11 +43,12 @@ class Handlers:
     """Answers the broker subjects (queue group `broker`) with protobuf replies."""
 
     def __init__(self, store: SessionStore, catalog: Catalog, hosts: HostRegistry, envhosts: EnvHostClient,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None) -> None:
         self.store = store
         self.catalog = catalog
         self.hosts = hosts
         self.envhosts = envhosts
+        self.pools = pools
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         self._routes: dict[str, tuple[type[Message], type[Message], Callable[[Any], Awaitable[Message]]]] = {
@@ -121,23 +126,39 @@ class Handlers:
             )
         if request.record_frames and not request.record:
             raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true")
-        host = self.hosts.pick()
-        if host is None:
-            live = self.hosts.live()
-            detail = f"all {len(live)} live env hosts are full" if live else "no env host is live"
-            raise UnavailableError(f"no env host with free capacity for '{request.env_id}': {detail}")
+        num_envs = _num_envs(request.num_envs)
         now = self._clock()
         session = control_pb2.SessionInfo(
             id=new_session_id(), env_id=request.env_id, kwargs_json=json.dumps(kwargs), record=request.record,
-            host_id=host.host_id, host_address=host.address, state=STARTING, created_at=now, last_active_at=now,
-            step_address=host.step_address,
+            state=STARTING, created_at=now, last_active_at=now,
         )
-        await self.store.insert(session)
+        pools = self.pools
+        slot = pools.take(request.env_id) if pools is not None and takes_pooled(request, kwargs, num_envs) else None
+        pool_host = self.hosts.get(slot.host_id) if slot is not None else None
+        if pools is not None and slot is not None and pool_host is not None:
+            _place(session, pool_host)
+            await self.store.insert(session)
+            spec = await pools.claim(slot, session.id, request.record, request.record_frames)
+            if spec is not None:
+                log.info("session %s (%s): warm instance %s on env host %s", session.id, session.env_id,
+                         slot.slot_id, slot.host_id)
+                return await self._running(session, spec)
+            try:
+                host = self._pick_host(request.env_id)
+            except UnavailableError as exc:
+                await self.store.mark_closed(session.id, f"start failed: {exc}")
+                raise
+            _place(session, host)
+            await self.store.move(session.id, host.host_id, host.address, host.step_address)
+        else:
+            host = self._pick_host(request.env_id)
+            _place(session, host)
+            await self.store.insert(session)
         self.hosts.note_placed(host.host_id)
         merged = {**json.loads(entry.kwargs_json or "{}"), **kwargs}
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, kwargs_json=json.dumps(merged),
                                                  record=request.record, jpeg_quality=request.jpeg_quality,
-                                                 record_frames=request.record_frames)
+                                                 record_frames=request.record_frames, num_envs=num_envs)
         log.info("session %s (%s): starting on env host %s", session.id, session.env_id, host.host_id)
         try:
             reply = await self.envhosts.start(host.host_id, start)
@@ -151,11 +172,23 @@ class Handlers:
             await self.store.mark_closed(session.id, reason)
             log.info("session %s (%s): %s", session.id, session.env_id, reason)
             return control_pb2.SessionReply(session=await self.store.get(session.id), error=reply.error)
-        if not await self.store.mark_running(session.id, reply.spec):
+        return await self._running(session, reply.spec)
+
+    def _pick_host(self, env_id: str) -> HostState:
+        host = self.hosts.pick()
+        if host is None:
+            live = self.hosts.live()
+            detail = f"all {len(live)} live env hosts are full" if live else "no env host is live"
+            raise UnavailableError(f"no env host with free capacity for '{env_id}': {detail}")
+        return host
+
+    async def _running(self, session: control_pb2.SessionInfo,
+                       spec: environment_pb2.SpecResponse) -> control_pb2.SessionReply:
+        if not await self.store.mark_running(session.id, spec):
             current = await self.store.get(session.id) or session
             raise UnavailableError(f"session {session.id} ({session.env_id}) ended while starting: "
                                    f"{current.reason or 'unknown reason'}")
-        log.info("session %s (%s): running on env host %s", session.id, session.env_id, host.host_id)
+        log.info("session %s (%s): running on env host %s", session.id, session.env_id, session.host_id)
         return control_pb2.SessionReply(session=await self.store.get(session.id))
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
@@ -190,6 +223,17 @@ class Handlers:
         if session is None:
             raise NotFoundError(f"unknown session '{session_id}'")
         return session
+
+
+def _place(session: control_pb2.SessionInfo, host: HostState) -> None:
+    session.host_id, session.host_address, session.step_address = host.host_id, host.address, host.step_address
+
+
+def _num_envs(requested: int) -> int:
+    """The session's number of environments: 0 means 1; at most MAX_NUM_ENVS."""
+    if requested > MAX_NUM_ENVS:
+        raise InvalidArgumentError(f"num_envs must be between 1 and {MAX_NUM_ENVS} (0 for 1), not {requested}")
+    return max(1, requested)
 
 
 def _parse_kwargs(kwargs_json: str, env_id: str) -> dict[str, Any]:

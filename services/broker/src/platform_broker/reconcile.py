@@ -10,12 +10,14 @@ from simulusion.control.v1 import control_pb2
 from platform_broker.envhosts import EnvHostClient
 from platform_broker.errors import UnavailableError
 from platform_broker.hosts import HostRegistry
+from platform_broker.pools import POOL_SLOT_PREFIX
 from platform_broker.store import OPEN_STATES, RUNNING, SessionStore
 
 log = logging.getLogger(__name__)
 
 GHOST_REASON = "not running when the broker started"
 ORPHAN_REASON = "orphan: no running session in the broker's table"
+POOL_REASON = "warm pool instance of an earlier broker"
 
 
 @dataclass
@@ -23,6 +25,7 @@ class ReconcileReport:
     hosts: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)   # ghost sessions marked CLOSED
     stopped: list[str] = field(default_factory=list)  # orphan instances stopped
+    pool_stopped: list[str] = field(default_factory=list)  # warm pool instances of an earlier broker stopped
 
 
 async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostClient) -> ReconcileReport:
@@ -30,7 +33,8 @@ async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostC
 
     A STARTING/RUNNING session whose instance is not alive on its host (or whose host is not
     live) is closed; an alive instance whose session is not RUNNING on that host is stopped.
-    A host that does not answer its list request is judged by its last heartbeat.
+    A host that does not answer its list request is judged by its last heartbeat. Warm pool
+    instances (`pool-...`, not sessions) are stopped too: the broker's pools start afresh.
     """
     report = ReconcileReport()
     alive: dict[str, set[str]] = {}
@@ -55,20 +59,22 @@ async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostC
             session = await store.get(session_id)
             if _runs_on(session, host_id):
                 continue
+            pooled = session is None and session_id.startswith(POOL_SLOT_PREFIX)
+            what = "pool instance" if pooled else "orphan"
             try:
-                reply = await envhosts.stop(host_id, session_id, ORPHAN_REASON)
+                reply = await envhosts.stop(host_id, session_id, POOL_REASON if pooled else ORPHAN_REASON)
             except UnavailableError as exc:
-                log.warning("reconcile: could not stop orphan %s: %s", session_id, exc)
+                log.warning("reconcile: could not stop %s %s: %s", what, session_id, exc)
                 continue
             if reply.error.code:
-                log.warning("reconcile: env host %s failed to stop orphan %s: %s: %s", host_id, session_id,
+                log.warning("reconcile: env host %s failed to stop %s %s: %s: %s", host_id, what, session_id,
                             reply.error.code, reply.error.message)
             else:
-                report.stopped.append(session_id)
+                (report.pool_stopped if pooled else report.stopped).append(session_id)
 
-    log.info("reconcile: %d live env hosts %s; closed %d sessions not running %s; stopped %d orphan instances %s",
-             len(report.hosts), report.hosts, len(report.closed), report.closed, len(report.stopped),
-             report.stopped)
+    log.info("reconcile: %d live env hosts %s; closed %d sessions not running %s; stopped %d orphan instances %s "
+             "and %d pool instances of an earlier broker", len(report.hosts), report.hosts, len(report.closed),
+             report.closed, len(report.stopped), report.stopped, len(report.pool_stopped))
     return report
 
 

@@ -1,10 +1,12 @@
-"""The broker service: heartbeats, reconcile, request handlers, lifecycle events, idle timeout."""
+"""The broker service: heartbeats, reconcile, request handlers, lifecycle events, idle timeout,
+warm pools."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from platform_contracts import subjects
@@ -15,6 +17,7 @@ from platform_broker.handlers import Handlers
 from platform_broker.hosts import HostRegistry
 from platform_broker.idle import IdleMonitor
 from platform_broker.lifecycle import LifecycleConsumer
+from platform_broker.pools import PoolKeeper
 from platform_broker.reconcile import ReconcileReport, reconcile
 from platform_broker.store import SessionStore
 
@@ -46,18 +49,20 @@ class BrokerService:
         start_timeout: seconds to wait for an env host to start an instance.
         warmup: seconds to collect heartbeats before reconciling and answering requests.
         durable: name of the JetStream consumer of lifecycle events.
+        pools: warm instances to keep per env id (ids of `catalog`); None or empty: no pools.
     """
 
     def __init__(self, nc: Any, store: SessionStore, catalog: Catalog, *, idle_timeout: float = 1800.0,
                  start_timeout: float = 60.0, warmup: float = WARMUP_S,
-                 durable: str = subjects.BROKER_CONSUMER) -> None:
+                 durable: str = subjects.BROKER_CONSUMER, pools: Mapping[str, int] | None = None) -> None:
         self.nc = nc
         self.store = store
         self.catalog = catalog
         self.warmup = warmup
         self.hosts = HostRegistry()
         self.envhosts = EnvHostClient(nc, start_timeout=start_timeout)
-        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts)
+        self.pools = PoolKeeper(pools, catalog, self.hosts, self.envhosts) if pools else None
+        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, pools=self.pools)
         self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, idle_timeout)
         self.reconcile_report: ReconcileReport | None = None
@@ -74,7 +79,10 @@ class BrokerService:
         self._subs.extend(await self.handlers.subscribe(self.nc))
         await settle_subscriptions(self.nc)  # the server has our subscriptions before we say we serve
         self.idle.start()
-        log.info("broker serving: %d environments, %d live env hosts", len(self.catalog), len(self.hosts.live()))
+        if self.pools is not None:  # after reconcile: pool instances of an earlier broker are stopped by then
+            self.pools.start()
+        log.info("broker serving: %d environments, %d live env hosts%s", len(self.catalog), len(self.hosts.live()),
+                 f", warm pools {self.pools.targets}" if self.pools is not None else "")
 
     async def stop(self) -> None:
         """Stop taking requests, finish those in flight (up to 5 s), stop the background tasks."""
@@ -83,5 +91,7 @@ class BrokerService:
                 await sub.unsubscribe()
         self._subs.clear()
         await self.handlers.wait_idle(timeout=5.0)
+        if self.pools is not None:
+            await self.pools.stop()
         await self.idle.stop()
         await self.lifecycle.stop()

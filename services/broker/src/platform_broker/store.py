@@ -125,6 +125,11 @@ class SessionStore:
         return await self._transition(session_id, (STARTING,), state=state_name(RUNNING),
                                       spec=spec.SerializeToString())
 
+    async def move(self, session_id: str, host_id: str, host_address: str, step_address: str) -> bool:
+        """Place a STARTING session on another env host; False when it is no longer starting."""
+        return await self._transition(session_id, (STARTING,), host_id=host_id, host_address=host_address,
+                                      step_address=step_address)
+
     async def mark_closed(self, session_id: str, reason: str) -> bool:
         """STARTING/RUNNING -> CLOSED; False when it had already ended (or does not exist)."""
         return await self._transition(session_id, OPEN_STATES, state=state_name(CLOSED), reason=reason)

@@ -7,10 +7,13 @@ import time
 from enum import Enum
 
 import grpc
+from platform_contracts import subjects
 from platform_sdk.launcher import InstanceProcess
 from simulusion.env.v1 import environment_pb2 as env_pb
 
+from platform_envhost.agent_data import AgentNames
 from platform_envhost.errors import InstanceGone
+from platform_envhost.event_batches import BatchCounter
 from platform_envhost.step_events import StepEventBuilder
 
 CONNECT_METHOD = "/simulusion.env.v1.Environment/Connect"
@@ -27,6 +30,27 @@ class State(str, Enum):
     STOPPING = "stopping"  # being stopped on request
     STOPPED = "stopped"
     DEAD = "dead"  # exited (or stopped answering) without being asked to
+
+
+class SessionRecords:
+    """What the env host keeps about one session's steps: the event numbering of each of its
+    recordings (the session, or each sub-environment of a vector session), their agent data
+    names, and the session's StepEventBatch counter."""
+
+    def __init__(self, session_id: str, record: bool, vector: bool) -> None:
+        self.session_id = session_id
+        self.record = record
+        self.vector = vector
+        self.builders: dict[int, StepEventBuilder] = {}
+        self.agent_names: dict[int, AgentNames] = {}
+        self.batches = BatchCounter(session_id)
+
+    def builder(self, index: int) -> StepEventBuilder:
+        builder = self.builders.get(index)
+        if builder is None:
+            event_id = subjects.sub_session_id(self.session_id, index) if self.vector else self.session_id
+            builder = self.builders[index] = StepEventBuilder(event_id, self.session_id)
+        return builder
 
 
 class Instance:
@@ -46,7 +70,7 @@ class Instance:
         self.lock = asyncio.Lock()
         self.state = State.RUNNING
         self.last_active_at = time.time()
-        self.events = StepEventBuilder(session_id) if record else None
+        self._records: SessionRecords | None = None
         self.record_frames = record and record_frames  # every reset and step asks for its frame
         self.spec = env_pb.SpecResponse()
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
@@ -55,6 +79,45 @@ class Instance:
         self._channel = grpc.aio.insecure_channel(process.address, options=CHANNEL_OPTIONS)
         self._call = self._channel.stream_stream(CONNECT_METHOD, request_serializer=None,
                                                  response_deserializer=None)()
+
+    @property
+    def num_envs(self) -> int:
+        """Sub-environments (1: a single environment; more: a vector instance, see BatchRequest)."""
+        return max(1, self.spec.num_envs)
+
+    @property
+    def records(self) -> SessionRecords:
+        """The session's step records; made anew when the instance is given to another session
+        (a claimed warm pool instance) or its record setting changes."""
+        records = self._records
+        if records is None or records.session_id != self.session_id or records.record != self.record:
+            records = self._records = SessionRecords(self.session_id, self.record, self.num_envs > 1)
+        return records
+
+    def builder(self, index: int = 0) -> StepEventBuilder | None:
+        """The event builder of sub-environment `index` (0 for a single environment); None
+        when the session is not recorded."""
+        return self.records.builder(index) if self.record else None
+
+    def agent_names(self, index: int = 0) -> AgentNames:
+        """The agent data names of sub-environment `index`'s recording (kept unrecorded too, so
+        the rules and their warnings are the same)."""
+        names = self.records.agent_names
+        found = names.get(index)
+        if found is None:
+            found = names[index] = AgentNames()
+        return found
+
+    @property
+    def events(self) -> StepEventBuilder | None:
+        """The session's event builder (sub-environment 0's for a vector session)."""
+        return self.builder(0)
+
+    @events.setter
+    def events(self, _: StepEventBuilder | None) -> None:
+        # Kept for callers that re-key an instance (a warm pool claim): the records follow
+        # `session_id` and `record` on their own; this only drops the old ones now.
+        self._records = None
 
     def describe(self) -> str:
         return f"session {self.session_id} ({self.env_id})"

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from simulusion.control.v1 import control_pb2 as control_pb
 
 from platform_envhost.errors import InstanceGone, StartFailed
 from platform_envhost.instance import Instance, State
+from platform_envhost.step_events import StepEventBuilder
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +39,25 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str, jpeg_quality: int = 0) -> LaunchSpec:
-    """The launcher's spec for a catalog entry, with the session's kwargs over the entry's."""
+def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str, jpeg_quality: int = 0,
+                num_envs: int = 1) -> LaunchSpec:
+    """The launcher's spec for a catalog entry, with the session's kwargs over the entry's
+    (`num_envs` > 1: one instance hosting that many sub-environments)."""
     kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
     kwargs.update(_json_object(kwargs_json, f"the kwargs of environment {entry.id!r}"))
     if not entry.gymnasium_id and not entry.factory and not entry.image:
         raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory nor an image",
                           code="invalid_argument")
     return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs,
-                      image=entry.image, jpeg_quality=jpeg_quality)
+                      image=entry.image, jpeg_quality=jpeg_quality, num_envs=max(1, num_envs))
 
 
 class InstanceTable:
     """This host's instances by session id.
+
+    A warm pool instance is started under its pool slot id (`pooled`), not recorded, and is
+    not a session until `claim` gives it one: it is listed under the slot id, holds a slot of
+    capacity, and its death is not reported (`on_crash` is for sessions).
 
     Args:
         run_dir: where the instances' sockets and logs go (this host's own folder).
@@ -65,6 +73,7 @@ class InstanceTable:
         self._dead_ttl = dead_ttl
         self._instances: dict[str, Instance] = {}
         self._starting: dict[str, asyncio.Future[Instance]] = {}
+        self._pooled: set[str] = set()  # slot ids of warm pool instances not claimed yet
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def get(self, session_id: str) -> Instance | None:
@@ -72,6 +81,10 @@ class InstanceTable:
 
     def instances(self) -> list[Instance]:
         return list(self._instances.values())
+
+    def is_pooled(self, session_id: str) -> bool:
+        """Whether `session_id` names a warm pool instance (started or starting) not claimed yet."""
+        return session_id in self._pooled
 
     def starting(self) -> list[str]:
         """Sessions whose instance is being launched."""
@@ -84,10 +97,12 @@ class InstanceTable:
         return busy + len(self._starting)
 
     async def start(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                    record: bool, jpeg_quality: int = 0, record_frames: bool = False) -> tuple[Instance, bool]:
+                    record: bool, jpeg_quality: int = 0, record_frames: bool = False, *, num_envs: int = 1,
+                    pooled: bool = False) -> tuple[Instance, bool]:
         """Launch the session's instance and get its spec; returns it and whether it is new.
 
         A start of a session that is already running (a retried request) returns that one.
+        `pooled`: a warm pool instance under the slot id `session_id`, never recorded.
 
         Raises:
             StartFailed: at capacity ("unavailable"), bad kwargs or a failing factory
@@ -106,9 +121,14 @@ class InstanceTable:
                               code="unavailable")
         future: asyncio.Future[Instance] = asyncio.get_running_loop().create_future()
         self._starting[session_id] = future
+        if pooled:
+            record = record_frames = False
+            self._pooled.add(session_id)
         try:
-            instance = await self._launch(session_id, entry, kwargs_json, record, jpeg_quality, record_frames)
+            instance = await self._launch(session_id, entry, kwargs_json, record, jpeg_quality, record_frames,
+                                          num_envs)
         except BaseException as exc:
+            self._pooled.discard(session_id)
             future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
             future.exception()  # retrieved: waiters get it through their own await
             raise
@@ -121,8 +141,8 @@ class InstanceTable:
         return instance, True
 
     async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                      record: bool, jpeg_quality: int, record_frames: bool) -> Instance:
-        spec = launch_spec(entry, kwargs_json, jpeg_quality)
+                      record: bool, jpeg_quality: int, record_frames: bool, num_envs: int) -> Instance:
+        spec = launch_spec(entry, kwargs_json, jpeg_quality, num_envs)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
@@ -144,6 +164,31 @@ class InstanceTable:
                 raise StartFailed(f"environment {entry.id!r} of session {session_id} did not answer its spec: "
                                   f"{str(exc) or 'timed out'}\n--- instance log tail ---\n{process.log_tail()}") from None
             raise
+        return instance
+
+    def claim(self, slot_id: str, session_id: str, record: bool, record_frames: bool) -> Instance:
+        """Give the warm pool instance `slot_id` to a session: it is re-keyed to `session_id`
+        (its log file renamed to match), with the session's record settings.
+
+        Raises:
+            StartFailed: no live warm instance `slot_id` ("not_found"), or `session_id` is
+                taken ("failed_precondition").
+        """
+        instance = self._instances.get(slot_id)
+        if slot_id not in self._pooled or instance is None or instance.state is not State.RUNNING:
+            raise StartFailed(f"no warm pool instance {slot_id} on this env host", code="not_found")
+        if session_id in self._instances or session_id in self._starting:
+            raise StartFailed(f"session {session_id} already has an instance on this env host",
+                              code="failed_precondition")
+        self._pooled.discard(slot_id)
+        del self._instances[slot_id]
+        instance.session_id = session_id
+        instance.record = record
+        instance.record_frames = record and record_frames
+        instance.events = StepEventBuilder(session_id) if record else None
+        instance.last_active_at = time.time()
+        self._instances[session_id] = instance
+        _rename_log(instance, self.run_dir / f"{_UNSAFE_NAME.sub('_', session_id)}.log")
         return instance
 
     async def stop(self, session_id: str) -> Instance | None:
@@ -169,6 +214,7 @@ class InstanceTable:
             await instance.process.stop(STOP_TIMEOUT_S)
             instance.state = State.STOPPED
         self._instances.pop(session_id, None)
+        self._pooled.discard(session_id)
         return instance
 
     async def stop_all(self) -> list[Instance]:
@@ -207,7 +253,13 @@ class InstanceTable:
         self._spawn(self._report_crash(instance))
 
     async def _report_crash(self, instance: Instance) -> None:
-        """Tell `on_crash`, then forget the dead instance after `dead_ttl`."""
+        """Tell `on_crash`, then forget the dead instance after `dead_ttl` (a warm pool
+        instance: at once, unreported)."""
+        if instance.session_id in self._pooled:
+            self._pooled.discard(instance.session_id)
+            if self._instances.get(instance.session_id) is instance:
+                del self._instances[instance.session_id]
+            return
         try:
             await self._on_crash(instance)
         except Exception:
@@ -221,8 +273,22 @@ class InstanceTable:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def pooled(self) -> list[str]:
+        """Slot ids of the warm pool instances (started or starting) not claimed yet."""
+        return sorted(self._pooled)
+
     async def close(self) -> None:
         """Cancel the watchers (after `stop_all`)."""
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _rename_log(instance: Instance, path: Path) -> None:
+    """Move the instance's log to `path` (the process keeps writing to it); kept on failure."""
+    try:
+        instance.process.log_path.replace(path)
+    except OSError as exc:
+        log.warning("%s: its log stays at %s: %s", instance.describe(), instance.process.log_path, exc)
+        return
+    instance.process.log_path = path

@@ -1,12 +1,16 @@
 """The asynchronous JetStream publisher of session events.
 
 Steps never wait for JetStream: `submit_nowait` appends an event to an in-memory backlog and
-returns. A background task takes the backlog in batches, publishes a batch as one pipelined
+returns. A message is one event or a `StepEventBatch` (a hold's steps, a vector step): the
+guarantees are per message. A background task takes the backlog in batches, publishes a batch as one pipelined
 burst (each message with a reply subject on this publisher's inbox, which is how JetStream
 acks a publish) and waits for the batch's acks together. An event whose ack fails or times
 out is published again with the same `Nats-Msg-Id` (so JetStream stores it once), together
 with every event after it, in order, until all are acked: nothing is dropped. Only when the
-backlog is full does `submit` make its caller wait (back-pressure on the step path).
+backlog is full (in messages or in bytes) does `submit` make its caller wait (back-pressure
+on the step path). The one exception to "never dropped" is a message larger than the NATS
+server's max payload: it can never be published, so it is refused at `submit` with an error
+in the log instead of blocking every event behind it forever.
 
 This is nats-py's `publish_async` pattern without its per-message futures and JSON parsing,
 which halves the cost of an event (about 15 against 32 µs).
@@ -21,6 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+DEFAULT_BACKLOG_BYTES = 512 * 1024 * 1024
+FALLBACK_MAX_PAYLOAD = 1024 * 1024  # nats-server's default, when the client does not say
+HEADER_OVERHEAD = 64  # "NATS/1.0" line and framing of the headers
+SMALL_MESSAGE_MARGIN = 64 * 1024  # a payload this far under the max payload needs no exact check
 
 
 @dataclass(slots=True)
@@ -53,6 +62,7 @@ class EventPublisher:
     Args:
         nc: a connected nats-py client (it must reconnect on its own).
         backlog: events held in memory before `submit` waits.
+        backlog_bytes: payload bytes held in memory before `submit` waits.
         batch_size: events published before their acks are awaited together.
         ack_timeout: seconds to wait for a batch's acks before publishing the rest again.
         linger: seconds a batch smaller than `batch_size` waits for more events before it goes.
@@ -60,10 +70,12 @@ class EventPublisher:
 
     def __init__(
         self, nc: Any, *, backlog: int = 10_000, batch_size: int = 256, ack_timeout: float = 3.0,
-        max_retry_wait: float = 1.0, linger: float = 0.05,
+        max_retry_wait: float = 1.0, linger: float = 0.05, backlog_bytes: int = DEFAULT_BACKLOG_BYTES,
     ) -> None:
         self._nc = nc
         self._backlog = backlog
+        self._backlog_bytes = backlog_bytes
+        self._queued_bytes = 0
         self._batch_size = batch_size
         self._ack_timeout = ack_timeout
         self._max_retry_wait = max_retry_wait
@@ -82,6 +94,17 @@ class EventPublisher:
         self._attempt: _Attempt | None = None
         self.acked = 0
         self.retries = 0
+        self.too_large = 0  # messages refused: larger than the server's max payload
+
+    @property
+    def nc(self) -> Any:
+        """The NATS client this publisher publishes with (the env host's connection)."""
+        return self._nc
+
+    @property
+    def max_payload(self) -> int:
+        """The largest message (payload and headers) the NATS server takes."""
+        return int(self._nc.max_payload or FALLBACK_MAX_PAYLOAD)
 
     @property
     def pending(self) -> int:
@@ -94,16 +117,20 @@ class EventPublisher:
             self._subscription = await self._nc.subscribe(self._inbox + "*", cb=self._on_ack)
             self._task = asyncio.create_task(self._run(), name="envhost-event-publisher")
 
+    def _full(self) -> bool:
+        return len(self._queue) >= self._backlog or self._queued_bytes >= self._backlog_bytes
+
     def submit_nowait(self, event: Outgoing) -> bool:
-        """Queue `event` unless the backlog is full; returns whether it was queued."""
-        if len(self._queue) >= self._backlog:
+        """Queue `event` unless the backlog is full; returns whether it was taken (a message
+        too large to ever publish is taken and dropped, see the module's docstring)."""
+        if self._full():
             return False
         self._enqueue(event)
         return True
 
     async def submit(self, event: Outgoing) -> None:
         """Queue `event`, waiting while the backlog is full."""
-        while len(self._queue) >= self._backlog:
+        while self._full():
             self._space.clear()
             await self._space.wait()
         self._enqueue(event)
@@ -130,9 +157,23 @@ class EventPublisher:
         return left
 
     def _enqueue(self, event: Outgoing) -> None:
+        size = len(event.payload)
+        if size > self._nc.max_payload - SMALL_MESSAGE_MARGIN and self._over_max_payload(event):
+            self.too_large += 1
+            log.error("dropping a message of %d bytes for %s: more than the NATS server's max payload "
+                      "(%d bytes); raise max_payload in its config", size, event.subject, self.max_payload)
+            if event.done is not None and not event.done.done():
+                event.done.set_exception(ValueError(f"a message of {size} bytes is over the NATS max payload"))
+                event.done.exception()  # retrieved: nobody may be waiting for it
+            return
+        self._queued_bytes += size
         self._queue.append(event)
         self._idle.clear()
         self._wake.set()
+
+    def _over_max_payload(self, event: Outgoing) -> bool:
+        headers = sum(len(key) + len(value) + 4 for key, value in event.headers.items())
+        return len(event.payload) + headers + HEADER_OVERHEAD > self.max_payload
 
     async def _run(self) -> None:
         while True:
@@ -145,7 +186,8 @@ class EventPublisher:
                 await asyncio.sleep(self._linger)  # let a batch gather: one wake-up for many events
             batch = [self._queue.popleft() for _ in range(min(len(self._queue), self._batch_size))]
             self._in_flight = len(batch)
-            if len(self._queue) < self._backlog:
+            self._queued_bytes -= sum(len(event.payload) for event in batch)
+            if not self._full():
                 self._space.set()
             try:
                 await self._send(batch)

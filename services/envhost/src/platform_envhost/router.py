@@ -2,8 +2,13 @@
 
 Each stream names its session with the `session-id` metadata key. Request bytes go to the
 session's instance unchanged and the response bytes come back unchanged; a request is parsed
-(cheaply) only to learn its id and command. For a recorded session the response of a reset,
-step, restore or snapshot is then parsed too and turned into an event for the publisher.
+(cheaply) only to learn its id and command. Changes are made by appending bytes (protobuf
+merges them): `render` for sessions that record frames, `keep_steps` for recorded holds, and
+the warnings about agent data that breaks a rule (`agent_data`), appended to the response.
+
+For a recorded session the response of a reset, step, restore, snapshot or hold is then parsed
+too and turned into events for the publisher (holds: `holds`); batch requests of vector
+sessions are answered by `batches`, save_snapshot and restore_saved by `saved_snapshots`.
 """
 
 from __future__ import annotations
@@ -17,17 +22,23 @@ from google.protobuf.message import DecodeError
 from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
+from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
+from platform_envhost.agent_data import check_agent_data, with_warnings
+from platform_envhost.batches import BatchAnswerer
 from platform_envhost.errors import InstanceGone
+from platform_envhost.event_batches import batch_messages
+from platform_envhost.holds import recorded_hold
 from platform_envhost.instance import Instance, State
 from platform_envhost.instances import InstanceTable
-from platform_envhost.publisher import EventPublisher
+from platform_envhost.publisher import EventPublisher, Outgoing
+from platform_envhost.saved_snapshots import RECORDER_TIMEOUT_S, SAVED_COMMANDS, SavedSnapshots
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "simulusion.env.v1.Environment"
-RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot"})
+RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
 # Appended to a request's bytes, these merge `render = true` into its reset or step command
 # (protobuf merges repeated occurrences of a message field), so it is never re-encoded.
 _WITH_FRAME = {
@@ -41,14 +52,22 @@ def _error(request_id: int, code: int, message: str) -> bytes:
 
 
 class Router:
-    """Routes each session's requests to its instance, one at a time per instance."""
+    """Routes each session's requests to its instance, one at a time per instance.
+
+    Args:
+        publisher: publishes the events of recorded sessions; its NATS client also reaches
+            the recorder (saved snapshots).
+        recorder_timeout: seconds to wait for the recorder's answer to a saved snapshot request.
+    """
 
     def __init__(self, table: InstanceTable, publisher: EventPublisher, host_id: str,
-                 tracer: trace.Tracer | None = None) -> None:
+                 tracer: trace.Tracer | None = None, *, recorder_timeout: float = RECORDER_TIMEOUT_S) -> None:
         self._table = table
         self._publisher = publisher
         self._host_id = host_id
         self._tracer = tracer or trace.get_tracer(__name__)
+        self._saved = SavedSnapshots(publisher.nc, recorder_timeout)
+        self._batches = BatchAnswerer(self._saved, self._publish, lambda: publisher.max_payload)
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler to add to a grpc.aio server (bytes in, bytes out)."""
@@ -108,19 +127,62 @@ class Router:
         async with instance.lock:
             if instance.state is not State.RUNNING:
                 return self._not_running(instance, request.id)
+            headers = dict(trace_headers if trace_headers is not None else request.trace_context)
             try:
-                response = await instance.forward(raw)
+                return await self._answer(instance, request, raw, headers)
             except InstanceGone as exc:
                 if instance.state is State.RUNNING:
                     await self._table.broken(instance, str(exc))
                 return self._not_running(instance, request.id)
-            events = instance.events
-            if events is not None and request.WhichOneof("command") in RECORDED_COMMANDS:
-                headers = dict(trace_headers if trace_headers is not None else request.trace_context)
-                event = events.build(request, env_pb.EnvResponse.FromString(response), time.time(), headers)
-                if event is not None and not self._publisher.submit_nowait(event):
-                    await self._publisher.submit(event)  # backlog full: this step waits
-        return response
+
+    async def _answer(self, instance: Instance, request: env_pb.EnvRequest, raw: bytes,
+                      headers: dict[str, str]) -> bytes:
+        """The response to one request (the instance's lock is held)."""
+        command = request.WhichOneof("command")
+        if command == "batch":
+            answer, warnings = await self._batches.answer(instance, request, raw, headers)
+            return with_warnings(answer, warnings)
+        if command in SAVED_COMMANDS:
+            return await self._saved_command(instance, request, headers)
+        agent, warnings = None, []
+        if command == "step" or command == "hold":
+            carrier = request.step if command == "step" else request.hold
+            if carrier.HasField("agent"):
+                agent, warnings = check_agent_data(carrier.agent, instance.agent_names(0))
+        builder = instance.builder(0)
+        if builder is None or command not in RECORDED_COMMANDS:
+            answer = await instance.forward(raw)
+        elif command == "hold":
+            async def publish_batch(batch: bus_pb.StepEventBatch) -> None:
+                await self._publish(batch_messages(batch, instance.records.batches, headers,
+                                                   self._publisher.max_payload))
+
+            answer = await recorded_hold(instance.forward, request, raw, builder, publish_batch,
+                                         record_frames=instance.record_frames, agent=agent)
+        else:
+            answer = await instance.forward(raw)
+            await self._publish(builder.build(request, env_pb.EnvResponse.FromString(answer), time.time(),
+                                              headers, agent))
+        return with_warnings(answer, warnings)
+
+    async def _saved_command(self, instance: Instance, request: env_pb.EnvRequest,
+                             headers: dict[str, str]) -> bytes:
+        async def call(command: env_pb.EnvRequest) -> env_pb.EnvResponse:
+            return env_pb.EnvResponse.FromString(await instance.forward(command.SerializeToString()))
+
+        if request.WhichOneof("command") == "save_snapshot":
+            return (await self._saved.save(instance, request, call)).SerializeToString()
+        response = await self._saved.restore(instance, request, call)
+        builder = instance.builder(0)
+        if builder is not None:  # a restore event: the session goes on from the saved moment
+            await self._publish(builder.build(request, response, time.time(), headers))
+        return response.SerializeToString()
+
+    async def _publish(self, messages: list[Outgoing]) -> None:
+        publisher = self._publisher
+        for message in messages:
+            if not publisher.submit_nowait(message):
+                await publisher.submit(message)  # backlog full: this step waits
 
     def _not_running(self, instance: Instance, request_id: int) -> bytes:
         if instance.state is State.DEAD:

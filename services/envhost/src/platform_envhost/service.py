@@ -1,4 +1,4 @@
-"""The env host's control plane on NATS: start, stop and list instances; lifecycle events."""
+"""The env host's control plane on NATS: start, claim, stop and list instances; lifecycle events."""
 
 from __future__ import annotations
 
@@ -32,10 +32,12 @@ SHUTDOWN_GRACE_S = 10.0
 
 
 class EnvHostService:
-    """Answers `platform.envhost.<host>.{start,stop,list}` and publishes SessionEvents.
+    """Answers `platform.envhost.<host>.{start,claim,stop,list}` and publishes SessionEvents.
 
     STARTED is published (and acked) before a start is answered; CLOSED and CRASHED go through
-    the publisher, so they follow the session's step events.
+    the publisher, so they follow the session's step events. A warm pool instance (a pooled
+    start) is no session: it has no lifecycle events until a claim gives it one, and the claim
+    publishes its STARTED.
     """
 
     def __init__(self, nc: Any, js: Any, host_id: str, table: InstanceTable, publisher: EventPublisher,
@@ -52,6 +54,7 @@ class EnvHostService:
     async def start(self) -> None:
         handlers: dict[str, Callable[[Any], Awaitable[None]]] = {
             subjects.envhost_start(self.host_id): self._on_start,
+            subjects.envhost_claim(self.host_id): self._on_claim,
             subjects.envhost_stop(self.host_id): self._on_stop,
             subjects.envhost_list(self.host_id): self._on_list,
         }
@@ -72,8 +75,9 @@ class EnvHostService:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        pooled = set(self._table.pooled())
         for instance in await self._table.stop_all():
-            if instance.state is State.STOPPED:
+            if instance.state is State.STOPPED and instance.session_id not in pooled:
                 await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
                                                            reason=STOPPED_REASON))
 
@@ -110,25 +114,64 @@ class EnvHostService:
         if not session_id:
             return _start_error("invalid_argument", "StartInstanceRequest has no session_id")
         started_at = time.monotonic()
+        what = "pool instance" if request.pooled else "session"
         try:
             instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record,
-                                                     request.jpeg_quality, request.record_frames)
+                                                     request.jpeg_quality, request.record_frames,
+                                                     num_envs=request.num_envs, pooled=request.pooled)
         except EnvHostError as exc:
-            log.warning("start of session %s (%s) failed: %s", session_id, request.entry.id, exc)
+            log.warning("start of %s %s (%s) failed: %s", what, session_id, request.entry.id, exc)
             return _start_error(exc.code, str(exc))
+        if new and not self._table.is_pooled(session_id):
+            error = await self._publish_started(instance)
+            if error is not None:
+                return control_pb.StartInstanceReply(error=error)
         if new:
-            event = session_event(instance, bus_pb.SESSION_EVENT_KIND_STARTED, self.host_id,
-                                  trace_headers=inject_dict())
-            try:
-                await self._js.publish(event.subject, event.payload, headers=event.headers,
-                                       timeout=STARTED_PUBLISH_TIMEOUT_S)
-            except (NatsError, TimeoutError) as exc:
-                await self._table.stop(session_id)
-                return _start_error("unavailable", f"session {session_id} ({request.entry.id}): publishing "
-                                                   f"its STARTED event failed: {type(exc).__name__}: {exc}")
-            log.info("started session %s (%s) in %.2fs, record=%s", session_id, instance.env_id,
+            log.info("started %s %s (%s) in %.2fs, record=%s", what, session_id, instance.env_id,
                      time.monotonic() - started_at, instance.record)
         return control_pb.StartInstanceReply(spec=instance.spec)
+
+    async def _publish_started(self, instance: Instance) -> control_pb.ControlError | None:
+        """Publish the session's STARTED and wait for its ack; on failure stop the instance and
+        return the error to answer."""
+        event = session_event(instance, bus_pb.SESSION_EVENT_KIND_STARTED, self.host_id, trace_headers=inject_dict())
+        try:
+            await self._js.publish(event.subject, event.payload, headers=event.headers,
+                                   timeout=STARTED_PUBLISH_TIMEOUT_S)
+        except (NatsError, TimeoutError) as exc:
+            await self._table.stop(instance.session_id)
+            return control_pb.ControlError(code="unavailable", message=(
+                f"{instance.describe()}: publishing its STARTED event failed: {type(exc).__name__}: {exc}"))
+        return None
+
+    async def _on_claim(self, msg: Any) -> None:
+        try:
+            request = control_pb.ClaimInstanceRequest.FromString(msg.data)
+        except DecodeError as exc:
+            await self._respond(msg, control_pb.ClaimInstanceReply(error=control_pb.ControlError(
+                code="invalid_argument", message=f"not a ClaimInstanceRequest: {exc}")))
+            return
+        with self._tracer.start_as_current_span("envhost.claim", context=extract_dict(msg.headers),
+                                                attributes={"session.id": request.session_id,
+                                                            "pool.slot": request.pool_slot}):
+            await self._respond(msg, await self._claim(request))
+
+    async def _claim(self, request: control_pb.ClaimInstanceRequest) -> control_pb.ClaimInstanceReply:
+        """Give a warm pool instance to a session, then publish the session's STARTED."""
+        if not request.pool_slot or not request.session_id:
+            return control_pb.ClaimInstanceReply(error=control_pb.ControlError(
+                code="invalid_argument", message="ClaimInstanceRequest needs a pool_slot and a session_id"))
+        try:
+            instance = self._table.claim(request.pool_slot, request.session_id, request.record, request.record_frames)
+        except EnvHostError as exc:
+            log.info("claim of %s for session %s failed: %s", request.pool_slot, request.session_id, exc)
+            return control_pb.ClaimInstanceReply(error=control_pb.ControlError(code=exc.code, message=str(exc)))
+        error = await self._publish_started(instance)
+        if error is not None:
+            return control_pb.ClaimInstanceReply(error=error)
+        log.info("session %s (%s) claimed pool instance %s (pid %d), record=%s", request.session_id,
+                 instance.env_id, request.pool_slot, instance.process.pid, instance.record)
+        return control_pb.ClaimInstanceReply(spec=instance.spec)
 
     async def _on_stop(self, msg: Any) -> None:
         try:
@@ -142,11 +185,14 @@ class EnvHostService:
             await self._respond(msg, await self._stop(request))
 
     async def _stop(self, request: control_pb.StopInstanceRequest) -> control_pb.StopInstanceReply:
+        pooled = self._table.is_pooled(request.session_id)
         instance = await self._table.stop(request.session_id)
         if instance is None:
             return control_pb.StopInstanceReply(stopped=False, error=control_pb.ControlError(
                 code="not_found", message=f"session {request.session_id} is not running on env host {self.host_id}"))
-        if instance.state is State.STOPPED:  # a dead one was reported CRASHED already
+        if pooled:  # no session: no CLOSED
+            log.info("stopped pool instance %s (%s): %s", request.session_id, instance.env_id, request.reason)
+        elif instance.state is State.STOPPED:  # a dead one was reported CRASHED already
             event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
                                   reason=request.reason or "stopped", trace_headers=inject_dict())
             event.done = asyncio.get_running_loop().create_future()

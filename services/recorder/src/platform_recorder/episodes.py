@@ -8,7 +8,9 @@ Layout of `episode-NNNNNN.npz` (T = number of steps):
     terminated          bool (T,)
     truncated           bool (T,)
     seq                 uint64 (T,): the step events' seq
-    agent.<name>        float64 (T,): numeric agent data, NaN where a step had none
+    agent.<name>        float64 (T,) or (T, k): numeric agent data, NaN where a step had none
+    info.is_success     float64 (T,): the step infos' `is_success` as 0/1, NaN where absent
+                        (only when some step has it; see platform_recorder.step_columns)
     frames              JPEG bytes per observation row (fixed-width bytes, b"" where none)
     frames_rgb          uint8 (T+1, H, W, 3) for raw "rgb" frames (zeros where none)
 An episode that did not start with a reset/restore has T observation rows.
@@ -24,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from platform_contracts.values import array_from_tensor, python_from_value
+from platform_contracts.values import python_from_value
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
 from platform_recorder.meta import write_file_atomic
+from platform_recorder.step_columns import SUCCESS_COLUMN, agent_columns, success_column
 
 log = logging.getLogger(__name__)
 
@@ -103,47 +106,6 @@ def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dic
     return out
 
 
-def _agent_number(data: values_pb2.Data) -> float | None:
-    kind = data.WhichOneof("kind")
-    if kind == "number":
-        return data.number
-    if kind == "integer":
-        return float(data.integer)
-    if kind == "flag":
-        return 1.0 if data.flag else 0.0
-    if kind == "tensor":
-        array = array_from_tensor(data.tensor)
-        if array.size == 1 and (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-            return float(array.reshape(()))
-    return None
-
-
-def _agent_columns(
-    transitions: Sequence[events_pb2.StepTransition], where: str
-) -> dict[str, np.ndarray]:
-    columns: dict[str, np.ndarray] = {}
-    skipped: set[str] = set()
-    for row, transition in enumerate(transitions):
-        if not transition.HasField("agent"):
-            continue
-        for name, data in transition.agent.fields.items():
-            number = _agent_number(data)
-            if number is None:
-                if name not in skipped:
-                    skipped.add(name)
-                    log.warning(
-                        "%s: agent data %r is not numeric (%s), not recorded as a column",
-                        where,
-                        name,
-                        data.WhichOneof("kind"),
-                    )
-                continue
-            if name not in columns:
-                columns[name] = np.full(len(transitions), np.nan, dtype=np.float64)
-            columns[name][row] = number
-    return {f"agent.{name}": columns[name] for name in sorted(columns)}
-
-
 def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     jpeg = [f.data if f is not None and f.encoding == "jpeg" else b"" for f in frames]
@@ -197,7 +159,8 @@ def build_episode(
     arrays["terminated"] = np.array([r.terminated for r in results], dtype=bool)
     arrays["truncated"] = np.array([r.truncated for r in results], dtype=bool)
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
-    arrays.update(_agent_columns(transitions, where))
+    arrays.update(agent_columns(transitions, where))
+    arrays.update(success_column(results))
     arrays.update(_frame_columns(frames, where))
     total = float(rewards.sum())
     summary = {
@@ -210,6 +173,9 @@ def build_episode(
         "last_seq": ordered[-1].seq if ordered else 0,
         "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),
     }
+    success = arrays.get(SUCCESS_COLUMN)
+    if success is not None and len(success) and not math.isnan(success[-1]):
+        summary["is_success"] = bool(success[-1])  # the episode's outcome: its last step's
     return arrays, summary
 
 

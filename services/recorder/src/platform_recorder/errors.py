@@ -19,3 +19,21 @@ class RecordingNotFoundError(RecorderError, LookupError):
     """No recording (or no finished episode) with that id/index."""
 
     code = "not_found"
+
+
+class InvalidSnapshotIdError(RecorderError, ValueError):
+    """A saved snapshot id that cannot name a folder (a path separator, `..`, empty)."""
+
+    code = "invalid_argument"
+
+
+class SavedSnapshotNotFoundError(RecorderError, LookupError):
+    """No saved snapshot with that id."""
+
+    code = "not_found"
+
+
+class SavedSnapshotCorruptError(RecorderError):
+    """A saved snapshot whose state file is missing or does not match its size or checksum."""
+
+    code = "internal"

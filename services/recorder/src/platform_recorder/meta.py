@@ -103,6 +103,7 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
         if spec.HasField("observation_space")
         else None,
         "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
+        "num_envs": max(1, spec.num_envs),  # > 1: a vector session, recorded per sub-session
         "created_at": iso_time(event.time),
         "status": STATUS_RECORDING,
         "reason": "",

@@ -1,4 +1,5 @@
-"""The recorder service: recovery on start, the consumer loop and the request/reply API."""
+"""The recorder service: recovery on start, the consumer loop and the request/reply APIs
+(recordings; saved snapshots)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 from platform_recorder.api import RecordingsApi
 from platform_recorder.consumer import ConsumerLoop, open_consumer
 from platform_recorder.puller import Puller
+from platform_recorder.saved_snapshots import SavedSnapshotStore
+from platform_recorder.snapshots_api import SavedSnapshotsApi
 from platform_recorder.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ class RecorderService:
         self.gather = gather
         self.writer = RecordingWriter(self.root, meta_interval=meta_interval)
         self.api = RecordingsApi(nc, self.root)
+        self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.root))
         self.loop: ConsumerLoop | None = None
         self._puller: Puller | None = None
         self._task: asyncio.Task[None] | None = None
@@ -61,6 +65,7 @@ class RecorderService:
             js, self._puller, self.writer, self.batch, self.fetch_timeout, self.ack_wait, self.gather
         )
         await self.api.start()
+        await self.snapshots.start()
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
         log.info("recorder writing to %s", self.root.resolve())
 
@@ -72,6 +77,7 @@ class RecorderService:
     async def stop(self) -> None:
         """Finish the batch in progress (written and acked), then stop."""
         await self.api.stop()
+        await self.snapshots.stop()
         if self.loop is not None:
             self.loop.stop()
         if self._task is not None:

@@ -1,4 +1,10 @@
-"""Apply batches of session-stream messages to the recordings folder (synchronous, one thread)."""
+"""Apply batches of session-stream messages to the recordings folder (synchronous, one thread).
+
+Messages: `SessionEvent`s (`.lifecycle`), `StepEvent`s (`.step`) and `StepEventBatch`es (`.steps`:
+a hold's steps, or a vector session's sub-environments' steps). Every step event, single or in a
+batch, goes to the recording of the session it names, exactly once by (session id, seq); events
+of a vector session's sub-sessions make their recordings (see platform_recorder.sub_sessions).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,14 @@ from platform_recorder.errors import InvalidRecordingIdError
 from platform_recorder.meta import fsync_dir, new_meta, read_meta_file, write_meta
 from platform_recorder.reading import check_id
 from platform_recorder.recording import Recording
+from platform_recorder.saved_snapshots import SNAPSHOTS_DIR
+from platform_recorder.sub_sessions import (
+    PARENT_KEY,
+    is_sub_session,
+    split_sub_session_id,
+    sub_session_ids,
+    sub_session_meta,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +81,12 @@ class RecordingWriter:
             try:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
-                    rec = self._get(event.session_id or _subject_session(subject))
-                    if rec is None:
-                        counts["ignored"] += 1
-                        continue
-                    touched[rec.session_id] = rec
-                    counts[rec.append(event, data)] += 1
+                    counts[self._step(event, data, _subject_session(subject), touched)] += 1
+                elif kind == "steps":  # a hold's steps, or one step of each sub-environment
+                    batch = events_pb2.StepEventBatch.FromString(data)
+                    fallback = _subject_session(subject)
+                    for event in batch.events:
+                        counts[self._step(event, None, fallback, touched)] += 1
                 elif kind == "lifecycle":
                     counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
                 else:
@@ -106,23 +120,78 @@ class RecordingWriter:
         for rec in self._sessions.values():
             if rec.meta_pending:
                 rec.write_meta()
+
+    def _step(
+        self, event: events_pb2.StepEvent, data: bytes | None, fallback: str, touched: dict[str, Recording]
+    ) -> str:
+        """Take one step event for its session's recording (`fallback`: the subject's session, for an
+        event that names none); WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
+        session_id = event.session_id or fallback
+        rec = self._get(session_id) or self._start_sub_session(session_id, touched)
+        if rec is None:
+            return "ignored"
+        touched[rec.session_id] = rec
+        return rec.append(event, data)
+
+    def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
+        """The recording of sub-session `session_id` of a recorded vector session, made now from its
+        parent's meta.json (see platform_recorder.sub_sessions); None when it is not one."""
+        split = split_sub_session_id(session_id)
+        if split is None or session_id == SNAPSHOTS_DIR:
+            return None
+        parent_id, index = split
+        parent = self._get(parent_id)
+        if parent is None or is_sub_session(parent.meta):
+            return None
+        num_envs = int(parent.meta.get("num_envs") or 0)
+        if num_envs > 1 and index >= num_envs:
+            log.warning("%s: events of sub-environment %d of %d: recorded anyway", parent.where, index, num_envs)
+        folder = self.root / session_id
+        created = not folder.exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        if created:
+            fsync_dir(self.root)
+        meta = sub_session_meta(parent.meta, session_id, index)
+        write_meta(folder, meta)
+        log.info("recording sub-environment %d of session %s in %s", index, parent_id, folder)
+        rec = Recording(folder, meta, self.meta_interval)
+        self._sessions[session_id] = rec
+        touched[session_id] = rec
+        return rec
+
+    def _close(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
+        """Close the session's recording and those of its sub-sessions (a vector session)."""
+        rec = self._get(event.session_id)
+        if rec is None:
+            return "ignored"
+        rec.request_close(event)
+        touched[rec.session_id] = rec
+        if is_sub_session(rec.meta):
+            return "closed"
+        sub_event = events_pb2.SessionEvent()
+        sub_event.CopyFrom(event)
+        sub_event.ClearField("last_seq")  # the parent's count, not theirs
+        for sub_id in sub_session_ids(self.root, rec.session_id):
+            sub = self._get(sub_id)
+            if sub is not None and sub.meta.get(PARENT_KEY) == rec.session_id:
+                sub.request_close(sub_event)
+                touched[sub_id] = sub
+        return "closed"
+
     def _lifecycle(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
         if event.kind == events_pb2.SESSION_EVENT_KIND_STARTED:
             if not event.record:
                 return "ignored"
             return self._start(event, touched)
         if event.kind in _CLOSING:
-            rec = self._get(event.session_id)
-            if rec is None:
-                return "ignored"
-            rec.request_close(event)
-            touched[rec.session_id] = rec
-            return "closed"
+            return self._close(event, touched)
         return "ignored"
 
     def _start(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
         try:
             check_id(event.session_id)
+            if event.session_id == SNAPSHOTS_DIR:
+                raise InvalidRecordingIdError(f"{SNAPSHOTS_DIR!r} is the saved snapshots' folder")
         except InvalidRecordingIdError as exc:
             log.error("session %s env %s cannot be recorded: %s", event.session_id, event.env_id, exc)
             return "ignored"

@@ -1,0 +1,88 @@
+"""One step of the environment, with the reset that follows an ending when the caller asked
+for auto-reset or the session is endless.
+
+The step's ending is kept in an `Ending` (the final observation, info and frame, the flags the
+environment reported); the environment is reset at once (no seed: its RNG goes on), and the
+step reports the new episode's first observation and info. Endless sessions also report
+terminated = truncated = False on the step itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from platform_contracts.spaces import encode_value
+from platform_contracts.values import datamap_from_dict
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+if TYPE_CHECKING:
+    from platform_sdk.server.instance import EnvInstance
+
+
+@dataclass(slots=True)
+class Ending:
+    """How an episode ended, when the environment was reset in the same step."""
+
+    observation: Any
+    info: Any
+    terminated: bool
+    truncated: bool
+    frame: env_pb.Frame | None
+
+
+@dataclass(slots=True)
+class Stepped:
+    """What one step produced (not yet encoded)."""
+
+    observation: Any
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: Any
+    frame: env_pb.Frame | None
+    ending: Ending | None
+
+
+def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: bool) -> Stepped:
+    """Step `instance`'s environment with an already checked `action`.
+
+    Args:
+        render: also render the frame after the step (and the final frame of an ending).
+        auto_reset: reset when the step ends the episode (always done in endless sessions).
+    """
+    env = instance.env
+    observation, reward, terminated, truncated, info = env.step(action)
+    terminated, truncated = bool(terminated), bool(truncated)
+    ending = None
+    if (terminated or truncated) and (auto_reset or instance.endless):
+        final_frame = instance.frame() if render else None
+        ending = Ending(observation, info, terminated, truncated, final_frame)
+        observation, info = env.reset()
+        if instance.endless:
+            terminated = truncated = False
+    instance.observation, instance.info = observation, info
+    frame = instance.frame() if render else None
+    return Stepped(observation, float(reward), terminated, truncated, info, frame, ending)
+
+
+def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space: Any) -> None:
+    """Encode `stepped` into `result`."""
+    result.observation.CopyFrom(encode_value(stepped.observation, observation_space))
+    result.reward = stepped.reward
+    result.terminated = stepped.terminated
+    result.truncated = stepped.truncated
+    if stepped.info:
+        result.info.CopyFrom(datamap_from_dict(stepped.info))
+    if stepped.frame is not None:
+        result.frame.CopyFrom(stepped.frame)
+    ending = stepped.ending
+    if ending is not None:
+        ended = result.auto_reset
+        ended.final_observation.CopyFrom(encode_value(ending.observation, observation_space))
+        if ending.info:
+            ended.final_info.CopyFrom(datamap_from_dict(ending.info))
+        ended.terminated = ending.terminated
+        ended.truncated = ending.truncated
+        if ending.frame is not None:
+            ended.final_frame.CopyFrom(ending.frame)

@@ -1,0 +1,75 @@
+"""`hold`: one action repeated for up to `steps` steps in one uninterrupted stretch.
+
+The action is decoded and checked once. The hold stops after the step that ends the episode
+(terminated or truncated; it does not reset), except in endless sessions, where the episode
+restarts in place and the hold goes on. `frames[i]` is the frame after step i (in an endless
+session, after a restart: the new episode's first, as a step's `frame`). With `keep_steps`,
+`kept[i]` is step i's full `StepResponse` (its frame too when `frames`), as a step would have
+answered it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_contracts.spaces import encode_value
+from platform_contracts.values import datamap_from_dict
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_sdk.server.actions import decode_action
+from platform_sdk.server.auto_reset import advance, write_step
+from platform_sdk.server.errors import CommandError
+
+if TYPE_CHECKING:
+    from platform_sdk.server.instance import EnvInstance
+
+MAX_HOLD_STEPS = 10_000
+MAX_HOLD_STEPS_WITH_FRAMES = 256
+
+
+def check_hold(command: env_pb.HoldRequest) -> None:
+    """Raises CommandError (INVALID_ARGUMENT) when `command` asks for too few or too many steps."""
+    steps = command.steps
+    if not 1 <= steps <= MAX_HOLD_STEPS:
+        raise CommandError(
+            env_pb.ERROR_CODE_INVALID_ARGUMENT,
+            f"hold steps must be between 1 and {MAX_HOLD_STEPS}, not {steps}",
+        )
+    if command.frames and steps > MAX_HOLD_STEPS_WITH_FRAMES:
+        raise CommandError(
+            env_pb.ERROR_CODE_INVALID_ARGUMENT,
+            f"a hold with frames is limited to {MAX_HOLD_STEPS_WITH_FRAMES} steps, not {steps}: "
+            "pass frames=False to hold for longer",
+        )
+
+
+def answer_hold(instance: EnvInstance, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+    """The `hold` command (see the module docstring)."""
+    command = request.hold
+    check_hold(command)
+    instance.require_reset("hold")
+    env = instance.env
+    action = decode_action(command.action, env.action_space)
+    frames, keep = command.frames, command.keep_steps
+    if frames:
+        instance.check_renders()
+    result = response.hold
+    rewards = result.rewards
+    observation_space = env.observation_space
+    taken = 0
+    while True:
+        stepped = advance(instance, action, render=frames, auto_reset=False)
+        taken += 1
+        rewards.append(stepped.reward)
+        if stepped.frame is not None:
+            result.frames.add().CopyFrom(stepped.frame)
+        if keep:
+            write_step(result.kept.add(), stepped, observation_space)
+        if stepped.terminated or stepped.truncated or taken == command.steps:
+            break
+    result.steps = taken
+    result.observation.CopyFrom(encode_value(stepped.observation, observation_space))
+    result.terminated = stepped.terminated
+    result.truncated = stepped.truncated
+    if stepped.info:
+        result.info.CopyFrom(datamap_from_dict(stepped.info))

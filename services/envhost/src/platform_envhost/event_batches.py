@@ -1,0 +1,68 @@
+"""StepEventBatch messages: several step events of one session in one JetStream message.
+
+A hold's steps and a vector step's sub-environment steps go on `platform.session.<id>.steps`
+as one `StepEventBatch`, with the Nats-Msg-Id `<id>:batch:<n>` (n counting the session's
+batches from 1, so a retried publish is stored once). Events that would not fit in one NATS
+message (the server's max payload) are split over several batches, in order.
+"""
+
+from __future__ import annotations
+
+from platform_contracts import subjects
+from simulusion.bus.v1 import events_pb2 as bus_pb
+
+from platform_envhost.publisher import Outgoing
+from platform_envhost.step_events import MSG_ID
+
+# Room left in a message for its headers (trace context, Nats-Msg-Id) and the protocol line.
+HEADROOM_BYTES = 16 * 1024
+_EVENTS_TAG = b"\x0a"  # StepEventBatch.events: field 1, length-delimited
+
+
+class BatchCounter:
+    """Numbers a session's StepEventBatch messages from 1 (their Nats-Msg-Ids)."""
+
+    __slots__ = ("count", "session_id", "subject")
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.subject = subjects.session_step_batches(session_id)
+        self.count = 0
+
+    def next_msg_id(self) -> str:
+        self.count += 1
+        return subjects.step_batch_msg_id(self.session_id, self.count)
+
+
+def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers: dict[str, str],
+                   max_payload: int) -> list[Outgoing]:
+    """`batch` as messages for the publisher: one, or several when it is larger than a message
+    may be. An empty batch is no message."""
+    if not batch.events:
+        return []
+    limit = max(max_payload - HEADROOM_BYTES, 1)
+    payload = batch.SerializeToString()
+    if len(payload) <= limit:
+        return [Outgoing(counter.subject, payload, {**headers, MSG_ID: counter.next_msg_id()})]
+    messages: list[Outgoing] = []
+    parts: list[bytes] = []
+    size = 0
+    for event in batch.events:
+        data = event.SerializeToString()
+        framed = _EVENTS_TAG + _varint(len(data)) + data  # how the batch encodes each event
+        if parts and size + len(framed) > limit:
+            messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
+            parts, size = [], 0
+        parts.append(framed)
+        size += len(framed)
+    messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
+    return messages
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)

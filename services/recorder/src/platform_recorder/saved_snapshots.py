@@ -1,0 +1,192 @@
+"""Saved snapshots: an environment's full state kept durably in the recordings storage.
+
+Layout: `<recordings>/snapshots/<id>/` holding
+    state.bin       the state's bytes as exported by the environment (e.g. a pickle)
+    snapshot.json   {"id", "label", "session_id", "env_id", "kwargs_json", "created_at", "seq",
+                     "size_bytes", "format", "sha256", "version"}
+Ids are "snap-" + 12 hex digits. A snapshot's folder appears complete or not at all: both files
+are written (and fsynced) into a temporary folder `.tmp-<id>-...` beside it, which is then
+renamed into place and the parent directory fsynced. A failed save removes its temporary folder;
+one left by a crash is never listed and is removed by `remove_stale_temps` once it is old (so a
+save in progress on another recorder sharing the storage is left alone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from simulusion.env.v1 import environment_pb2
+
+from platform_recorder.errors import (
+    InvalidSnapshotIdError,
+    SavedSnapshotCorruptError,
+    SavedSnapshotNotFoundError,
+)
+from platform_recorder.meta import fsync_dir
+
+log = logging.getLogger(__name__)
+
+SNAPSHOTS_DIR = "snapshots"
+STATE_FILE = "state.bin"
+INFO_FILE = "snapshot.json"
+ID_PREFIX = "snap-"
+TMP_PREFIX = ".tmp-"
+FORMAT_VERSION = 1
+# A temporary folder older than this is what a crashed save left.
+STALE_TMP_S = 3600.0
+_FIELDS = ("id", "label", "session_id", "env_id", "kwargs_json", "created_at", "seq", "size_bytes")
+
+
+def new_snapshot_id() -> str:
+    return ID_PREFIX + secrets.token_hex(6)
+
+
+def check_snapshot_id(snapshot_id: str) -> str:
+    """Return `snapshot_id` if it can name a folder; raise InvalidSnapshotIdError otherwise."""
+    if not isinstance(snapshot_id, str) or not snapshot_id:
+        raise InvalidSnapshotIdError("a saved snapshot id is required")
+    bad = ("/", "\\", "\x00", os.sep) + ((os.altsep,) if os.altsep else ())
+    if any(c in snapshot_id for c in bad) or ".." in snapshot_id:
+        raise InvalidSnapshotIdError(
+            f"invalid saved snapshot id {snapshot_id!r}: it must not contain a path separator or '..'"
+        )
+    if snapshot_id.startswith("."):
+        raise InvalidSnapshotIdError(f"invalid saved snapshot id {snapshot_id!r}: it must not start with '.'")
+    return snapshot_id
+
+
+def _write_new_file(path: Path, data: bytes | memoryview) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _to_json(snapshot: environment_pb2.SavedSnapshot, fmt: str, digest: str) -> bytes:
+    info: dict[str, Any] = {name: getattr(snapshot, name) for name in _FIELDS}
+    info.update(format=fmt, sha256=digest, version=FORMAT_VERSION)
+    return json.dumps(info, indent=1).encode()
+
+
+def _from_json(info: dict[str, Any]) -> environment_pb2.SavedSnapshot:
+    return environment_pb2.SavedSnapshot(**{name: info[name] for name in _FIELDS if name in info})
+
+
+class SavedSnapshotStore:
+    """The saved snapshots under `<recordings_root>/snapshots` (several recorders may share it)."""
+
+    def __init__(self, recordings_root: Path) -> None:
+        self.dir = Path(recordings_root) / SNAPSHOTS_DIR
+
+    def save(
+        self, snapshot: environment_pb2.SavedSnapshot, state: bytes, fmt: str
+    ) -> environment_pb2.SavedSnapshot:
+        """Store a snapshot durably; return it with its new id, size_bytes and created_at (now,
+        unless given). The id the caller set, if any, is replaced."""
+        saved = environment_pb2.SavedSnapshot()
+        saved.CopyFrom(snapshot)
+        saved.size_bytes = len(state)
+        if not saved.created_at:
+            saved.created_at = time.time()
+        if not self.dir.is_dir():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fsync_dir(self.dir.parent)
+        for _ in range(3):
+            saved.id = new_snapshot_id()
+            if not (self.dir / saved.id).exists():
+                break
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{saved.id}-", dir=self.dir))
+        try:
+            tmp.chmod(0o755)
+            _write_new_file(tmp / STATE_FILE, state)
+            _write_new_file(tmp / INFO_FILE, _to_json(saved, fmt, hashlib.sha256(state).hexdigest()))
+            fsync_dir(tmp)
+            os.rename(tmp, self.dir / saved.id)  # fails rather than replace a non-empty folder
+            fsync_dir(self.dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        log.info("saved snapshot %s of session %s env %s (%d bytes)", saved.id, saved.session_id,
+                 saved.env_id, saved.size_bytes)
+        return saved
+
+    def _read_info(self, snapshot_id: str) -> dict[str, Any]:
+        try:
+            return json.loads((self.dir / check_snapshot_id(snapshot_id) / INFO_FILE).read_bytes())
+        except (FileNotFoundError, NotADirectoryError):
+            raise SavedSnapshotNotFoundError(f"saved snapshot {snapshot_id!r} not found") from None
+
+    def get(
+        self, snapshot_id: str, with_state: bool = False
+    ) -> tuple[environment_pb2.SavedSnapshot, bytes | None, str]:
+        """(the snapshot, its state's bytes when `with_state` else None, the state's format).
+
+        Raises:
+            InvalidSnapshotIdError: the id cannot name a folder.
+            SavedSnapshotNotFoundError: no such snapshot.
+            SavedSnapshotCorruptError: its state does not match its size or checksum.
+        """
+        info = self._read_info(snapshot_id)
+        snapshot, fmt = _from_json(info), str(info.get("format", ""))
+        if not with_state:
+            return snapshot, None, fmt
+        try:
+            state = (self.dir / snapshot_id / STATE_FILE).read_bytes()
+        except FileNotFoundError:
+            raise SavedSnapshotCorruptError(f"saved snapshot {snapshot_id!r} has no {STATE_FILE}") from None
+        if len(state) != snapshot.size_bytes or hashlib.sha256(state).hexdigest() != info.get("sha256"):
+            raise SavedSnapshotCorruptError(
+                f"saved snapshot {snapshot_id!r}: {STATE_FILE} does not match its size or sha256"
+            )
+        return snapshot, state, fmt
+
+    def list_snapshots(self, env_id: str = "", session_id: str = "") -> list[environment_pb2.SavedSnapshot]:
+        """Every saved snapshot, newest first; empty filters match any."""
+        try:
+            names = [e.name for e in os.scandir(self.dir) if not e.name.startswith(".") and e.is_dir()]
+        except FileNotFoundError:
+            return []
+        out: list[environment_pb2.SavedSnapshot] = []
+        for name in names:
+            try:
+                snapshot = _from_json(self._read_info(name))
+            except SavedSnapshotNotFoundError:
+                continue
+            except (OSError, ValueError, TypeError) as exc:
+                log.warning("saved snapshot %s is unreadable, not listed: %s", name, exc)
+                continue
+            if (env_id and snapshot.env_id != env_id) or (session_id and snapshot.session_id != session_id):
+                continue
+            out.append(snapshot)
+        out.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        return out
+
+    def remove_stale_temps(self, older_than: float = STALE_TMP_S) -> int:
+        """Remove the temporary folders crashed saves left (older than `older_than` seconds)."""
+        removed = 0
+        now = time.time()
+        try:
+            entries = [e for e in os.scandir(self.dir) if e.name.startswith(TMP_PREFIX)]
+        except FileNotFoundError:
+            return 0
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime >= older_than:
+                    shutil.rmtree(entry.path)
+                    removed += 1
+            except OSError as exc:
+                log.warning("cannot remove %s: %s", entry.path, exc)
+        return removed

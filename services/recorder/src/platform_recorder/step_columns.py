@@ -1,0 +1,121 @@
+"""Per-step columns from a step's agent data and info: `agent.<name>` and `info.is_success`.
+
+Both are float64 with one row per step and NaN where a step had no value:
+    agent.<name>     (T,) for a number or boolean (0/1), (T, k) for a list of k numbers, (T, *shape)
+                     for an array; a name keeps the shape of its first value in the episode (a later
+                     value of another shape is left out, with a warning, and its row is NaN)
+    info.is_success  (T,): the step info's `is_success` as 0/1 (tasks that define success)
+The env host already checks the agent data rules (names, sizes, shapes across the session); here
+only what cannot become a float64 row is left out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+from platform_contracts.values import array_from_tensor
+from simulusion.bus.v1 import events_pb2
+from simulusion.env.v1 import environment_pb2, values_pb2
+
+log = logging.getLogger(__name__)
+
+SUCCESS_KEY = "is_success"
+SUCCESS_COLUMN = f"info.{SUCCESS_KEY}"
+
+
+def _scalar(data: values_pb2.Data) -> float | None:
+    kind = data.WhichOneof("kind")
+    if kind == "number":
+        return data.number
+    if kind == "integer":
+        return float(data.integer)
+    if kind == "flag":
+        return 1.0 if data.flag else 0.0
+    return None
+
+
+def _numeric_array(array: np.ndarray) -> np.ndarray | None:
+    if np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_:
+        return array.astype(np.float64)
+    return None
+
+
+def agent_value(data: values_pb2.Data) -> np.ndarray | None:
+    """One step's value of an agent name as float64 (shape () for a number or boolean, (k,) for a
+    list of k numbers, the array's shape for a tensor); None when it is not numeric."""
+    number = _scalar(data)
+    if number is not None:
+        return np.array(number, dtype=np.float64)
+    kind = data.WhichOneof("kind")
+    if kind == "list":
+        items = [_scalar(item) for item in data.list.items]
+        if not items or any(item is None for item in items):
+            return None
+        return np.array(items, dtype=np.float64)
+    if kind == "tensor":
+        try:
+            return _numeric_array(array_from_tensor(data.tensor))
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def scalar_value(data: values_pb2.Data) -> float | None:
+    """A number, a boolean (0/1) or a one-element numeric array as a float; else None."""
+    number = _scalar(data)
+    if number is not None:
+        return number
+    if data.WhichOneof("kind") == "tensor":
+        try:
+            array = _numeric_array(array_from_tensor(data.tensor))
+        except (TypeError, ValueError):
+            return None
+        if array is not None and array.size == 1:
+            return float(array.reshape(()))
+    return None
+
+
+def agent_columns(transitions: Sequence[events_pb2.StepTransition], where: str) -> dict[str, np.ndarray]:
+    """The `agent.<name>` columns of an episode's steps (see the module docstring)."""
+    columns: dict[str, np.ndarray] = {}
+    warned: set[str] = set()
+
+    def warn(name: str, message: str, *args: object) -> None:
+        if name not in warned:
+            warned.add(name)
+            log.warning("%s: agent data %r " + message, where, name, *args)
+
+    for row, transition in enumerate(transitions):
+        if not transition.HasField("agent"):
+            continue
+        for name, data in transition.agent.fields.items():
+            value = agent_value(data)
+            if value is None:
+                warn(name, "is not numeric (%s), not recorded as a column", data.WhichOneof("kind"))
+                continue
+            column = columns.get(name)
+            if column is None:
+                column = columns[name] = np.full((len(transitions), *value.shape), np.nan, dtype=np.float64)
+            if column.shape[1:] != value.shape:
+                warn(name, "changed shape from %s to %s: rows of the new shape are left out",
+                     column.shape[1:], value.shape)
+                continue
+            column[row] = value
+    return {f"agent.{name}": columns[name] for name in sorted(columns)}
+
+
+def success_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str, np.ndarray]:
+    """`info.is_success` when any step's info has `is_success` (NaN where absent), else nothing."""
+    column = np.full(len(results), np.nan, dtype=np.float64)
+    found = False
+    for row, result in enumerate(results):
+        data = result.info.fields.get(SUCCESS_KEY) if result.HasField("info") else None
+        if data is None:
+            continue
+        value = scalar_value(data)
+        if value is not None:
+            column[row] = value
+            found = True
+    return {SUCCESS_COLUMN: column} if found else {}

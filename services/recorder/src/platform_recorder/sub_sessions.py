@@ -1,0 +1,76 @@
+"""Sub-session recordings: one per sub-environment of a vector session.
+
+A vector session `<id>` (num_envs > 1) publishes its steps in StepEventBatch messages whose
+events name sub-session ids `<id>-<i>` (`platform_contracts.subjects.sub_session_id`). A
+sub-session has no lifecycle events of its own: its recording is made when its first event
+arrives, with meta.json taken from the parent's recording (created by the parent's STARTED
+event: env id, kwargs, spaces, host, start time, and its status if it already closed), plus
+`parent_session_id` and `env_index`. The parent's CLOSED/CRASHED event closes its
+sub-sessions' recordings too.
+
+Telling a sub-session id from a session id: the parent is the part before the last
+`-<digits>` (digits in canonical form: `7`, not `07`). An id is taken as a sub-session id only
+when it has no recording of its own and that parent has one that is not itself a
+sub-session's, so a session whose own id ends in `-<digits>` is never mistaken for one once
+its STARTED event was seen (broker ids, `s-<12 hex>`, cannot be confused anyway).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from platform_recorder.meta import STATUS_RECORDING
+
+PARENT_KEY = "parent_session_id"
+INDEX_KEY = "env_index"
+_SUB_ID = re.compile(r"^(?P<parent>.+)-(?P<index>0|[1-9][0-9]*)$")
+# What a sub-session's meta.json takes from its parent's.
+_INHERITED = ("env_id", "kwargs", "host_id", "observation_space", "action_space", "created_at")
+_CLOSE_FIELDS = ("status", "reason", "log_tail", "closed_at")
+
+
+def split_sub_session_id(session_id: str) -> tuple[str, int] | None:
+    """`"<parent>-<i>"` -> (parent, i); None when the id does not have that form."""
+    match = _SUB_ID.match(session_id)
+    if match is None:
+        return None
+    return match.group("parent"), int(match.group("index"))
+
+
+def is_sub_session(meta: dict[str, Any]) -> bool:
+    return bool(meta.get(PARENT_KEY))
+
+
+def sub_session_meta(parent_meta: dict[str, Any], session_id: str, index: int) -> dict[str, Any]:
+    """meta.json of sub-session `session_id` (sub-environment `index`) of the parent's recording."""
+    meta: dict[str, Any] = {"id": session_id, "session_id": session_id}
+    meta.update({key: parent_meta.get(key) for key in _INHERITED})
+    meta[PARENT_KEY] = str(parent_meta.get("session_id", ""))
+    meta[INDEX_KEY] = index
+    meta["status"] = STATUS_RECORDING
+    meta["reason"] = ""
+    if parent_meta.get("status", STATUS_RECORDING) != STATUS_RECORDING:
+        # events arriving after the parent closed: recorded, and the recording closed at once
+        meta.update({key: parent_meta[key] for key in _CLOSE_FIELDS if key in parent_meta})
+    meta.update(episodes=[], agent_keys=[], last_seq=0, missing_seqs=[], orphan_seqs=[])
+    return meta
+
+
+def sub_session_ids(root: Path, parent_id: str) -> list[str]:
+    """The ids of the folders under `root` named like sub-sessions of `parent_id`, by index."""
+    found: list[tuple[int, str]] = []
+    prefix = f"{parent_id}-"
+    try:
+        entries = list(os.scandir(root))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        split = split_sub_session_id(entry.name)
+        if split is not None and split[0] == parent_id and entry.is_dir():
+            found.append((split[1], entry.name))
+    return [name for _, name in sorted(found)]

@@ -1,0 +1,67 @@
+"""`make_vec`: a vector session as a Gymnasium VectorEnv, one round trip per step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import platform_sdk
+from gymnasium.vector import AutoresetMode
+from platform_testing.waiting import wait_for
+
+
+def test_make_vec_matches_sync_vector_env_step_for_step(platform_stack):
+    num_envs = 6
+    local = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(num_envs)])
+    rng = np.random.default_rng(0)
+    with platform_sdk.make_vec("cartpole", num_envs, url=platform_stack.url) as envs:
+        assert envs.observation_space == local.observation_space and envs.action_space == local.action_space
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+        obs, _ = envs.reset(seed=7)
+        expected, _ = local.reset(seed=7)
+        np.testing.assert_array_equal(obs, expected)
+        ended = 0
+        for _ in range(120):
+            actions = rng.integers(0, 2, num_envs)
+            got = envs.step(actions)
+            want = local.step(actions)
+            for a, b in zip(got[:4], want[:4]):
+                np.testing.assert_array_equal(a, b)
+            ended += int(np.logical_or(got[2], got[3]).sum())
+        assert ended > 0, "episodes ended and were reset on the next step, as SyncVectorEnv does"
+
+
+def test_same_step_autoreset_and_snapshots(platform_stack):
+    with platform_sdk.make_vec("cartpole", 4, url=platform_stack.url, autoreset_mode="SameStep") as envs:
+        envs.reset(seed=1)
+        handles = envs.snapshot()
+        first = [envs.step(np.zeros(4, dtype=np.int64)) for _ in range(20)]
+        envs.restore(handles)
+        second = [envs.step(np.zeros(4, dtype=np.int64)) for _ in range(20)]
+        for a, b in zip(first, second):
+            np.testing.assert_array_equal(a[0], b[0])
+        finals = [info for *_, info in first if "final_obs" in info]
+        assert finals, "always pushing left ends episodes within 20 steps"
+        assert np.all(np.abs(first[-1][0]) < 3)
+
+
+def test_every_sub_environment_is_recorded(platform_stack):
+    with platform_sdk.make_vec("cartpole", 3, url=platform_stack.url, record=True) as envs:
+        sid = envs.session_id
+        envs.reset(seed=0)
+        for _ in range(5):
+            envs.step(np.ones(3, dtype=np.int64))
+    for i in range(3):
+        folder = Path(platform_stack.recordings) / f"{sid}-{i}"
+
+        def closed(folder=folder):
+            path = folder / "meta.json"
+            meta = json.loads(path.read_text()) if path.exists() else {}
+            return meta if meta.get("episodes") and meta["episodes"][0].get("length") == 5 else None
+
+        meta = wait_for(closed, what=f"recording {folder} with 5 steps")
+        assert meta["env_id"] == "cartpole"
+        data = np.load(folder / meta["episodes"][0]["file"])
+        assert data["actions"].tolist() == [1] * 5
