@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 from simulusion.env.v1 import values_pb2 as pb
 
-
 # dtype <-> its name on the wire ("float32", "<f4" -> "f4"), cached: both are on the step path.
 _DTYPE_NAMES: dict[np.dtype, str] = {}
 _DTYPES: dict[str, np.dtype] = {}

@@ -9,7 +9,7 @@ snapshots.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import gymnasium as gym
 import numpy as np
@@ -192,7 +192,7 @@ class RemoteVectorEnv(VectorEnv):
         self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
         return self._observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
-    def __enter__(self) -> RemoteVectorEnv:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
