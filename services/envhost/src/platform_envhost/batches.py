@@ -77,22 +77,42 @@ class BatchAnswerer:
         return await self._together(instance, request, raw, headers, agents), warnings
 
     async def _together(self, instance: Instance, request: env_pb.EnvRequest, raw: bytes,
-                        headers: dict[str, str], agents: dict[int, values_pb.DataMap | None]) -> bytes:
+                        headers: dict[str, str], agents: dict[int, values_pb.DataMap | None],
+                        defer: bool = True) -> bytes:
+        """The batch in one request to the instance. With `defer`, its events are built after the
+        answer is sent (`Instance.deferred_events`), else before this returns."""
         if not instance.record:
             return await instance.forward(raw)
         subs = request.batch.requests
         added = ask_to_record(raw, subs, instance.record_frames)
         answer = await instance.forward(added.raw if added is not None else raw)
-        response = env_pb.EnvResponse.FromString(answer)
-        if response.HasField("error") or response.WhichOneof("result") != "batch":
+        now = time.time()
+        if defer and (added is None or not added.strip):  # the answer goes back as it is: record it later
+            instance.deferred_events.append(
+                lambda: self._events(instance, subs, env_pb.EnvResponse.FromString(answer), now, headers, agents)
+            )
             return answer
+        response = env_pb.EnvResponse.FromString(answer)
+        await self._publish(self._events(instance, subs, response, now, headers, agents))
+        if added is None or not added.strip or response.HasField("error") or response.WhichOneof("result") != "batch":
+            return answer
+        for position in added.strip:
+            asked = subs[position].request.hold
+            strip_hold(response.batch.responses[position].hold, keep_steps=asked.keep_steps, frames=asked.frames)
+        return response.SerializeToString()
+
+    def _events(self, instance: Instance, subs: object, response: env_pb.EnvResponse, now: float,
+                headers: dict[str, str], agents: dict[int, values_pb.DataMap | None]) -> list[Outgoing]:
+        """The messages recording an answered batch: one StepEventBatch (split when too large
+        for NATS) and the snapshot events."""
+        if response.HasField("error") or response.WhichOneof("result") != "batch":
+            return []
         records = instance.records
         num_envs = instance.num_envs
-        now = time.time()
         batch = bus_pb.StepEventBatch()
         events = batch.events
         snapshots: list[Outgoing] = []
-        for position, (sub, answered) in enumerate(zip(subs, response.batch.responses, strict=False)):
+        for position, (sub, answered) in enumerate(zip(subs, response.batch.responses, strict=False)):  # type: ignore[call-overload]
             if sub.index >= num_envs:
                 continue  # the instance answered it with an error
             builder = records.builder(sub.index)
@@ -100,13 +120,7 @@ class BatchAnswerer:
                 snapshots.append(builder.snapshot_event(answered.snapshot.handle, now, headers))
             else:
                 builder.add(events, sub.request, answered, now, agents.get(position))
-        await self._publish(batch_messages(batch, records.batches, headers, self._max_payload()) + snapshots)
-        if added is None or not added.strip:
-            return answer
-        for position in added.strip:
-            asked = subs[position].request.hold
-            strip_hold(response.batch.responses[position].hold, keep_steps=asked.keep_steps, frames=asked.frames)
-        return response.SerializeToString()
+        return batch_messages(batch, records.batches, headers, self._max_payload()) + snapshots
 
     async def _one_by_one(self, instance: Instance, request: env_pb.EnvRequest, headers: dict[str, str],
                           agents: dict[int, values_pb.DataMap | None]) -> bytes:
@@ -120,7 +134,7 @@ class BatchAnswerer:
                 single.batch.requests.add().CopyFrom(sub)
                 answer = env_pb.EnvResponse.FromString(
                     await self._together(instance, single, single.SerializeToString(), headers,
-                                         {0: agents.get(position)}))
+                                         {0: agents.get(position)}, defer=False))
                 if answer.HasField("error"):
                     responses.add(id=inner.id, error=answer.error)
                 else:

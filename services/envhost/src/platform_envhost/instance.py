@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from enum import Enum
 
 import grpc
@@ -14,6 +15,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_envhost.agent_data import AgentNames
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
+from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
 
 CONNECT_METHOD = "/simulusion.env.v1.Environment/Connect"
@@ -68,6 +70,10 @@ class Instance:
         self.record = record
         self.process = process
         self.lock = asyncio.Lock()
+        # Step events of answered requests, built after the answer is sent (Router.finish), in
+        # the order the requests were answered; `events_lock` keeps that order while publishing.
+        self.deferred_events: list[Callable[[], list[Outgoing]]] = []
+        self.events_lock = asyncio.Lock()
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None

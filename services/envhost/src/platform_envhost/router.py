@@ -81,15 +81,36 @@ class Router:
             if key == subjects.SESSION_ID_METADATA:
                 session_id = value if isinstance(value, str) else value.decode()
                 break
-        read, write, handle = context.read, context.write, self.handle
+        read, write, handle, finish = context.read, context.write, self.handle, self.finish
         while True:
             raw = await read()
             if raw is grpc.aio.EOF:
                 return
             await write(await handle(session_id, raw))
+            await finish(session_id)
+
+    async def finish(self, session_id: str) -> None:
+        """Build and queue the step events of the session's requests answered so far.
+
+        Callers send each answer first and call this after: building events then costs the
+        stepping client nothing. Events are built in the order the requests were answered
+        (`Instance.deferred_events`); a full publisher backlog makes this wait.
+        """
+        instance = self._table.get(session_id)
+        if instance is not None and instance.deferred_events:
+            await self._publish_deferred(instance)
+
+    async def _publish_deferred(self, instance: Instance) -> None:
+        async with instance.events_lock:
+            deferred = instance.deferred_events
+            while deferred:
+                await self._publish(deferred.pop(0)())
 
     async def handle(self, session_id: str, raw: bytes) -> bytes:
-        """Answer one request of `session_id` (its bytes); always returns an EnvResponse's bytes."""
+        """Answer one request of `session_id` (its bytes); always returns an EnvResponse's bytes.
+
+        The step events of a recorded step or reset are built later, by `finish`.
+        """
         try:
             request = env_pb.EnvRequest.FromString(raw)
         except DecodeError as exc:
@@ -139,6 +160,8 @@ class Router:
                       headers: dict[str, str]) -> bytes:
         """The response to one request (the instance's lock is held)."""
         command = request.WhichOneof("command")
+        if instance.deferred_events and (command == "hold" or command in SAVED_COMMANDS or command == "batch"):
+            await self._publish_deferred(instance)  # these publish at once: earlier events go first
         if command == "batch":
             answer, warnings = await self._batches.answer(instance, request, raw, headers)
             return with_warnings(answer, warnings)
@@ -161,8 +184,10 @@ class Router:
                                          record_frames=instance.record_frames, agent=agent)
         else:
             answer = await instance.forward(raw)
-            await self._publish(builder.build(request, env_pb.EnvResponse.FromString(answer), time.time(),
-                                              headers, agent))
+            now = time.time()
+            instance.deferred_events.append(
+                lambda: builder.build(request, env_pb.EnvResponse.FromString(answer), now, headers, agent)
+            )
         return with_warnings(answer, warnings)
 
     async def _saved_command(self, instance: Instance, request: env_pb.EnvRequest,

@@ -146,9 +146,11 @@ class StepLinkServer:
     async def _steps(self, session_id: str, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
         """Answer the session's requests in order until the gateway closes the link."""
-        handle, write, transport = self._router.handle, writer.write, writer.transport
+        router = self._router
+        handle, finish, write, transport = router.handle, router.finish, writer.write, writer.transport
         while True:
             raw = await read_frame(reader)
-            write(encode_frame(await handle(session_id, raw)))
+            write(encode_frame(await handle(session_id, raw)))  # sent now; its step events next
+            await finish(session_id)
             if transport.get_write_buffer_size() > DRAIN_ABOVE_BYTES:
                 await writer.drain()
