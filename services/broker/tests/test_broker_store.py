@@ -13,7 +13,9 @@ import pytest
 import sqlalchemy as sa
 from platform_broker.config import async_database_url
 from platform_broker.errors import ConfigError
+from platform_broker.lives import LifeHeldError
 from platform_broker.store import ADDED_COLUMNS, CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
+from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
@@ -100,6 +102,55 @@ async def test_a_table_of_an_older_broker_gets_the_new_columns(store):
     new.step_address = "h1:7001"
     await store.insert(new)
     assert (await store.get("s-new")).step_address == "h1:7001"
+
+
+def with_life(info: control_pb2.SessionInfo, name: str) -> control_pb2.SessionInfo:
+    info.life.CopyFrom(events_pb2.LifeSettings(name=name))
+    return info
+
+
+async def test_a_table_without_the_life_column_gets_it_and_its_lock(store):
+    # The table as the broker before lives made it: step_address, no life column, no index.
+    old_metadata = sa.MetaData()
+    old_table = sa.Table("sessions", old_metadata,
+                         *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable,
+                                     server_default=c.server_default)
+                           for c in sessions.columns if c.name != "life"])
+    async with store.engine.begin() as conn:
+        await conn.run_sync(lambda sync: sessions.drop(sync))
+        await conn.run_sync(old_metadata.create_all)
+        await conn.execute(old_table.insert().values(
+            id="s-before", env_id="cartpole", kwargs_json="{}", record=True, host_id="h1", host_address="h1:7000",
+            state="running", created_at=1.0, last_active_at=1.0, spec=None, reason="", log_tail="",
+            step_address="h1:7001"))
+    await store.create_tables()
+    await store.create_tables()  # idempotent once added
+    before = await store.get("s-before")
+    assert before is not None and before.state == RUNNING and not before.HasField("life")
+
+    first = with_life(make("s-life-1", 2.0, RUNNING), "robot-1")
+    await store.insert(first)
+    assert (await store.get("s-life-1")).life.name == "robot-1"
+    assert (await store.life_holder("robot-1")).id == "s-life-1"
+    with pytest.raises(LifeHeldError, match="life robot-1 is being recorded by session s-life-1; close it first"):
+        await store.insert(with_life(make("s-life-2", 3.0), "robot-1"))
+    assert await store.get("s-life-2") is None
+    await store.insert(make("s-no-life", 3.5))  # sessions without a life never collide
+    await store.insert(make("s-no-life-2", 3.6))
+    assert await store.mark_closed("s-life-1", "done")
+    assert await store.life_holder("robot-1") is None
+    await store.insert(with_life(make("s-life-3", 4.0), "robot-1"))
+    assert [s.id for s in await store.list() if s.life.name == "robot-1"] == ["s-life-1", "s-life-3"]
+
+
+async def test_one_open_session_per_life_among_concurrent_inserts(store):
+    await store.insert(with_life(make("s-crashed", 0.5, CRASHED), "robot-9"))  # ended: holds nothing
+    results = await asyncio.gather(*(store.insert(with_life(make(f"s-{i}", float(i)), "robot-9")) for i in range(8)),
+                                   return_exceptions=True)
+    refused = [r for r in results if isinstance(r, LifeHeldError)]
+    assert len(refused) == 7 and results.count(None) == 1
+    [holder] = [s for s in await store.list([STARTING]) if s.life.name == "robot-9"]
+    assert all(error.holder_session_id == holder.id for error in refused)
 
 
 async def test_running_with_spec(store):

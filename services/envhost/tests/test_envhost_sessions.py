@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +145,37 @@ async def test_a_vector_start_hosts_num_envs_environments(envhost_factory: Any, 
     refused = await start_session(nats_client, host.host_id, new_session_id())  # one instance of capacity
     assert refused.error.code == "unavailable"
     await stop_session(nats_client, host.host_id, session_id)
+
+
+async def start_with_life(nc: Any, host_id: str, session_id: str, life: bus_pb.LifeSettings, *,
+                          record: bool = True, record_frames: bool = True) -> control_pb.StartInstanceReply:
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE, record=record,
+                                              record_frames=record_frames, life=life)
+    msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=60)
+    return control_pb.StartInstanceReply.FromString(msg.data)
+
+
+async def test_lifecycle_events_carry_the_life_and_record_frames(envhost: EnvHostProcess, nats_client: Any,
+                                                                 js: Any) -> None:
+    life = bus_pb.LifeSettings(name="robot-1", frame_every=4, max_frames=20_000)
+    closing, crashing, plain = new_session_id(), new_session_id(), new_session_id()
+    assert not (await start_with_life(nats_client, envhost.host_id, closing, life)).HasField("error")
+    [started] = await lifecycle_events(js, closing, 1)
+    assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED
+    assert started.life == life and started.record and started.record_frames
+    await stop_session(nats_client, envhost.host_id, closing, reason="closed by the user")
+    _, closed = await lifecycle_events(js, closing, 2)
+    assert closed.kind == bus_pb.SESSION_EVENT_KIND_CLOSED and closed.life == life and closed.record_frames
+
+    assert not (await start_with_life(nats_client, envhost.host_id, crashing, life,
+                                      record_frames=False)).HasField("error")
+    os.kill(envhost.instance_pid(crashing), signal.SIGKILL)
+    started, crashed = await lifecycle_events(js, crashing, 2)
+    assert started.life == life and not started.record_frames
+    assert crashed.kind == bus_pb.SESSION_EVENT_KIND_CRASHED and crashed.life == life
+
+    # An unrecorded session has no life (nothing would write it).
+    assert not (await start_with_life(nats_client, envhost.host_id, plain, life, record=False)).HasField("error")
+    [started] = await lifecycle_events(js, plain, 1)
+    assert not started.HasField("life") and not started.record and not started.record_frames
+    await stop_session(nats_client, envhost.host_id, plain)

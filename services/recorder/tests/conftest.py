@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from platform_testing.nats_server import NatsServer
+from platform_testing.s3_server import S3Server
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import recorder_testkit (importlib mode)
 
@@ -49,3 +50,15 @@ async def recorder_service(recorder_js: tuple[Any, Any], tmp_path: Path) -> Asyn
     yield service
     await service.stop()
     await own.drain()
+
+
+@pytest.fixture
+def s3_storage(s3_server: S3Server, s3_bucket: str) -> Any:
+    """An S3Storage on the session's S3 API server, in this test's own bucket (made now)."""
+    from platform_recorder.s3_storage import open_s3_storage
+
+    env = s3_server.env(s3_bucket)
+    return open_s3_storage(
+        env["PLATFORM_RECORDINGS"], s3_server.endpoint, s3_server.access_key, s3_server.secret_key,
+        s3_server.region, secure=False,
+    )

@@ -57,9 +57,18 @@ def started(
     spec: env_pb.SpecResponse | None = None,
     record: bool = True,
     kwargs: Mapping[str, Any] | None = None,
+    life: str = "",
+    frame_every: int = 0,
+    max_frames: int = 0,
+    endless: bool = False,
 ) -> events_pb2.SessionEvent:
-    spec = spec or cartpole_spec()
-    return events_pb2.SessionEvent(
+    """A STARTED event; `life` (with its thinning settings) makes it a session of that life, and
+    frame settings turn on `record_frames` as the broker does; `endless` sets the spec's flag."""
+    base = spec or cartpole_spec()
+    spec = env_pb.SpecResponse()
+    spec.CopyFrom(base)
+    spec.endless = spec.endless or endless
+    event = events_pb2.SessionEvent(
         session_id=session_id,
         kind=events_pb2.SESSION_EVENT_KIND_STARTED,
         env_id=spec.env_id,
@@ -68,7 +77,11 @@ def started(
         host_id="h1",
         time=time.time(),
         spec=spec,
+        record_frames=bool(frame_every or max_frames),
     )
+    if life:
+        event.life.CopyFrom(events_pb2.LifeSettings(name=life, frame_every=frame_every, max_frames=max_frames))
+    return event
 
 
 def closed(

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from platform_contracts.json_values import space_to_json
+from platform_contracts.values import tensor_from_array
 from platform_recorder.episodes import build_episode, write_npz_atomic
 from platform_recorder.session_files import PartWriter, encode_record, read_part
-from recorder_testkit import dict_obs, episode_events, reset_event, step_event
+from recorder_testkit import box_space, dict_obs, dict_spec, episode_events, reset_event, step_event
 from simulusion.env.v1 import values_pb2 as pb
 
 JPEG = b"\xff\xd8jpeg-bytes\x00\x00\xff\xd9"
@@ -115,3 +117,76 @@ def test_part_file_torn_tail_is_cut_and_appends_continue(tmp_path: Path) -> None
     writer.sync()
     writer.close()
     assert [e.seq for e in read_part(path)] == [1, 2, 3, 4]
+
+
+def _spec(space: pb.Space, labels: list[tuple[str, int, int]]) -> dict:
+    """The spec as recording.json keeps it."""
+    return {
+        "observation_space": space_to_json(space),
+        "observation_labels": [{"name": n, "start": s, "stop": e} for n, s, e in labels],
+    }
+
+
+def _dmc_obs(seq: int) -> pb.Value:
+    """A DeepMind Control-like observation: a Dict of float64 Boxes, keys sorted."""
+    parts = {"height": [seq], "orientations": [seq, -seq, 0.5, 0.25], "velocity": [1.0, 2.0, seq]}
+    return pb.Value(dict=pb.DictValue(entries=[
+        pb.NamedValue(name=k, value=pb.Value(tensor=tensor_from_array(np.array(v, dtype=np.float64))))
+        for k, v in parts.items()
+    ]))
+
+
+DMC_SPACE = pb.Space(dict=pb.DictSpace(entries=[
+    pb.NamedSpace(name="height", space=box_space(np.ones(1))),
+    pb.NamedSpace(name="orientations", space=box_space(np.ones(4))),
+    pb.NamedSpace(name="velocity", space=box_space(np.ones(3))),
+]))
+DMC_LABELS = [("height", 0, 1), ("orientations", 1, 5), ("velocity", 5, 8)]
+
+
+def test_state_columns_are_the_labelled_parts_of_each_observation(tmp_path: Path) -> None:
+    events = episode_events("s1", 1, 0, 3, obs=_dmc_obs)
+    arrays, _ = build_episode(events, "s1", spec=_spec(DMC_SPACE, DMC_LABELS))
+    for name in ("height", "orientations", "velocity"):
+        column = arrays[f"state.{name}"]
+        assert column.dtype == np.float64 and column.shape == (4, arrays[f"observations.{name}"].shape[1])
+        np.testing.assert_array_equal(column, arrays[f"observations.{name}"])
+    write_npz_atomic(tmp_path / "e.npz", arrays)
+    with np.load(tmp_path / "e.npz", allow_pickle=False) as data:
+        assert data["state.velocity"][:, 2].tolist() == [1, 2, 3, 4]
+
+
+def test_state_labels_may_cut_across_keys_and_take_any_json_form() -> None:
+    events = episode_events("s1", 1, 0, 2, obs=_dmc_obs)
+    for labels in ([["tail", 4, 7]], {"tail": [4, 7]}, [{"name": "tail", "start": 4, "stop": 7}]):
+        spec = {"observation_space": space_to_json(DMC_SPACE), "observation_labels": labels}
+        arrays, _ = build_episode(events, "s1", spec=spec)
+        assert arrays["state.tail"].tolist() == [[0.25, 1.0, 2.0]] * 3  # orientations[3:], velocity[:2]
+
+
+def test_state_of_a_box_observation_and_of_discrete_parts_one_hot() -> None:
+    events = episode_events("s1", 1, 0, 2)  # CartPole-like Box(4,) float32
+    spec = _spec(box_space(np.ones(4, np.float32)), [("cart", 0, 2), ("pole", 2, 4)])
+    arrays, _ = build_episode(events, "s1", spec=spec)
+    assert arrays["state.cart"].dtype == np.float64
+    assert arrays["state.cart"].tolist() == [[1, 0.5], [2, 0.5], [3, 0.5]]
+    assert arrays["state.pole"].tolist() == [[-0.5, 1.0]] * 3
+    # DictNav: position Box(2,) then goal Discrete(5) one-hot, as gymnasium.spaces.flatten does
+    events = episode_events("s1", 1, 0, 2, obs=dict_obs)
+    spec = _spec(dict_spec().observation_space, [("position", 0, 2), ("goal", 2, 7)])
+    arrays, _ = build_episode(events, "s1", spec=spec)
+    assert arrays["state.position"].tolist() == [[1, -1], [2, -2], [3, -3]]
+    assert arrays["state.goal"].tolist() == [np.eye(5)[seq % 5].tolist() for seq in (1, 2, 3)]
+
+
+def test_no_labels_no_state_and_labels_that_do_not_fit_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    events = episode_events("s1", 1, 0, 2, obs=_dmc_obs)
+    arrays, _ = build_episode(events, "s1", spec=_spec(DMC_SPACE, []))
+    assert not [k for k in arrays if k.startswith("state.")]
+    arrays, _ = build_episode(events, "s1")
+    assert not [k for k in arrays if k.startswith("state.")]
+    arrays, _ = build_episode(events, "session s1 episode 0", spec=_spec(DMC_SPACE, [*DMC_LABELS, ("past", 6, 9)]))
+    assert "state.velocity" in arrays and "state.past" not in arrays
+    assert "session s1 episode 0: observation label 'past' [6, 9) is outside the flat observation of size 8" in caplog.text
+    arrays, _ = build_episode(events, "s1", spec=_spec(box_space(np.ones(4)), [("x", 0, 1)]))  # not this space
+    assert "state.x" not in arrays and "no column 'observations'" in caplog.text

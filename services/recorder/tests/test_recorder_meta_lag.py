@@ -26,7 +26,8 @@ def test_finished_episodes_are_listed_when_due_and_their_parts_kept_until_then(t
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 3), *episode_events("s1", 5, 1, 2)))
     # both episodes are finished (npz written) but meta.json does not list them yet
     assert files(folder) == [
-        "episode-000000.npz", "episode-000000.part", "episode-000001.npz", "episode-000001.part", "meta.json"
+        "episode-000000.npz", "episode-000000.part", "episode-000001.npz", "episode-000001.part", "meta.json",
+        "recording.json",
     ]
     assert read_meta(tmp_path, "s1")["episodes"] == [] and writer.meta_pending
     writer.flush_due(time.monotonic() + 1)  # not due yet
@@ -34,7 +35,7 @@ def test_finished_episodes_are_listed_when_due_and_their_parts_kept_until_then(t
     writer.flush_due(time.monotonic() + 61)
     meta = read_meta(tmp_path, "s1")
     assert [e["length"] for e in meta["episodes"]] == [3, 2] and meta["last_seq"] == 7
-    assert files(folder) == ["episode-000000.npz", "episode-000001.npz", "meta.json"]
+    assert files(folder) == ["episode-000000.npz", "episode-000001.npz", "meta.json", "recording.json"]
     assert not writer.meta_pending
     assert load_episode(tmp_path, "s1", 1)["seq"].tolist() == [6, 7]
 
@@ -48,7 +49,7 @@ def test_a_restart_lists_what_the_lagging_meta_missed(tmp_path: Path) -> None:
     assert again.recover() == 1
     meta = read_meta(tmp_path, "s1")
     assert [e["length"] for e in meta["episodes"]] == [4] and meta["last_seq"] == 5
-    assert files(tmp_path / "s1") == ["episode-000000.npz", "meta.json"]
+    assert files(tmp_path / "s1") == ["episode-000000.npz", "meta.json", "recording.json"]
     assert again.process(msgs(*episode_events("s1", 1, 0, 4)))["duplicate"] == 5  # redelivered
 
 

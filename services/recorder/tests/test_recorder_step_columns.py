@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from platform_contracts.values import datamap_from_dict
-from platform_recorder.episodes import build_episode
+from platform_contracts.values import datamap_from_dict, tensor_from_array
+from platform_recorder.episodes import build_episode, write_npz_atomic
 from platform_recorder.reading import load_episode, read_meta
 from platform_recorder.writer import RecordingWriter
 from recorder_testkit import reset_event, started, step_event, subject_of
 from simulusion.bus.v1 import events_pb2
+from simulusion.env.v1 import values_pb2 as pb
 
 
 def with_info(event: events_pb2.StepEvent, info: dict[str, Any]) -> events_pb2.StepEvent:
@@ -91,3 +92,74 @@ def test_recording_lists_agent_keys_across_episodes(tmp_path: Path) -> None:
     data = load_episode(tmp_path, "s1", 1)
     assert data["agent.refused"].tolist() == [1.0] and data["info.is_success"].tolist() == [1.0]
     assert "agent.confidence" not in data
+
+
+def test_teacher_action_rows_like_actions_and_valid_where_present(caplog: pytest.LogCaptureFixture) -> None:
+    events = [
+        reset_event("s1", 1, 0),
+        with_info(step_event("s1", 2, 0, 1, action=1), {"teacher_action": 0}),
+        step_event("s1", 3, 0, 2, action=0),
+        with_info(step_event("s1", 4, 0, 3), {"teacher_action": 1.0}),  # an integral float fits
+        with_info(step_event("s1", 5, 0, 4), {"teacher_action": 0.5}),  # not a Discrete value
+        with_info(step_event("s1", 6, 0, 5, terminated=True), {"teacher_action": np.int64(1)}),
+    ]
+    arrays, _ = build_episode(events, "session s1 episode 0")
+    assert arrays["teacher.action"].dtype == arrays["actions"].dtype == np.int64
+    assert arrays["teacher.action"].tolist() == [0, 0, 1, 0, 1]
+    assert arrays["teacher.valid"].dtype == bool
+    assert arrays["teacher.valid"].tolist() == [True, False, True, False, True]
+    assert (
+        "session s1 episode 0: info 'teacher_action' of step row 3 does not fit actions: "
+        "0.5 is not a value of the integer action" in caplog.text
+    )
+
+
+def test_teacher_action_of_box_and_dict_actions(caplog: pytest.LogCaptureFixture) -> None:
+    box = [reset_event("s1", 1, 0), step_event("s1", 2, 0, 1), step_event("s1", 3, 0, 2), step_event("s1", 4, 0, 3)]
+    for e in box[1:]:
+        e.step.action.CopyFrom(pb.Value(tensor=tensor_from_array(np.array([0.5, -0.5], np.float32))))
+    with_info(box[1], {"teacher_action": [0.25, 0.75]})
+    with_info(box[2], {"teacher_action": np.array([1.0, 2.0, 3.0])})  # another shape: left out
+    arrays, _ = build_episode(box, "s1")
+    assert arrays["teacher.action"].dtype == np.float32 and arrays["teacher.action"].shape == (3, 2)
+    assert arrays["teacher.action"].tolist() == [[0.25, 0.75], [0, 0], [0, 0]]
+    assert arrays["teacher.valid"].tolist() == [True, False, False]
+    assert "its shape (3,) is not the action's (2,)" in caplog.text
+
+    dict_steps = [reset_event("s1", 1, 0), step_event("s1", 2, 0, 1), step_event("s1", 3, 0, 2)]
+    for e in dict_steps[1:]:
+        e.step.action.CopyFrom(pb.Value(dict=pb.DictValue(entries=[
+            pb.NamedValue(name="aim", value=pb.Value(tensor=tensor_from_array(np.zeros(2)))),
+            pb.NamedValue(name="fire", value=pb.Value(discrete=0)),
+        ])))
+    with_info(dict_steps[2], {"teacher_action": {"aim": [0.1, 0.2], "fire": 1}})
+    arrays, _ = build_episode(dict_steps, "s1")
+    assert arrays["teacher.action.aim"].tolist() == [[0, 0], [0.1, 0.2]]
+    assert arrays["teacher.action.fire"].tolist() == [0, 1]
+    assert arrays["teacher.valid"].tolist() == [False, True]
+    with_info(dict_steps[1], {"teacher_action": {"aim": [0.3, 0.4]}})  # no "fire": the row is left out
+    arrays, _ = build_episode(dict_steps, "s1")
+    assert arrays["teacher.valid"].tolist() == [False, True] and arrays["teacher.action.aim"][0].tolist() == [0, 0]
+
+
+def test_no_teacher_action_no_teacher_columns() -> None:
+    arrays, _ = build_episode([reset_event("s1", 1, 0), step_event("s1", 2, 0, 1, terminated=True)])
+    assert "teacher.action" not in arrays and "teacher.valid" not in arrays
+
+
+def test_outcome_is_the_last_steps_info_outcome_as_a_0d_string(tmp_path: Path) -> None:
+    events = [
+        reset_event("s1", 1, 0),
+        with_info(step_event("s1", 2, 0, 1), {"outcome": "not yet"}),
+        with_info(step_event("s1", 3, 0, 2, terminated=True), {"outcome": "killed_by_monster"}),
+    ]
+    arrays, summary = build_episode(events, "s1")
+    assert arrays["outcome"].shape == () and arrays["outcome"].dtype.kind == "U"
+    assert str(arrays["outcome"]) == "killed_by_monster" and summary["outcome"] == "killed_by_monster"
+    write_npz_atomic(tmp_path / "e.npz", arrays)
+    with np.load(tmp_path / "e.npz", allow_pickle=False) as data:
+        assert data["outcome"].item() == "killed_by_monster"
+    arrays, summary = build_episode(events[:2] + [step_event("s1", 3, 0, 2, terminated=True)], "s1")
+    assert "outcome" not in arrays and "outcome" not in summary, "only the last step's info counts"
+    arrays, summary = build_episode([events[0], with_info(step_event("s1", 2, 0, 1), {"outcome": 2})], "s1")
+    assert str(arrays["outcome"]) == "2" and summary["outcome"] == "2"

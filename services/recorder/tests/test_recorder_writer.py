@@ -49,6 +49,7 @@ def test_episodes_meta_and_duplicates(tmp_path: Path) -> None:
         "episode-000000.npz",
         "episode-000001.npz",
         "meta.json",
+        "recording.json",
     ]
 
 

@@ -83,6 +83,12 @@ def step_batch_msg_id(session_id: str, batch: int) -> str:
 # Recorder request/reply (JSON bodies): recording listings and metadata.
 RECORDER_LIST_RECORDINGS = "platform.recorder.recordings.list"
 RECORDER_GET_RECORDING = "platform.recorder.recordings.get"
+RECORDER_RECORDING_FILES = "platform.recorder.recordings.files"
+# Raw bytes of a finished file (reply body); a failure sets the header RECORDER_ERROR_HEADER.
+RECORDER_READ_FILE = "platform.recorder.recordings.read"
+RECORDER_EPISODE = "platform.recorder.recordings.episode"
+RECORDER_DELETE_RECORDING = "platform.recorder.recordings.delete"
+RECORDER_ERROR_HEADER = "Simulusion-Error"
 # Saved snapshots (protobuf messages of simulusion.control.v1), kept by the recorder.
 RECORDER_SAVE_SNAPSHOT = "platform.recorder.snapshots.save"
 RECORDER_GET_SNAPSHOT = "platform.recorder.snapshots.get"

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from platform_testing.nats_server import NatsServer
+from platform_testing.s3_server import S3Server
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +18,21 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """One real S3 API server (moto's server mode, objects in memory) for the whole test session."""
+    server = S3Server(log_path=tmp_path_factory.mktemp("s3") / "moto.log")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket() -> str:
+    """A bucket name of this test's own (not made: the recorder makes a missing bucket)."""
+    return f"test-{uuid.uuid4().hex[:16]}"
 
 
 @pytest.fixture

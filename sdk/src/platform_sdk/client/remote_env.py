@@ -38,6 +38,9 @@ def connect(
     jpeg_quality: int | None = None,
     record_frames: bool = False,
     auto_reset: bool = False,
+    life: str | None = None,
+    frame_every: int | None = None,
+    max_frames: int | None = None,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -52,9 +55,17 @@ def connect(
         auto_reset: when a step ends the episode, the environment resets at once: the step
             returns the next episode's first observation, with `final_obs` and `final_info` in
             its info (terminated/truncated as the environment said).
+        life: with `record`, append the recording to this life (1-64 letters, digits, `_`, `.`,
+            `-`): a recording that goes on across sessions and restarts, its episodes' `life_start`
+            counted over the whole life. One session at a time writes a life: while another
+            records it, this raises `PlatformError` (status 409) naming that session.
+        frame_every: with `life`, keep one frame in N (turns on `record_frames`).
+        max_frames: with `life`, never keep more than M frames over the whole life; the spacing
+            doubles each time a twentieth of M is used (turns on `record_frames`).
     """
     return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
-                     record_frames=record_frames, auto_reset=auto_reset)
+                     record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
+                     max_frames=max_frames)
 
 
 class RemoteEnv(gym.Env):
@@ -70,6 +81,9 @@ class RemoteEnv(gym.Env):
         jpeg_quality: int | None = None,
         record_frames: bool = False,
         auto_reset: bool = False,
+        life: str | None = None,
+        frame_every: int | None = None,
+        max_frames: int | None = None,
     ) -> None:
         self.env_id = env_id
         self.auto_reset = auto_reset
@@ -80,7 +94,8 @@ class RemoteEnv(gym.Env):
         self._closed = False
         self._steps = 0
         try:
-            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, record_frames)
+            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, record_frames,
+                                                life=life, frame_every=frame_every, max_frames=max_frames)
         except errors.PlatformError:
             self._rest.close()
             raise

@@ -32,11 +32,15 @@ class RestClient:
 
     def create_session(
         self, env_id: str, kwargs: dict[str, Any] | None, record: bool, jpeg_quality: int | None = None,
-        record_frames: bool = False, num_envs: int | None = None,
+        record_frames: bool = False, num_envs: int | None = None, *, life: str | None = None,
+        frame_every: int | None = None, max_frames: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"env_id": env_id, "kwargs": kwargs or {}, "record": record}
         if record_frames:
             body["record_frames"] = True
+        for name, value in (("life", life), ("frame_every", frame_every), ("max_frames", max_frames)):
+            if value is not None:
+                body[name] = value
         if num_envs is not None:
             body["num_envs"] = num_envs
         if jpeg_quality is not None:

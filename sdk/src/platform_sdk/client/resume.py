@@ -25,20 +25,22 @@ def resume(
     url: str | None = None,
     token: str | None = None,
     record: bool = False,
+    life: str | None = None,
     **settings: Any,
 ) -> RemoteEnv:
     """Start a session of the saved snapshot's environment and arguments, at that moment.
 
     `env.resumed` holds `(observation, info)` there; stepping on gives exactly what the
-    original session would have. `settings` are further `connect` arguments (e.g.
-    `jpeg_quality`, `auto_reset`).
+    original session would have. `life` (with `record`) appends the new session's recording
+    to that life, so a life goes on after a crash from its last saved snapshot. `settings` are
+    further `connect` arguments (e.g. `jpeg_quality`, `auto_reset`, `max_frames`).
 
     Raises:
         SessionNotFoundError: no saved snapshot has that id.
     """
     saved = saved_snapshot(snapshot_id, url, token)
     env = RemoteEnv(saved["env_id"], url=url, kwargs=saved.get("kwargs") or {}, token=token, record=record,
-                    **settings)
+                    life=life, **settings)
     try:
         env.resumed = env.restore_saved(snapshot_id)
     except errors.PlatformError:

@@ -39,3 +39,9 @@ class InvalidArgumentError(BrokerError):
 
 class UnavailableError(BrokerError):
     code = "unavailable"
+
+
+class FailedPreconditionError(BrokerError):
+    """The request does not fit the current state (e.g. a life another open session is recording)."""
+
+    code = "failed_precondition"

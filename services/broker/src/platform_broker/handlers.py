@@ -24,6 +24,7 @@ from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.errors import BrokerError, InvalidArgumentError, NotFoundError, UnavailableError
 from platform_broker.hosts import HostRegistry, HostState
+from platform_broker.lives import life_settings, records_frames
 from platform_broker.pools import PoolKeeper, takes_pooled
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
 
@@ -127,18 +128,22 @@ class Handlers:
         if request.record_frames and not request.record:
             raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true")
         num_envs = _num_envs(request.num_envs)
+        life = life_settings(request)
+        record_frames = records_frames(request, life)
         now = self._clock()
         session = control_pb2.SessionInfo(
             id=new_session_id(), env_id=request.env_id, kwargs_json=json.dumps(kwargs), record=request.record,
-            state=STARTING, created_at=now, last_active_at=now,
+            state=STARTING, created_at=now, last_active_at=now, life=life,
         )
         pools = self.pools
-        slot = pools.take(request.env_id) if pools is not None and takes_pooled(request, kwargs, num_envs) else None
+        # A life is not a default setting: its STARTED event must carry it, which a claim does not.
+        pooled = life is None and takes_pooled(request, kwargs, num_envs)
+        slot = pools.take(request.env_id) if pools is not None and pooled else None
         pool_host = self.hosts.get(slot.host_id) if slot is not None else None
         if pools is not None and slot is not None and pool_host is not None:
             _place(session, pool_host)
             await self.store.insert(session)
-            spec = await pools.claim(slot, session.id, request.record, request.record_frames)
+            spec = await pools.claim(slot, session.id, request.record, record_frames)
             if spec is not None:
                 log.info("session %s (%s): warm instance %s on env host %s", session.id, session.env_id,
                          slot.slot_id, slot.host_id)
@@ -158,7 +163,7 @@ class Handlers:
         merged = {**json.loads(entry.kwargs_json or "{}"), **kwargs}
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, kwargs_json=json.dumps(merged),
                                                  record=request.record, jpeg_quality=request.jpeg_quality,
-                                                 record_frames=request.record_frames, num_envs=num_envs)
+                                                 record_frames=record_frames, num_envs=num_envs, life=life)
         log.info("session %s (%s): starting on env host %s", session.id, session.env_id, host.host_id)
         try:
             reply = await self.envhosts.start(host.host_id, start)

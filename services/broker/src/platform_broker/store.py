@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 from sqlalchemy.engine import make_url
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from platform_broker.config import async_database_url
 from platform_broker.errors import UnavailableError
+from platform_broker.lives import LifeHeldError
 
 STARTING = control_pb2.SESSION_STATE_STARTING
 RUNNING = control_pb2.SESSION_STATE_RUNNING
@@ -29,6 +31,7 @@ OPEN_STATES = (STARTING, RUNNING)
 ENDED_STATES = (CLOSED, CRASHED)
 
 CONNECT_TIMEOUT_S = 10.0
+INSERT_ATTEMPTS = 3
 
 _STATE_NAMES = {STARTING: "starting", RUNNING: "running", CLOSED: "closed", CRASHED: "crashed"}
 _STATE_BY_NAME = {name: state for state, name in _STATE_NAMES.items()}
@@ -52,10 +55,17 @@ sessions = sa.Table(
     sa.Column("log_tail", sa.Text, nullable=False, default=""),
     # The env host's step link (host:port) from its heartbeat when the session was placed.
     sa.Column("step_address", sa.String(512), nullable=False, default="", server_default=""),
+    # The life the session appends to ("" for none).
+    sa.Column("life", sa.String(64), nullable=False, default="", server_default=""),
 )
 # Columns added after the table's first version: `create_tables` adds them to an older table
 # (each has an empty-string server default, so existing rows read as "").
-ADDED_COLUMNS = ("step_address",)
+ADDED_COLUMNS = ("step_address", "life")
+# One open (starting or running) session per life: a second insert fails atomically, on
+# SQLite and PostgreSQL alike, even from two brokers at once.
+_OPEN_LIFE = sa.and_(sessions.c.life != "", sessions.c.state.in_([_STATE_NAMES[s] for s in OPEN_STATES]))
+OPEN_LIFE_INDEX = sa.Index("ix_sessions_open_life", sessions.c.life, unique=True,
+                           sqlite_where=_OPEN_LIFE, postgresql_where=_OPEN_LIFE)
 
 
 def state_name(state: int) -> str:
@@ -94,6 +104,7 @@ class SessionStore:
             async with self.engine.begin() as conn:
                 await conn.run_sync(metadata.create_all)
                 await conn.run_sync(_add_missing_columns)
+                await conn.run_sync(_add_missing_indexes)
         except (OSError, sa.exc.SQLAlchemyError) as exc:
             where = self.engine.url.render_as_string(hide_password=True)
             detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
@@ -103,8 +114,32 @@ class SessionStore:
         await self.engine.dispose()
 
     async def insert(self, info: control_pb2.SessionInfo) -> None:
-        async with self.engine.begin() as conn:
-            await conn.execute(sessions.insert().values(**_to_row(info)))
+        """Add a session's row.
+
+        Raises:
+            LifeHeldError: the session appends to a life that another open session records.
+        """
+        row = _to_row(info)
+        for attempt in range(INSERT_ATTEMPTS):
+            try:
+                async with self.engine.begin() as conn:
+                    await conn.execute(sessions.insert().values(**row))
+                return
+            except sa.exc.IntegrityError:
+                holder = await self.life_holder(info.life.name) if info.life.name else None
+                if holder is not None:
+                    raise LifeHeldError(info.life.name, holder.id) from None
+                if not info.life.name or attempt == INSERT_ATTEMPTS - 1:
+                    raise
+                # The holder closed between the refused insert and the look-up: try again.
+
+    async def life_holder(self, name: str) -> control_pb2.SessionInfo | None:
+        """The open (starting or running) session that records the life `name`, if any."""
+        query = sessions.select().where(sessions.c.life == name,
+                                        sessions.c.state.in_([state_name(s) for s in OPEN_STATES]))
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).mappings().first()
+        return None if row is None else _from_row(row)
 
     async def get(self, session_id: str) -> control_pb2.SessionInfo | None:
         async with self.engine.connect() as conn:
@@ -174,6 +209,12 @@ def _add_missing_columns(conn: sa.Connection) -> None:
                 raise
 
 
+def _add_missing_indexes(conn: sa.Connection) -> None:
+    """Create the open-life index on a table made before it existed (IF NOT EXISTS: two
+    brokers may start at once)."""
+    conn.execute(sa.schema.CreateIndex(OPEN_LIFE_INDEX, if_not_exists=True))
+
+
 def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
     return {
         "id": info.id,
@@ -189,6 +230,7 @@ def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
         "reason": info.reason,
         "log_tail": info.log_tail,
         "step_address": info.step_address,
+        "life": info.life.name,
     }
 
 
@@ -202,4 +244,6 @@ def _from_row(row: Any) -> control_pb2.SessionInfo:
     )
     if row["spec"] is not None:
         info.spec.ParseFromString(bytes(row["spec"]))
+    if row["life"]:
+        info.life.CopyFrom(events_pb2.LifeSettings(name=row["life"]))
     return info

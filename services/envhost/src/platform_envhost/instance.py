@@ -10,6 +10,7 @@ from enum import Enum
 import grpc
 from platform_contracts import subjects
 from platform_sdk.launcher import InstanceProcess
+from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_envhost.agent_data import AgentNames
@@ -63,7 +64,8 @@ class Instance:
     """
 
     def __init__(self, session_id: str, env_id: str, kwargs_json: str, record: bool,
-                 process: InstanceProcess, *, record_frames: bool = False) -> None:
+                 process: InstanceProcess, *, record_frames: bool = False,
+                 life: bus_pb.LifeSettings | None = None) -> None:
         self.session_id = session_id
         self.env_id = env_id
         self.kwargs_json = kwargs_json
@@ -78,6 +80,8 @@ class Instance:
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None
         self.record_frames = record and record_frames  # every reset and step asks for its frame
+        # The life a recorded session appends to (its lifecycle events carry it to the recorder).
+        self.life = life if record and life is not None and life.name else None
         self.spec = env_pb.SpecResponse()
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""

@@ -13,6 +13,7 @@ from typing import Any
 
 from platform_sdk.containers import NoDockerEngineError
 from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
+from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 
 from platform_envhost.errors import InstanceGone, StartFailed
@@ -98,11 +99,12 @@ class InstanceTable:
 
     async def start(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
                     record: bool, jpeg_quality: int = 0, record_frames: bool = False, *, num_envs: int = 1,
-                    pooled: bool = False) -> tuple[Instance, bool]:
+                    pooled: bool = False, life: bus_pb.LifeSettings | None = None) -> tuple[Instance, bool]:
         """Launch the session's instance and get its spec; returns it and whether it is new.
 
         A start of a session that is already running (a retried request) returns that one.
         `pooled`: a warm pool instance under the slot id `session_id`, never recorded.
+        `life`: the life a recorded session appends to (kept on the instance for its events).
 
         Raises:
             StartFailed: at capacity ("unavailable"), bad kwargs or a failing factory
@@ -123,10 +125,11 @@ class InstanceTable:
         self._starting[session_id] = future
         if pooled:
             record = record_frames = False
+            life = None
             self._pooled.add(session_id)
         try:
             instance = await self._launch(session_id, entry, kwargs_json, record, jpeg_quality, record_frames,
-                                          num_envs)
+                                          num_envs, life)
         except BaseException as exc:
             self._pooled.discard(session_id)
             future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
@@ -141,7 +144,8 @@ class InstanceTable:
         return instance, True
 
     async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                      record: bool, jpeg_quality: int, record_frames: bool, num_envs: int) -> Instance:
+                      record: bool, jpeg_quality: int, record_frames: bool, num_envs: int,
+                      life: bus_pb.LifeSettings | None) -> Instance:
         spec = launch_spec(entry, kwargs_json, jpeg_quality, num_envs)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         name = _UNSAFE_NAME.sub("_", session_id)
@@ -154,7 +158,7 @@ class InstanceTable:
             raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
                               code="invalid_argument") from None
         instance = Instance(session_id, entry.id, json.dumps(spec.kwargs), record, process,
-                            record_frames=record_frames)
+                            record_frames=record_frames, life=life)
         try:
             await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
         except BaseException as exc:
@@ -185,6 +189,7 @@ class InstanceTable:
         instance.session_id = session_id
         instance.record = record
         instance.record_frames = record and record_frames
+        instance.life = None  # a claim is a create with default settings: never a life
         instance.events = StepEventBuilder(session_id) if record else None
         instance.last_active_at = time.time()
         self._instances[session_id] = instance

@@ -25,8 +25,10 @@ def session_event(instance: Instance, kind: int, host_id: str, *, reason: str = 
     event = bus_pb.SessionEvent(
         session_id=instance.session_id, kind=kind, env_id=instance.env_id, kwargs_json=instance.kwargs_json,
         record=instance.record, host_id=host_id, reason=reason, time=time.time(),
-        last_seq=instance.events.seq if instance.events is not None else 0,
+        last_seq=instance.events.seq if instance.events is not None else 0, record_frames=instance.record_frames,
     )
+    if instance.life is not None:
+        event.life.CopyFrom(instance.life)
     if kind == bus_pb.SESSION_EVENT_KIND_STARTED:
         event.spec.CopyFrom(instance.spec)
     elif kind == bus_pb.SESSION_EVENT_KIND_CRASHED:

@@ -118,7 +118,8 @@ class EnvHostService:
         try:
             instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record,
                                                      request.jpeg_quality, request.record_frames,
-                                                     num_envs=request.num_envs, pooled=request.pooled)
+                                                     num_envs=request.num_envs, pooled=request.pooled,
+                                                     life=request.life if request.HasField("life") else None)
         except EnvHostError as exc:
             log.warning("start of %s %s (%s) failed: %s", what, session_id, request.entry.id, exc)
             return _start_error(exc.code, str(exc))
@@ -127,8 +128,9 @@ class EnvHostService:
             if error is not None:
                 return control_pb.StartInstanceReply(error=error)
         if new:
-            log.info("started %s %s (%s) in %.2fs, record=%s", what, session_id, instance.env_id,
-                     time.monotonic() - started_at, instance.record)
+            log.info("started %s %s (%s) in %.2fs, record=%s%s", what, session_id, instance.env_id,
+                     time.monotonic() - started_at, instance.record,
+                     f", life={instance.life.name}" if instance.life is not None else "")
         return control_pb.StartInstanceReply(spec=instance.spec)
 
     async def _publish_started(self, instance: Instance) -> control_pb.ControlError | None:

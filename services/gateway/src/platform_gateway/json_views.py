@@ -47,6 +47,7 @@ def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
         "host_id": info.host_id or None,
         "reason": info.reason or None,
         "log_tail": info.log_tail or None,
+        "life": info.life.name or None,
     }
 
 

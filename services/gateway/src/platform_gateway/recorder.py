@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+import nats.errors
 from google.protobuf.message import DecodeError, Message
 from nats.aio.client import Client as NATS
 from platform_contracts import subjects
+from platform_contracts.tracing import inject_dict
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -15,6 +17,8 @@ from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
 
 _Reply = TypeVar("_Reply", bound=Message)
+MAX_READ_BYTES = 4 * 1024 * 1024  # the most one recordings.read returns
+_READ_HEADROOM = 64 * 1024  # of a NATS message, for headers
 
 
 class RecorderClient:
@@ -24,14 +28,75 @@ class RecorderClient:
         self._nc = nc
         self._timeout = timeout
 
-    async def list_recordings(self, env_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
-        body = {k: v for k, v in (("env_id", env_id), ("session_id", session_id)) if v}
+    async def list_recordings(
+        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Recording summaries, newest first: meta.json without episodes, with `episode_count` and
+        `saved_snapshots`."""
+        body = {k: v for k, v in (("env_id", env_id), ("session_id", session_id), ("life", life)) if v}
         reply = await self._call(subjects.RECORDER_LIST_RECORDINGS, body)
         return list(reply.get("recordings", []))
 
     async def get_recording(self, recording_id: str) -> dict[str, Any]:
         reply = await self._call(subjects.RECORDER_GET_RECORDING, {"id": recording_id})
         return dict(reply.get("recording") or {})
+
+    async def recording_files(self, recording_id: str) -> list[dict[str, Any]]:
+        """The recording's finished files: [{"name", "size"}]."""
+        reply = await self._call(subjects.RECORDER_RECORDING_FILES, {"id": recording_id})
+        return list(reply.get("files", []))
+
+    async def episode(
+        self, recording_id: str, index: int, arrays: list[str] | None = None, frames: list[int] | None = None
+    ) -> dict[str, Any]:
+        """A finished episode: summary, array names and shapes, frame count, and the arrays
+        (`{"dtype", "shape", "data"}`) and frames (base64 JPEG by index) asked for."""
+        body: dict[str, Any] = {"id": recording_id, "episode": index}
+        if arrays:
+            body["arrays"] = arrays
+        if frames:
+            body["frames"] = frames
+        return await self._call(subjects.RECORDER_EPISODE, body)
+
+    async def delete_recording(self, recording_id: str) -> int:
+        """Delete a closed recording; returns how many objects went."""
+        reply = await self._call(subjects.RECORDER_DELETE_RECORDING, {"id": recording_id})
+        return int(reply.get("deleted", 0))
+
+    @property
+    def read_chunk(self) -> int:
+        """Bytes per read: 4 MiB, or less when the NATS server's max payload is smaller."""
+        max_payload = int(getattr(self._nc, "max_payload", 0) or 1024 * 1024)
+        return max(1, min(MAX_READ_BYTES, max_payload - _READ_HEADROOM))
+
+    async def read_file(self, recording_id: str, name: str, offset: int, length: int) -> bytes:
+        """Up to `length` bytes of a finished file from `offset` (fewer at its end)."""
+        body = {"id": recording_id, "name": name, "offset": offset, "length": length}
+        if not self._nc.is_connected:
+            raise UnavailableError("recorder unavailable: NATS is unreachable")
+        try:
+            msg = await self._nc.request(subjects.RECORDER_READ_FILE, json.dumps(body).encode(),
+                                         timeout=self._timeout, headers=inject_dict() or None)
+        except nats.errors.NoRespondersError:
+            raise UnavailableError(
+                f"recorder unavailable: no recorder answers on {subjects.RECORDER_READ_FILE}"
+            ) from None
+        except nats.errors.TimeoutError:
+            raise UnavailableError(
+                f"recorder unavailable: no answer on {subjects.RECORDER_READ_FILE} within {self._timeout:g} s"
+            ) from None
+        except (nats.errors.Error, OSError) as exc:
+            raise UnavailableError(
+                f"recorder unavailable: NATS is unreachable ({type(exc).__name__})"
+            ) from None
+        error = (msg.headers or {}).get(subjects.RECORDER_ERROR_HEADER)
+        if error:
+            try:
+                parsed = json.loads(error)
+            except ValueError:
+                parsed = {"code": "internal", "message": error}
+            raise from_control_error(str(parsed.get("code", "internal")), str(parsed.get("message", error)))
+        return msg.data
 
     async def list_saved_snapshots(
         self, env_id: str | None = None, session_id: str | None = None

@@ -7,13 +7,16 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
 from platform_recorder.config import Settings
+from platform_recorder.errors import RecorderError
 from platform_recorder.service import RecorderService
+from platform_recorder.storage import FolderStorage, Storage, StorageConfigError, storage_from_settings
 
 log = logging.getLogger("platform_recorder")
 
@@ -21,6 +24,36 @@ log = logging.getLogger("platform_recorder")
 def _fail(message: str) -> int:
     print(f"platform_recorder: {message}", file=sys.stderr, flush=True)
     return 1
+
+
+def _writable_folder(path: Path, what: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK):
+            raise PermissionError("not writable")
+    except OSError as exc:
+        raise StorageConfigError(f"cannot use the {what} {path}: {exc}") from None
+
+
+def _open_storage(settings: Settings) -> Storage:
+    """The recordings storage (S3: the bucket is made when missing, the spool folder too).
+
+    Raises:
+        RecorderError: a setting to fix (named) or a storage that cannot be used.
+    """
+    storage = storage_from_settings(
+        settings.recordings,
+        endpoint=settings.s3_endpoint,
+        access_key=settings.s3_access_key,
+        secret_key=settings.s3_secret_key.get_secret_value(),
+        region=settings.s3_region,
+        secure=settings.s3_secure,
+    )
+    if isinstance(storage, FolderStorage):
+        _writable_folder(storage.root, "recordings folder")
+    else:
+        _writable_folder(settings.recorder_spool, "spool folder (PLATFORM_RECORDER_SPOOL)")
+    return storage
 
 
 async def _connect(settings: Settings) -> Any:
@@ -63,23 +96,22 @@ async def _run(settings: Settings) -> int:
         loop.add_signal_handler(sig, stop.set)
     setup_tracing("platform-recorder")
     try:
-        settings.recordings.mkdir(parents=True, exist_ok=True)
-        if not os.access(settings.recordings, os.W_OK):
-            raise PermissionError("not writable")
-    except OSError as exc:
-        return _fail(f"cannot use the recordings folder {settings.recordings}: {exc}")
+        storage = await asyncio.to_thread(_open_storage, settings)
+    except RecorderError as exc:
+        return _fail(str(exc))
     try:
         nc = await _connect(settings)
     except Exception as exc:  # noqa: BLE001 - any connect failure is one line and exit 1
         return _fail(f"cannot connect to NATS at {settings.nats_url}: {exc or type(exc).__name__}")
     service = RecorderService(
         nc,
-        settings.recordings,
+        storage,
         batch=settings.recorder_batch,
         fetch_timeout=settings.recorder_fetch_timeout,
         ack_wait=settings.recorder_ack_wait,
         meta_interval=settings.recorder_meta_interval,
         gather=settings.recorder_gather,
+        spool=settings.recorder_spool if settings.uses_s3 else None,
     )
     try:
         await service.start()
@@ -115,6 +147,7 @@ def main() -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    logging.getLogger("urllib3").setLevel(logging.ERROR)  # S3 retries: a failure is logged once, by us
     if settings.recorder_nice:
         try:
             os.nice(settings.recorder_nice)  # before any thread starts: they inherit it

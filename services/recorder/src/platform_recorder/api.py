@@ -1,8 +1,18 @@
-"""NATS request/reply API (JSON bodies): list recordings and get one recording's meta.json.
+"""NATS request/reply API of the recordings (JSON bodies; queue group "recorder").
 
-    platform.recorder.recordings.list  {"env_id"?, "session_id"?} -> {"recordings": [meta, ...]}
-    platform.recorder.recordings.get   {"id"} -> {"recording": meta}
-Errors answer {"error": {"code": "not_found" | "invalid_argument" | "internal", "message": ...}}.
+    platform.recorder.recordings.list     {"env_id"?, "session_id"?, "life"?} -> {"recordings": [summary]}
+        summary: meta.json without "episodes", plus "episode_count" and "saved_snapshots"
+        ([{id, label, seq, created_at}] of its session); a session id also lists its sub-sessions
+    platform.recorder.recordings.get      {"id"} -> {"recording": meta}
+    platform.recorder.recordings.files    {"id"} -> {"files": [{"name", "size"}]} (finished files)
+    platform.recorder.recordings.read     {"id", "name", "offset"?, "length"? (<= 4 MiB)} -> the raw bytes;
+        a failure answers an empty body with the header "Simulusion-Error" holding the JSON error
+    platform.recorder.recordings.episode  {"id", "episode", "arrays"?: [name], "frames"?: [index]}
+        -> {"episode", "array_names", "array_shapes", "frame_count", "arrays", "frames"}
+    platform.recorder.recordings.delete   {"id"} -> {"deleted": n_objects} (saved snapshots stay)
+Errors answer {"error": {"code", "message"}}: "invalid_argument" (a bad request; an id with
+"/", "\\", ".." or a leading "."), "not_found", "failed_precondition" (deleting a recording that
+is still recording; a reply larger than the NATS max payload), "internal".
 """
 
 from __future__ import annotations
@@ -10,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from pathlib import Path
+import os
+from collections.abc import Callable
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -18,18 +29,22 @@ from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
 
+from platform_recorder.episode_reading import array_names, frame_indexes
 from platform_recorder.errors import RecorderError
 from platform_recorder.meta import jsonable
-from platform_recorder.reading import list_recordings, read_meta
+from platform_recorder.recording_files import InvalidRequestError
+from platform_recorder.recording_store import MAX_READ_BYTES, RecordingStore
+from platform_recorder.storage import Storage, as_storage
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")
 
 QUEUE = "recorder"
+_HEADROOM = 4096  # of a reply, for its headers
 
 
-class InvalidRequestError(RecorderError):
-    code = "invalid_argument"
+class ReplyTooLargeError(RecorderError):
+    code = "failed_precondition"
 
 
 def _optional_str(body: dict[str, Any], key: str) -> str | None:
@@ -37,6 +52,22 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InvalidRequestError(f"{key!r} must be a string, got {type(value).__name__}")
     return value or None
+
+
+def _required_str(body: dict[str, Any], key: str) -> str:
+    value = _optional_str(body, key)
+    if value is None:
+        raise InvalidRequestError(f"{key!r} is required")
+    return value
+
+
+def _int(body: dict[str, Any], key: str, default: int | None = None) -> int:
+    value = body.get(key, default)
+    if value is None:
+        raise InvalidRequestError(f"{key!r} is required")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequestError(f"{key!r} must be an integer, got {value!r}")
+    return value
 
 
 def _parse(data: bytes) -> dict[str, Any]:
@@ -52,62 +83,127 @@ def _parse(data: bytes) -> dict[str, Any]:
 
 
 class RecordingsApi:
-    """Serves the recorder's request/reply subjects from the recordings folder."""
+    """Serves the recordings subjects from a Storage (a folder path is taken as a FolderStorage)."""
 
-    def __init__(self, nc: Any, root: Path) -> None:
+    def __init__(self, nc: Any, storage: Storage | str | os.PathLike[str]) -> None:
         self.nc = nc
-        self.root = Path(root)
+        self.store = RecordingStore(as_storage(storage))
         self._subs: list[Any] = []
 
     async def start(self) -> None:
-        self._subs = [
-            await self.nc.subscribe(subjects.RECORDER_LIST_RECORDINGS, queue=QUEUE, cb=self._on_list),
-            await self.nc.subscribe(subjects.RECORDER_GET_RECORDING, queue=QUEUE, cb=self._on_get),
-        ]
+        handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            subjects.RECORDER_LIST_RECORDINGS: self._list,
+            subjects.RECORDER_GET_RECORDING: self._get,
+            subjects.RECORDER_RECORDING_FILES: self._files,
+            subjects.RECORDER_EPISODE: self._episode,
+            subjects.RECORDER_DELETE_RECORDING: self._delete,
+        }
+        for subject, work in handlers.items():
+            async def on_json(msg: Msg, work: Callable[[dict[str, Any]], dict[str, Any]] = work) -> None:
+                await self._serve(msg, self._answer_json, work)
+
+            self._subs.append(await self.nc.subscribe(subject, queue=QUEUE, cb=on_json))
+
+        async def on_read(msg: Msg) -> None:
+            await self._serve(msg, self._answer_read, self._read)
+
+        self._subs.append(await self.nc.subscribe(subjects.RECORDER_READ_FILE, queue=QUEUE, cb=on_read))
+        await self.nc.flush()  # the server knows the subscriptions: requests from now on are answered
 
     async def stop(self) -> None:
         for sub in self._subs:
             await sub.unsubscribe()
         self._subs = []
 
-    async def _on_list(self, msg: Msg) -> None:
-        def work(body: dict[str, Any]) -> dict[str, Any]:
-            recordings = list_recordings(
-                self.root, env_id=_optional_str(body, "env_id"), session_id=_optional_str(body, "session_id")
-            )
-            return {"recordings": recordings}
+    def _list(self, body: dict[str, Any]) -> dict[str, Any]:
+        found = self.store.list_summaries(
+            env_id=_optional_str(body, "env_id"),
+            session_id=_optional_str(body, "session_id"),
+            life=_optional_str(body, "life"),
+        )
+        return {"recordings": found}
 
-        await self._serve(msg, "recorder.recordings.list", work)
+    def _get(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"recording": self.store.read_meta(_required_str(body, "id"))}
 
-    async def _on_get(self, msg: Msg) -> None:
-        def work(body: dict[str, Any]) -> dict[str, Any]:
-            recording_id = _optional_str(body, "id")
-            if recording_id is None:
-                raise InvalidRequestError("'id' is required")
-            return {"recording": read_meta(self.root, recording_id)}
+    def _files(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"files": self.store.files(_required_str(body, "id"))}
 
-        await self._serve(msg, "recorder.recordings.get", work)
+    def _episode(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.store.episode(
+            _required_str(body, "id"),
+            _int(body, "episode"),
+            arrays=array_names(body.get("arrays")),
+            frames=frame_indexes(body.get("frames")),
+        )
 
-    async def _serve(self, msg: Msg, name: str, work: Any) -> None:
+    def _delete(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"deleted": self.store.delete(_required_str(body, "id"))}
+
+    def _read(self, body: dict[str, Any]) -> bytes:
+        return self.store.read(
+            _required_str(body, "id"),
+            _required_str(body, "name"),
+            _int(body, "offset", 0),
+            _int(body, "length", MAX_READ_BYTES),
+        )
+
+    async def _serve(self, msg: Msg, answer: Any, work: Any) -> None:
         ctx = extract_dict(msg.headers)
         traced = trace.get_current_span(ctx).get_span_context().is_valid
-        span = tracer.start_as_current_span(name, context=ctx, kind=trace.SpanKind.SERVER) if traced else None
+        name = "recorder." + msg.subject.removeprefix("platform.recorder.")
         try:
-            if span is not None:
-                with span:
-                    reply = await self._answer(msg, work)
+            if traced:
+                with tracer.start_as_current_span(name, context=ctx, kind=trace.SpanKind.SERVER):
+                    data, headers = await answer(msg, work)
             else:
-                reply = await self._answer(msg, work)
-            await msg.respond(json.dumps(jsonable(reply)).encode())
+                data, headers = await answer(msg, work)
+            if msg.reply:
+                await self.nc.publish(msg.reply, data, headers=headers)
         except Exception:  # the connection went away: nothing to answer on
             log.exception("cannot answer %s", msg.subject)
 
-    @staticmethod
-    async def _answer(msg: Msg, work: Any) -> dict[str, Any]:
+    def _limit(self) -> int:
+        return int(getattr(self.nc, "max_payload", 0) or 1024 * 1024) - _HEADROOM
+
+    def _check_size(self, data: bytes, hint: str) -> bytes:
+        if len(data) > self._limit():
+            raise ReplyTooLargeError(
+                f"the reply ({len(data)} bytes) is larger than the NATS max payload allows ({self._limit()} "
+                f"bytes): {hint}"
+            )
+        return data
+
+    async def _answer_json(
+        self, msg: Msg, work: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> tuple[bytes, None]:
         try:
-            return await asyncio.to_thread(work, _parse(msg.data))
+            reply = await asyncio.to_thread(work, _parse(msg.data))
+            data = json.dumps(jsonable(reply), separators=(",", ":")).encode()
+            hint = f"ask for fewer arrays or frames, or read the .npz with {subjects.RECORDER_READ_FILE}"
+            return self._check_size(data, hint), None
         except RecorderError as exc:
-            return {"error": {"code": exc.code, "message": str(exc)}}
+            return json.dumps({"error": _error(exc)}).encode(), None
         except Exception as exc:
             log.exception("request on %s failed", msg.subject)
-            return {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}}
+            return json.dumps({"error": _internal(exc)}).encode(), None
+
+    async def _answer_read(
+        self, msg: Msg, work: Callable[[dict[str, Any]], bytes]
+    ) -> tuple[bytes, dict[str, str] | None]:
+        try:
+            data = await asyncio.to_thread(work, _parse(msg.data))
+            return self._check_size(data, "read smaller chunks ('length')"), None
+        except RecorderError as exc:
+            return b"", {subjects.RECORDER_ERROR_HEADER: json.dumps(_error(exc))}
+        except Exception as exc:
+            log.exception("request on %s failed", msg.subject)
+            return b"", {subjects.RECORDER_ERROR_HEADER: json.dumps(_internal(exc))}
+
+
+def _error(exc: RecorderError) -> dict[str, str]:
+    return {"code": exc.code, "message": str(exc)}
+
+
+def _internal(exc: Exception) -> dict[str, str]:
+    return {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -13,7 +13,15 @@ class Settings(BaseSettings):
 
     Attributes:
         nats_url: NATS server(s), comma-separated (PLATFORM_NATS_URL).
-        recordings: folder holding one sub-folder per recorded session (PLATFORM_RECORDINGS).
+        recordings: where recordings go (PLATFORM_RECORDINGS): a folder holding one sub-folder per
+            recorded session, or `s3://bucket/prefix` (then the s3_* settings below).
+        s3_endpoint: the S3 API, host:port (or http(s)://host:port) (PLATFORM_S3_ENDPOINT).
+        s3_access_key, s3_secret_key: its credentials (PLATFORM_S3_ACCESS_KEY, PLATFORM_S3_SECRET_KEY).
+        s3_region: the bucket's region, e.g. us-east-1 (PLATFORM_S3_REGION; empty: asked of S3).
+        s3_secure: TLS to the endpoint (PLATFORM_S3_SECURE, default true; a scheme in the
+            endpoint wins).
+        recorder_spool: with S3, the local folder of the open episodes' part files, the durable
+            log written before a step is acked (PLATFORM_RECORDER_SPOOL).
         recorder_batch: most step events fetched and made durable per batch.
         recorder_fetch_timeout: seconds one fetch waits for events.
         recorder_ack_wait: seconds JetStream waits for an ack before redelivering.
@@ -28,7 +36,13 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
 
     nats_url: str = "nats://127.0.0.1:4222"
-    recordings: Path = Path("./recordings")
+    recordings: str = "./recordings"
+    s3_endpoint: str = ""
+    s3_access_key: str = ""
+    s3_secret_key: SecretStr = SecretStr("")
+    s3_region: str = ""
+    s3_secure: bool = True
+    recorder_spool: Path = Path("./data/recorder-spool")
     recorder_batch: int = Field(256, ge=1, le=10_000)
     recorder_fetch_timeout: float = Field(1.0, gt=0, le=60)
     recorder_ack_wait: float = Field(60.0, ge=5)
@@ -39,3 +53,7 @@ class Settings(BaseSettings):
     @property
     def nats_servers(self) -> list[str]:
         return [s.strip() for s in self.nats_url.split(",") if s.strip()]
+
+    @property
+    def uses_s3(self) -> bool:
+        return self.recordings.startswith("s3://")

@@ -1,6 +1,6 @@
 """Turn an episode's step events into arrays and write them as an `.npz` file, atomically.
 
-Layout of `episode-NNNNNN.npz` (T = number of steps):
+Layout of `episode-NNNNNN.npz` (T = number of steps; docs/recording-format.md says it all):
     observations        T+1 rows: the reset/restore observation, then each step's
                         (Dict -> `observations.<key>`, Tuple -> `observations.<i>`, nested alike)
     actions             T rows, same naming rule
@@ -11,8 +11,17 @@ Layout of `episode-NNNNNN.npz` (T = number of steps):
     agent.<name>        float64 (T,) or (T, k): numeric agent data, NaN where a step had none
     info.is_success     float64 (T,): the step infos' `is_success` as 0/1, NaN where absent
                         (only when some step has it; see platform_recorder.step_columns)
+    teacher.action      rows like `actions` (same naming rule), from the step infos'
+                        `teacher_action`, zeros where absent; teacher.valid bool (T,) says where
+                        (only when some step has it; see platform_recorder.teacher_columns)
+    state.<name>        float64 (T+1, stop - start): the labelled parts of each observation
+                        (with the session's spec and labels; see platform_recorder.state_columns)
+    outcome             0-d str: the last step's `info["outcome"]` (when it has one)
     frames              JPEG bytes per observation row (fixed-width bytes, b"" where none)
     frames_rgb          uint8 (T+1, H, W, 3) for raw "rgb" frames (zeros where none)
+    life_start          0-d int64, a life's sessions only: the life step before its first step
+    frame_steps         int64, thinned lives only: the life step of each kept frame (then
+                        `frames`/`frames_rgb` hold only the kept frames; see life_columns)
 An episode that did not start with a reset/restore has T observation rows.
 """
 
@@ -21,7 +30,7 @@ from __future__ import annotations
 import io
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +39,19 @@ from platform_contracts.values import python_from_value
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
+from platform_recorder.frame_thinning import thinning
+from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
+from platform_recorder.lives import LifePlace
 from platform_recorder.meta import write_file_atomic
-from platform_recorder.step_columns import SUCCESS_COLUMN, agent_columns, success_column
+from platform_recorder.state_columns import state_columns
+from platform_recorder.step_columns import (
+    OUTCOME_COLUMN,
+    SUCCESS_COLUMN,
+    agent_columns,
+    outcome_column,
+    success_column,
+)
+from platform_recorder.teacher_columns import teacher_columns
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +146,21 @@ def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -
 
 
 def build_episode(
-    events: Sequence[events_pb2.StepEvent], where: str = ""
+    events: Sequence[events_pb2.StepEvent],
+    where: str = "",
+    spec: Mapping[str, Any] | None = None,
+    life: LifePlace | None = None,
 ) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays of an episode and its summary (length, return, start, flags, seq range).
+    """The arrays of an episode and its summary (length, return, start, flags, seq range,
+    `is_success` and `outcome` when the last step has them).
 
     Args:
         events: the episode's events; sorted by seq here.
         where: names the session and episode in log lines.
+        spec: the session's spec as recording.json keeps it (`observation_space` in its JSON
+            form, `observation_labels`); with labels, the episode gets `state.<name>` columns.
+        life: the session's place in its life: adds `life_start` (and, with thinning, keeps only
+            the frames of kept life steps, with `frame_steps`).
     """
     ordered = sorted(events, key=lambda e: e.seq)
     kinds = [e.WhichOneof("kind") for e in ordered]
@@ -154,6 +182,7 @@ def build_episode(
     arrays = _columns(observations, "observations", where)
     actions = _columns([t.action for t in transitions], "actions", where)
     arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
+    arrays.update(state_columns(arrays, spec, where))
     rewards = np.array([r.reward for r in results], dtype=np.float64)
     arrays["rewards"] = rewards
     arrays["terminated"] = np.array([r.terminated for r in results], dtype=bool)
@@ -161,6 +190,13 @@ def build_episode(
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
     arrays.update(agent_columns(transitions, where))
     arrays.update(success_column(results))
+    arrays.update(teacher_columns(results, actions, where))
+    arrays.update(outcome_column(results))
+    if life is not None and ordered:
+        arrays[LIFE_START] = np.array(episode_life_start(life.offset, ordered), dtype=np.int64)
+        if thinning(life.frame_every, life.max_frames) and any(f is not None and f.data for f in frames):
+            rows = ([start] if start is not None else []) + steps
+            frames, arrays[FRAME_STEPS] = thin_frames(rows, frames, life)
     arrays.update(_frame_columns(frames, where))
     total = float(rewards.sum())
     summary = {
@@ -176,6 +212,10 @@ def build_episode(
     success = arrays.get(SUCCESS_COLUMN)
     if success is not None and len(success) and not math.isnan(success[-1]):
         summary["is_success"] = bool(success[-1])  # the episode's outcome: its last step's
+    if OUTCOME_COLUMN in arrays:
+        summary["outcome"] = str(arrays[OUTCOME_COLUMN])
+    if LIFE_START in arrays:
+        summary[LIFE_START] = int(arrays[LIFE_START])
     return arrays, summary
 
 

@@ -37,3 +37,9 @@ class SavedSnapshotCorruptError(RecorderError):
     """A saved snapshot whose state file is missing or does not match its size or checksum."""
 
     code = "internal"
+
+
+class InvalidLifeNameError(RecorderError, ValueError):
+    """A life name that is not 1-64 letters, digits, `_`, `.` or `-`."""
+
+    code = "invalid_argument"

@@ -2,51 +2,88 @@
 
 from __future__ import annotations
 
+import io
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.episodes import build_episode, write_npz_atomic
+from platform_recorder.episodes import build_episode
+from platform_recorder.life_columns import LIFE_START, episode_life_start
+from platform_recorder.lives import LifePlace
 from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, fsync_dir, iso_time
-from platform_recorder.session_files import episode_stem, npz_path, part_path
+from platform_recorder.recording_objects import RecordingObjects
+from platform_recorder.session_files import episode_stem, npz_name, part_path
 
 log = logging.getLogger(__name__)
 
 
-def finish_episode(
-    session_dir: Path, index: int, events: Sequence[events_pb2.StepEvent], where: str
-) -> tuple[dict[str, Any], bool]:
-    """Write the npz of an episode (unless it exists); return its meta entry and whether an npz
-    was renamed into place (not yet durable: the caller fsyncs the directory before meta.json
-    names it).
+def npz_bytes(arrays: dict[str, np.ndarray]) -> memoryview:
+    """An episode file's bytes (`numpy.savez_compressed`, built in memory: zipfile seeks back)."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getbuffer()
 
-    An episode whose arrays cannot be built keeps its events in `episode-NNNNNN.failed.part`.
+
+def finish_episode(
+    objects: RecordingObjects,
+    local_dir: Path,
+    index: int,
+    events: Sequence[events_pb2.StepEvent],
+    where: str,
+    spec: Mapping[str, Any] | None = None,
+    life: LifePlace | None = None,
+    endless: bool = False,
+) -> dict[str, Any]:
+    """Write the npz of an episode into the storage (unless it is there); return its meta entry.
+    In a folder the npz is not yet durable: `objects.save` makes it so before meta.json names it.
+
+    An episode whose arrays cannot be built keeps its events in `episode-NNNNNN.failed.part`
+    (beside its part file: the local folder). `spec`: recording.json's (observation labels).
+    `life`: the session's place in its life (`life_start`, thinned frames). `endless`: the file is
+    one of an endless run's (its entry names its `episode`, and `continued` when it begins in the
+    middle of one).
     """
     where = f"{where} episode {index}"
-    target = npz_path(session_dir, index)
+    ordered = sorted(events, key=lambda e: e.seq)
+    extra = _entry_extras(ordered, life, endless)
     try:
-        arrays, summary = build_episode(events, where)
+        arrays, summary = build_episode(ordered, where, spec, life)
     except Exception as exc:  # keep the data: a bad episode must not stop the recorder
-        failed = session_dir / f"{episode_stem(index)}.failed.part"
-        log.exception("%s: cannot build its arrays; the events stay in %s", where, failed.name)
-        part_path(session_dir, index).replace(failed)
-        fsync_dir(session_dir)
-        entry = {
+        failed = local_dir / f"{episode_stem(index)}.failed.part"
+        log.exception("%s: cannot build its arrays; the events stay in %s", where, failed)
+        part_path(local_dir, index).replace(failed)
+        fsync_dir(local_dir)
+        return {
             "index": index,
             "file": None,
             "error": f"{type(exc).__name__}: {exc}",
-            "first_seq": min(e.seq for e in events),
-            "last_seq": max(e.seq for e in events),
+            "length": sum(1 for e in ordered if e.WhichOneof("kind") == "step"),
+            "first_seq": ordered[0].seq,
+            "last_seq": ordered[-1].seq,
+            **extra,
         }
-        return entry, False
-    renamed = False
-    if not target.exists():
-        write_npz_atomic(target, arrays, sync_dir=False)
-        renamed = True
-    return {"index": index, "file": target.name, **summary}, renamed
+    if not objects.has_episode(index):
+        objects.put_episode(index, npz_bytes(arrays))
+    return {"index": index, "file": npz_name(index), **summary, **extra}
+
+
+def _entry_extras(
+    ordered: Sequence[events_pb2.StepEvent], life: LifePlace | None, endless: bool
+) -> dict[str, Any]:
+    """The meta entry's fields of lives and endless runs (those every entry gets, built or not)."""
+    extra: dict[str, Any] = {}
+    if life is not None:
+        extra[LIFE_START] = episode_life_start(life.offset, ordered)
+    if endless:
+        first = ordered[0]
+        extra["episode"] = int(first.episode)
+        if first.WhichOneof("kind") == "step" and first.episode_step > 1:
+            extra["continued"] = True
+    return extra
 
 
 def apply_close(meta: dict[str, Any], event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:

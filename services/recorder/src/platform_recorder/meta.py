@@ -1,4 +1,5 @@
-"""meta.json of a recording: atomic writes (temp + fsync + rename + directory fsync)."""
+"""meta.json of a recording (its contents; written through the storage, see recording_objects),
+and the atomic local file write (temp + fsync + rename + directory fsync)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 
 from platform_contracts.json_values import space_to_json
 from simulusion.bus.v1 import events_pb2
+
+from platform_recorder.storage import ObjectNotFoundError, Storage
 
 META_FILE = "meta.json"
 STATUS_RECORDING = "recording"
@@ -66,17 +69,16 @@ def encode_meta(meta: dict[str, Any]) -> bytes:
         return json.dumps(jsonable(meta), allow_nan=False, separators=(",", ":")).encode()
 
 
-def write_meta(session_dir: Path, meta: dict[str, Any], sync_dir: bool = True) -> None:
-    """Replace meta.json atomically; with `sync_dir`, also make the rename durable."""
-    meta["updated_at"] = iso_time()
-    write_file_atomic(session_dir / META_FILE, encode_meta(meta), sync_dir)
+def meta_key(session_id: str) -> str:
+    return f"{session_id}/{META_FILE}"
 
 
-def read_meta_file(session_dir: Path) -> dict[str, Any] | None:
-    """The recording's meta.json, or None when the folder holds none."""
+def read_meta_object(storage: Storage, session_id: str) -> dict[str, Any] | None:
+    """A recording's meta.json straight from the storage (the writer's own state: no manifest
+    check), or None when it has none."""
     try:
-        return json.loads((session_dir / META_FILE).read_bytes())
-    except FileNotFoundError:
+        return json.loads(storage.get(meta_key(session_id)))
+    except ObjectNotFoundError:
         return None
 
 

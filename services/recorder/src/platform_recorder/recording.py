@@ -1,16 +1,18 @@
 """One recorded session's files and state: exactly-once appends, episode ends, crash recovery.
 
-Durable state is only what is on disk: meta.json, the finished `episode-*.npz`, the open
-`episode-*.part` files (and `orphans.part`). `Recording.load` derives everything else from it:
-the last seq written, the seqs still missing, which episodes are open and which must be finished.
+Durable state is only what is stored: meta.json and the finished `episode-*.npz` in the
+recordings storage (a folder or S3), the open `episode-*.part` files (and `orphans.part`) in the
+recording's local folder (the recording's own folder in a folder storage, `<spool>/<id>` with S3).
+`Recording.load` derives everything else from them: the last seq written, the seqs still missing,
+which episodes are open and which must be finished.
 
 Per batch the writer calls `append` for each event (in order), then `sync` (write the batch's
 records, one write per run of events bound for the same part file, and fsync the touched part
 files: from here the events are durable and may be acked), then `settle` (finish ended episodes:
 npz; then, at most every `meta_interval` seconds unless something urgent changed, meta.json
-listing them, and only then delete their parts; every step is idempotent, so a crash anywhere in
-it is repaired by `load`). Until meta.json lists a finished episode its part file stays: the
-events stay durable where `load` finds them.
+listing them (then the manifest, on S3), and only then delete their parts; every step is
+idempotent, so a crash anywhere in it is repaired by `load`). Until meta.json lists a finished
+episode its part file stays: the events stay durable where `load` finds them.
 """
 
 from __future__ import annotations
@@ -22,18 +24,24 @@ from typing import Any
 
 from simulusion.bus.v1 import events_pb2
 
+from platform_recorder.endless_files import is_full, route_endless
 from platform_recorder.episodes import START_KINDS
 from platform_recorder.finishing import apply_close, finish_episode
-from platform_recorder.meta import STATUS_RECORDING, fsync_dir, read_meta_file, write_meta
+from platform_recorder.life_columns import recorded_steps
+from platform_recorder.lives import close_in_life, place_from_meta
+from platform_recorder.meta import STATUS_RECORDING, fsync_dir
 from platform_recorder.open_episodes import OpenEpisode, scan_parts
+from platform_recorder.recording_json import apply_close_to_info
+from platform_recorder.recording_objects import RecordingObjects
 from platform_recorder.session_files import (
     ORPHANS_PART,
     PartWriter,
+    episode_index,
     frame_record,
-    npz_path,
     part_path,
     read_part,
 )
+from platform_recorder.storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -46,25 +54,50 @@ KNOWN_KINDS = (*START_KINDS, "step")
 
 
 class Recording:
-    """The state of one recorded session; build it with `Recording.load`."""
+    """The state of one recorded session; build it with `Recording.load`.
 
-    def __init__(self, session_dir: Path, meta: dict[str, Any], meta_interval: float = 0.0) -> None:
-        self.dir = session_dir
+    Args:
+        objects: its finished files in the storage.
+        local_dir: the folder of its part files.
+        meta: meta.json's content.
+        info: recording.json's content.
+        meta_interval: see `meta_due`.
+        spooled: `local_dir` is a spool folder of its own (removed once the recording closed and
+            nothing is left in it), not the recording's folder in a folder storage.
+    """
+
+    def __init__(
+        self,
+        objects: RecordingObjects,
+        local_dir: Path,
+        meta: dict[str, Any],
+        info: dict[str, Any],
+        meta_interval: float = 0.0,
+        spooled: bool = False,
+    ) -> None:
+        self.objects = objects
+        self.dir = local_dir
         self.meta = meta
+        self.info = info
         self.meta_interval = meta_interval
-        self.session_id = str(meta.get("session_id", session_dir.name))
+        self.spooled = spooled
+        self.session_id = str(meta.get("session_id", objects.session_id))
         self.env_id = str(meta.get("env_id", ""))
         self.last_seq = int(meta.get("last_seq", 0))
         self.missing: set[int] = {int(s) for s in meta.get("missing_seqs", [])}
         self.finished: set[int] = {int(e["index"]) for e in meta.get("episodes", [])}
         self.open: dict[int, OpenEpisode] = {}
+        self.life = place_from_meta(meta)  # its place in a life (None: no life)
+        self.endless = bool((info.get("spec") or {}).get("endless"))  # files cut by endless_files
+        self._used: set[int] = set(self.finished) | objects.episodes  # file indexes used so far
         self._to_finish: set[int] = set()
+        self._life_due = False  # the close is to be written into the life's index
         self._close: events_pb2.SessionEvent | None = None
         self._orphans: PartWriter | None = None
         self._touched: set[PartWriter] = set()
         self._runs: list[tuple[PartWriter, list[bytes]]] = []  # this batch's records, in order
         self._unlink_when_listed: set[int] = set()  # finished episodes whose part files remain
-        self._dir_dirty = False  # npz renames not yet made durable by a directory fsync
+        self._info_dirty = False  # recording.json is behind (a close): written with meta.json
         self._meta_dirty = False  # meta.json is behind: written at the next due settle
         self._meta_urgent = False  # ... at the next settle whatever the interval
         self._meta_written_at = time.monotonic()
@@ -88,21 +121,34 @@ class Recording:
     # ---------------------------------------------------------------- recovery
 
     @classmethod
-    def load(cls, session_dir: Path, meta_interval: float = 0.0) -> Recording | None:
-        """The recording in `session_dir` as left on disk (None without a meta.json).
+    def load(
+        cls,
+        storage: Storage,
+        session_id: str,
+        local_dir: Path,
+        meta_interval: float = 0.0,
+        spooled: bool = False,
+    ) -> Recording | None:
+        """The recording `session_id` as left in the storage and its local folder (None without a
+        meta.json).
 
         Cuts torn tails of part files, and schedules (for the next `settle`) the episodes a crash
         left unfinished: those whose npz exists or that ended (`settle` also finishes those that a
         later episode follows, once no seq is missing).
         """
-        meta = read_meta_file(session_dir)
-        if meta is None:
+        loaded = RecordingObjects.load(storage, session_id)
+        if loaded is None:
             return None
-        rec = cls(session_dir, meta, meta_interval)
-        scan = scan_parts(session_dir, rec.finished)
+        meta, info, objects = loaded
+        rec = cls(objects, local_dir, meta, info, meta_interval, spooled)
+        scan = scan_parts(local_dir, rec.finished, objects.episodes)
         found = scan.found
         rec.open = scan.open
         rec._to_finish = scan.to_finish
+        rec._used.update(scan.to_finish, scan.open)
+        rec._used.update(i for p in local_dir.glob("*.failed.part") if (i := episode_index(p)) is not None)
+        if rec.endless:
+            rec._to_finish.update(i for i, state in rec.open.items() if is_full(state))
         missing_before = set(rec.missing)
         top = max(found, default=0)
         if top > rec.last_seq:
@@ -170,10 +216,13 @@ class Recording:
             self._meta_dirty = self._meta_urgent = True
         self.last_seq = max(self.last_seq, seq)
         kind = event.WhichOneof("kind")
-        index = event.episode
+        routed = route_endless(event.episode, kind, late, self.open, self._used) if self.endless else event.episode
+        index = -1 if routed is None else int(routed)
         state = self.open.get(index)
         problem = ""
-        if index in self.finished or (state is None and npz_path(self.dir, index).exists()):
+        if routed is None:
+            problem = f"the files of its endless episode {event.episode} are finished"
+        elif index in self.finished or (state is None and self.objects.has_episode(index)):
             problem = f"its episode {index} is already finished"
         elif kind in START_KINDS and state is not None and state.has_start:
             problem = f"episode {index} already started"
@@ -196,7 +245,9 @@ class Recording:
         if kind in START_KINDS and not late:
             self._to_finish.update(i for i in self.open if i < index)
         if state is None:
+            self._make_local_dir()
             state = self.open[index] = OpenEpisode(index, PartWriter(part_path(self.dir, index)))
+            self._used.add(index)
             if kind == "step":
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
@@ -207,6 +258,8 @@ class Recording:
         elif event.step.result.terminated or event.step.result.truncated:
             state.ended = True
             self._to_finish.add(index)
+        elif self.endless and is_full(state):
+            self._to_finish.add(index)  # its episode goes on in the next file
         return WRITTEN
 
     def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None) -> int:
@@ -220,8 +273,16 @@ class Recording:
             self._touched.add(writer)
         return len(record)
 
+    def _make_local_dir(self) -> None:
+        """Create the local folder of the part files (durably) when missing."""
+        if self.dir.is_dir():
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fsync_dir(self.dir.parent)
+
     def _orphan(self, event: events_pb2.StepEvent, data: bytes | None) -> None:
         if self._orphans is None:
+            self._make_local_dir()
             self._orphans = PartWriter(self.dir / ORPHANS_PART)
         self._write(self._orphans, event, data)
         self.meta.setdefault("orphan_seqs", []).append(event.seq)
@@ -268,6 +329,17 @@ class Recording:
             self._list(finished)
         if self._meta_dirty and (force or closing or self.meta_due(time.monotonic() if now is None else now)):
             self.write_meta()
+        if self._life_due and self.life is not None:
+            # after meta.json: a crash before this leaves the close unacked, so it comes again
+            close_in_life(self.objects.storage, self.life, self.session_id, self.session_steps(),
+                          str(self.meta.get("status")))
+            self._life_due = False
+
+    def session_steps(self) -> int:
+        """The steps of the session recorded so far: the life steps it takes."""
+        open_events = [state.events if state.events is not None else read_part(state.writer.path)
+                       for state in self.open.values()]
+        return recorded_steps(self.meta.get("episodes", []), open_events, self.life)
 
     def meta_due(self, now: float) -> bool:
         """meta.json is behind and must be written now: something other than finished episodes
@@ -294,20 +366,29 @@ class Recording:
         self._meta_dirty = True
 
     def write_meta(self) -> None:
-        """Write meta.json (after making the npz renames it names durable), then delete the part
-        files of the episodes it lists. Those deletes need no fsync: a part that comes back after
-        a crash is finished again by `load` + `settle`, idempotently."""
+        """Write meta.json (after making the npz files it names durable; recording.json too after
+        a close; then the manifest on S3), then delete the part files of the episodes it lists.
+        Those deletes need no fsync: a part that comes back after a crash is finished again by
+        `load` + `settle`, idempotently."""
         self.meta["last_seq"] = self.last_seq
         self.meta["missing_seqs"] = sorted(self.missing)
-        if self._dir_dirty:
-            fsync_dir(self.dir)
-            self._dir_dirty = False
-        write_meta(self.dir, self.meta)
-        self._meta_dirty = self._meta_urgent = False
+        self.objects.save(meta=self.meta, info=self.info if self._info_dirty else None)
+        self._meta_dirty = self._meta_urgent = self._info_dirty = False
         self._meta_written_at = time.monotonic()
         for index in sorted(self._unlink_when_listed):
             part_path(self.dir, index).unlink(missing_ok=True)
         self._unlink_when_listed.clear()
+        if self.spooled and self.meta.get("status") != STATUS_RECORDING and not self.open:
+            self._remove_empty_spool()
+
+    def _remove_empty_spool(self) -> None:
+        """A closed recording's spool folder goes once empty (orphans or failed parts keep it)."""
+        if self._orphans is not None or not self.dir.is_dir():
+            return
+        try:
+            self.dir.rmdir()
+        except OSError:
+            return
 
     def _finish_files(self, index: int) -> dict[str, Any] | None:
         """Write the npz of an episode (unless it exists) and return its meta entry."""
@@ -320,13 +401,15 @@ class Recording:
             events = read_part(part_path(self.dir, index))
         if not events:
             return None
-        entry, renamed = finish_episode(self.dir, index, events, self.where)
-        self._dir_dirty |= renamed
-        return entry
+        return finish_episode(
+            self.objects, self.dir, index, events, self.where, self.info.get("spec"), self.life, self.endless
+        )
 
     def _apply_close(self, event: events_pb2.SessionEvent) -> None:
         apply_close(self.meta, event, self.last_seq, self.where)
-        self._meta_dirty = self._meta_urgent = True
+        apply_close_to_info(self.info, self.meta)
+        self._meta_dirty = self._meta_urgent = self._info_dirty = True
+        self._life_due = self.life is not None
 
     def close_files(self) -> None:
         for state in self.open.values():

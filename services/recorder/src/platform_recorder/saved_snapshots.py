@@ -4,11 +4,16 @@ Layout: `<recordings>/snapshots/<id>/` holding
     state.bin       the state's bytes as exported by the environment (e.g. a pickle)
     snapshot.json   {"id", "label", "session_id", "env_id", "kwargs_json", "created_at", "seq",
                      "size_bytes", "format", "sha256", "version"}
-Ids are "snap-" + 12 hex digits. A snapshot's folder appears complete or not at all: both files
-are written (and fsynced) into a temporary folder `.tmp-<id>-...` beside it, which is then
-renamed into place and the parent directory fsynced. A failed save removes its temporary folder;
-one left by a crash is never listed and is removed by `remove_stale_temps` once it is old (so a
-save in progress on another recorder sharing the storage is left alone).
+Ids are "snap-" + 12 hex digits. Readers trust only a snapshot whose snapshot.json exists, and
+check state.bin against its size and sha256.
+
+In a folder storage a snapshot's folder appears complete or not at all: both files are written
+(and fsynced) into a temporary folder `.tmp-<id>-...` beside it, which is then renamed into place
+and the parent directory fsynced. A failed save removes its temporary folder; one left by a
+crash is never listed and is removed by `remove_stale_temps` once it is old (so a save in
+progress on another recorder sharing the storage is left alone). On S3 (no renames) state.bin is
+PUT first and snapshot.json last: a save a crash interrupted leaves at most a state.bin that is
+never listed.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from platform_recorder.errors import (
     SavedSnapshotNotFoundError,
 )
 from platform_recorder.meta import fsync_dir
+from platform_recorder.storage import FolderStorage, ObjectNotFoundError, Storage, as_storage
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +92,17 @@ def _from_json(info: dict[str, Any]) -> environment_pb2.SavedSnapshot:
 
 
 class SavedSnapshotStore:
-    """The saved snapshots under `<recordings_root>/snapshots` (several recorders may share it)."""
+    """The saved snapshots under `snapshots/` of the recordings storage (several recorders may
+    share it); a path: a folder storage."""
 
-    def __init__(self, recordings_root: Path) -> None:
-        self.dir = Path(recordings_root) / SNAPSHOTS_DIR
+    def __init__(self, recordings: Storage | Path | str) -> None:
+        self.storage = as_storage(recordings)
+        self.folder = self.storage if isinstance(self.storage, FolderStorage) else None
+        # the snapshots' folder of a folder storage (None on an object store)
+        self.dir: Path | None = self.folder.root / SNAPSHOTS_DIR if self.folder is not None else None
+
+    def _key(self, snapshot_id: str, name: str) -> str:
+        return f"{SNAPSHOTS_DIR}/{snapshot_id}/{name}"
 
     def save(
         self, snapshot: environment_pb2.SavedSnapshot, state: bytes, fmt: str
@@ -101,32 +114,51 @@ class SavedSnapshotStore:
         saved.size_bytes = len(state)
         if not saved.created_at:
             saved.created_at = time.time()
-        if not self.dir.is_dir():
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fsync_dir(self.dir.parent)
+        if self.folder is None:
+            self._save_objects(saved, state, fmt)
+        else:
+            self._save_folder(saved, state, fmt)
+        log.info("saved snapshot %s of session %s env %s (%d bytes)", saved.id, saved.session_id,
+                 saved.env_id, saved.size_bytes)
+        return saved
+
+    def _save_objects(self, saved: environment_pb2.SavedSnapshot, state: bytes, fmt: str) -> None:
+        """state.bin, then snapshot.json (the object readers trust) last."""
         for _ in range(3):
             saved.id = new_snapshot_id()
-            if not (self.dir / saved.id).exists():
+            if not self.storage.exists(self._key(saved.id, INFO_FILE)):
                 break
-        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{saved.id}-", dir=self.dir))
+        self.storage.put_atomic(self._key(saved.id, STATE_FILE), state)
+        info = _to_json(saved, fmt, hashlib.sha256(state).hexdigest())
+        self.storage.put_atomic(self._key(saved.id, INFO_FILE), info)
+
+    def _save_folder(self, saved: environment_pb2.SavedSnapshot, state: bytes, fmt: str) -> None:
+        """Both files into a temporary folder, renamed into place."""
+        folder = self.dir
+        assert folder is not None
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            fsync_dir(folder.parent)
+        for _ in range(3):
+            saved.id = new_snapshot_id()
+            if not (folder / saved.id).exists():
+                break
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{saved.id}-", dir=folder))
         try:
             tmp.chmod(0o755)
             _write_new_file(tmp / STATE_FILE, state)
             _write_new_file(tmp / INFO_FILE, _to_json(saved, fmt, hashlib.sha256(state).hexdigest()))
             fsync_dir(tmp)
-            os.rename(tmp, self.dir / saved.id)  # fails rather than replace a non-empty folder
-            fsync_dir(self.dir)
+            os.rename(tmp, folder / saved.id)  # fails rather than replace a non-empty folder
+            fsync_dir(folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        log.info("saved snapshot %s of session %s env %s (%d bytes)", saved.id, saved.session_id,
-                 saved.env_id, saved.size_bytes)
-        return saved
 
     def _read_info(self, snapshot_id: str) -> dict[str, Any]:
         try:
-            return json.loads((self.dir / check_snapshot_id(snapshot_id) / INFO_FILE).read_bytes())
-        except (FileNotFoundError, NotADirectoryError):
+            return json.loads(self.storage.get(self._key(check_snapshot_id(snapshot_id), INFO_FILE)))
+        except ObjectNotFoundError:
             raise SavedSnapshotNotFoundError(f"saved snapshot {snapshot_id!r} not found") from None
 
     def get(
@@ -144,8 +176,8 @@ class SavedSnapshotStore:
         if not with_state:
             return snapshot, None, fmt
         try:
-            state = (self.dir / snapshot_id / STATE_FILE).read_bytes()
-        except FileNotFoundError:
+            state = self.storage.get(self._key(snapshot_id, STATE_FILE))
+        except ObjectNotFoundError:
             raise SavedSnapshotCorruptError(f"saved snapshot {snapshot_id!r} has no {STATE_FILE}") from None
         if len(state) != snapshot.size_bytes or hashlib.sha256(state).hexdigest() != info.get("sha256"):
             raise SavedSnapshotCorruptError(
@@ -155,10 +187,7 @@ class SavedSnapshotStore:
 
     def list_snapshots(self, env_id: str = "", session_id: str = "") -> list[environment_pb2.SavedSnapshot]:
         """Every saved snapshot, newest first; empty filters match any."""
-        try:
-            names = [e.name for e in os.scandir(self.dir) if not e.name.startswith(".") and e.is_dir()]
-        except FileNotFoundError:
-            return []
+        names = [n for n in self.storage.children(f"{SNAPSHOTS_DIR}/") if not n.startswith(".")]
         out: list[environment_pb2.SavedSnapshot] = []
         for name in names:
             try:
@@ -175,7 +204,10 @@ class SavedSnapshotStore:
         return out
 
     def remove_stale_temps(self, older_than: float = STALE_TMP_S) -> int:
-        """Remove the temporary folders crashed saves left (older than `older_than` seconds)."""
+        """Remove the temporary folders crashed saves left (older than `older_than` seconds; a
+        folder storage's: an object store has none)."""
+        if self.dir is None:
+            return 0
         removed = 0
         now = time.time()
         try:

@@ -13,43 +13,47 @@ from platform_recorder.consumer import ConsumerLoop, open_consumer
 from platform_recorder.puller import Puller
 from platform_recorder.saved_snapshots import SavedSnapshotStore
 from platform_recorder.snapshots_api import SavedSnapshotsApi
+from platform_recorder.storage import Storage, as_storage
 from platform_recorder.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
 
 
 class RecorderService:
-    """Writes every recorded session's step events under `root`, exactly once.
+    """Writes every recorded session's step events into the recordings storage, exactly once.
 
     Args:
         nc: a connected nats-py client.
-        root: the recordings folder.
+        recordings: the recordings storage (a path: a folder storage).
         batch: most messages per fetch.
         fetch_timeout: seconds one fetch waits.
         ack_wait: seconds JetStream waits for an ack before redelivering.
         meta_interval: seconds a meta.json may lag behind its finished episodes (see RecordingWriter).
         gather: seconds a batch gathers after its first message (see ConsumerLoop).
+        spool: the local folder of the part files; required unless `recordings` is a folder
+            (whose recording folders then hold them).
     """
 
     def __init__(
         self,
         nc: Any,
-        root: Path,
+        recordings: Storage | Path | str,
         batch: int = 256,
         fetch_timeout: float = 1.0,
         ack_wait: float = 60.0,
         meta_interval: float = 1.0,
         gather: float = 0.2,
+        spool: Path | None = None,
     ) -> None:
         self.nc = nc
-        self.root = Path(root)
+        self.storage = as_storage(recordings)
         self.batch = batch
         self.fetch_timeout = fetch_timeout
         self.ack_wait = ack_wait
         self.gather = gather
-        self.writer = RecordingWriter(self.root, meta_interval=meta_interval)
-        self.api = RecordingsApi(nc, self.root)
-        self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.root))
+        self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool)
+        self.api = RecordingsApi(nc, self.storage)
+        self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.storage))
         self.loop: ConsumerLoop | None = None
         self._puller: Puller | None = None
         self._task: asyncio.Task[None] | None = None
@@ -66,8 +70,12 @@ class RecorderService:
         )
         await self.api.start()
         await self.snapshots.start()
+        await self.nc.flush()  # the server has the subscriptions: requests from now on are served
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
-        log.info("recorder writing to %s", self.root.resolve())
+        where = self.storage.description
+        if self.writer.spooled:
+            where += f" (part files in {self.writer.parts_root})"
+        log.info("recorder writing to %s", where)
 
     @property
     def task(self) -> asyncio.Task[None] | None:

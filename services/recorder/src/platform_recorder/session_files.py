@@ -1,4 +1,5 @@
-"""Part files: the append-only, length-prefixed StepEvent logs of episodes being recorded.
+"""Part files: the append-only, length-prefixed StepEvent logs of episodes being recorded (always
+local: the recording's folder in a folder storage, the spool folder with S3), and file names.
 
 Format: a sequence of records `<uint32 little-endian length><serialized StepEvent>`. A crash can
 leave a torn last record (never acked, so it is redelivered): `read_part(repair=True)` cuts it.
@@ -31,7 +32,18 @@ def part_path(session_dir: Path, index: int) -> Path:
 
 
 def npz_path(session_dir: Path, index: int) -> Path:
-    return session_dir / f"{episode_stem(index)}.npz"
+    return session_dir / npz_name(index)
+
+
+def npz_name(index: int) -> str:
+    """The file (object) name of finished episode `index`: `episode-NNNNNN.npz`."""
+    return f"{episode_stem(index)}.npz"
+
+
+def npz_index(name: str) -> int | None:
+    """The episode index of an `episode-NNNNNN.npz` name, else None."""
+    match = _EPISODE_RE.match(name)
+    return int(match.group(1)) if match and match.group(2) == "npz" else None
 
 
 def episode_index(path: Path) -> int | None:

@@ -1,21 +1,25 @@
-"""Per-step columns from a step's agent data and info: `agent.<name>` and `info.is_success`.
+"""Columns from a step's agent data and info: `agent.<name>`, `info.is_success` and `outcome`.
 
-Both are float64 with one row per step and NaN where a step had no value:
+`agent.<name>` and `info.is_success` are float64 with one row per step and NaN where a step had
+no value:
     agent.<name>     (T,) for a number or boolean (0/1), (T, k) for a list of k numbers, (T, *shape)
                      for an array; a name keeps the shape of its first value in the episode (a later
                      value of another shape is left out, with a warning, and its row is NaN)
     info.is_success  (T,): the step info's `is_success` as 0/1 (tasks that define success)
+`outcome` is a 0-d string array: the episode's last step's `info["outcome"]` (e.g. Doom's), as
+text (a value that is not text as its JSON), written only when that step has one.
 The env host already checks the agent data rules (names, sizes, shapes across the session); here
 only what cannot become a float64 row is left out.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 
 import numpy as np
-from platform_contracts.values import array_from_tensor
+from platform_contracts.values import array_from_tensor, json_from_data
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
@@ -23,6 +27,8 @@ log = logging.getLogger(__name__)
 
 SUCCESS_KEY = "is_success"
 SUCCESS_COLUMN = f"info.{SUCCESS_KEY}"
+OUTCOME_KEY = "outcome"
+OUTCOME_COLUMN = "outcome"
 
 
 def _scalar(data: values_pb2.Data) -> float | None:
@@ -119,3 +125,14 @@ def success_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str,
             column[row] = value
             found = True
     return {SUCCESS_COLUMN: column} if found else {}
+
+
+def outcome_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str, np.ndarray]:
+    """`outcome` (0-d str) from the last step's `info["outcome"]` when it has one, else nothing."""
+    if not results or not results[-1].HasField("info"):
+        return {}
+    data = results[-1].info.fields.get(OUTCOME_KEY)
+    if data is None:
+        return {}
+    text = data.text if data.WhichOneof("kind") == "text" else json.dumps(json_from_data(data))
+    return {OUTCOME_COLUMN: np.array(text, dtype=str)}

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from platform_recorder.meta import STATUS_RECORDING
+from platform_recorder.storage import Storage, as_storage
 
 PARENT_KEY = "parent_session_id"
 INDEX_KEY = "env_index"
@@ -59,18 +59,11 @@ def sub_session_meta(parent_meta: dict[str, Any], session_id: str, index: int) -
     return meta
 
 
-def sub_session_ids(root: Path, parent_id: str) -> list[str]:
-    """The ids of the folders under `root` named like sub-sessions of `parent_id`, by index."""
+def sub_session_ids(storage: Storage | os.PathLike[str] | str, parent_id: str) -> list[str]:
+    """The ids of the recordings in `storage` named like sub-sessions of `parent_id`, by index."""
     found: list[tuple[int, str]] = []
-    prefix = f"{parent_id}-"
-    try:
-        entries = list(os.scandir(root))
-    except FileNotFoundError:
-        return []
-    for entry in entries:
-        if not entry.name.startswith(prefix):
-            continue
-        split = split_sub_session_id(entry.name)
-        if split is not None and split[0] == parent_id and entry.is_dir():
-            found.append((split[1], entry.name))
+    for name in as_storage(storage).children("", name_prefix=f"{parent_id}-"):
+        split = split_sub_session_id(name)
+        if split is not None and split[0] == parent_id:
+            found.append((split[1], name))
     return [name for _, name in sorted(found)]

@@ -1,4 +1,4 @@
-"""Apply batches of session-stream messages to the recordings folder (synchronous, one thread).
+"""Apply batches of session-stream messages to the recordings storage (synchronous, one thread).
 
 Messages: `SessionEvent`s (`.lifecycle`), `StepEvent`s (`.step`) and `StepEventBatch`es (`.steps`:
 a hold's steps, or a vector session's sub-environments' steps). Every step event, single or in a
@@ -13,15 +13,20 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from google.protobuf.message import DecodeError
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.errors import InvalidRecordingIdError
-from platform_recorder.meta import fsync_dir, new_meta, read_meta_file, write_meta
+from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
+from platform_recorder.lives import LIVES_DIR, LifePlace, check_life_name, join_life, place_meta
+from platform_recorder.meta import meta_key, new_meta
 from platform_recorder.reading import check_id
 from platform_recorder.recording import Recording
+from platform_recorder.recording_json import new_recording_info, sub_session_info
+from platform_recorder.recording_objects import RecordingObjects
 from platform_recorder.saved_snapshots import SNAPSHOTS_DIR
+from platform_recorder.storage import FolderStorage, Storage, as_storage
 from platform_recorder.sub_sessions import (
     PARENT_KEY,
     is_sub_session,
@@ -33,38 +38,81 @@ from platform_recorder.sub_sessions import (
 log = logging.getLogger(__name__)
 
 _CLOSING = (events_pb2.SESSION_EVENT_KIND_CLOSED, events_pb2.SESSION_EVENT_KIND_CRASHED)
+# Ids known to have no recording (events of unrecorded sessions), so each costs no storage read.
+MAX_ABSENT = 4096
 
 
 class RecordingWriter:
-    """The only writer of recordings under `root`.
+    """The only writer of recordings in `storage`.
 
     `process(batch)` returns once every event of the batch is durable (or deliberately ignored),
     so the caller may then ack the whole batch. After an exception, call `reset()` and let the
-    batch be redelivered: state is reloaded from disk and duplicates are recognised by seq.
+    batch be redelivered: state is reloaded from the storage and the part files, and duplicates
+    are recognised by seq.
 
     Args:
-        root: the recordings folder.
+        storage: the recordings storage (a path: a FolderStorage of it).
         max_cached: sessions whose state is kept in memory beyond those with work pending.
         meta_interval: seconds a recording's meta.json may lag behind its finished episodes
             (their events are durable in part files meanwhile); 0: written with every batch.
             While any does, call `flush_due()` now and then (`process` does it too).
+        spool: the local folder of the part files (`<spool>/<id>/`); required unless `storage`
+            is a folder, whose recording folders then hold them.
     """
 
-    def __init__(self, root: Path, max_cached: int = 256, meta_interval: float = 0.0) -> None:
-        self.root = Path(root)
+    def __init__(
+        self,
+        storage: Storage | Path | str,
+        max_cached: int = 256,
+        meta_interval: float = 0.0,
+        spool: Path | None = None,
+    ) -> None:
+        self.storage = as_storage(storage)
+        if spool is None:
+            if not isinstance(self.storage, FolderStorage):
+                raise ValueError(f"a spool folder for part files is required with {self.storage.description}")
+            spool = self.storage.root
+        self.parts_root = Path(spool).absolute()
+        self.spooled = not (isinstance(self.storage, FolderStorage) and self.storage.root == self.parts_root)
         self.max_cached = max_cached
         self.meta_interval = meta_interval
         self._sessions: OrderedDict[str, Recording] = OrderedDict()
+        self._absent: OrderedDict[str, None] = OrderedDict()
+
+    def local_dir(self, session_id: str) -> Path:
+        """The folder of a recording's part files."""
+        return self.parts_root / session_id
+
+    def _load(self, session_id: str) -> Recording | None:
+        return Recording.load(
+            self.storage, session_id, self.local_dir(session_id), self.meta_interval, self.spooled
+        )
+
+    def _new(self, session_id: str, meta: dict[str, Any], info: dict[str, Any]) -> Recording:
+        """A new recording: its meta.json and recording.json are written now."""
+        objects = RecordingObjects(self.storage, session_id)
+        objects.save(meta=meta, info=info)
+        self._absent.pop(session_id, None)
+        rec = Recording(objects, self.local_dir(session_id), meta, info, self.meta_interval, self.spooled)
+        self._sessions[session_id] = rec
+        return rec
 
     def recover(self) -> int:
         """Finish what a crash left behind in every recording with part files; count them."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.parts_root.mkdir(parents=True, exist_ok=True)
         count = 0
-        for folder in sorted(p for p in self.root.iterdir() if p.is_dir()):
+        for folder in sorted(p for p in self.parts_root.iterdir() if p.is_dir()):
             if not any(folder.glob("*.part")):
                 continue
-            rec = Recording.load(folder, self.meta_interval)
+            try:
+                check_id(folder.name)
+            except InvalidRecordingIdError:
+                log.warning("%s: not a recording's folder, left alone", folder)
+                continue
+            rec = self._load(folder.name)
             if rec is None:
+                log.warning("%s: part files of a recording that has no meta.json in %s, left alone",
+                            folder, self.storage.description)
                 continue
             rec.settle()
             self._sessions[rec.session_id] = rec
@@ -146,16 +194,10 @@ class RecordingWriter:
         num_envs = int(parent.meta.get("num_envs") or 0)
         if num_envs > 1 and index >= num_envs:
             log.warning("%s: events of sub-environment %d of %d: recorded anyway", parent.where, index, num_envs)
-        folder = self.root / session_id
-        created = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        if created:
-            fsync_dir(self.root)
         meta = sub_session_meta(parent.meta, session_id, index)
-        write_meta(folder, meta)
-        log.info("recording sub-environment %d of session %s in %s", index, parent_id, folder)
-        rec = Recording(folder, meta, self.meta_interval)
-        self._sessions[session_id] = rec
+        info = sub_session_info(parent.info, session_id, index, str(meta.get("status")))
+        rec = self._new(session_id, meta, info)
+        log.info("recording sub-environment %d of session %s", index, parent_id)
         touched[session_id] = rec
         return rec
 
@@ -171,7 +213,7 @@ class RecordingWriter:
         sub_event = events_pb2.SessionEvent()
         sub_event.CopyFrom(event)
         sub_event.ClearField("last_seq")  # the parent's count, not theirs
-        for sub_id in sub_session_ids(self.root, rec.session_id):
+        for sub_id in sub_session_ids(self.storage, rec.session_id):
             sub = self._get(sub_id)
             if sub is not None and sub.meta.get(PARENT_KEY) == rec.session_id:
                 sub.request_close(sub_event)
@@ -182,6 +224,12 @@ class RecordingWriter:
         if event.kind == events_pb2.SESSION_EVENT_KIND_STARTED:
             if not event.record:
                 return "ignored"
+            if event.life.name:
+                # A life's earlier session may have closed in this batch: its close (and its step
+                # count in the life's index) is applied first, as the stream ordered them.
+                for rec in touched.values():
+                    rec.sync()
+                    rec.settle()
             return self._start(event, touched)
         if event.kind in _CLOSING:
             return self._close(event, touched)
@@ -192,37 +240,68 @@ class RecordingWriter:
             check_id(event.session_id)
             if event.session_id == SNAPSHOTS_DIR:
                 raise InvalidRecordingIdError(f"{SNAPSHOTS_DIR!r} is the saved snapshots' folder")
+            if event.session_id == LIVES_DIR:
+                raise InvalidRecordingIdError(f"{LIVES_DIR!r} is the folder of the lives' indexes")
         except InvalidRecordingIdError as exc:
             log.error("session %s env %s cannot be recorded: %s", event.session_id, event.env_id, exc)
             return "ignored"
-        folder = self.root / event.session_id
-        if event.session_id in self._sessions or read_meta_file(folder) is not None:
+        if event.session_id in self._sessions or self.storage.exists(meta_key(event.session_id)):
             return "duplicate"
-        created = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        if created:
-            fsync_dir(self.root)
         meta = new_meta(event)
-        write_meta(folder, meta)
-        log.info("recording session %s env %s in %s", event.session_id, meta["env_id"], folder)
-        rec = Recording(folder, meta, self.meta_interval)
-        self._sessions[event.session_id] = rec
+        info = new_recording_info(event)
+        place = self._join_life(event)
+        if place is not None:
+            meta.update(place_meta(place))
+            info.update(life=place.name, life_offset=place.offset)
+        rec = self._new(event.session_id, meta, info)
+        log.info("recording session %s env %s%s", event.session_id, meta["env_id"],
+                 f" into life {place.name} from step {place.offset}" if place is not None else "")
         touched[event.session_id] = rec
         return "started"
+
+    def _join_life(self, event: events_pb2.SessionEvent) -> LifePlace | None:
+        """Add a starting session to its life's index (platform_recorder.lives); its place there.
+        None: no life (or one it cannot join: logged, and the session is recorded on its own)."""
+        settings = event.life
+        if not settings.name:
+            return None
+        where = f"session {event.session_id} env {event.env_id}"
+        try:
+            name = check_life_name(settings.name)
+        except InvalidLifeNameError as exc:
+            log.error("%s is recorded without its life: %s", where, exc)
+            return None
+        if max(1, event.spec.num_envs) > 1:
+            log.error("%s is recorded without life %s: a life records one environment, this session "
+                      "runs %d", where, name, event.spec.num_envs)
+            return None
+        return join_life(self.storage, name, event.session_id, settings.frame_every, settings.max_frames,
+                         self._steps_so_far)
+
+    def _steps_so_far(self, session_id: str) -> int | None:
+        """The steps recorded so far of a session (one of a life that never closed), or None."""
+        rec = self._get(session_id)
+        return rec.session_steps() if rec is not None else None
 
     def _get(self, session_id: str) -> Recording | None:
         rec = self._sessions.get(session_id)
         if rec is not None:
             self._sessions.move_to_end(session_id)
             return rec
+        if session_id in self._absent:
+            return None
         try:
             check_id(session_id)
         except InvalidRecordingIdError:
             return None
-        rec = Recording.load(self.root / session_id, self.meta_interval)
-        if rec is not None:
-            self._sessions[session_id] = rec
-            rec.settle()  # finish what a crash left, before new events arrive
+        rec = self._load(session_id)
+        if rec is None:
+            self._absent[session_id] = None
+            while len(self._absent) > MAX_ABSENT:
+                self._absent.popitem(last=False)
+            return None
+        self._sessions[session_id] = rec
+        rec.settle()  # finish what a crash left, before new events arrive
         return rec
 
     def _evict(self) -> None:
@@ -239,6 +318,7 @@ class RecordingWriter:
         for rec in self._sessions.values():
             rec.close_files()
         self._sessions.clear()
+        self._absent.clear()
 
     def close(self) -> None:
         """Write what lags, then forget every state."""

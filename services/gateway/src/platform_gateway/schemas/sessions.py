@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _LABELS = (
     "names of the parts of the flat observation, {name: [start, stop]}, for environments that "
@@ -18,6 +18,12 @@ _AGENT = (
     "declined to answer"
 )
 _WARNINGS = "what was left out of the request without stopping it (e.g. agent data that broke a rule)"
+_LIFE = (
+    "with record: append the recording to this life, a named recording that goes on across sessions and "
+    "restarts (each episode's life_start counts steps over the whole life); one open session at a time "
+    "writes a life (409 naming the holder otherwise)"
+)
+LIFE_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 
 
 class SessionBase(BaseModel):
@@ -40,6 +46,23 @@ class SessionCreate(SessionBase):
         description="a vector session of that many sub-environments, stepped together with batch requests "
         "on the stream (platform_sdk.make_vec)",
     )
+    life: str | None = Field(default=None, pattern=LIFE_NAME_PATTERN, description=_LIFE, examples=["robot-1"])
+    frame_every: int | None = Field(
+        default=None, ge=1, le=2**32 - 1, description="with life: keep one frame in N (turns on record_frames)"
+    )
+    max_frames: int | None = Field(
+        default=None, ge=1, le=2**32 - 1,
+        description="with life: never keep more than M frames over the whole life; the spacing doubles each "
+        "time a twentieth of M is used (turns on record_frames)",
+    )
+
+    @model_validator(mode="after")
+    def _life_settings_fit(self) -> SessionCreate:
+        if self.life is not None and not self.record:
+            raise ValueError(f"life {self.life} is a recording: set record to true")
+        if self.life is None and (self.frame_every is not None or self.max_frames is not None):
+            raise ValueError("frame_every and max_frames thin the frames of a life: give life a name")
+        return self
 
 
 class SessionPublic(SessionBase):
@@ -55,6 +78,7 @@ class SessionPublic(SessionBase):
     host_id: str | None = None
     reason: str | None = Field(default=None, description="why the session closed or crashed")
     log_tail: str | None = Field(default=None, description="the instance's last log lines when it crashed")
+    life: str | None = Field(default=None, description="the life the session's recording appends to")
 
 
 class SessionsPublic(BaseModel):

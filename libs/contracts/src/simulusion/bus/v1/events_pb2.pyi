@@ -201,6 +201,8 @@ class SessionEvent(_message.Message):
     TIME_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
+    LIFE_FIELD_NUMBER: _builtins.int
+    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kind: Global___SessionEventKind.ValueType
     env_id: _builtins.str
@@ -212,8 +214,15 @@ class SessionEvent(_message.Message):
     time: _builtins.float
     last_seq: _builtins.int
     """the last step event seq published for the session"""
+    record_frames: _builtins.bool
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
+    @_builtins.property
+    def life(self) -> Global___LifeSettings:
+        """A recorded session that appends to a life (a named recording that goes on across
+        sessions and restarts), and how that life thins its frames.
+        """
+
     def __init__(
         self,
         *,
@@ -228,11 +237,41 @@ class SessionEvent(_message.Message):
         time: _builtins.float = ...,
         spec: _environment_pb2.SpecResponse | None = ...,
         last_seq: _builtins.int = ...,
+        life: Global___LifeSettings | None = ...,
+        record_frames: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "host_id", b"host_id", "kind", b"kind", "kwargs_json", b"kwargs_json", "last_seq", b"last_seq", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "session_id", b"session_id", "spec", b"spec", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "host_id", b"host_id", "kind", b"kind", "kwargs_json", b"kwargs_json", "last_seq", b"last_seq", "life", b"life", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id", "spec", b"spec", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionEvent: _TypeAlias = SessionEvent  # noqa: Y015
+
+@_typing.final
+class LifeSettings(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FRAME_EVERY_FIELD_NUMBER: _builtins.int
+    MAX_FRAMES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """e.g. "robot-1" """
+    frame_every: _builtins.int
+    """keep one frame in N (0 or 1: every frame)"""
+    max_frames: _builtins.int
+    """never keep more than M frames over the whole life (0: no limit)"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        frame_every: _builtins.int = ...,
+        max_frames: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_every", b"frame_every", "max_frames", b"max_frames", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LifeSettings: _TypeAlias = LifeSettings  # noqa: Y015

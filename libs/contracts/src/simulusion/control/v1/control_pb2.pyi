@@ -10,6 +10,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from simulusion.bus.v1 import events_pb2 as _events_pb2
 from simulusion.env.v1 import environment_pb2 as _environment_pb2
 import builtins as _builtins
 import sys
@@ -83,6 +84,7 @@ class SessionInfo(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     LOG_TAIL_FIELD_NUMBER: _builtins.int
     STEP_ADDRESS_FIELD_NUMBER: _builtins.int
+    LIFE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     env_id: _builtins.str
     kwargs_json: _builtins.str
@@ -101,6 +103,10 @@ class SessionInfo(_message.Message):
     """the env host's step link (host:port), the gateway's fast path"""
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
+    @_builtins.property
+    def life(self) -> _events_pb2.LifeSettings:
+        """a recorded session appending to a life"""
+
     def __init__(
         self,
         *,
@@ -117,10 +123,11 @@ class SessionInfo(_message.Message):
         reason: _builtins.str = ...,
         log_tail: _builtins.str = ...,
         step_address: _builtins.str = ...,
+        life: _events_pb2.LifeSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_active_at", b"last_active_at", "life", b"life", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -138,6 +145,7 @@ class CreateSessionRequest(_message.Message):
     JPEG_QUALITY_FIELD_NUMBER: _builtins.int
     RECORD_FRAMES_FIELD_NUMBER: _builtins.int
     NUM_ENVS_FIELD_NUMBER: _builtins.int
+    LIFE_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     kwargs_json: _builtins.str
     record: _builtins.bool
@@ -147,6 +155,12 @@ class CreateSessionRequest(_message.Message):
     """with record: every reset and step event carries its frame"""
     num_envs: _builtins.int
     """> 1: a vector session of that many sub-environments"""
+    @_builtins.property
+    def life(self) -> _events_pb2.LifeSettings:
+        """With record: append to this life (one session at a time writes a life); frames are
+        recorded and thinned as its settings say.
+        """
+
     def __init__(
         self,
         *,
@@ -156,10 +170,11 @@ class CreateSessionRequest(_message.Message):
         jpeg_quality: _builtins.int = ...,
         record_frames: _builtins.bool = ...,
         num_envs: _builtins.int = ...,
+        life: _events_pb2.LifeSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -374,6 +389,7 @@ class StartInstanceRequest(_message.Message):
     RECORD_FRAMES_FIELD_NUMBER: _builtins.int
     NUM_ENVS_FIELD_NUMBER: _builtins.int
     POOLED_FIELD_NUMBER: _builtins.int
+    LIFE_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kwargs_json: _builtins.str
     """the session's kwargs, over the entry's"""
@@ -390,6 +406,10 @@ class StartInstanceRequest(_message.Message):
     """
     @_builtins.property
     def entry(self) -> Global___CatalogEntry: ...
+    @_builtins.property
+    def life(self) -> _events_pb2.LifeSettings:
+        """carried into the session's STARTED event"""
+
     def __init__(
         self,
         *,
@@ -401,10 +421,11 @@ class StartInstanceRequest(_message.Message):
         record_frames: _builtins.bool = ...,
         num_envs: _builtins.int = ...,
         pooled: _builtins.bool = ...,
+        life: _events_pb2.LifeSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "life", b"life"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "num_envs", b"num_envs", "pooled", b"pooled", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "num_envs", b"num_envs", "pooled", b"pooled", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,22 +1,43 @@
-"""Recordings, listed and described by the recorder."""
+"""Recordings, served by the recorder: listings, meta, episodes for replay, downloads, deletion."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import base64
+import io
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from fastapi import APIRouter, Path, Query, Response, status
+from fastapi.responses import StreamingResponse
 
 from platform_gateway.api.deps import RecorderDep, TokenDep
-from platform_gateway.schemas.recordings import RecordingPublic, RecordingsPublic
+from platform_gateway.archive import stream_archive
+from platform_gateway.errors import NotFoundError
+from platform_gateway.recorder import RecorderClient
+from platform_gateway.schemas.recordings import ArrayPublic, EpisodePublic, RecordingPublic, RecordingsPublic
 from platform_gateway.schemas.sessions import ErrorPublic
 
 router = APIRouter(
     prefix="/recordings", tags=["recordings"], dependencies=[TokenDep],
-    responses={code: {"model": ErrorPublic} for code in (401, 404, 503)},
+    responses={code: {"model": ErrorPublic} for code in (401, 404, 422, 503)},
 )
+
+EpisodeIndex = Annotated[int, Path(ge=0, description="the episode's index (meta.json's episodes[].index)")]
+_EPISODE_FILE = "episode-{:06d}.npz"
+
+
+def _attachment(filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
 @router.get("", response_model=RecordingsPublic)
-async def list_recordings(recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None) -> dict:
-    recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id)
+async def list_recordings(
+    recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+) -> dict:
+    """Recordings, newest first: meta.json without the episode list, with `episode_count` and the
+    session's `saved_snapshots`. `session_id` also lists a vector session's sub-session recordings."""
+    recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life)
     return {"data": recordings, "count": len(recordings)}
 
 
@@ -24,3 +45,100 @@ async def list_recordings(recorder: RecorderDep, env_id: str | None = None, sess
 async def get_recording(recording_id: str, recorder: RecorderDep) -> dict:
     """The recording's metadata (`meta.json`)."""
     return await recorder.get_recording(recording_id)
+
+
+@router.delete("/{recording_id}", status_code=status.HTTP_204_NO_CONTENT,
+               responses={409: {"model": ErrorPublic, "description": "the recording is still recording"}})
+async def delete_recording(recording_id: str, recorder: RecorderDep) -> Response:
+    """Delete a closed recording's files. The saved snapshots its session made stay."""
+    await recorder.delete_recording(recording_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{recording_id}/archive", response_class=StreamingResponse,
+            responses={200: {"content": {"application/x-tar": {}}, "description": "a .tar of its files"}})
+async def download_archive(recording_id: str, recorder: RecorderDep) -> StreamingResponse:
+    """The recording's finished files (meta.json, recording.json, episode-NNNNNN.npz) as a `.tar`
+    under `<recording_id>/`, streamed."""
+    files = [(f["name"], int(f["size"])) for f in await recorder.recording_files(recording_id)]
+    return StreamingResponse(stream_archive(recorder, recording_id, files), media_type="application/x-tar",
+                             headers=_attachment(f"{recording_id}.tar"))
+
+
+@router.get("/{recording_id}/episodes/{index}", response_model=EpisodePublic)
+async def get_episode(
+    recording_id: str, index: EpisodeIndex, recorder: RecorderDep,
+    arrays: Annotated[str | None, Query(description="array names, e.g. rewards,actions")] = None,
+) -> dict:
+    """A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON."""
+    names = [n.strip() for n in arrays.split(",") if n.strip()] if arrays else []
+    reply = await recorder.episode(recording_id, index, arrays=names)
+    return {"recording_id": recording_id, "index": index, **{k: reply.get(k) for k in (
+        "episode", "array_names", "array_shapes", "frame_count", "arrays")}}
+
+
+@router.get("/{recording_id}/episodes/{index}/arrays/{name}", response_model=ArrayPublic,
+            responses={200: {"content": {"application/octet-stream": {}},
+                             "description": "JSON, or with ?format=npy the array as a .npy file"}})
+async def get_array(
+    recording_id: str, index: EpisodeIndex, name: str, recorder: RecorderDep,
+    array_format: Annotated[Literal["json", "npy"], Query(alias="format")] = "json",
+) -> Any:
+    """One array of an episode, as JSON (`{"dtype", "shape", "data"}`) or a `.npy` file (`numpy.load`)."""
+    array = (await recorder.episode(recording_id, index, arrays=[name]))["arrays"][name]
+    if array_format == "json":
+        return array
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, _to_numpy(array), allow_pickle=False)
+    return Response(buffer.getvalue(), media_type="application/octet-stream",
+                    headers=_attachment(f"{recording_id}-episode-{index:06d}-{name}.npy"))
+
+
+@router.get("/{recording_id}/episodes/{index}/frames/{frame}", response_class=Response,
+            responses={200: {"content": {"image/jpeg": {}}, "description": "the frame's JPEG"}})
+async def get_frame(
+    recording_id: str, index: EpisodeIndex, recorder: RecorderDep,
+    frame: Annotated[int, Path(ge=0, description="the frame's row: 0 is the reset's, i the i-th step's")],
+) -> Response:
+    """One recorded frame (JPEG) of an episode, by row."""
+    frames = (await recorder.episode(recording_id, index, frames=[frame])).get("frames") or {}
+    if str(frame) not in frames:
+        raise NotFoundError(f"recording {recording_id!r} episode {index} has no frame {frame}")
+    return Response(base64.b64decode(frames[str(frame)]), media_type="image/jpeg")
+
+
+@router.get("/{recording_id}/episodes/{index}/file", response_class=StreamingResponse,
+            responses={200: {"content": {"application/octet-stream": {}}, "description": "the .npz"}})
+async def download_episode_file(
+    recording_id: str, index: EpisodeIndex, recorder: RecorderDep
+) -> StreamingResponse:
+    """The episode's `.npz` as stored (opens with `numpy.load`), streamed."""
+    name = _EPISODE_FILE.format(index)
+    sizes = {f["name"]: int(f["size"]) for f in await recorder.recording_files(recording_id)}
+    if name not in sizes:
+        raise NotFoundError(f"recording {recording_id!r} has no finished episode {index}")
+    headers = {**_attachment(f"{recording_id}-{name}"), "Content-Length": str(sizes[name])}
+    return StreamingResponse(_read_all(recorder, recording_id, name, sizes[name]),
+                             media_type="application/octet-stream", headers=headers)
+
+
+async def _read_all(
+    recorder: RecorderClient, recording_id: str, name: str, size: int
+) -> AsyncIterator[bytes]:
+    offset, chunk = 0, recorder.read_chunk
+    while offset < size:
+        data = await recorder.read_file(recording_id, name, offset, min(chunk, size - offset))
+        if not data:
+            raise NotFoundError(f"recording {recording_id!r}: {name} ended early (it was deleted?)")
+        offset += len(data)
+        yield data
+
+
+def _to_numpy(array: dict[str, Any]) -> np.ndarray:
+    """The array of an `ArrayPublic` JSON body, exactly (base64 bytes decoded, "nan" strings parsed)."""
+    dtype, shape = np.dtype(array["dtype"]), tuple(array["shape"])
+    data = array["data"]
+    if array.get("encoding") == "base64":
+        flat = np.ravel(np.array(data, dtype=object)) if shape else [data]
+        return np.array([base64.b64decode(x) for x in flat], dtype=dtype).reshape(shape)
+    return np.array(data, dtype=dtype).reshape(shape)

@@ -32,9 +32,12 @@ router = APIRouter(prefix="/sessions", tags=["sessions"], dependencies=[TokenDep
 
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
 async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep) -> dict:
-    """Start a session of a catalog environment; answers once its instance runs."""
+    """Start a session of a catalog environment; answers once its instance runs.
+
+    With `life`, the recording appends to that life; 409 while another open session records it."""
     info = await broker.create_session(
-        body.env_id, body.kwargs, body.record, body.jpeg_quality, body.record_frames, body.num_envs
+        body.env_id, body.kwargs, body.record, body.jpeg_quality, body.record_frames, body.num_envs,
+        body.life, body.frame_every, body.max_frames,
     )
     streams.directory.remember(info)
     return session_to_json(info)

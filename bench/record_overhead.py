@@ -1,0 +1,106 @@
+"""What recording costs: remote steps/s with and without recording, the recorder's sustained
+steps/s with frames (Pong) and without (CartPole), and bytes per step on disk, in one run.
+
+The recorder's own rate is measured apart from stepping: the recorder is stopped, a recorded
+session runs (its step events wait in JetStream), then the recorder is started and timed until
+it has written them all.
+
+    uv run python bench/record_overhead.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **settings) -> float:
+    import platform_sdk
+
+    with platform_sdk.connect(env_id, url=url, record=record, auto_reset=True, **settings) as env:
+        env.reset(seed=0)
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for _ in range(50):
+                env.step(0)
+            steps += 50
+        return steps / (time.perf_counter() - start)
+
+
+def recorded_run(url: str, env_id: str, steps: int, **settings) -> tuple[str, int]:
+    """A recorded session of `steps` steps; returns its id and its last event seq."""
+    import platform_sdk
+
+    with platform_sdk.connect(env_id, url=url, record=True, auto_reset=True, **settings) as env:
+        env.reset(seed=0)
+        for _ in range(steps):
+            env.step(0)
+        session_id = env.session_id
+    return session_id, steps
+
+
+def recording_done(folder: Path) -> dict | None:
+    path = folder / "meta.json"
+    if not path.exists():
+        return None
+    meta = json.loads(path.read_text())
+    if meta.get("status") not in ("closed", "crashed") or meta.get("last_seq", 0) < meta.get("published_last_seq", 1):
+        return None
+    if any(folder.glob("*.part")):
+        return None
+    return meta
+
+
+def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) -> tuple[float, float]:
+    """Recorder steps/s draining a backlog of `steps` steps, and bytes per step on disk."""
+    platform.stop_service("recorder", signal.SIGTERM)
+    session_id, _ = recorded_run(platform.url, env_id, steps, **settings)
+    folder = recordings / session_id
+    platform.start_service("recorder")
+    start = time.perf_counter()
+    while recording_done(folder) is None:
+        if time.perf_counter() - start > 600:
+            raise TimeoutError(f"the recorder did not write {folder} within 600 s")
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return steps / elapsed, size / steps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per stepping figure")
+    parser.add_argument("--steps", type=int, default=6000, help="steps of each backlog the recorder drains")
+    args = parser.parse_args()
+
+    from platform_local import LocalPlatform
+
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-record-overhead-"))
+    recordings = data_dir / "recordings"
+    print(f"starting a platform in {data_dir} ...", flush=True)
+    platform = LocalPlatform(data_dir / "data", recordings_dir=recordings)
+    platform.start()
+    try:
+        for env_id, settings in (("cartpole", {}), ("pong", {"record_frames": True})):
+            off = stepping_rate(platform.url, env_id, args.seconds, False)
+            on = stepping_rate(platform.url, env_id, args.seconds, True, **settings)
+            label = f"{env_id}{' + frames' if settings else ''}"
+            print(f"{label:<16} remote: unrecorded {off:,.0f} steps/s, recorded {on:,.0f} steps/s "
+                  f"(recording costs {100 * (1 - on / off):.1f}%)", flush=True)
+        for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
+            rate, per_step = drain_rate(platform, recordings, env_id, args.steps, **settings)
+            label = f"{env_id}{' + frames' if settings else ''}"
+            print(f"{label:<16} recorder sustained: {rate:,.0f} steps/s; on disk {per_step:,.0f} bytes/step",
+                  flush=True)
+    finally:
+        platform.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""One finished episode's `.npz`, read member by member straight from the storage.
+
+The file is opened through ranged reads (`Storage.get_range`, buffered), so asking for the
+names and shapes of its arrays, one array or one frame reads only those members (on S3: those
+byte ranges), never the whole file.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from platform_recorder.errors import RecorderError, RecordingNotFoundError
+from platform_recorder.meta import jsonable
+from platform_recorder.recording_files import InvalidRequestError
+from platform_recorder.storage import Storage
+
+FRAMES = "frames"
+_BUFFER = 1 << 20
+
+
+class StorageFile(io.RawIOBase):
+    """A read-only, seekable file over one storage object (each read is one `get_range`)."""
+
+    def __init__(self, storage: Storage, key: str, size: int) -> None:
+        super().__init__()
+        self._storage, self._key, self._size, self._pos = storage, key, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), self._size - self._pos)
+        if want <= 0:
+            return 0
+        data = self._storage.get_range(self._key, self._pos, want)
+        view[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+class EpisodeFile:
+    """An open episode file: its array names, their dtypes and shapes, arrays and frames."""
+
+    def __init__(self, zip_file: zipfile.ZipFile, where: str) -> None:
+        self._zip = zip_file
+        self.where = where  # "recording 'x' episode 3", for messages
+        self._members = {n.removesuffix(".npy"): n for n in zip_file.namelist()}
+
+    @property
+    def array_names(self) -> list[str]:
+        return list(self._members)
+
+    def _member(self, name: str) -> str:
+        if name not in self._members:
+            raise RecordingNotFoundError(f"{self.where} has no array {name!r}; it has {self.array_names}")
+        return self._members[name]
+
+    def array_info(self, name: str) -> dict[str, Any]:
+        """{"dtype", "shape"} from the member's .npy header, without reading its data."""
+        with self._zip.open(self._member(name)) as member:
+            version = np.lib.format.read_magic(member)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+            else:  # a format version without a public header reader: read the array
+                array = self.array(name)
+                shape, dtype = array.shape, array.dtype
+        return {"dtype": dtype.str, "shape": list(shape)}
+
+    def array(self, name: str) -> np.ndarray:
+        with self._zip.open(self._member(name)) as member:
+            return np.lib.format.read_array(member, allow_pickle=False)
+
+    def frame_count(self) -> int:
+        """The number of rows of the JPEG `frames` array (0 when the episode has none)."""
+        if FRAMES not in self._members:
+            return 0
+        shape = self.array_info(FRAMES)["shape"]
+        return int(shape[0]) if shape else 0
+
+    def frames(self, indexes: Sequence[int]) -> dict[int, bytes]:
+        """JPEG bytes of the frames at `indexes` (rows of the `frames` array).
+
+        Raises:
+            RecordingNotFoundError: no JPEG frames, an index out of range (the range is named),
+                or a step that had no frame.
+        """
+        count = self.frame_count()
+        if count == 0:
+            raise RecordingNotFoundError(
+                f"{self.where} has no JPEG frames (record with record_frames=True; raw RGB frames are "
+                "the array 'frames_rgb')"
+            )
+        for i in indexes:
+            if not 0 <= i < count:
+                raise RecordingNotFoundError(
+                    f"{self.where} has frames 0..{count - 1} ({count} frames); there is no frame {i}"
+                )
+        frames = self.array(FRAMES)
+        out: dict[int, bytes] = {}
+        for i in indexes:
+            data = bytes(frames[i])
+            if not data:
+                raise RecordingNotFoundError(f"{self.where}: step row {i} has no frame (none was rendered)")
+            out[i] = data
+        return out
+
+
+@contextmanager
+def open_episode(storage: Storage, key: str, size: int, where: str) -> Iterator[EpisodeFile]:
+    """Open the `.npz` stored at `key` (of `size` bytes) for reading member by member."""
+    raw = io.BufferedReader(StorageFile(storage, key, size), buffer_size=_BUFFER)
+    try:
+        with zipfile.ZipFile(raw) as zip_file:
+            yield EpisodeFile(zip_file, where)
+    except zipfile.BadZipFile as exc:
+        raise RecorderError(f"{where}: the episode file is not a readable .npz ({exc})") from None
+    finally:
+        raw.close()
+
+
+def array_json(array: np.ndarray) -> dict[str, Any]:
+    """{"dtype", "shape", "data"}: data as nested lists; non-finite floats as strings ("nan",
+    "inf"); bytes (e.g. JPEG frames) as base64 strings, with "encoding": "base64"."""
+    out: dict[str, Any] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+    if array.dtype.kind == "S":
+        flat = [base64.b64encode(bytes(x)).decode() for x in array.reshape(-1)]
+        out["data"] = np.array(flat, dtype=object).reshape(array.shape).tolist() if array.ndim else flat[0]
+        out["encoding"] = "base64"
+    else:
+        out["data"] = jsonable(array.tolist())
+    return out
+
+
+def frame_indexes(value: Any) -> list[int]:
+    """The request's frame indexes (a list of integers)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+        raise InvalidRequestError(f"'frames' must be a list of integer frame indexes, got {value!r}")
+    return value
+
+
+def array_names(value: Any) -> list[str]:
+    """The request's array names (a list of strings)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or any(not isinstance(n, str) for n in value):
+        raise InvalidRequestError(f"'arrays' must be a list of array names, got {value!r}")
+    return value

@@ -1,0 +1,116 @@
+"""recording.json: the session-level facts of a recording, written at its start and at its close.
+
+    {"format": 1, "session_id", "env_id", "kwargs",
+     "spec": {"observation_space", "action_space", "observation_labels": [{"name", "start", "stop"}],
+              "metadata", "num_envs", "endless"},
+     "parent_session_id"?, "env_index"?  (a vector session's sub-environment)
+     "started_at", "closed_at" (null while recording), "status" ("recording"/"closed"/"crashed"),
+     "world_changes": []  (reserved: always a list)}
+
+meta.json grows with every episode; this file changes only when the session starts and ends.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from platform_contracts.json_values import space_to_json
+from platform_contracts.values import json_from_datamap
+from simulusion.bus.v1 import events_pb2
+
+from platform_recorder.meta import STATUS_RECORDING, iso_time, jsonable
+
+RECORDING_FILE = "recording.json"
+RECORDING_FORMAT = 1
+
+
+def _kwargs(kwargs_json: str) -> dict[str, Any]:
+    try:
+        return json.loads(kwargs_json) if kwargs_json else {}
+    except json.JSONDecodeError:
+        return {"_unparsed": kwargs_json}
+
+
+def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
+    """recording.json of a recording that starts with this STARTED event."""
+    spec = event.spec
+    kwargs = _kwargs(event.kwargs_json)
+    try:
+        metadata = json_from_datamap(spec.metadata)
+    except Exception as exc:  # noqa: BLE001 - metadata is informative: never fail a recording on it
+        metadata = {"_unreadable": f"{type(exc).__name__}: {exc}"}
+    return jsonable({
+        "format": RECORDING_FORMAT,
+        "session_id": event.session_id,
+        "env_id": event.env_id or spec.env_id,
+        "kwargs": kwargs,
+        "spec": {
+            "observation_space": space_to_json(spec.observation_space)
+            if spec.HasField("observation_space")
+            else None,
+            "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
+            "observation_labels": [
+                {"name": label.name, "start": label.start, "stop": label.stop}
+                for label in spec.observation_labels
+            ],
+            "metadata": metadata,
+            "num_envs": max(1, spec.num_envs),
+            "endless": bool(spec.endless or kwargs.get("endless") is True),
+        },
+        "started_at": iso_time(event.time),
+        "closed_at": None,
+        "status": STATUS_RECORDING,
+        "world_changes": [],
+    })
+
+
+def sub_session_info(parent: dict[str, Any], session_id: str, index: int, status: str) -> dict[str, Any]:
+    """recording.json of sub-environment `index` of a vector session (its own spaces are the
+    parent's spec's; it is one environment)."""
+    info = copy.deepcopy(parent)
+    info["session_id"] = session_id
+    info["parent_session_id"] = str(parent.get("session_id", ""))
+    info["env_index"] = index
+    info.setdefault("spec", {})["num_envs"] = 1
+    info["world_changes"] = []
+    if status == STATUS_RECORDING:
+        info["status"], info["closed_at"] = STATUS_RECORDING, None
+    return info
+
+
+def info_from_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """What recording.json can be rebuilt from meta.json alone (a recording made before it existed)."""
+    info: dict[str, Any] = {
+        "format": RECORDING_FORMAT,
+        "session_id": meta.get("session_id", meta.get("id")),
+        "env_id": meta.get("env_id"),
+        "kwargs": meta.get("kwargs", {}),
+        "spec": {
+            "observation_space": meta.get("observation_space"),
+            "action_space": meta.get("action_space"),
+            "observation_labels": [],
+            "metadata": {},
+            "num_envs": 1 if meta.get("parent_session_id") else int(meta.get("num_envs") or 1),
+            "endless": bool((meta.get("kwargs") or {}).get("endless") is True),
+        },
+        "started_at": meta.get("created_at"),
+        "closed_at": meta.get("closed_at"),
+        "status": meta.get("status", STATUS_RECORDING),
+        "world_changes": [],
+    }
+    for key in ("parent_session_id", "env_index"):
+        if key in meta:
+            info[key] = meta[key]
+    return info
+
+
+def apply_close_to_info(info: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Copy a close (status, closed_at) from meta.json into recording.json."""
+    info["status"] = meta.get("status", info.get("status"))
+    info["closed_at"] = meta.get("closed_at")
+
+
+def encode_info(info: dict[str, Any]) -> bytes:
+    return json.dumps(jsonable(info), allow_nan=False, indent=1).encode()

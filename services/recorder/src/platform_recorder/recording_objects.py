@@ -1,0 +1,112 @@
+"""The finished files of one recording in the storage, as its writer keeps them.
+
+Order of writes (each one atomic): episode npz files (`put_episode`; in a folder their renames
+are made durable together, before meta.json names them); on an object store then manifest.json
+listing the new ones; then recording.json and meta.json (`save`); then manifest.json again (the
+last write of every change; see platform_recorder.manifest). So a reader trusting the manifest
+never meets an episode that a trusted meta.json names but the manifest does not list, and a crash
+between any two writes leaves that true; the writer's recovery redoes the rest (npz files are
+written once: an existing one is kept).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from platform_recorder.manifest import MANIFEST_FILE, encode_manifest, is_finished_name
+from platform_recorder.meta import META_FILE, encode_meta, iso_time, read_meta_object
+from platform_recorder.recording_json import RECORDING_FILE, encode_info, info_from_meta
+from platform_recorder.session_files import npz_index, npz_name
+from platform_recorder.storage import ObjectNotFoundError, Storage
+
+
+class RecordingObjects:
+    """Writes one recording's finished files through `storage` and tracks their sizes.
+
+    Args:
+        storage: the recordings storage.
+        session_id: the recording's id (its folder / key prefix).
+        sizes: finished files already in the storage (name -> size).
+    """
+
+    def __init__(self, storage: Storage, session_id: str, sizes: dict[str, int] | None = None) -> None:
+        self.storage = storage
+        self.session_id = session_id
+        self.prefix = f"{session_id}/"
+        self.sizes: dict[str, int] = dict(sizes or {})
+        self.episodes: set[int] = {i for i in map(npz_index, self.sizes) if i is not None}
+        self._unlisted = bool(self.sizes)  # files the manifest may not list yet
+        self._unsynced = False  # npz renames in a folder not yet made durable
+
+    @classmethod
+    def load(
+        cls, storage: Storage, session_id: str
+    ) -> tuple[dict[str, Any], dict[str, Any], RecordingObjects] | None:
+        """(meta.json, recording.json, the objects) of a recording in the storage; None without a
+        meta.json. One listing finds its episode files (a crash may have left some unlisted)."""
+        meta = read_meta_object(storage, session_id)
+        if meta is None:
+            return None
+        prefix = f"{session_id}/"
+        sizes = {
+            key[len(prefix) :]: size
+            for key, size in storage.list_sizes(prefix).items()
+            if is_finished_name(key[len(prefix) :])
+        }
+        objects = cls(storage, session_id, sizes)
+        try:
+            info = _decode(storage.get(objects.key(RECORDING_FILE)))
+        except (ObjectNotFoundError, ValueError, TypeError):
+            info = info_from_meta(meta)
+        return meta, info, objects
+
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    def has_episode(self, index: int) -> bool:
+        """The episode's npz is in the storage (whole)."""
+        return index in self.episodes
+
+    def put_episode(self, index: int, data: bytes | memoryview) -> str:
+        """Write episode `index`'s npz (durable, in a folder, once `save` runs); its file name."""
+        name = npz_name(index)
+        self.storage.put_atomic(self.key(name), data, sync_folder=False)
+        self.sizes[name] = memoryview(data).nbytes
+        self.episodes.add(index)
+        self._unsynced = self._unlisted = True
+        return name
+
+    def save(self, meta: dict[str, Any] | None = None, info: dict[str, Any] | None = None) -> None:
+        """Write recording.json (`info`) and/or meta.json (`meta`, stamped `updated_at`), after
+        making the episode files they may name durable (a folder) or listed (an object store);
+        then the manifest (object stores)."""
+        if self._unsynced:
+            self.storage.sync_folder(self.prefix)
+            self._unsynced = False
+        if self.storage.needs_manifest and self._unlisted and META_FILE in self.sizes:
+            self.write_manifest()  # the new episode files, before a meta.json names them
+        if info is not None:
+            data = encode_info(info)
+            self.storage.put_atomic(self.key(RECORDING_FILE), data)
+            self.sizes[RECORDING_FILE] = len(data)
+        if meta is not None:
+            meta["updated_at"] = iso_time()
+            data = encode_meta(meta)
+            self.storage.put_atomic(self.key(META_FILE), data)
+            self.sizes[META_FILE] = len(data)
+        if self.storage.needs_manifest:
+            self.write_manifest()
+
+    def write_manifest(self) -> None:
+        """manifest.json: every finished file of the recording (meta.json, recording.json, the
+        episode files), with its size."""
+        self.storage.put_atomic(self.key(MANIFEST_FILE), encode_manifest(self.sizes))
+        self._unlisted = False
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    body = json.loads(data)
+    if not isinstance(body, dict):
+        raise TypeError("recording.json is not a JSON object")
+    return body

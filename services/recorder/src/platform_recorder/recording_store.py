@@ -1,0 +1,214 @@
+"""Recordings as the API sees them: listings with saved snapshots, meta.json, file reads, deletion.
+
+Everything goes through the Storage protocol (a folder or S3), so the same code serves both.
+Methods block: call them in a thread from asyncio code.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+from platform_recorder.episode_reading import array_json, open_episode
+from platform_recorder.errors import InvalidRecordingIdError, RecorderError, RecordingNotFoundError
+from platform_recorder.lives import LIVES_DIR
+from platform_recorder.meta import META_FILE, STATUS_RECORDING
+from platform_recorder.recording_files import (
+    InvalidRequestError,
+    check_recording_id,
+    has_trusted_meta,
+    served_file_size,
+    served_files,
+)
+from platform_recorder.saved_snapshots import INFO_FILE, SNAPSHOTS_DIR
+from platform_recorder.session_files import npz_name
+from platform_recorder.storage import ObjectNotFoundError, Storage
+from platform_recorder.sub_sessions import PARENT_KEY
+
+log = logging.getLogger(__name__)
+
+MAX_READ_BYTES = 4 * 1024 * 1024
+_SNAPSHOT_FIELDS = ("id", "label", "seq", "created_at")
+
+
+class RecordingOpenError(RecorderError):
+    """The recording is still being written (status "recording")."""
+
+    code = "failed_precondition"
+
+
+class RecordingStore:
+    """Reads (and deletes) the recordings of one Storage."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def read_meta(self, recording_id: str) -> dict[str, Any]:
+        """The recording's meta.json.
+
+        Raises:
+            InvalidRecordingIdError: the id breaks the id rule (named in the message).
+            RecordingNotFoundError: no such recording.
+        """
+        check_recording_id(recording_id)
+        try:
+            if not has_trusted_meta(self.storage, recording_id):
+                raise ObjectNotFoundError(recording_id)
+            data = self.storage.get(f"{recording_id}/{META_FILE}")
+        except ObjectNotFoundError:
+            raise RecordingNotFoundError(f"recording {recording_id!r} not found") from None
+        meta = json.loads(data)
+        if not isinstance(meta, dict):
+            raise RecorderError(f"recording {recording_id!r}: meta.json is not a JSON object")
+        return meta
+
+    def list_summaries(
+        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Summaries of the recordings, newest first: meta.json without its episode list, plus
+        `episode_count` and `saved_snapshots` (those its session saved, newest first).
+
+        Args:
+            env_id: only this environment's.
+            session_id: only this session's recording and, for a vector session, its
+                sub-sessions' (`<session_id>-<i>`).
+            life: only the recordings of this life (meta.json's "life").
+        """
+        if session_id is not None:
+            check_recording_id(session_id)
+        snapshots = self._saved_snapshots_by_session()
+        out: list[dict[str, Any]] = []
+        for name in self.storage.children("", name_prefix=session_id or ""):
+            if name in (SNAPSHOTS_DIR, LIVES_DIR) or name.startswith("."):
+                continue
+            if session_id is not None and name != session_id and not name.startswith(f"{session_id}-"):
+                continue
+            try:
+                meta = self.read_meta(name)
+            except (InvalidRecordingIdError, RecordingNotFoundError):
+                continue  # not a recording's folder, or one whose meta.json is not written yet
+            except (OSError, ValueError, RecorderError) as exc:
+                log.warning("recording %s is unreadable, not listed: %s", name, exc)
+                continue
+            if session_id is not None and session_id not in (meta.get("session_id"), meta.get(PARENT_KEY)):
+                continue
+            if env_id is not None and meta.get("env_id") != env_id:
+                continue
+            if life is not None and meta.get("life") != life:
+                continue
+            out.append(_summary(meta, snapshots))
+        out.sort(key=lambda m: (str(m.get("created_at", "")), str(m.get("session_id", ""))), reverse=True)
+        return out
+
+    def files(self, recording_id: str) -> list[dict[str, Any]]:
+        """The recording's finished files: [{"name", "size"}], by name."""
+        self.read_meta(recording_id)  # not_found for an unknown id
+        found = served_files(self.storage, recording_id)
+        return [{"name": name, "size": size} for name, size in found.items()]
+
+    def read(self, recording_id: str, name: str, offset: int, length: int) -> bytes:
+        """Up to `length` (<= MAX_READ_BYTES) bytes of a finished file from `offset`; fewer at its end.
+
+        Raises:
+            InvalidRecordingIdError: a bad id.
+            InvalidRequestError: a bad name, offset or length.
+            RecordingNotFoundError: no such recording or finished file.
+        """
+        for what, value in (("offset", offset), ("length", length)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidRequestError(f"{what!r} must be an integer >= 0, got {value!r}")
+        if length > MAX_READ_BYTES:
+            raise InvalidRequestError(
+                f"'length' is at most {MAX_READ_BYTES} bytes (4 MiB) per read, got {length}: read in chunks"
+            )
+        served_file_size(self.storage, recording_id, name)  # not_found unless a finished file
+        if length == 0:
+            return b""
+        try:  # to the object's end: a meta.json replaced since a manifest listed it may have grown
+            return self.storage.get_range(f"{recording_id}/{name}", offset, length)
+        except ObjectNotFoundError:
+            raise RecordingNotFoundError(f"recording {recording_id!r} has no file {name!r}") from None
+
+    def episode(
+        self, recording_id: str, index: int, arrays: list[str] | None = None, frames: list[int] | None = None
+    ) -> dict[str, Any]:
+        """A finished episode: {"episode": its summary from meta.json, "array_names",
+        "array_shapes": {name: {"dtype", "shape"}}, "frame_count", "arrays": {name: array_json},
+        "frames": {index: base64 JPEG}} with the `arrays` and `frames` asked for.
+
+        Raises:
+            InvalidRequestError: a bad index.
+            RecordingNotFoundError: no such recording, finished episode, array or frame.
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise InvalidRequestError(f"'episode' must be an episode index (an integer >= 0), got {index!r}")
+        meta = self.read_meta(recording_id)
+        name = npz_name(index)
+        try:
+            size = served_file_size(self.storage, recording_id, name)
+        except RecordingNotFoundError:
+            count = len(meta.get("episodes") or [])
+            raise RecordingNotFoundError(
+                f"recording {recording_id!r} has no finished episode {index} ({count} in its meta.json)"
+            ) from None
+        listed = [e for e in meta.get("episodes") or [] if isinstance(e, dict) and e.get("index") == index]
+        where = f"recording {recording_id!r} episode {index}"
+        with open_episode(self.storage, f"{recording_id}/{name}", size, where) as episode:
+            jpegs = episode.frames(frames) if frames else {}
+            return {
+                "episode": listed[0] if listed else {"index": index, "file": name},
+                "array_names": episode.array_names,
+                "array_shapes": {n: episode.array_info(n) for n in episode.array_names},
+                "frame_count": episode.frame_count(),
+                "arrays": {n: array_json(episode.array(n)) for n in arrays or []},
+                "frames": {str(i): base64.b64encode(data).decode() for i, data in jpegs.items()},
+            }
+
+    def delete(self, recording_id: str) -> int:
+        """Delete a closed (or crashed) recording's objects; returns how many.
+
+        Only that recording goes: the saved snapshots its session made stay (they are listed and
+        restored on their own, see saved_snapshots), and a vector session's sub-session
+        recordings are recordings of their own, deleted by their own ids.
+
+        Raises:
+            RecordingOpenError: its status is still "recording".
+        """
+        meta = self.read_meta(recording_id)
+        if meta.get("status", STATUS_RECORDING) == STATUS_RECORDING:
+            raise RecordingOpenError(
+                f"recording {recording_id!r} is still being recorded (status 'recording'): close its "
+                "session first, then delete it"
+            )
+        deleted = self.storage.delete_prefix(f"{recording_id}/")
+        log.info("deleted recording %s (%d objects)", recording_id, deleted)
+        return deleted
+
+    def _saved_snapshots_by_session(self) -> dict[str, list[dict[str, Any]]]:
+        """{session_id: [{id, label, seq, created_at}, ...] newest first} of every saved snapshot."""
+        by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for name in self.storage.children(f"{SNAPSHOTS_DIR}/"):
+            if name.startswith("."):  # a save in progress
+                continue
+            try:
+                info = json.loads(self.storage.get(f"{SNAPSHOTS_DIR}/{name}/{INFO_FILE}"))
+            except ObjectNotFoundError:
+                continue
+            except (OSError, ValueError) as exc:
+                log.warning("saved snapshot %s is unreadable, not listed: %s", name, exc)
+                continue
+            if isinstance(info, dict) and info.get("session_id"):
+                by_session[str(info["session_id"])].append({k: info.get(k) for k in _SNAPSHOT_FIELDS})
+        for found in by_session.values():
+            found.sort(key=lambda s: (s.get("created_at") or 0, str(s.get("id"))), reverse=True)
+        return by_session
+
+
+def _summary(meta: dict[str, Any], snapshots: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    summary = {k: v for k, v in meta.items() if k != "episodes"}
+    summary["episode_count"] = len(meta.get("episodes") or [])
+    summary["saved_snapshots"] = snapshots.get(str(meta.get("session_id", "")), [])
+    return summary

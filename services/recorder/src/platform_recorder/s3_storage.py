@@ -1,0 +1,242 @@
+"""Recordings in an S3 bucket (AWS S3, MinIO, any S3 API) through the `minio` client.
+
+`PLATFORM_RECORDINGS=s3://bucket/prefix` with `PLATFORM_S3_ENDPOINT` (host:port, or a URL whose
+scheme sets TLS), `PLATFORM_S3_ACCESS_KEY`, `PLATFORM_S3_SECRET_KEY`, optional
+`PLATFORM_S3_REGION` and `PLATFORM_S3_SECURE` (TLS, default true). Each object is written by one
+PUT (up to 5 GiB), so it exists whole or not at all; S3 has no renames and no partial objects.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from urllib.parse import urlsplit
+
+from platform_recorder.errors import RecorderError
+from platform_recorder.storage import ObjectNotFoundError, StorageConfigError, check_key
+
+MIN_PART = 5 * 1024 * 1024  # S3's smallest multipart part: minio's lower bound for part_size
+MAX_SINGLE_PUT = 5 * 1024 * 1024 * 1024  # S3's largest single PUT
+MANIFEST_NAME = "manifest.json"
+_MISSING = ("NoSuchKey", "NoSuchObject", "NoSuchBucket")
+
+
+class StorageUnavailableError(RecorderError):
+    """The S3 endpoint cannot be reached or refuses the bucket."""
+
+    code = "unavailable"
+
+
+def parse_s3_url(url: str) -> tuple[str, str]:
+    """`s3://bucket/some/prefix` -> ("bucket", "some/prefix/"); ("bucket", "") without a prefix."""
+    rest = url[len("s3://") :]
+    bucket, _, prefix = rest.partition("/")
+    prefix = prefix.strip("/")
+    if not bucket:
+        raise StorageConfigError(f"PLATFORM_RECORDINGS={url!r}: no bucket; expected s3://bucket/prefix")
+    if prefix:
+        try:
+            check_key(prefix)
+        except ValueError:
+            raise StorageConfigError(
+                f"PLATFORM_RECORDINGS={url!r}: the prefix {prefix!r} has an empty, '.' or '..' part"
+            ) from None
+    return bucket, f"{prefix}/" if prefix else ""
+
+
+def _endpoint(endpoint: str, secure: bool) -> tuple[str, bool]:
+    """host:port and TLS from `PLATFORM_S3_ENDPOINT` (a scheme, when given, decides TLS)."""
+    if "://" not in endpoint:
+        return endpoint.rstrip("/"), secure
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/"):
+        raise StorageConfigError(
+            f"PLATFORM_S3_ENDPOINT={endpoint!r}: expected host:port or http(s)://host:port, without a path"
+        )
+    return parts.netloc, parts.scheme == "https"
+
+
+def _http_client() -> object:
+    import certifi
+    import urllib3
+
+    return urllib3.PoolManager(
+        timeout=urllib3.Timeout(connect=5.0, read=60.0),
+        maxsize=16,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=os.environ.get("SSL_CERT_FILE") or certifi.where(),
+        retries=urllib3.Retry(total=3, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504]),
+    )
+
+
+def open_s3_storage(
+    url: str, endpoint: str, access_key: str, secret_key: str, region: str = "", secure: bool = True
+) -> S3Storage:
+    """An S3Storage for `url` (`s3://bucket/prefix`); the bucket is made when missing.
+
+    Raises:
+        StorageConfigError: a missing or malformed setting (named).
+        StorageUnavailableError: the endpoint cannot be reached or the bucket cannot be used.
+    """
+    bucket, prefix = parse_s3_url(url)
+    for name, value in (
+        ("PLATFORM_S3_ENDPOINT", endpoint),
+        ("PLATFORM_S3_ACCESS_KEY", access_key),
+        ("PLATFORM_S3_SECRET_KEY", secret_key),
+    ):
+        if not value:
+            raise StorageConfigError(f"{name} is required with PLATFORM_RECORDINGS={url}")
+    host, tls = _endpoint(endpoint, secure)
+    from minio import Minio
+    from minio.helpers import check_bucket_name
+
+    try:
+        check_bucket_name(bucket, strict=True)
+    except ValueError as exc:
+        raise StorageConfigError(f"PLATFORM_RECORDINGS={url!r}: {exc}") from None
+    try:
+        client = Minio(host, access_key=access_key, secret_key=secret_key, secure=tls,
+                       region=region or None, http_client=_http_client())
+    except ValueError as exc:
+        raise StorageConfigError(f"PLATFORM_S3_ENDPOINT={endpoint!r}: {exc}") from None
+    storage = S3Storage(client, bucket, prefix, f"s3://{bucket}/{prefix} at {host}")
+    storage.ensure_bucket(region)
+    return storage
+
+
+class S3Storage:
+    """Keys under `prefix` in `bucket` (see platform_recorder.storage.Storage)."""
+
+    needs_manifest = True
+
+    def __init__(self, client: object, bucket: str, prefix: str, description: str) -> None:
+        from minio import Minio
+
+        assert isinstance(client, Minio)
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix
+        self.description = description
+
+    def ensure_bucket(self, region: str = "") -> None:
+        from minio.error import S3Error
+
+        try:
+            if not self.client.bucket_exists(self.bucket):
+                try:
+                    self.client.make_bucket(self.bucket, location=region or None)
+                except S3Error as exc:
+                    if exc.code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                        raise
+        except Exception as exc:  # noqa: BLE001 - any failure at start is one line
+            raise StorageUnavailableError(
+                f"cannot use the bucket of {self.description}: {type(exc).__name__}: {exc}"
+            ) from None
+
+    def _name(self, key: str) -> str:
+        return self.prefix + check_key(key)
+
+    def _folder(self, prefix: str) -> str:
+        if not prefix:
+            return self.prefix
+        return self.prefix + check_key(prefix if prefix.endswith("/") else prefix + "/")
+
+    def _missing(self, key: str, exc: Exception) -> Exception:
+        if getattr(exc, "code", None) in _MISSING:
+            return ObjectNotFoundError(f"no {key} in {self.description}")
+        return exc
+
+    def put_atomic(self, key: str, data: bytes | memoryview, *, sync_folder: bool = True) -> None:
+        size = memoryview(data).nbytes
+        part_size = min(max(MIN_PART, size), MAX_SINGLE_PUT)  # one PUT up to 5 GiB
+        self.client.put_object(self.bucket, self._name(key), io.BytesIO(data), size, part_size=part_size)
+
+    def sync_folder(self, prefix: str) -> None:
+        """Nothing to do: a PUT is durable when it returns."""
+
+    def get(self, key: str) -> bytes:
+        from minio.error import S3Error
+
+        try:
+            response = self.client.get_object(self.bucket, self._name(key))
+        except S3Error as exc:
+            raise self._missing(key, exc) from None
+        try:
+            return response.read()
+        finally:
+            response.close()
+            response.release_conn()
+
+    def get_range(self, key: str, offset: int, length: int) -> bytes:
+        from minio.error import S3Error
+
+        offset = max(0, offset)
+        if length <= 0:  # minio reads to the end when length is 0
+            self.size(key)
+            return b""
+        try:
+            response = self.client.get_object(self.bucket, self._name(key), offset=offset, length=length)
+        except S3Error as exc:
+            if exc.code == "InvalidRange":  # at or past the end
+                self.size(key)
+                return b""
+            raise self._missing(key, exc) from None
+        try:
+            return response.read()
+        finally:
+            response.close()
+            response.release_conn()
+
+    def size(self, key: str) -> int:
+        from minio.error import S3Error
+
+        try:
+            return int(self.client.stat_object(self.bucket, self._name(key)).size or 0)
+        except S3Error as exc:
+            raise self._missing(key, exc) from None
+
+    def exists(self, key: str) -> bool:
+        try:
+            self.size(key)
+        except ObjectNotFoundError:
+            return False
+        return True
+
+    def list(self, prefix: str) -> list[str]:
+        return sorted(self.list_sizes(prefix))
+
+    def list_sizes(self, prefix: str) -> dict[str, int]:
+        base = self._folder(prefix)
+        out = {
+            obj.object_name[len(self.prefix) :]: int(obj.size or 0)
+            for obj in self.client.list_objects(self.bucket, prefix=base, recursive=True)
+            if obj.object_name and not obj.is_dir
+        }
+        return dict(sorted(out.items()))
+
+    def children(self, prefix: str = "", name_prefix: str = "") -> list[str]:
+        base = self._folder(prefix)
+        names = {
+            obj.object_name[len(base) :].rstrip("/")
+            for obj in self.client.list_objects(self.bucket, prefix=base + name_prefix, recursive=False)
+            if obj.is_dir and obj.object_name
+        }
+        return sorted(n for n in names if n)
+
+    def delete_prefix(self, prefix: str) -> int:
+        from minio.deleteobjects import DeleteObject
+
+        names = [self.prefix + key for key in self.list(prefix)]
+        manifests = [n for n in names if n.rsplit("/", 1)[-1] == MANIFEST_NAME]
+        rest = [n for n in names if n.rsplit("/", 1)[-1] != MANIFEST_NAME]
+        for group in (manifests, rest):  # readers trust manifests: they go first
+            if not group:
+                continue
+            errors = list(self.client.remove_objects(self.bucket, [DeleteObject(n) for n in group]))
+            failed = [e for e in errors if getattr(e, "code", "") not in _MISSING]
+            if failed:
+                raise StorageUnavailableError(
+                    f"cannot delete {len(failed)} objects under {prefix} in {self.description}: "
+                    f"{failed[0].code}: {failed[0].message}"
+                )
+        return len(names)
