@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import tensor_from_array
-from platform_recorder.episodes import build_episode, write_npz_atomic
+from platform_recorder.episodes import build_episode, encode_npz
 from platform_recorder.session_files import PartWriter, encode_record, read_part
 from recorder_testkit import box_space, dict_obs, dict_spec, episode_events, reset_event, step_event
 from simulusion.env.v1 import values_pb2 as pb
@@ -83,7 +83,7 @@ def test_frames_are_fixed_width_bytes_with_empty_rows(tmp_path: Path) -> None:
         step_event("s1", 3, 0, 2, frame=JPEG + b"more\xff\xd9", terminated=True),
     ]
     arrays, _ = build_episode(events)
-    write_npz_atomic(tmp_path / "e.npz", arrays)
+    (tmp_path / "e.npz").write_bytes(encode_npz(arrays))
     with np.load(tmp_path / "e.npz", allow_pickle=False) as data:
         frames = data["frames"]
     assert frames.dtype.kind == "S" and len(frames) == 3
@@ -151,7 +151,7 @@ def test_state_columns_are_the_labelled_parts_of_each_observation(tmp_path: Path
         column = arrays[f"state.{name}"]
         assert column.dtype == np.float64 and column.shape == (4, arrays[f"observations.{name}"].shape[1])
         np.testing.assert_array_equal(column, arrays[f"observations.{name}"])
-    write_npz_atomic(tmp_path / "e.npz", arrays)
+    (tmp_path / "e.npz").write_bytes(encode_npz(arrays))
     with np.load(tmp_path / "e.npz", allow_pickle=False) as data:
         assert data["state.velocity"][:, 2].tolist() == [1, 2, 3, 4]
 

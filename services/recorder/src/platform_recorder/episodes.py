@@ -31,7 +31,6 @@ import io
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,6 @@ from simulusion.env.v1 import environment_pb2, values_pb2
 from platform_recorder.frame_thinning import thinning
 from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
 from platform_recorder.lives import LifePlace
-from platform_recorder.meta import write_file_atomic
 from platform_recorder.state_columns import state_columns
 from platform_recorder.step_columns import (
     OUTCOME_COLUMN,
@@ -219,8 +217,8 @@ def build_episode(
     return arrays, summary
 
 
-def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray], sync_dir: bool = True) -> None:
-    """Write arrays to `path` (temp file, fsync, rename, then with `sync_dir` a directory fsync)."""
-    buffer = io.BytesIO()  # zipfile seeks back per member: in memory, then one write
+def encode_npz(arrays: dict[str, np.ndarray]) -> memoryview:
+    """An episode file's bytes (`numpy.savez_compressed`, built in memory: zipfile seeks back)."""
+    buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    write_file_atomic(path, buffer.getbuffer(), sync_dir)
+    return buffer.getbuffer()

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import io
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.episodes import build_episode
+from platform_recorder.durable_files import fsync_dir
+from platform_recorder.episodes import build_episode, encode_npz
 from platform_recorder.life_columns import LIFE_START, episode_life_start
 from platform_recorder.lives import LifePlace
-from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, fsync_dir, iso_time
+from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, iso_time
 from platform_recorder.recording_objects import RecordingObjects
 from platform_recorder.session_files import episode_stem, npz_name, part_path
 
 log = logging.getLogger(__name__)
-
-
-def npz_bytes(arrays: dict[str, np.ndarray]) -> memoryview:
-    """An episode file's bytes (`numpy.savez_compressed`, built in memory: zipfile seeks back)."""
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return buffer.getbuffer()
 
 
 def finish_episode(
@@ -67,7 +59,7 @@ def finish_episode(
             **extra,
         }
     if not objects.has_episode(index):
-        objects.put_episode(index, npz_bytes(arrays))
+        objects.put_episode(index, encode_npz(arrays))
     return {"index": index, "file": npz_name(index), **summary, **extra}
 
 

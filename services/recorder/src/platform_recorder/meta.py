@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
@@ -19,34 +17,6 @@ META_FILE = "meta.json"
 STATUS_RECORDING = "recording"
 STATUS_CLOSED = "closed"
 STATUS_CRASHED = "crashed"
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (created, renamed, deleted files) durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_file_atomic(path: Path, data: bytes | memoryview, sync_dir: bool = True) -> None:
-    """Write `path` so that readers (and a crash) see either the old or the new content: a temp
-    file, fsync, rename (plain os calls: no file object). Without `sync_dir` the rename is not yet
-    durable: the caller fsyncs the directory later."""
-    target = os.fspath(path)
-    tmp = target + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
-    if sync_dir:
-        fsync_dir(path.parent)
 
 
 def jsonable(obj: Any) -> Any:

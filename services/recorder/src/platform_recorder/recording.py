@@ -24,12 +24,13 @@ from typing import Any
 
 from simulusion.bus.v1 import events_pb2
 
+from platform_recorder.durable_files import fsync_dir
 from platform_recorder.endless_files import is_full, route_endless
 from platform_recorder.episodes import START_KINDS
 from platform_recorder.finishing import apply_close, finish_episode
 from platform_recorder.life_columns import recorded_steps
 from platform_recorder.lives import close_in_life, place_from_meta
-from platform_recorder.meta import STATUS_RECORDING, fsync_dir
+from platform_recorder.meta import STATUS_RECORDING
 from platform_recorder.open_episodes import OpenEpisode, scan_parts
 from platform_recorder.recording_json import apply_close_to_info
 from platform_recorder.recording_objects import RecordingObjects

@@ -31,12 +31,13 @@ from typing import Any
 
 from simulusion.env.v1 import environment_pb2
 
+from platform_recorder.durable_files import fsync_dir
+from platform_recorder.durable_files import write_new_file as _write_new_file
 from platform_recorder.errors import (
     InvalidSnapshotIdError,
     SavedSnapshotCorruptError,
     SavedSnapshotNotFoundError,
 )
-from platform_recorder.meta import fsync_dir
 from platform_recorder.storage import FolderStorage, ObjectNotFoundError, Storage, as_storage
 
 log = logging.getLogger(__name__)
@@ -68,17 +69,6 @@ def check_snapshot_id(snapshot_id: str) -> str:
     if snapshot_id.startswith("."):
         raise InvalidSnapshotIdError(f"invalid saved snapshot id {snapshot_id!r}: it must not start with '.'")
     return snapshot_id
-
-
-def _write_new_file(path: Path, data: bytes | memoryview) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _to_json(snapshot: environment_pb2.SavedSnapshot, fmt: str, digest: str) -> bytes:

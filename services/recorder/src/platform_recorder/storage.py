@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
+from platform_recorder.durable_files import fsync_dir, write_file_atomic
 from platform_recorder.errors import RecorderError
 
 
@@ -79,14 +80,6 @@ def check_key(key: str) -> str:
     return key
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class FolderStorage:
     """Recordings in a local folder (the default: `./recordings`)."""
 
@@ -111,28 +104,17 @@ class FolderStorage:
                 folder.mkdir()
             except FileExistsError:
                 continue
-            _fsync_dir(folder.parent)
+            fsync_dir(folder.parent)
 
     def put_atomic(self, key: str, data: bytes | memoryview, *, sync_folder: bool = True) -> None:
         target = self.path(key)
         self._make_parents(target)
-        tmp = target.with_name(target.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        if sync_folder:
-            _fsync_dir(target.parent)
+        write_file_atomic(target, data, sync_folder)
 
     def sync_folder(self, prefix: str) -> None:
         folder = self.root / check_key(prefix).rstrip("/") if prefix else self.root
         if folder.is_dir():
-            _fsync_dir(folder)
+            fsync_dir(folder)
 
     def get(self, key: str) -> bytes:
         try:
@@ -197,7 +179,7 @@ class FolderStorage:
             count += 1
         count += sum(1 for p in base.rglob("*") if p.is_file())
         shutil.rmtree(base)
-        _fsync_dir(base.parent)
+        fsync_dir(base.parent)
         return count
 
 
