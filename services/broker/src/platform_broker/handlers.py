@@ -72,6 +72,7 @@ class Handlers:
                 self._spawn(self._serve(subject, msg))
 
             subs.append(await nc.subscribe(subject, queue=subjects.BROKER_QUEUE, cb=on_msg))
+        await nc.flush()  # the server knows the subscriptions before the broker says it is ready
         return subs
 
     async def wait_idle(self, timeout: float) -> None:

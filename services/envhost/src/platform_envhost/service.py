@@ -60,6 +60,7 @@ class EnvHostService:
         }
         for subject, handler in handlers.items():
             self._subscriptions.append(await self._nc.subscribe(subject, cb=self._concurrently(handler)))
+        await self._nc.flush()  # the server knows the subscriptions before the host says it serves
 
     async def on_crash(self, instance: Instance) -> None:
         """An instance died unasked: publish CRASHED with its log tail (after its step events)."""

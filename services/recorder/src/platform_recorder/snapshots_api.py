@@ -69,6 +69,7 @@ class SavedSnapshotsApi:
             await self.nc.subscribe(subjects.RECORDER_GET_SNAPSHOT, queue=QUEUE, cb=self._on_get),
             await self.nc.subscribe(subjects.RECORDER_LIST_SNAPSHOTS, queue=QUEUE, cb=self._on_list),
         ]
+        await self.nc.flush()  # the server knows the subscriptions before the recorder says it is ready
 
     async def stop(self) -> None:
         for sub in self._subs:
