@@ -1,7 +1,7 @@
 """Test helpers for the environment server: start it as a real process, talk to it over gRPC.
 
-Loaded by path from the test modules (pytest runs with --import-mode=importlib):
-each test module that needs them has a `_load_helpers()`.
+Test modules import it as `import sdk_server_client as helpers` (conftest.py puts this folder
+on sys.path: pytest runs with --import-mode=importlib).
 """
 
 from __future__ import annotations

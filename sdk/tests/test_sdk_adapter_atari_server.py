@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+import sdk_server_client as helpers
 import simplejpeg
 from platform_contracts.spaces import decode_value, space_from_proto
 from platform_contracts.values import dict_from_datamap
@@ -22,17 +19,6 @@ pytest.importorskip("ale_py")
 FACTORY = "platform_sdk.adapters.atari:make_env"
 
 
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 
 @pytest.fixture(scope="module")

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium
 import numpy as np
 import pytest
+import sdk_server_client as helpers
 import simplejpeg
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import dict_from_datamap
@@ -49,17 +46,6 @@ TASKS: dict[str, tuple[str, float]] = {
 REPLAY_STEPS = 20
 
 
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 
 def _start(domain: str, task: str, **kwargs: Any) -> Any:

@@ -3,34 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import grpc
 import pytest
+import sdk_server_client as helpers
 from platform_sdk.containers import docker_command
 from platform_sdk.launcher import InstanceProcess, LaunchError, LaunchSpec, launch_instance, server_command
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
-
-
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 FACTORIES = """
 import sys

@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import signal
-import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import sdk_server_client as helpers
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
-
-
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 FACTORIES = '''
 import gymnasium

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium
 import numpy as np
 import pytest
+import sdk_server_client as helpers
 from gymnasium.wrappers import TimeLimit
 from platform_contracts.spaces import decode_value
 from platform_contracts.values import dict_from_datamap
@@ -20,21 +19,6 @@ from platform_sdk.server.instance import EnvInstance
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 
-
-def _load_helpers() -> ModuleType:
-    import importlib.util
-    import sys
-
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 LEFT = pb.Value(discrete=0)
 
 

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+import sdk_server_client as helpers
 import simplejpeg
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import tensor_from_array
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
-
-
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 
 @pytest.fixture(scope="module")

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium
 import numpy as np
+import sdk_server_client as helpers
 from platform_contracts.spaces import decode_value
 from platform_sdk.server.instance import EnvInstance
 from platform_sdk.server.vector import VectorInstance
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
-
-
-def _load_helpers() -> ModuleType:
-    name = "sdk_server_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec and spec.loader
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-helpers = _load_helpers()
 
 
 def _vector(count: int, env_id: str = "CartPole-v1") -> VectorInstance:
