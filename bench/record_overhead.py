@@ -13,10 +13,22 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+
+def interleaved_rates(url: str, env_id: str, seconds: float, rounds: int, **settings) -> tuple[float, float]:
+    """Median steps/s unrecorded and recorded, measured in alternating runs (off, on, off, on...)
+    so that a drift of the machine's speed weighs on both alike."""
+    off: list[float] = []
+    on: list[float] = []
+    for _ in range(rounds):
+        off.append(stepping_rate(url, env_id, seconds, False))
+        on.append(stepping_rate(url, env_id, seconds, True, **settings))
+    return statistics.median(off), statistics.median(on)
 
 
 def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **settings) -> float:
@@ -74,7 +86,8 @@ def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per stepping figure")
+    parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per stepping run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating unrecorded/recorded runs per figure")
     parser.add_argument("--steps", type=int, default=6000, help="steps of each backlog the recorder drains")
     args = parser.parse_args()
 
@@ -86,12 +99,12 @@ def main() -> int:
     platform = LocalPlatform(data_dir / "data", recordings_dir=recordings)
     platform.start()
     try:
-        for env_id, settings in (("cartpole", {}), ("pong", {"record_frames": True})):
-            off = stepping_rate(platform.url, env_id, args.seconds, False)
-            on = stepping_rate(platform.url, env_id, args.seconds, True, **settings)
+        for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
+            off, on = interleaved_rates(platform.url, env_id, args.seconds, args.rounds, **settings)
             label = f"{env_id}{' + frames' if settings else ''}"
             print(f"{label:<16} remote: unrecorded {off:,.0f} steps/s, recorded {on:,.0f} steps/s "
-                  f"(recording costs {100 * (1 - on / off):.1f}%)", flush=True)
+                  f"(recording costs {100 * (1 - on / off):.1f}%; medians of {args.rounds} alternating runs)",
+                  flush=True)
         for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
             rate, per_step = drain_rate(platform, recordings, env_id, args.steps, **settings)
             label = f"{env_id}{' + frames' if settings else ''}"

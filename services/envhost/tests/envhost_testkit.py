@@ -217,6 +217,64 @@ async def lifecycle_events(js: Any, session_id: str, count: int, timeout: float 
     return [bus_pb.SessionEvent.FromString(m.data) for m in msgs]
 
 
-async def step_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[Any]:
-    return await read_subject(js, subjects.session_steps(session_id), count, timeout)
+def events_of(message: Any) -> list[bus_pb.StepEvent]:
+    """The step events of a `.step` (one) or `.steps` (a StepEventBatch) message."""
+    if message.subject.endswith(".steps"):
+        return list(bus_pb.StepEventBatch.FromString(message.data).events)
+    return [bus_pb.StepEvent.FromString(message.data)]
+
+
+async def recorded_messages(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[Any]:
+    """The messages holding the session's first `count` step events, single (`.step`) or gathered
+    (`.steps`), in stream order (the last one may hold more)."""
+    steps, batches = subjects.session_steps(session_id), subjects.session_step_batches(session_id)
+    sub = await js.subscribe(f"platform.session.{session_id}.>", ordered_consumer=True)
+    try:
+        messages: list[Any] = []
+        events = 0
+        deadline = time.monotonic() + timeout
+        while events < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{events} of {count} step events of session {session_id} within {timeout}s")
+            message = await sub.next_msg(timeout=remaining)
+            if message.subject in (steps, batches):
+                messages.append(message)
+                events += len(events_of(message))
+        return messages
+    finally:
+        await sub.unsubscribe()
+
+
+async def recorded_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[bus_pb.StepEvent]:
+    """The session's first `count` step events (more when the last message holds more), in order."""
+    return [e for m in await recorded_messages(js, session_id, count, timeout) for e in events_of(m)]
+
+
+async def events_until_closed(js: Any, session_id: str, timeout: float = 15.0) -> list[bus_pb.StepEvent]:
+    """Every step event of a session stored before its CLOSED (or CRASHED), in stream order."""
+    steps, batches = subjects.session_steps(session_id), subjects.session_step_batches(session_id)
+    sub = await js.subscribe(f"platform.session.{session_id}.>", ordered_consumer=True)
+    try:
+        events: list[bus_pb.StepEvent] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no CLOSED or CRASHED of session {session_id} within {timeout}s")
+            message = await sub.next_msg(timeout=remaining)
+            if message.subject in (steps, batches):
+                events.extend(events_of(message))
+            elif message.subject == subjects.session_lifecycle(session_id):
+                kind = bus_pb.SessionEvent.FromString(message.data).kind
+                if kind in (bus_pb.SESSION_EVENT_KIND_CLOSED, bus_pb.SESSION_EVENT_KIND_CRASHED):
+                    return events
+    finally:
+        await sub.unsubscribe()
+
+
+async def stored_step_messages(js: Any, session_id: str) -> int:
+    """Messages on the session's two step subjects."""
+    return (await stored_count(js, subjects.session_steps(session_id))
+            + await stored_count(js, subjects.session_step_batches(session_id)))
 

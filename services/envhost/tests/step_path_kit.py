@@ -15,7 +15,6 @@ from typing import Any
 
 from envhost_testkit import CARTPOLE, read_subject
 from platform_contracts import subjects
-from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
@@ -55,20 +54,9 @@ def reset(seed: int | None = None) -> env_pb.EnvRequest:
     return env_pb.EnvRequest(reset=env_pb.ResetRequest(seed=seed))
 
 
-async def single_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[bus_pb.StepEvent]:
-    messages = await read_subject(js, subjects.session_steps(session_id), count, timeout)
-    return [bus_pb.StepEvent.FromString(m.data) for m in messages]
-
-
 async def batch_messages(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[Any]:
     """The first `count` StepEventBatch messages of the session (raw NATS messages)."""
     return await read_subject(js, subjects.session_step_batches(session_id), count, timeout)
-
-
-async def batched_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[bus_pb.StepEvent]:
-    """The events of the session's first `count` StepEventBatch messages, in order."""
-    messages = await batch_messages(js, session_id, count, timeout)
-    return [e for m in messages for e in bus_pb.StepEventBatch.FromString(m.data).events]
 
 
 class SnapshotStoreStandIn:

@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envhost_testkit import EnvHostProcess, new_session_id, stop_session, stored_count
+from envhost_testkit import (
+    EnvHostProcess,
+    events_of,
+    new_session_id,
+    recorded_events,
+    recorded_messages,
+    stop_session,
+    stored_count,
+)
 from platform_contracts import subjects
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from platform_envhost.holds import HOLD_CHUNK_STEPS
-from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
-from step_path_kit import batch_messages, batched_events, hold, reset, single_events, start, step
+from step_path_kit import hold, reset, start, step
 
 
 async def test_a_recorded_hold_is_one_batch_with_the_agent_data_on_its_first_step(
@@ -33,9 +40,11 @@ async def test_a_recorded_hold_is_one_batch_with_the_agent_data_on_its_first_ste
         "agent data 'note' left out: a string; values are finite numbers, booleans or lists of up to 256 numbers"]
     after = await link.request(step(1))
 
-    [message] = await batch_messages(js, session_id, 1)
-    assert message.headers["Nats-Msg-Id"] == subjects.step_batch_msg_id(session_id, 1)
-    events = list(bus_pb.StepEventBatch.FromString(message.data).events)
+    # The gathered reset goes before the hold, the hold as one batch, then the gathered step.
+    before, message, later = await recorded_messages(js, session_id, 7)
+    assert [m.headers["Nats-Msg-Id"] for m in (before, message, later)] == [
+        subjects.step_batch_msg_id(session_id, n) for n in (1, 2, 3)]
+    events = events_of(message)
     assert [(e.session_id, e.seq, e.episode, e.episode_step) for e in events] == [
         (session_id, seq, 0, seq - 1) for seq in range(2, 7)]
     assert all(e.step.action.discrete == 0 for e in events)
@@ -43,7 +52,7 @@ async def test_a_recorded_hold_is_one_batch_with_the_agent_data_on_its_first_ste
     assert not any(e.step.HasField("agent") for e in events[1:])
     assert events[-1].step.result.observation == held.observation
 
-    reset_event, step_event = await single_events(js, session_id, 2)
+    [reset_event], [step_event] = events_of(before), events_of(later)
     assert (reset_event.seq, step_event.seq) == (1, 7)
     assert step_event.step.result == after.step
     await stop_session(nats_client, envhost.host_id, session_id)
@@ -59,8 +68,9 @@ async def test_a_hold_the_client_keeps_steps_of_is_forwarded_whole(
     held = response.hold
     assert held.terminated and 0 < held.steps < 500  # CartPole falls: the hold stops with the episode
     assert len(held.kept) == held.steps
-    events = await batched_events(js, session_id, 1)
-    assert [e.step.result for e in events] == list(held.kept)
+    events = await recorded_events(js, session_id, 1 + held.steps)
+    assert events[0].HasField("reset")
+    assert [e.step.result for e in events[1:]] == list(held.kept)
     await stop_session(nats_client, envhost.host_id, session_id)
 
 
@@ -79,9 +89,10 @@ async def test_a_long_recorded_hold_goes_in_chunks_and_answers_as_one(
     restarts = sum(1 for kept in held.kept if kept.HasField("auto_reset"))
     assert restarts > 10
 
-    messages = await batch_messages(js, session_id, 4)
-    assert [m.headers["Nats-Msg-Id"] for m in messages] == [f"{session_id}:batch:{n}" for n in range(1, 5)]
-    events = [e for m in messages for e in bus_pb.StepEventBatch.FromString(m.data).events]
+    [reset_message, *messages] = await recorded_messages(js, session_id, 1 + steps + restarts)
+    assert [e.seq for e in events_of(reset_message)] == [1]
+    assert [m.headers["Nats-Msg-Id"] for m in messages] == [f"{session_id}:batch:{n}" for n in range(2, 6)]
+    events = [e for m in messages for e in events_of(m)]
     assert [e.seq for e in events] == list(range(2, 2 + steps + restarts))
     assert sum(1 for e in events if e.HasField("step")) == steps
     assert sum(1 for e in events if e.HasField("reset")) == restarts
@@ -91,10 +102,10 @@ async def test_a_long_recorded_hold_goes_in_chunks_and_answers_as_one(
 
     follow = await link.request(step(1))
     assert follow.WhichOneof("result") == "step"
-    [_reset_event, step_event] = await single_events(js, session_id, 2)
-    assert step_event.seq == 2 + steps + restarts
+    step_event = (await recorded_events(js, session_id, 2 + steps + restarts))[-1]
+    assert step_event.seq == 2 + steps + restarts and step_event.step.result == follow.step
     await stop_session(nats_client, envhost.host_id, session_id)
-    assert await stored_count(js, subjects.session_step_batches(session_id)) == 4
+    assert await stored_count(js, subjects.session_step_batches(session_id)) == 6  # reset, 4 chunks, step
 
 
 async def test_holds_the_instance_refuses_answer_its_error_and_record_nothing(
@@ -108,7 +119,8 @@ async def test_holds_the_instance_refuses_answer_its_error_and_record_nothing(
     for response, limit in ((too_long, "10000"), (too_many_frames, "256")):
         assert response.error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT and limit in response.error.message
     await stop_session(nats_client, envhost.host_id, session_id)
-    assert await stored_count(js, subjects.session_step_batches(session_id)) == 0
+    assert await stored_count(js, subjects.session_step_batches(session_id)) == 1
+    assert [e.WhichOneof("kind") for e in await recorded_events(js, session_id, 1)] == ["reset"]  # only
 
 
 async def test_a_session_recording_frames_records_a_frame_per_held_step(
@@ -119,8 +131,9 @@ async def test_a_session_recording_frames_records_a_frame_per_held_step(
     await link.request(reset(seed=4))
     response = await link.request(hold(0, 3))
     assert response.hold.steps == 3 and len(response.hold.frames) == 0 and len(response.hold.kept) == 0
-    events = await batched_events(js, session_id, 1)
-    assert [e.step.result.frame.encoding for e in events] == ["jpeg"] * 3
+    events = await recorded_events(js, session_id, 4)
+    assert events[0].reset.frame.encoding == "jpeg"
+    assert [e.step.result.frame.encoding for e in events[1:]] == ["jpeg"] * 3
     with_frames = await link.request(hold(0, 2, frames=True))
     assert [f.encoding for f in with_frames.hold.frames] == ["jpeg"] * 2 and len(with_frames.hold.kept) == 0
     await stop_session(nats_client, envhost.host_id, session_id)

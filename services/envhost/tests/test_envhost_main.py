@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from envhost_testkit import lifecycle_events, new_session_id, start_session, step_events
+from envhost_testkit import events_until_closed, lifecycle_events, new_session_id, start_session
 from platform_contracts import subjects
 from platform_testing.ports import free_port
 from simulusion.bus.v1 import events_pb2 as bus_pb
@@ -100,6 +100,6 @@ async def test_sigterm_stops_instances_and_flushes_events(envhost_factory: Any, 
     _, closed = await lifecycle_events(js, session_id, 2)
     assert closed.kind == bus_pb.SESSION_EVENT_KIND_CLOSED
     assert closed.reason == "env host stopped" and closed.last_seq == 6
-    assert len(await step_events(js, session_id, 6)) == 6
+    assert [e.seq for e in await events_until_closed(js, session_id)] == list(range(1, 7))
     assert not os.path.exists(f"/proc/{pid}")
     assert "Traceback" not in host.log()

@@ -16,8 +16,8 @@ from envhost_testkit import (
     EnvHostProcess,
     lifecycle_events,
     new_session_id,
+    recorded_events,
     start_session,
-    step_events,
     stop_session,
     stored_count,
 )
@@ -79,8 +79,7 @@ async def test_a_claimed_pool_instance_becomes_the_session(envhost: EnvHostProce
     stream = open_stream(envhost.address, session_id)
     assert (await stream.reset(seed=4)).WhichOneof("result") == "reset"
     assert (await stream.step(1)).WhichOneof("result") == "step"
-    events = await step_events(js, session_id, 2)
-    assert [bus_pb.StepEvent.FromString(m.data).seq for m in events] == [1, 2]
+    assert [e.seq for e in await recorded_events(js, session_id, 2)] == [1, 2]
 
     again = await claim(nats_client, envhost.host_id, slot_id, new_session_id())
     assert again.error.code == "not_found" and slot_id in again.error.message

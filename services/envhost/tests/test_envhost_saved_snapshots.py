@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from envhost_testkit import EnvHostProcess, new_session_id, stop_session
+from envhost_testkit import EnvHostProcess, new_session_id, recorded_events, stop_session
 from platform_contracts import subjects
 from platform_envhost.saved_snapshots import SavedSnapshots
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
-from step_path_kit import SnapshotStoreStandIn, batch, batch_messages, reset, single_events, start, step
+from step_path_kit import SnapshotStoreStandIn, batch, batch_messages, reset, start, step
 
 
 def save(label: str) -> env_pb.EnvRequest:
@@ -61,7 +61,7 @@ async def test_a_saved_snapshot_returns_the_session_to_that_moment(
     again = await _trajectory(link, actions)
     assert again == original  # it carries on exactly as it did from the saved moment
 
-    events = await single_events(js, session_id, 1 + 3 + 5 + 1 + 5)
+    events = await recorded_events(js, session_id, 1 + 3 + 5 + 1 + 5)
     restore_event = events[9]
     assert restore_event.WhichOneof("kind") == "restore" and (restore_event.seq, restore_event.episode) == (10, 1)
     assert restore_event.restore.observation == restored.restore_saved.observation

@@ -1,4 +1,5 @@
-"""Step events of recorded sessions: numbering, content, Nats-Msg-Id dedup, trace context."""
+"""Step events of recorded sessions: numbering, content, gathering into batches, Nats-Msg-Id
+dedup, trace context."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ from typing import Any
 
 from envhost_testkit import (
     EnvHostProcess,
+    events_of,
     new_session_id,
     read_subject,
+    recorded_events,
+    recorded_messages,
     start_session,
-    step_events,
     stop_session,
     stored_count,
+    stored_step_messages,
 )
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -43,15 +47,18 @@ async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats
     assert restore.WhichOneof("result") == "restore", restore
     await stream.step(0)
 
-    messages = await step_events(js, session_id, 9)
-    events = [bus_pb.StepEvent.FromString(m.data) for m in messages]
+    messages = await recorded_messages(js, session_id, 9)
+    events = [e for m in messages for e in events_of(m)]
     assert [e.seq for e in events] == list(range(1, 10))
     assert [(e.episode, e.episode_step) for e in events] == [
         (0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1)]
     assert [e.WhichOneof("kind") for e in events] == ["reset"] + ["step"] * 3 + ["reset", "step", "step",
                                                                                     "restore", "step"]
     assert all(e.session_id == session_id and e.time > 0 for e in events)
-    assert [m.headers["Nats-Msg-Id"] for m in messages] == [subjects.step_msg_id(session_id, s) for s in range(1, 10)]
+    # Gathered into StepEventBatch messages: the snapshot (its own subject) sends those before it.
+    assert [m.subject for m in messages] == [subjects.session_step_batches(session_id)] * 2
+    assert [len(events_of(m)) for m in messages] == [6, 3]
+    assert [m.headers["Nats-Msg-Id"] for m in messages] == [subjects.step_batch_msg_id(session_id, n) for n in (1, 2)]
     assert events[0].reset == reset.reset
     assert events[1].step.result == steps[0].step
     assert [e.step.action.discrete for e in events[1:4]] == [0, 1, 0]
@@ -67,9 +74,9 @@ async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats
     assert (snap.session_id, snap.handle, snap.seq) == (session_id, snapshot.snapshot.handle, 6)
 
     # A retried publish (same Nats-Msg-Id) is stored once.
-    ack = await js.publish(messages[3].subject, messages[3].data, headers={"Nats-Msg-Id": messages[3].headers["Nats-Msg-Id"]})
+    ack = await js.publish(messages[1].subject, messages[1].data, headers={"Nats-Msg-Id": messages[1].headers["Nats-Msg-Id"]})
     assert ack.duplicate
-    assert await stored_count(js, subjects.session_steps(session_id)) == 9
+    assert await stored_step_messages(js, session_id) == 2
 
     stop = await stop_session(nats_client, envhost.host_id, session_id)
     assert stop.stopped
@@ -84,7 +91,7 @@ async def test_unrecorded_session_publishes_no_step_events(envhost: EnvHostProce
     await stream.step(0)
     await stop_session(nats_client, envhost.host_id, session_id)  # CLOSED follows any step event
     assert await stored_count(js, subjects.session_lifecycle(session_id)) == 2
-    assert await stored_count(js, subjects.session_steps(session_id)) == 0
+    assert await stored_step_messages(js, session_id) == 0
 
 
 async def test_step_events_carry_the_request_trace(envhost: EnvHostProcess, nats_client: Any, js: Any,
@@ -99,10 +106,12 @@ async def test_step_events_carry_the_request_trace(envhost: EnvHostProcess, nats
     trace_id = span.get_span_context().trace_id
     await stream.step(1)  # untraced
 
-    traced, untraced = await step_events(js, session_id, 2)
+    traced, untraced = await recorded_messages(js, session_id, 2)
+    assert traced.subject == subjects.session_steps(session_id)  # a traced step's event goes alone
     parent = traced.headers["traceparent"]
     assert parent.split("-")[1] == f"{trace_id:032x}"
     assert parent != carrier["traceparent"]  # the env host's own span
+    assert untraced.subject == subjects.session_step_batches(session_id)
     assert "traceparent" not in untraced.headers
     assert trace.get_current_span().get_span_context().is_valid is False
     await stop_session(nats_client, envhost.host_id, session_id)
@@ -124,8 +133,8 @@ async def test_an_auto_reset_step_is_recorded_as_the_ending_step_then_a_reset(
     assert ended.terminated and ended.auto_reset.terminated  # outside endless sessions the step says it too
     assert ended.frame.encoding == "jpeg" and ended.auto_reset.final_frame.encoding == "jpeg"
 
-    events = await step_events(js, session_id, len(answers) + 2)
-    parsed = [bus_pb.StepEvent.FromString(m.data) for m in events]
+    parsed = await recorded_events(js, session_id, len(answers) + 2)
+    assert len(parsed) == len(answers) + 2
     last_step, reset = parsed[-2], parsed[-1]
     result = last_step.step.result
     assert result.observation == ended.auto_reset.final_observation and result.terminated
@@ -145,10 +154,43 @@ async def test_an_endless_session_records_each_restart_as_an_episode(
     answers = [(await link.step(1)).step for _ in range(40)]
     restarts = [i for i, a in enumerate(answers) if a.HasField("auto_reset")]
     assert restarts and not any(a.terminated or a.truncated for a in answers)
-    parsed = [bus_pb.StepEvent.FromString(m.data)
-              for m in await step_events(js, session_id, 1 + len(answers) + len(restarts))]
+    parsed = await recorded_events(js, session_id, 1 + len(answers) + len(restarts))
+    assert len(parsed) == 1 + len(answers) + len(restarts)
     assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
     assert max(e.episode for e in parsed) == len(restarts)
     ends = [e for e in parsed if e.HasField("step") and e.step.result.terminated]
     assert len(ends) == len(restarts)
     await stop_session(nats_client, envhost.host_id, session_id)
+
+
+async def test_steps_gather_in_batches_of_at_most_64_sent_before_the_sessions_close(
+        envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
+    session_id = new_session_id()
+    await start(nats_client, envhost.host_id, session_id, record=True, kwargs_json='{"endless": true}')
+    link = await open_link(envhost.step_address, session_id)
+    await link.reset(seed=3)
+    for _ in range(99):
+        await link.step(0)
+    stop = await stop_session(nats_client, envhost.host_id, session_id)  # at once: events are still gathered
+    assert stop.stopped
+
+    sub = await js.subscribe(f"platform.session.{session_id}.>", ordered_consumer=True)
+    kinds: list[str] = []
+    sizes: list[int] = []
+    events: list[bus_pb.StepEvent] = []
+    while not kinds or kinds[-1] != "lifecycle:closed":
+        message = await sub.next_msg(timeout=15)
+        if message.subject == subjects.session_lifecycle(session_id):
+            kind = bus_pb.SessionEvent.FromString(message.data).kind
+            kinds.append("lifecycle:closed" if kind == bus_pb.SESSION_EVENT_KIND_CLOSED else "lifecycle")
+        else:
+            assert message.subject == subjects.session_step_batches(session_id)
+            kinds.append("batch")
+            sizes.append(len(events_of(message)))
+            events.extend(events_of(message))
+    await sub.unsubscribe()
+    assert kinds == ["lifecycle"] + ["batch"] * len(sizes) + ["lifecycle:closed"]  # STARTED, steps, CLOSED
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))  # each restart adds a reset
+    assert sum(e.WhichOneof("kind") == "step" for e in events) == 99
+    # Full at 64 events, or sent 50 ms after its first: a batch per ~50 ms of stepping at most.
+    assert max(sizes) <= 64 and len(sizes) < len(events) / 2, sizes

@@ -11,8 +11,8 @@ from envhost_testkit import (
     EnvHostProcess,
     lifecycle_events,
     new_session_id,
+    recorded_events,
     start_session,
-    step_events,
     stop_session,
 )
 from platform_contracts import subjects
@@ -135,8 +135,8 @@ async def test_recorded_steps_over_the_link_are_published(envhost: EnvHostProces
     await link.reset(seed=2)
     for action in (0, 1, 0):
         await link.step(action)
-    events = await step_events(js, session_id, 4)
-    assert [m.headers["Nats-Msg-Id"] for m in events] == [f"{session_id}:{seq}" for seq in range(1, 5)]
+    events = await recorded_events(js, session_id, 4)
+    assert [(e.session_id, e.seq) for e in events] == [(session_id, seq) for seq in range(1, 5)]
     assert (await stop_session(nats_client, envhost.host_id, session_id)).stopped
 
 

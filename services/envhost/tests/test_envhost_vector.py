@@ -6,12 +6,19 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from envhost_testkit import EnvHostProcess, new_session_id, stop_session, stored_count
+from envhost_testkit import (
+    EnvHostProcess,
+    events_of,
+    new_session_id,
+    recorded_messages,
+    stop_session,
+    stored_count,
+)
 from platform_contracts import subjects
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
-from step_path_kit import batch, batch_messages, hold, reset, single_events, start, step
+from step_path_kit import batch, batch_messages, hold, reset, start, step
 
 NUM_ENVS = 3
 
@@ -70,12 +77,14 @@ async def test_requests_outside_a_batch_are_recorded_under_sub_session_0(
     assert plain.WhichOneof("result") == "step"
     await link.request(batch((0, step(0)), (1, step(0))))
 
-    [event] = await single_events(js, session_id, 1)
+    # The plain step's event is gathered, and sent before the next batch's.
+    messages = await recorded_messages(js, session_id, 2 + 1 + 2)
+    assert [len(events_of(m)) for m in messages] == [2, 1, 2]
+    [event] = events_of(messages[1])
     first_sub = subjects.sub_session_id(session_id, 0)
     assert (event.session_id, event.seq, event.episode_step) == (first_sub, 2, 1)
     assert event.step.result == plain.step
-    messages = await batch_messages(js, session_id, 2)
-    last = bus_pb.StepEventBatch.FromString(messages[1].data).events
+    last = events_of(messages[2])
     assert [(e.session_id, e.seq, e.episode_step) for e in last] == [
         (first_sub, 3, 2), (subjects.sub_session_id(session_id, 1), 2, 1)]
     await stop_session(nats_client, envhost.host_id, session_id)

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import tensor_from_array
-from platform_recorder.episodes import build_episode, encode_npz
+from platform_recorder.durable_files import SyncGroup
+from platform_recorder.episodes import build_episode
+from platform_recorder.npz_files import encode_npz
 from platform_recorder.session_files import PartWriter, encode_record, read_part
 from recorder_testkit import box_space, dict_obs, dict_spec, episode_events, reset_event, step_event
 from simulusion.env.v1 import values_pb2 as pb
@@ -102,7 +104,10 @@ def test_part_file_torn_tail_is_cut_and_appends_continue(tmp_path: Path) -> None
     writer = PartWriter(path)
     for event in episode_events("s1", 1, 0, 2, last=""):
         writer.append(event)
-    writer.sync()
+    group = SyncGroup()
+    writer.sync(group)
+    assert len(group) == 1  # written and created: the file and its folder entry are made durable
+    group.commit()
     writer.close()
     whole = path.stat().st_size
     torn = encode_record(step_event("s1", 4, 0, 3))
@@ -114,7 +119,12 @@ def test_part_file_torn_tail_is_cut_and_appends_continue(tmp_path: Path) -> None
     assert path.stat().st_size == whole
     writer = PartWriter(path)
     writer.append(step_event("s1", 4, 0, 3))
-    writer.sync()
+    group = SyncGroup()
+    writer.sync(group)
+    writer.sync(group)  # nothing new
+    assert len(group) == 1
+    group.commit()
+    assert len(group) == 0
     writer.close()
     assert [e.seq for e in read_part(path)] == [1, 2, 3, 4]
 

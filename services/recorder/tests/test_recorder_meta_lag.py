@@ -53,6 +53,21 @@ def test_a_restart_lists_what_the_lagging_meta_missed(tmp_path: Path) -> None:
     assert again.process(msgs(*episode_events("s1", 1, 0, 4)))["duplicate"] == 5  # redelivered
 
 
+def test_an_npz_that_meta_does_not_name_yet_is_written_again_on_restart(tmp_path: Path) -> None:
+    """Such an npz had no fsync of its own (made durable with the others before meta.json names
+    it): after an OS crash it may be torn, so a restart writes it again from its part file."""
+    writer = RecordingWriter(tmp_path, meta_interval=60)
+    writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 4)))
+    npz = tmp_path / "s1" / "episode-000000.npz"
+    whole = npz.read_bytes()
+    npz.write_bytes(whole[: len(whole) // 3])  # what an OS crash may leave of an unsynced file
+    again = RecordingWriter(tmp_path, meta_interval=60)
+    assert again.recover() == 1
+    assert npz.read_bytes() == whole
+    assert [e["length"] for e in read_meta(tmp_path, "s1")["episodes"]] == [4]
+    assert load_episode(tmp_path, "s1", 0)["seq"].tolist() == [2, 3, 4, 5]
+
+
 def test_close_gap_and_stop_write_meta_at_once(tmp_path: Path) -> None:
     writer = RecordingWriter(tmp_path, meta_interval=60)
     events = episode_events("s1", 1, 0, 3) + episode_events("s1", 5, 1, 3)

@@ -133,3 +133,71 @@ async def test_failed_batch_with_more_buffered_is_written_without_gap(
         s for e in meta["episodes"] for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
     ]
     assert seqs == list(range(1, len(events) + 1))
+
+
+async def test_a_message_lost_on_the_way_is_never_acked_unwritten(
+    recorder_js: tuple[Any, Any], recorder_service: RecorderService, tmp_path: Path, unique_prefix: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A message nats-py drops (a slow consumer) shows as a gap in consumer sequences: the
+    recorder writes what came before it, rewinds, and gets the rest again in order; acking past
+    the gap would have acked the lost message unwritten (AckPolicy.ALL)."""
+    _, js = recorder_js
+    puller = recorder_service.loop.puller
+    take = puller._on_msg
+    lost: list[int] = []
+
+    def losing_one(msg: Any) -> None:
+        if msg.reply and not lost and msg.metadata.sequence.stream == 4:
+            lost.append(msg.metadata.sequence.stream)  # as nats-py drops a message past its limits
+            return
+        take(msg)
+
+    puller._on_msg = losing_one  # type: ignore[method-assign]
+    sid = f"{unique_prefix}-lost"
+    caplog.set_level(logging.WARNING, logger="platform_recorder.puller")
+    await publish(js, started(sid))
+    for event in episode_events(sid, 1, 0, 8):
+        await publish(js, event)
+    root = tmp_path / "recordings"
+    meta = await wait_for(lambda: (m := read_meta(root, sid)) and m["episodes"] and m, what="the episode")
+    assert lost == [4]
+    assert "lost on the way" in caplog.text
+    assert meta["last_seq"] == 9 and meta["missing_seqs"] == [] and not meta.get("orphan_seqs")
+    assert load_episode(root, sid, 0)["seq"].tolist() == list(range(2, 10))
+
+
+async def test_pull_requests_ask_for_at_most_max_bytes(
+    recorder_js: tuple[Any, Any], unique_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Large messages (gathered steps with images) come in requests of at most `max_bytes`, so
+    a burst never passes nats-py's pending limits; a request ending at its byte limit is normal."""
+    nc, js = recorder_js
+    megabytes = 2
+    for n in range(12):
+        await js.publish(subjects.session_step_batches(f"{unique_prefix}-big"), b"\x00" * (megabytes << 20),
+                         headers={"Nats-Msg-Id": f"{unique_prefix}-big:batch:{n + 1}"}, timeout=10)
+    puller = await open_consumer(nc, js, ack_wait=30, batch=256, expires=0.5)
+    puller.max_bytes = 5 << 20  # what the next requests ask for: two of these messages fit
+    take = puller._on_msg
+    ends_at_max_bytes: list[str] = []
+
+    def counting(msg: Any) -> None:
+        if not msg.reply and (msg.headers or {}).get("Status") == "409":
+            ends_at_max_bytes.append((msg.headers or {}).get("Description", ""))
+        take(msg)
+
+    puller._on_msg = counting  # type: ignore[method-assign]
+    caplog.set_level(logging.WARNING, logger="platform_recorder.puller")
+    try:
+        seqs: list[int] = []
+        while len(seqs) < 12:
+            batch = await puller.next_batch(timeout=2, gather=0.3)
+            assert batch, f"only {len(seqs)} of 12 messages came"
+            seqs.extend(stream_seqs(batch))
+        assert seqs == list(range(1, 13)) and not puller.gap
+        # two messages a request: five of the six requests end at their byte limit
+        assert len(ends_at_max_bytes) >= 5 and all("MaxBytes" in d for d in ends_at_max_bytes), ends_at_max_bytes
+        assert "pull request ended" not in caplog.text  # 409 "Message Size Exceeds MaxBytes" is an end
+    finally:
+        await puller.stop()

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 from platform_contracts.values import datamap_from_dict, tensor_from_array
-from platform_recorder.episodes import build_episode, encode_npz
+from platform_recorder.episodes import build_episode
+from platform_recorder.npz_files import encode_npz
 from platform_recorder.reading import load_episode, read_meta
 from platform_recorder.writer import RecordingWriter
 from recorder_testkit import reset_event, started, step_event, subject_of

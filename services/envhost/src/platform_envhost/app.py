@@ -71,9 +71,9 @@ class EnvHost:
         service_ref: list[EnvHostService] = []
         self._table = InstanceTable(s.host_run_dir, s.envhost_capacity, ready_timeout=s.envhost_ready_timeout,
                                     on_crash=lambda instance: service_ref[0].on_crash(instance))
-        self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, tracer)
-        service_ref.append(self._service)
         router = Router(self._table, self._publisher, self.host_id, tracer)
+        self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, router.drain, tracer)
+        service_ref.append(self._service)
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
         self._server.add_generic_rpc_handlers((router.handler(),))
         try:

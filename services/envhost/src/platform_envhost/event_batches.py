@@ -9,6 +9,7 @@ message (the server's max payload) are split over several batches, in order.
 from __future__ import annotations
 
 from platform_contracts import subjects
+from platform_contracts.step_batches import frame_event
 from simulusion.bus.v1 import events_pb2 as bus_pb
 
 from platform_envhost.publisher import Outgoing
@@ -16,7 +17,6 @@ from platform_envhost.step_events import MSG_ID
 
 # Room left in a message for its headers (trace context, Nats-Msg-Id) and the protocol line.
 HEADROOM_BYTES = 16 * 1024
-_EVENTS_TAG = b"\x0a"  # StepEventBatch.events: field 1, length-delimited
 
 
 class BatchCounter:
@@ -48,8 +48,7 @@ def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers:
     parts: list[bytes] = []
     size = 0
     for event in batch.events:
-        data = event.SerializeToString()
-        framed = _EVENTS_TAG + _varint(len(data)) + data  # how the batch encodes each event
+        framed = frame_event(event.SerializeToString())  # how the batch encodes each event
         if parts and size + len(framed) > limit:
             messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
             parts, size = [], 0
@@ -58,11 +57,3 @@ def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers:
     messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
     return messages
 
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)

@@ -14,6 +14,7 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_envhost.agent_data import AgentNames
+from platform_envhost.coalesced_steps import CoalescedSteps
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
 from platform_envhost.publisher import Outgoing
@@ -74,8 +75,11 @@ class Instance:
         self.lock = asyncio.Lock()
         # Step events of answered requests, built after the answer is sent (Router.finish), in
         # the order the requests were answered; `events_lock` keeps that order while publishing.
+        # A builder adds its events to `coalesced` (sent as one StepEventBatch later) or returns
+        # messages to publish at once.
         self.deferred_events: list[Callable[[], list[Outgoing]]] = []
         self.events_lock = asyncio.Lock()
+        self.coalesced = CoalescedSteps()
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None

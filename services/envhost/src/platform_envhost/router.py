@@ -7,14 +7,18 @@ merges them): `render` for sessions that record frames, `keep_steps` for recorde
 the warnings about agent data that breaks a rule (`agent_data`), appended to the response.
 
 For a recorded session the response of a reset, step, restore, snapshot or hold is then parsed
-too and turned into events for the publisher (holds: `holds`); batch requests of vector
+too and turned into events for the publisher, after the answer is sent (`finish`); those of
+resets, steps and restores gather into StepEventBatch messages (`coalesced_steps`), holds are
+recorded by `holds`; batch requests of vector
 sessions are answered by `batches`, save_snapshot and restore_saved by `saved_snapshots`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -24,9 +28,11 @@ from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as values_pb
 
 from platform_envhost.agent_data import check_agent_data, with_warnings
 from platform_envhost.batches import BatchAnswerer
+from platform_envhost.coalesced_steps import SEND_AFTER_S
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import recorded_hold
@@ -34,6 +40,7 @@ from platform_envhost.instance import Instance, State
 from platform_envhost.instances import InstanceTable
 from platform_envhost.publisher import EventPublisher, Outgoing
 from platform_envhost.saved_snapshots import RECORDER_TIMEOUT_S, SAVED_COMMANDS, SavedSnapshots
+from platform_envhost.step_events import StepEventBuilder
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +75,7 @@ class Router:
         self._tracer = tracer or trace.get_tracer(__name__)
         self._saved = SavedSnapshots(publisher.nc, recorder_timeout)
         self._batches = BatchAnswerer(self._saved, self._publish, lambda: publisher.max_payload)
+        self._sending: set[asyncio.Task[None]] = set()  # timed sends of gathered step events
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler to add to a grpc.aio server (bytes in, bytes out)."""
@@ -94,17 +102,46 @@ class Router:
 
         Callers send each answer first and call this after: building events then costs the
         stepping client nothing. Events are built in the order the requests were answered
-        (`Instance.deferred_events`); a full publisher backlog makes this wait.
+        (`Instance.deferred_events`); resets and steps gather into a StepEventBatch
+        (`coalesced_steps`) sent when full or soon after; a full publisher backlog makes this wait.
         """
         instance = self._table.get(session_id)
         if instance is not None and instance.deferred_events:
-            await self._publish_deferred(instance)
+            async with instance.events_lock:
+                await self._build_deferred(instance)
+                coalesced = instance.coalesced
+                if coalesced.full():
+                    await self._send_coalesced(instance)
+                elif len(coalesced) and coalesced.timer is None:
+                    coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
 
-    async def _publish_deferred(self, instance: Instance) -> None:
+    async def drain(self, instance: Instance) -> None:
+        """Publish every event of the instance's answered requests now, gathered ones included
+        (before the session's other events: a hold, a batch, its CLOSED or CRASHED)."""
         async with instance.events_lock:
-            deferred = instance.deferred_events
-            while deferred:
-                await self._publish(deferred.pop(0)())
+            await self._build_deferred(instance)
+            await self._send_coalesced(instance)
+
+    async def _build_deferred(self, instance: Instance) -> None:
+        """Build the deferred events in order (`events_lock` held): a builder gathers its
+        events in `instance.coalesced` or returns messages, which go after the gathered ones."""
+        deferred = instance.deferred_events
+        while deferred:
+            messages = deferred.pop(0)()
+            if messages:
+                await self._send_coalesced(instance)
+                await self._publish(messages)
+
+    async def _send_coalesced(self, instance: Instance) -> None:
+        batch = instance.coalesced.take()
+        if len(batch.events):
+            await self._publish(batch_messages(batch, instance.records.batches, {}, self._publisher.max_payload))
+
+    def _send_later(self, instance: Instance) -> None:
+        instance.coalesced.timer = None
+        task = asyncio.create_task(self.drain(instance), name=f"send-steps-{instance.session_id}")
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     async def handle(self, session_id: str, raw: bytes) -> bytes:
         """Answer one request of `session_id` (its bytes); always returns an EnvResponse's bytes.
@@ -160,8 +197,8 @@ class Router:
                       headers: dict[str, str]) -> bytes:
         """The response to one request (the instance's lock is held)."""
         command = request.WhichOneof("command")
-        if instance.deferred_events and (command == "hold" or command in SAVED_COMMANDS or command == "batch"):
-            await self._publish_deferred(instance)  # these publish at once: earlier events go first
+        if command == "hold" or command in SAVED_COMMANDS or command == "batch":
+            await self.drain(instance)  # these publish at once: earlier events go first
         if command == "batch":
             answer, warnings = await self._batches.answer(instance, request, raw, headers)
             return with_warnings(answer, warnings)
@@ -184,10 +221,7 @@ class Router:
                                          record_frames=instance.record_frames, agent=agent)
         else:
             answer = await instance.forward(raw)
-            now = time.time()
-            instance.deferred_events.append(
-                lambda: builder.build(request, env_pb.EnvResponse.FromString(answer), now, headers, agent)
-            )
+            instance.deferred_events.append(_deferred_events(instance, builder, request, answer, headers, agent))
         return with_warnings(answer, warnings)
 
     async def _saved_command(self, instance: Instance, request: env_pb.EnvRequest,
@@ -214,6 +248,23 @@ class Router:
             return instance.unavailable(request_id)
         return _error(request_id, env_pb.ERROR_CODE_FAILED_PRECONDITION,
                       f"session {instance.session_id} ({instance.env_id}) was closed")
+
+
+def _deferred_events(instance: Instance, builder: StepEventBuilder, request: env_pb.EnvRequest, answer: bytes,
+                     headers: dict[str, str], agent: values_pb.DataMap | None) -> Callable[[], list[Outgoing]]:
+    """What builds the events of one answered reset, step, restore or snapshot, later: a traced
+    request's events are messages of their own (they carry its trace context), a snapshot's
+    event goes on its own subject, the others gather in `instance.coalesced`."""
+    now = time.time()
+    if headers or request.WhichOneof("command") == "snapshot":
+        return lambda: builder.build(request, env_pb.EnvResponse.FromString(answer), now, headers, agent)
+
+    def gather() -> list[Outgoing]:
+        coalesced = instance.coalesced
+        builder.add(coalesced.events, request, env_pb.EnvResponse.FromString(answer), now, agent)
+        coalesced.answer_bytes += len(answer)
+        return []
+    return gather
 
 
 def ask_for_frame(request: env_pb.EnvRequest, raw: bytes) -> bytes:

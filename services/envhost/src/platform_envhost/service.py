@@ -35,14 +35,16 @@ class EnvHostService:
     """Answers `platform.envhost.<host>.{start,claim,stop,list}` and publishes SessionEvents.
 
     STARTED is published (and acked) before a start is answered; CLOSED and CRASHED go through
-    the publisher, so they follow the session's step events. A warm pool instance (a pooled
+    the publisher after `drain_events` has sent the session's step events still waiting to be
+    built or gathered (`Router.drain`), so they follow them. A warm pool instance (a pooled
     start) is no session: it has no lifecycle events until a claim gives it one, and the claim
     publishes its STARTED.
     """
 
     def __init__(self, nc: Any, js: Any, host_id: str, table: InstanceTable, publisher: EventPublisher,
-                 tracer: trace.Tracer | None = None) -> None:
+                 drain_events: Callable[[Instance], Awaitable[None]], tracer: trace.Tracer | None = None) -> None:
         self._nc = nc
+        self._drain_events = drain_events
         self._js = js
         self.host_id = host_id
         self._table = table
@@ -64,6 +66,7 @@ class EnvHostService:
 
     async def on_crash(self, instance: Instance) -> None:
         """An instance died unasked: publish CRASHED with its log tail (after its step events)."""
+        await self._drain_events(instance)
         await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id))
 
     async def shutdown(self) -> None:
@@ -79,6 +82,7 @@ class EnvHostService:
         pooled = set(self._table.pooled())
         for instance in await self._table.stop_all():
             if instance.state is State.STOPPED and instance.session_id not in pooled:
+                await self._drain_events(instance)
                 await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
                                                            reason=STOPPED_REASON))
 
@@ -196,6 +200,7 @@ class EnvHostService:
         if pooled:  # no session: no CLOSED
             log.info("stopped pool instance %s (%s): %s", request.session_id, instance.env_id, request.reason)
         elif instance.state is State.STOPPED:  # a dead one was reported CRASHED already
+            await self._drain_events(instance)
             event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
                                   reason=request.reason or "stopped", trace_headers=inject_dict())
             event.done = asyncio.get_running_loop().create_future()

@@ -152,6 +152,8 @@ class ConsumerLoop:
                 log.warning("pull failed, retrying: %s", exc)
                 await asyncio.sleep(0.5)
                 continue
+            if self.puller.gap:  # a message was lost on the way: those before it are written, then rewind
+                self._must_rewind = True
             if not msgs:
                 await self._idle()
                 continue

@@ -27,7 +27,6 @@ An episode that did not start with a reset/restore has T observation rows.
 
 from __future__ import annotations
 
-import io
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -215,10 +214,3 @@ def build_episode(
     if LIFE_START in arrays:
         summary[LIFE_START] = int(arrays[LIFE_START])
     return arrays, summary
-
-
-def encode_npz(arrays: dict[str, np.ndarray]) -> memoryview:
-    """An episode file's bytes (`numpy.savez_compressed`, built in memory: zipfile seeks back)."""
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return buffer.getbuffer()

@@ -10,10 +10,11 @@ from typing import Any
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import fsync_dir
-from platform_recorder.episodes import build_episode, encode_npz
+from platform_recorder.episodes import build_episode
 from platform_recorder.life_columns import LIFE_START, episode_life_start
 from platform_recorder.lives import LifePlace
 from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, iso_time
+from platform_recorder.npz_files import encode_npz
 from platform_recorder.recording_objects import RecordingObjects
 from platform_recorder.session_files import episode_stem, npz_name, part_path
 

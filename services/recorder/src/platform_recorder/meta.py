@@ -20,7 +20,8 @@ STATUS_CRASHED = "crashed"
 
 
 def jsonable(obj: Any) -> Any:
-    """Replace non-finite floats by strings so the result is strict JSON."""
+    """Replace non-finite floats by strings so the result is strict JSON (a walk of every value:
+    `strict_json` first tries without it)."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return str(obj)
     if isinstance(obj, dict):
@@ -30,13 +31,26 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
-def encode_meta(meta: dict[str, Any]) -> bytes:
-    """meta.json's bytes: compact strict JSON (json's C encoder; `indent` would use the pure-Python
-    one, ~5x slower), with non-finite floats (rare: a Box bound, a return) written as strings."""
+def encode_json(value: dict[str, Any]) -> bytes:
+    """meta.json's and recording.json's bytes: compact strict JSON (json's C encoder; `indent`
+    would use the pure-Python one, ~20x slower on the spaces of image observations), with
+    non-finite floats (rare: a Box bound, a return) written as strings."""
     try:
-        return json.dumps(meta, allow_nan=False, separators=(",", ":")).encode()
+        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
     except ValueError:
-        return json.dumps(jsonable(meta), allow_nan=False, separators=(",", ":")).encode()
+        return json.dumps(jsonable(value), allow_nan=False, separators=(",", ":")).encode()
+
+
+encode_meta = encode_json
+
+
+def strict_json(value: Any) -> Any:
+    """`value`, or when it holds non-finite floats a copy with those as strings (`jsonable`)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return jsonable(value)
+    return value
 
 
 def meta_key(session_id: str) -> str:
@@ -65,7 +79,7 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
         kwargs = {"_unparsed": event.kwargs_json}
     spec = event.spec
     # Sanitized once here (a Box space has infinite bounds) so that encode_meta's fast path holds.
-    return jsonable({
+    return strict_json({
         "id": event.session_id,
         "session_id": event.session_id,
         "env_id": event.env_id or spec.env_id,

@@ -8,6 +8,13 @@ messages as they come and ends a request when its batch is full or with a status
 when it expires). Messages that arrive while a batch is being written wait in the buffer for
 the next batch, in delivery order.
 
+A request also asks for at most `max_bytes` (JetStream's pull `max_bytes`), and the inbox takes
+that much and more before nats-py would drop messages as a slow consumer: a batch of large
+messages (gathered steps with frames and image observations) arrives whole. Should a message be
+lost on the way all the same, its successor's consumer sequence shows the gap: from there nothing
+is taken (`gap` is set) until the consumer is rewound, because acking a later message (the
+consumer acks all up to it) would ack the lost one unwritten.
+
 After the consumer is rewound, messages delivered before the rewind must not be taken: call
 `quiesce()` before the rewind (no request of ours is then pending on the server) and
 `restart()` after it (a new inbox, an empty buffer: a message still on its way is dropped, and
@@ -28,6 +35,7 @@ log = logging.getLogger(__name__)
 # A request whose end (full batch or status) was not seen this long after it expired is taken as
 # lost (e.g. the server restarted) and a new one is sent.
 LOST_AFTER_S = 0.5
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -46,12 +54,16 @@ class Puller:
         expires: seconds a pull request waits on the server for messages.
     """
 
-    def __init__(self, nc: Any, stream: str, consumer: str, batch: int, expires: float = 1.0) -> None:
+    def __init__(self, nc: Any, stream: str, consumer: str, batch: int, expires: float = 1.0,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._nc = nc
         self._subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"
         self.batch = batch
         self.expires = expires
-        self._request = json.dumps({"batch": batch, "expires": int(expires * 1e9)}).encode()
+        # At least the largest message, or the server refuses a request for one.
+        self.max_bytes = max(max_bytes, int(nc.max_payload or 0))
+        self.gap = ""  # set when a message was lost on the way: what was seen (see the module's docstring)
+        self._next_consumer_seq = 0  # the consumer sequence the next message must have (0: any)
         self._buffer: list[Msg] = []
         self._first_at = 0.0  # when the oldest buffered message arrived
         self._sub: Any = None
@@ -68,8 +80,12 @@ class Puller:
             if self._inbox == inbox:  # not a late one of an earlier inbox (see restart)
                 self._on_msg(msg)
 
-        self._sub = await self._nc.subscribe(inbox, cb=on_msg)
+        # Room for two requests' worth: nats-py drops messages past its pending limits.
+        self._sub = await self._nc.subscribe(inbox, cb=on_msg, pending_msgs_limit=4 * self.batch + 1024,
+                                             pending_bytes_limit=2 * self.max_bytes)
         self._credit = 0
+        self.gap = ""
+        self._next_consumer_seq = 0
 
     async def restart(self) -> None:
         """Drop what is buffered or on its way and go on from a new inbox (after a rewind)."""
@@ -112,7 +128,8 @@ class Puller:
         return taken
 
     async def _pull(self) -> None:
-        await self._nc.publish(self._subject, self._request, reply=self._inbox)
+        request = {"batch": self.batch, "max_bytes": self.max_bytes, "expires": int(self.expires * 1e9)}
+        await self._nc.publish(self._subject, json.dumps(request).encode(), reply=self._inbox)
         self._credit = self.batch
         self._ends_by = asyncio.get_running_loop().time() + self.expires + LOST_AFTER_S
 
@@ -130,18 +147,35 @@ class Puller:
 
     def _on_msg(self, msg: Msg) -> None:
         if msg.reply:  # a stream message: its reply subject is its ack subject
+            self._credit -= 1
+            if self.gap or not self._in_sequence(msg):
+                return  # not taken: the consumer is rewound first
             if not self._buffer:
                 self._first_at = asyncio.get_running_loop().time()
             self._buffer.append(msg)
-            self._credit -= 1
         else:  # a status ends the request: 408 expired, 409 (consumer deleted, limits...)
             headers = msg.headers or {}
             status = headers.get("Status", "")
             if status == "100":  # a heartbeat (not asked for)
                 return
-            if status not in ("404", "408"):
+            ended = status in ("404", "408") or (status == "409" and "MaxBytes" in headers.get("Description", ""))
+            if not ended:  # 404/408: no messages, expired; 409 MaxBytes: the next one would pass max_bytes
                 log.warning("pull request ended with status %s %s", status, headers.get("Description", ""))
             self._credit = 0
         waiter = self._waiter
         if waiter is not None and (len(self._buffer) >= self._want or self._credit <= 0):
             _wake(waiter)
+
+    def _in_sequence(self, msg: Msg) -> bool:
+        """Whether `msg` follows the last message taken (by consumer sequence); sets `gap` if not."""
+        try:
+            seq = msg.metadata.sequence.consumer
+        except (ValueError, IndexError, AttributeError):
+            return True  # not a JetStream ack subject we can read: nothing to check
+        expected, self._next_consumer_seq = self._next_consumer_seq, seq + 1
+        if expected and seq != expected:
+            self.gap = (f"consumer sequence {seq} came after {expected - 1}: "
+                        f"{seq - expected} message(s) lost on the way")
+            log.warning("%s; rewinding the consumer before taking more", self.gap)
+            return False
+        return True

@@ -7,8 +7,9 @@ recording's local folder (the recording's own folder in a folder storage, `<spoo
 which episodes are open and which must be finished.
 
 Per batch the writer calls `append` for each event (in order), then `sync` (write the batch's
-records, one write per run of events bound for the same part file, and fsync the touched part
-files: from here the events are durable and may be acked), then `settle` (finish ended episodes:
+records, one write per run of events bound for the same part file, and make the touched part
+files durable, together with every other recording's of the batch: `durable_files.SyncGroup`;
+from here the events may be acked), then `settle` (finish ended episodes:
 npz; then, at most every `meta_interval` seconds unless something urgent changed, meta.json
 listing them (then the manifest, on S3), and only then delete their parts; every step is
 idempotent, so a crash anywhere in it is repaired by `load`). Until meta.json lists a finished
@@ -24,7 +25,7 @@ from typing import Any
 
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.durable_files import fsync_dir
+from platform_recorder.durable_files import SyncGroup, fsync_dir
 from platform_recorder.endless_files import is_full, route_endless
 from platform_recorder.episodes import START_KINDS
 from platform_recorder.finishing import apply_close, finish_episode
@@ -143,6 +144,10 @@ class Recording:
         meta, info, objects = loaded
         rec = cls(objects, local_dir, meta, info, meta_interval, spooled)
         scan = scan_parts(local_dir, rec.finished, objects.episodes)
+        # An npz that meta.json does not name yet was written without an fsync of its own (see
+        # `RecordingObjects.put_episode`): after an OS crash it may be torn, so it is written
+        # again from its episode's part file, which is kept until meta.json names the npz.
+        objects.episodes -= (scan.to_finish | set(scan.open)) - rec.finished
         found = scan.found
         rec.open = scan.open
         rec._to_finish = scan.to_finish
@@ -295,17 +300,20 @@ class Recording:
 
     # ---------------------------------------------------------------- durability
 
-    def sync(self) -> None:
-        """Write the records taken since the last sync and fsync their part files: they are durable."""
+    def sync(self, group: SyncGroup | None = None) -> None:
+        """Write the records taken since the last sync and make their part files durable: then the
+        events may be acked. With a `group` (the writer's, shared by the batch's recordings) they
+        are durable only once the caller commits it."""
         for writer, records in self._runs:
             writer.write(b"".join(records))
         self._runs.clear()
-        created = False
+        own = group is None
+        group = SyncGroup() if group is None else group
         for writer in self._touched:
-            created |= writer.sync()
+            writer.sync(group)
         self._touched.clear()
-        if created:
-            fsync_dir(self.dir)
+        if own:
+            group.commit()
 
     def settle(self, now: float | None = None, force: bool = False) -> None:
         """Finish ended episodes and apply a close; write meta.json when it is due (see `meta_due`)

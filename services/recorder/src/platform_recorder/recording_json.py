@@ -20,7 +20,7 @@ from platform_contracts.json_values import space_to_json
 from platform_contracts.values import json_from_datamap
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.meta import STATUS_RECORDING, iso_time, jsonable
+from platform_recorder.meta import STATUS_RECORDING, encode_json, iso_time, strict_json
 
 RECORDING_FILE = "recording.json"
 RECORDING_FORMAT = 1
@@ -41,7 +41,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
         metadata = json_from_datamap(spec.metadata)
     except Exception as exc:  # noqa: BLE001 - metadata is informative: never fail a recording on it
         metadata = {"_unreadable": f"{type(exc).__name__}: {exc}"}
-    return jsonable({
+    return strict_json({
         "format": RECORDING_FORMAT,
         "session_id": event.session_id,
         "env_id": event.env_id or spec.env_id,
@@ -113,4 +113,4 @@ def apply_close_to_info(info: dict[str, Any], meta: dict[str, Any]) -> None:
 
 
 def encode_info(info: dict[str, Any]) -> bytes:
-    return json.dumps(jsonable(info), allow_nan=False, indent=1).encode()
+    return encode_json(info)

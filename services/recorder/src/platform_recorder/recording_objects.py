@@ -1,7 +1,8 @@
 """The finished files of one recording in the storage, as its writer keeps them.
 
-Order of writes (each one atomic): episode npz files (`put_episode`; in a folder their renames
-are made durable together, before meta.json names them); on an object store then manifest.json
+Order of writes (each one atomic): episode npz files (`put_episode`; in a folder they are
+written without an fsync each and made durable together, by one group commit, before meta.json
+names them); on an object store then manifest.json
 listing the new ones; then recording.json and meta.json (`save`); then manifest.json again (the
 last write of every change; see platform_recorder.manifest). So a reader trusting the manifest
 never meets an episode that a trusted meta.json names but the manifest does not list, and a crash
@@ -69,7 +70,8 @@ class RecordingObjects:
         return index in self.episodes
 
     def put_episode(self, index: int, data: bytes | memoryview) -> str:
-        """Write episode `index`'s npz (durable, in a folder, once `save` runs); its file name."""
+        """Write episode `index`'s npz (durable, in a folder, once `save` runs: until then an OS
+        crash may leave it torn, and `Recording.load` writes it again); its file name."""
         name = npz_name(index)
         self.storage.put_atomic(self.key(name), data, sync_folder=False)
         self.sizes[name] = memoryview(data).nbytes

@@ -16,6 +16,8 @@ from pathlib import Path
 from google.protobuf.message import DecodeError
 from simulusion.bus.v1 import events_pb2
 
+from platform_recorder.durable_files import SyncGroup
+
 log = logging.getLogger(__name__)
 
 _LEN = struct.Struct("<I")
@@ -109,7 +111,7 @@ def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
 
 
 class PartWriter:
-    """Appends records to one part file; `sync()` makes them durable.
+    """Appends records to one part file; `sync(group)` and the group's commit make them durable.
 
     Unbuffered: what `write` gets reaches the OS at once. The recording hands it a batch's records
     in runs, in seq order (one write per run), so a killed process leaves each session's part
@@ -132,14 +134,12 @@ class PartWriter:
             view = view[written:]
         self._dirty = True
 
-    def sync(self) -> bool:
-        """fsync the file; True when it was created since, so its directory entry needs an fsync
-        too (the caller does one per directory)."""
-        if self._dirty:
-            os.fsync(self._file.fileno())
-            self._dirty = False
-        created, self._created = self._created, False
-        return created
+    def sync(self, group: SyncGroup) -> None:
+        """Add the file to `group` when it has records not yet durable, or was created since (its
+        folder's entry must become durable too); the group's commit makes them so."""
+        if self._dirty or self._created:
+            group.add_file(self.path)
+            self._dirty = self._created = False
 
     def close(self) -> None:
         if not self._file.closed:

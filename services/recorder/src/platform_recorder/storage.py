@@ -2,7 +2,7 @@
 
 Keys are `/`-separated paths relative to the storage's root, e.g. `s-1a2b/meta.json`. Every
 write is atomic: a reader sees the whole object or none (a folder: temp file, fsync, rename,
-directory fsync; S3: one PUT, complete or absent). Methods are blocking: call them in a thread
+directory fsync, or for several files one group commit; S3: one PUT, complete or absent). Methods are blocking: call them in a thread
 from asyncio code.
 
 On an object store (`needs_manifest`) a recording's `manifest.json` lists its finished objects
@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
-from platform_recorder.durable_files import fsync_dir, write_file_atomic
+from platform_recorder.durable_files import SyncGroup, fsync_dir, write_file_atomic
 from platform_recorder.errors import RecorderError
 
 
@@ -39,11 +39,13 @@ class Storage(Protocol):
 
     def put_atomic(self, key: str, data: bytes | memoryview, *, sync_folder: bool = True) -> None:
         """Write `key` whole (replacing it), durably. `sync_folder=False`: a folder storage leaves
-        the rename's durability to a later `sync_folder(prefix)` (several puts, one directory
-        fsync); an object store ignores it (a PUT is durable when it returns)."""
+        the durability of the file and its rename to a later `sync_folder(prefix)` (several puts,
+        one group commit: `durable_files.SyncGroup`); until then an OS crash may leave the file
+        torn, so nothing may name it before. An object store ignores it (a PUT is durable when
+        it returns)."""
 
     def sync_folder(self, prefix: str) -> None:
-        """Make the renames of the `sync_folder=False` puts under `prefix` durable."""
+        """Make the `sync_folder=False` puts under `prefix` (and any others not yet) durable."""
 
     def get(self, key: str) -> bytes:
         """The whole object. Raises ObjectNotFoundError."""
@@ -88,6 +90,7 @@ class FolderStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).absolute()
         self.description = str(self.root)
+        self._not_durable = SyncGroup()  # the `sync_folder=False` puts since the last `sync_folder`
 
     def path(self, key: str) -> Path:
         return self.root / check_key(key)
@@ -109,12 +112,12 @@ class FolderStorage:
     def put_atomic(self, key: str, data: bytes | memoryview, *, sync_folder: bool = True) -> None:
         target = self.path(key)
         self._make_parents(target)
-        write_file_atomic(target, data, sync_folder)
+        write_file_atomic(target, data, group=None if sync_folder else self._not_durable)
 
     def sync_folder(self, prefix: str) -> None:
-        folder = self.root / check_key(prefix).rstrip("/") if prefix else self.root
-        if folder.is_dir():
-            fsync_dir(folder)
+        if prefix:
+            check_key(prefix)
+        self._not_durable.commit()
 
     def get(self, key: str) -> bytes:
         try:

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import DecodeError
+from platform_contracts.step_batches import NotABatchError, event_bytes
 from simulusion.bus.v1 import events_pb2
 
+from platform_recorder.durable_files import SyncGroup
 from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
 from platform_recorder.lives import LIVES_DIR, LifePlace, check_life_name, join_life, place_meta
 from platform_recorder.meta import meta_key, new_meta
@@ -130,11 +132,10 @@ class RecordingWriter:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
                     counts[self._step(event, data, _subject_session(subject), touched)] += 1
-                elif kind == "steps":  # a hold's steps, or one step of each sub-environment
-                    batch = events_pb2.StepEventBatch.FromString(data)
+                elif kind == "steps":  # gathered steps, a hold's, or one of each sub-environment
                     fallback = _subject_session(subject)
-                    for event in batch.events:
-                        counts[self._step(event, None, fallback, touched)] += 1
+                    for event, raw in _batch_events(data):
+                        counts[self._step(event, raw, fallback, touched)] += 1
                 elif kind == "lifecycle":
                     counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
                 else:
@@ -142,8 +143,10 @@ class RecordingWriter:
             except DecodeError as exc:
                 log.error("unreadable message on %s (%d bytes), skipped: %s", subject, len(data), exc)
                 counts["unreadable"] += 1
+        durable = SyncGroup()
         for rec in touched.values():
-            rec.sync()
+            rec.sync(durable)
+        durable.commit()
         now = time.monotonic()
         for rec in touched.values():
             rec.settle(now)
@@ -333,3 +336,12 @@ class RecordingWriter:
 def _subject_session(subject: str) -> str:
     parts = subject.split(".")
     return parts[2] if len(parts) >= 4 else ""
+
+
+def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, bytes | None]]:
+    """The events of a StepEventBatch with each one's own bytes (stored as they are); without
+    them (None: serialized again when stored) for a batch that is not only `events` entries."""
+    try:
+        return [(events_pb2.StepEvent.FromString(raw), raw) for raw in event_bytes(data)]
+    except NotABatchError:
+        return [(event, None) for event in events_pb2.StepEventBatch.FromString(data).events]

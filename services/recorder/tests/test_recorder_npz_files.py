@@ -1,0 +1,63 @@
+"""Episode files: the one-pass .npz encoder writes what numpy.load reads back, bit for bit."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from platform_recorder.npz_files import encode_npz
+
+
+def _round_trip(arrays: dict[str, np.ndarray], tmp_path: Path) -> dict[str, np.ndarray]:
+    path = tmp_path / "episode.npz"
+    path.write_bytes(encode_npz(arrays))
+    with zipfile.ZipFile(path) as archive:
+        assert archive.testzip() is None  # every member's CRC checks
+        assert all(info.compress_type == zipfile.ZIP_DEFLATED for info in archive.infolist())
+    with np.load(path) as loaded:
+        return {name: loaded[name] for name in loaded.files}
+
+
+def test_every_column_kind_reads_back_the_same(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    arrays = {
+        "observations": rng.random((11, 4)).astype(np.float32),
+        "actions": np.arange(10, dtype=np.int64),
+        "rewards": np.ones(10),
+        "terminated": np.array([False] * 9 + [True]),
+        "agent.value": np.array([np.nan, 1.5, np.inf, -2.0]),
+        "frames_rgb": rng.integers(0, 255, (3, 8, 6, 3), dtype=np.uint8),
+        "fortran": np.asfortranarray(rng.random((5, 3))),
+        "outcome": np.array("win"),  # a 0-d string array keeps its shape
+        "seq": np.arange(1, 11, dtype=np.uint64),
+        "empty": np.zeros((0, 4), dtype=np.float64),
+        "big.endian": np.arange(4, dtype=">i4"),
+    }
+    loaded = _round_trip(arrays, tmp_path)
+    assert sorted(loaded) == sorted(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype, name
+        assert loaded[name].shape == array.shape, name
+        np.testing.assert_array_equal(loaded[name], array, err_msg=name)
+
+
+def test_the_file_is_what_numpy_writes_member_for_member(tmp_path: Path) -> None:
+    arrays = {"observations": np.linspace(0, 1, 400).reshape(100, 4), "actions": np.zeros(99, dtype=np.int8)}
+    ours = zipfile.ZipFile(io.BytesIO(bytes(encode_npz(arrays))))
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    numpys = zipfile.ZipFile(buffer)
+    assert ours.namelist() == numpys.namelist() == ["observations.npy", "actions.npy"]
+    for name in ours.namelist():
+        assert ours.read(name) == numpys.read(name)  # the same .npy bytes inside
+
+
+def test_object_arrays_go_through_numpy_and_need_pickle_to_load(tmp_path: Path) -> None:
+    arrays = {"odd": np.array([{"a": 1}, None], dtype=object), "rewards": np.ones(2)}
+    path = tmp_path / "odd.npz"
+    path.write_bytes(encode_npz(arrays))
+    with np.load(path, allow_pickle=True) as loaded:
+        assert loaded["odd"][0] == {"a": 1}
+        np.testing.assert_array_equal(loaded["rewards"], np.ones(2))
