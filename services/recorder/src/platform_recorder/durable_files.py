@@ -11,13 +11,18 @@ import threading
 from pathlib import Path
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (created, renamed, deleted files) durable."""
+def fsync_path(path: str | os.PathLike[str]) -> None:
+    """fsync a file, or a directory: its entries (created, renamed, deleted files) become durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (created, renamed, deleted files) durable."""
+    fsync_path(path)
 
 
 def _write_all_and_sync(fd: int, data: bytes | memoryview, sync: bool = True) -> None:
@@ -101,10 +106,8 @@ class SyncGroup:
             if _SYNCFS is not None:
                 _sync_filesystems(folders)
             else:
-                for path in files:
-                    _fsync_path(path)
-                for folder in folders:
-                    fsync_dir(Path(folder))
+                for path in sorted(files | folders):
+                    fsync_path(path)
         except BaseException:
             with self._lock:
                 self._files |= files  # not known to be durable: the next commit tries again
@@ -127,10 +130,3 @@ def _sync_filesystems(folders: set[str]) -> None:
         finally:
             os.close(fd)
 
-
-def _fsync_path(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
