@@ -94,8 +94,10 @@ class Router:
             raw = await read()
             if raw is grpc.aio.EOF:
                 return
-            await write(await handle(session_id, raw))
-            await finish(session_id)
+            try:
+                await write(await handle(session_id, raw))
+            finally:  # answered, even if the client has gone: its events are still recorded
+                await finish(session_id)
 
     async def finish(self, session_id: str) -> None:
         """Build and queue the step events of the session's requests answered so far.
