@@ -2,8 +2,8 @@
 
 Keys are `/`-separated paths relative to the storage's root, e.g. `s-1a2b/meta.json`. Every
 write is atomic: a reader sees the whole object or none (a folder: temp file, fsync, rename,
-directory fsync, or for several files one group commit; S3: one PUT, complete or absent). Methods are blocking: call them in a thread
-from asyncio code.
+directory fsync, or for several files one group commit; S3: one PUT, complete or absent).
+Methods are blocking: call them in a thread from asyncio code.
 
 On an object store (`needs_manifest`) a recording's `manifest.json` lists its finished objects
 and is written last after every change; readers trust only what it lists (see
