@@ -19,6 +19,7 @@ from typing import Self
 from platform_local.nats_process import nats_server_binary, write_config
 
 from platform_testing.ports import free_port
+from platform_testing.processes import stop_process
 
 
 class NatsServerError(RuntimeError):
@@ -58,13 +59,7 @@ class NatsServer:
         raise NatsServerError(f"nats-server not ready after {timeout}s; log: {self.log_path}")
 
     def stop(self, kill: bool = False) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGKILL if kill else signal.SIGTERM)
         self.process = None
 
     def __enter__(self) -> Self:

@@ -9,7 +9,6 @@ isolate themselves by bucket (the `s3_bucket` fixture gives each test its own na
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Self
 
 from platform_testing.ports import free_port
+from platform_testing.processes import stop_process
 
 
 class S3ServerError(RuntimeError):
@@ -88,13 +88,7 @@ class S3Server:
         raise S3ServerError(f"moto server not answering on {self.url} after {timeout}s; log: {self.log_path}")
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None
 
     def __enter__(self) -> Self:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Any
 from urllib.parse import urlsplit
 
 from platform_recorder.errors import RecorderError
@@ -161,11 +162,7 @@ class S3Storage:
             response = self.client.get_object(self.bucket, self._name(key))
         except S3Error as exc:
             raise self._missing(key, exc) from None
-        try:
-            return response.read()
-        finally:
-            response.close()
-            response.release_conn()
+        return _read_all(response)
 
     def get_range(self, key: str, offset: int, length: int) -> bytes:
         from minio.error import S3Error
@@ -181,11 +178,7 @@ class S3Storage:
                 self.size(key)
                 return b""
             raise self._missing(key, exc) from None
-        try:
-            return response.read()
-        finally:
-            response.close()
-            response.release_conn()
+        return _read_all(response)
 
     def size(self, key: str) -> int:
         from minio.error import S3Error
@@ -240,3 +233,12 @@ class S3Storage:
                     f"{failed[0].code}: {failed[0].message}"
                 )
         return len(names)
+
+
+def _read_all(response: Any) -> bytes:
+    """The body of a minio response, its connection given back to the pool."""
+    try:
+        return response.read()  # type: ignore[no-any-return]
+    finally:
+        response.close()
+        response.release_conn()
