@@ -75,6 +75,20 @@ class Launcher:
         self.process.kill()
         raise AssertionError(f"no {text!r} from the launcher; stderr: {self.process.stderr.read()}")  # type: ignore[union-attr]
 
+    def wait_until_all_started(self, timeout: float = 30) -> None:
+        """Waits until every stand-in has set up its SIGTERM handler (it then writes its env line).
+
+        The banner only says the gateway answers; on a loaded machine another stand-in may
+        still be starting Python, and a signal then would end it before it can stop cleanly.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            lines = self.record.read_text().splitlines() if self.record.exists() else []
+            if {line.split()[0] for line in lines if line.split()[1:2] == ["env"]} >= set(SERVICES):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"not every stand-in started within {timeout:g}s: {self.record.read_text()}")
+
     def finish(self, timeout: float = 30) -> int:
         code = self.process.wait(timeout)
         assert self.process.stderr is not None
@@ -89,6 +103,7 @@ def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin
     assert banner == f"Simulusion is running at http://127.0.0.1:{launcher.port} (docs at /docs) — Ctrl-C to stop"
     with urllib.request.urlopen(f"http://127.0.0.1:{launcher.port}/v0/envs", timeout=5) as response:
         assert response.status == 200
+    launcher.wait_until_all_started()
     children = descendants(launcher.process.pid)
     assert len(children) >= 5  # nats + four services
     launcher.process.send_signal(sig)
