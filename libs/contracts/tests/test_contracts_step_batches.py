@@ -1,10 +1,19 @@
-"""The wire form of StepEventBatch: events framed apart join into a batch protobuf parses, and a
-batch splits back into each event's own bytes."""
+"""The wire form of StepEventBatch: events framed apart join into a batch protobuf parses, large
+events go zstd-compressed, and a batch splits back into each event's own bytes, in order."""
 
 from __future__ import annotations
 
 import pytest
-from platform_contracts.step_batches import NotABatchError, event_bytes, frame_event
+from platform_contracts.step_batches import (
+    COMPRESS_FROM,
+    EntryBytes,
+    NotABatchError,
+    compress_event,
+    entries,
+    event_bytes,
+    frame_event,
+    parse_batch,
+)
 from simulusion.bus.v1 import events_pb2 as bus_pb
 
 
@@ -18,22 +27,55 @@ def _events(count: int, observation_bytes: int = 0) -> list[bus_pb.StepEvent]:
     return events
 
 
-@pytest.mark.parametrize("observation_bytes", [0, 100, 20_000])
-def test_framed_events_are_a_batch_and_split_back_into_the_same_bytes(observation_bytes: int) -> None:
+@pytest.mark.parametrize("observation_bytes", [0, 100, 1000])
+def test_small_framed_events_are_a_batch_and_split_back_into_the_same_bytes(observation_bytes: int) -> None:
     events = _events(5, observation_bytes)
     serialized = [e.SerializeToString() for e in events]
     joined = b"".join(frame_event(data) for data in serialized)
     assert joined == bus_pb.StepEventBatch(events=events).SerializeToString()
     assert list(bus_pb.StepEventBatch.FromString(joined).events) == events
     assert list(event_bytes(joined)) == serialized
+    assert [entry.compressed for entry in entries(joined)] == [False] * 5
     assert list(event_bytes(b"")) == []
+
+
+def test_large_events_go_compressed_and_come_back_in_order_between_small_ones() -> None:
+    small, large = _events(3), _events(3, 100_000)
+    for event in large:
+        event.seq += 10
+    mixed = [small[0], large[0], large[1], small[1], large[2], small[2]]
+    serialized = [e.SerializeToString() for e in mixed]
+    joined = b"".join(frame_event(data) for data in serialized)
+    assert [entry.compressed for entry in entries(joined)] == [False, True, True, False, True, False]
+    assert len(joined) < 5_000  # 300 KB of observations, repetitive like an Atari screen
+    assert list(event_bytes(joined)) == serialized
+    assert parse_batch(joined) == mixed
+    batch = bus_pb.StepEventBatch.FromString(joined)  # a valid protobuf, fields apart
+    assert len(batch.events) == 3 and len(batch.zstd_events) == 3
+
+
+def test_an_event_that_does_not_shrink_goes_as_it_is() -> None:
+    import os
+
+    event = _events(1)[0]
+    event.step.result.observation.tensor.data = os.urandom(COMPRESS_FROM * 2)
+    data = event.SerializeToString()
+    assert entries(frame_event(data)) == [EntryBytes(data, False)]
 
 
 def test_bytes_that_are_not_only_events_are_refused_before_any_event() -> None:
     good = frame_event(_events(1)[0].SerializeToString())
-    with pytest.raises(NotABatchError, match="field tag 0x10"):
-        event_bytes(good + b"\x10\x01")  # an unknown varint field after an event
+    with pytest.raises(NotABatchError, match="field tag 0x18"):
+        event_bytes(good + b"\x18\x01")  # an unknown varint field after an event
     with pytest.raises(NotABatchError, match="runs past"):
         event_bytes(good[:-3])  # a cut entry
     with pytest.raises(NotABatchError, match="bad length"):
         event_bytes(b"\x0a\xff\xff")  # a length that never ends
+
+
+def test_a_compressed_entry_that_does_not_decompress_is_refused() -> None:
+    packed = compress_event(_events(1, 10_000)[0].SerializeToString())
+    broken = b"\x12" + bytes([len(packed) - 5]) + packed[:-5] if len(packed) - 5 < 128 else None
+    assert broken is not None
+    with pytest.raises(NotABatchError, match="does not decompress"):
+        parse_batch(broken)

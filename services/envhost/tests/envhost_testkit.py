@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 from platform_contracts import subjects
 from platform_contracts.framing import encode_frame, read_frame
+from platform_contracts.step_batches import parse_batch
 from platform_testing.ports import free_port
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
@@ -220,7 +221,7 @@ async def lifecycle_events(js: Any, session_id: str, count: int, timeout: float 
 def events_of(message: Any) -> list[bus_pb.StepEvent]:
     """The step events of a `.step` (one) or `.steps` (a StepEventBatch) message."""
     if message.subject.endswith(".steps"):
-        return list(bus_pb.StepEventBatch.FromString(message.data).events)
+        return list(parse_batch(message.data))
     return [bus_pb.StepEvent.FromString(message.data)]
 
 

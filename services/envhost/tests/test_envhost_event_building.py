@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from platform_contracts import subjects
+from platform_contracts.step_batches import parse_batch
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from platform_envhost.event_batches import HEADROOM_BYTES, BatchCounter, batch_messages
 from platform_envhost.step_events import MSG_ID, StepEventBuilder
@@ -136,7 +137,7 @@ def test_a_batch_is_one_message_numbered_by_the_sessions_batch_counter() -> None
     assert first[0].subject == subjects.session_step_batches("s1")
     assert first[0].headers == {"traceparent": "t", MSG_ID: subjects.step_batch_msg_id("s1", 1)}
     assert second[0].headers[MSG_ID] == "s1:batch:2"
-    events = bus_pb.StepEventBatch.FromString(second[0].payload).events
+    events = parse_batch(second[0].payload)
     assert [(e.session_id, e.seq) for e in events] == [(f"s1-{i}", 2) for i in range(4)]
 
 
@@ -149,5 +150,5 @@ def test_a_batch_larger_than_a_message_is_split_in_order() -> None:
     assert len(messages) >= 5
     assert all(len(m.payload) <= max_payload - HEADROOM_BYTES for m in messages)
     assert [m.headers[MSG_ID] for m in messages] == [f"s1:batch:{n}" for n in range(1, len(messages) + 1)]
-    seqs = [e.seq for m in messages for e in bus_pb.StepEventBatch.FromString(m.payload).events]
+    seqs = [e.seq for m in messages for e in parse_batch(m.payload)]
     assert seqs == list(range(1, 51))

@@ -19,6 +19,7 @@ from envhost_testkit import (
     stored_count,
 )
 from platform_contracts import subjects
+from platform_contracts.step_batches import parse_batch
 from platform_contracts.streams import ensure_sessions_stream
 from platform_envhost.event_batches import BatchCounter, batch_messages
 from platform_envhost.publisher import EventPublisher, Outgoing
@@ -154,7 +155,7 @@ async def test_step_event_batches_are_published_once_each_across_an_outage(tmp_p
         msgs = [await sub.next_msg(timeout=5) for _ in range(15)]
         assert [m.headers["Nats-Msg-Id"] for m in msgs] == [f"{session_id}:batch:{n}" for n in range(1, 16)]
         for n, msg in enumerate(msgs, start=1):
-            events = bus_pb.StepEventBatch.FromString(msg.data).events
+            events = parse_batch(msg.data)
             assert [(e.session_id, e.seq) for e in events] == [(f"{session_id}-{i}", n) for i in range(8)]
         again = await js.publish(subject, msgs[3].data, headers={"Nats-Msg-Id": msgs[3].headers["Nats-Msg-Id"]})
         assert again.duplicate

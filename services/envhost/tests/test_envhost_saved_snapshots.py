@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from envhost_testkit import EnvHostProcess, new_session_id, recorded_events, stop_session
 from platform_contracts import subjects
+from platform_contracts.step_batches import parse_batch
 from platform_envhost.saved_snapshots import SavedSnapshots
-from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from step_path_kit import SnapshotStoreStandIn, batch, batch_messages, reset, start, step
@@ -165,7 +165,7 @@ async def test_sub_environments_save_and_restore_inside_a_batch(
     assert answer.restore_saved.observation == step_1.step.observation  # sub-environment 1's moment, in 2
 
     messages = await batch_messages(js, session_id, 4)
-    events = [e for m in messages for e in bus_pb.StepEventBatch.FromString(m.data).events]
+    events = [e for m in messages for e in parse_batch(m.data)]
     restore_event = events[-1]
     assert restore_event.session_id == subjects.sub_session_id(session_id, 2)
     assert restore_event.WhichOneof("kind") == "restore" and (restore_event.seq, restore_event.episode) == (2, 1)

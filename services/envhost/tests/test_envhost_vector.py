@@ -15,6 +15,7 @@ from envhost_testkit import (
     stored_count,
 )
 from platform_contracts import subjects
+from platform_contracts.step_batches import parse_batch
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -43,7 +44,7 @@ async def test_batches_of_a_recorded_vector_session_become_sub_session_event_bat
     assert [m.headers["Nats-Msg-Id"] for m in messages] == [f"{session_id}:batch:{n}" for n in range(1, 42)]
     per_sub: dict[str, list[bus_pb.StepEvent]] = defaultdict(list)
     for message in messages:
-        for event in bus_pb.StepEventBatch.FromString(message.data).events:
+        for event in parse_batch(message.data):
             per_sub[event.session_id].append(event)
     assert sorted(per_sub) == [subjects.sub_session_id(session_id, i) for i in subs]
     for i in subs:
@@ -105,7 +106,7 @@ async def test_agent_data_of_sub_requests_is_checked_per_sub_environment(
         ("sub-environment 0: agent data 'q' left out: a name keeps the shape of its first value (a list of 2), "
         "not a number")]
     events = [e for m in await batch_messages(js, session_id, 3)
-              for e in bus_pb.StepEventBatch.FromString(m.data).events]
+              for e in parse_batch(m.data)]
     agents = [(e.session_id[-1], dict_from_datamap(e.step.agent)) for e in events[4:]]
     assert agents == [("0", {"ok": 1.0}), ("1", {"q": 0.25})]
     await stop_session(nats_client, envhost.host_id, session_id)
@@ -124,7 +125,7 @@ async def test_holds_and_failures_inside_a_batch(envhost: EnvHostProcess, nats_c
     assert missing.error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT
 
     [_, message] = await batch_messages(js, session_id, 2)
-    events = bus_pb.StepEventBatch.FromString(message.data).events
+    events = parse_batch(message.data)
     sub_0, sub_1 = (subjects.sub_session_id(session_id, i) for i in (0, 1))
     assert [(e.session_id, e.seq) for e in events] == [(sub_1, 2), (sub_1, 3), (sub_1, 4), (sub_1, 5),
                                                        (sub_0, 2), (sub_0, 3)]

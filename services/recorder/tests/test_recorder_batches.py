@@ -7,9 +7,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from platform_contracts import subjects
+from platform_contracts.step_batches import entries, frame_event
+from platform_contracts.values import tensor_from_array
 from platform_recorder.reading import load_episode, read_meta
+from platform_recorder.session_files import part_path, read_part
 from platform_recorder.sub_sessions import split_sub_session_id, sub_session_ids
 from platform_recorder.writer import RecordingWriter
 from recorder_testkit import (
@@ -26,6 +30,7 @@ from recorder_testkit import (
 )
 from recorder_testkit import read_meta as read_meta_file
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as pb
 
 
 def msgs(*events: Any) -> list[tuple[str, bytes]]:
@@ -189,3 +194,30 @@ async def test_vector_batches_over_jetstream_exactly_once_through_a_failed_batch
         assert meta["kwargs"] == {"seed": 3} and meta["parent_session_id"] == sid
         assert all_seqs(root, sub) == list(range(1, 10))
     await wait_drained(js)
+
+
+def image_obs(seq: int) -> Any:
+    """A 64x64 RGB screen, mostly one colour like an Atari frame, with the seq in its first pixel."""
+    image = np.full((64, 64, 3), 90, dtype=np.uint8)
+    image[0, 0, 0] = seq
+    return pb.Value(tensor=tensor_from_array(image))
+
+
+def test_compressed_events_stay_compressed_in_part_files_and_load_after_a_restart(tmp_path: Path) -> None:
+    events = episode_events("s1", 1, 0, 8, obs=image_obs)  # seq 1..9, 12 KB observations
+    framed = [frame_event(e.SerializeToString()) for e in events]
+    assert all(entry.compressed for f in framed for entry in entries(f))
+    writer = RecordingWriter(tmp_path)
+    batches = subjects.session_step_batches("s1")
+    writer.process([*msgs(started("s1")), (batches, b"".join(framed[:5]))])
+    part = part_path(tmp_path / "s1", 0)
+    assert part.stat().st_size < 5 * 1000  # 5 events of 12 KB each, kept as zstd frames
+    assert read_part(part) == events[:5]
+
+    writer = RecordingWriter(tmp_path)  # a restart: the open episode is read back from its part
+    counts = writer.process([(batches, b"".join(framed[3:]))])  # 3, 4 again: a redelivery
+    assert counts["duplicate"] == 2 and counts["written"] == 4
+    assert all_seqs(tmp_path, "s1") == list(range(1, 10))
+    arrays = load_episode(tmp_path, "s1", 0)
+    assert arrays["observations"].shape == (9, 64, 64, 3)
+    assert arrays["observations"][:, 0, 0, 0].tolist() == list(range(1, 10))

@@ -34,6 +34,9 @@ def test_every_column_kind_reads_back_the_same(tmp_path: Path) -> None:
         "seq": np.arange(1, 11, dtype=np.uint64),
         "empty": np.zeros((0, 4), dtype=np.float64),
         "big.endian": np.arange(4, dtype=">i4"),
+        "frames": np.array([b"\xff\xd8jpeg", b"", b"\xff\xd8"]),  # fixed-width bytes (JPEG frames)
+        "names": np.array(["left", "up"]),  # unicode
+        "when": np.array(["2026-11-29"], dtype="datetime64[D]"),
     }
     loaded = _round_trip(arrays, tmp_path)
     assert sorted(loaded) == sorted(arrays)

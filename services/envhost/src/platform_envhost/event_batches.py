@@ -3,7 +3,8 @@
 A hold's steps and a vector step's sub-environment steps go on `platform.session.<id>.steps`
 as one `StepEventBatch`, with the Nats-Msg-Id `<id>:batch:<n>` (n counting the session's
 batches from 1, so a retried publish is stored once). Events that would not fit in one NATS
-message (the server's max payload) are split over several batches, in order.
+message (the server's max payload) are split over several batches, in order. An event of a few
+KiB or more (an image observation) goes zstd-compressed (`platform_contracts.step_batches`).
 """
 
 from __future__ import annotations
@@ -37,18 +38,16 @@ class BatchCounter:
 def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers: dict[str, str],
                    max_payload: int) -> list[Outgoing]:
     """`batch` as messages for the publisher: one, or several when it is larger than a message
-    may be. An empty batch is no message."""
+    may be. Large events go compressed (see `platform_contracts.step_batches`). An empty batch
+    is no message."""
     if not batch.events:
         return []
     limit = max(max_payload - HEADROOM_BYTES, 1)
-    payload = batch.SerializeToString()
-    if len(payload) <= limit:
-        return [Outgoing(counter.subject, payload, {**headers, MSG_ID: counter.next_msg_id()})]
     messages: list[Outgoing] = []
     parts: list[bytes] = []
     size = 0
     for event in batch.events:
-        framed = frame_event(event.SerializeToString())  # how the batch encodes each event
+        framed = frame_event(event.SerializeToString())
         if parts and size + len(framed) > limit:
             messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
             parts, size = [], 0
@@ -56,4 +55,3 @@ def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers:
         size += len(framed)
     messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
     return messages
-

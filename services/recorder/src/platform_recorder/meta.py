@@ -31,7 +31,7 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
-def encode_json(value: dict[str, Any]) -> bytes:
+def encode_json(value: Any) -> bytes:
     """meta.json's and recording.json's bytes: compact strict JSON (json's C encoder; `indent`
     would use the pure-Python one, ~20x slower on the spaces of image observations), with
     non-finite floats (rare: a Box bound, a return) written as strings."""
@@ -41,7 +41,31 @@ def encode_json(value: dict[str, Any]) -> bytes:
         return json.dumps(jsonable(value), allow_nan=False, separators=(",", ":")).encode()
 
 
-encode_meta = encode_json
+# meta.json members that never change once a recording started and may be large (an image
+# observation's Box bounds: 2 x 100,800 numbers for Atari): encoded once per recording.
+_UNCHANGING_KEYS = frozenset({"observation_space", "action_space", "kwargs"})
+
+
+class MetaEncoder:
+    """meta.json's bytes for one recording, rewritten every second or so while it records: its
+    unchanging members (see `_UNCHANGING_KEYS`) are encoded once, the rest each time (the same
+    bytes as `encode_json`)."""
+
+    def __init__(self) -> None:
+        self._encoded: dict[str, tuple[Any, bytes]] = {}  # key -> (the value encoded, its JSON)
+
+    def encode(self, meta: dict[str, Any]) -> bytes:
+        members: list[bytes] = []
+        for key, value in meta.items():
+            name = json.dumps(key).encode()
+            if key in _UNCHANGING_KEYS:
+                cached = self._encoded.get(key)
+                if cached is None or cached[0] is not value:  # a new value (after a reload): again
+                    cached = self._encoded[key] = (value, encode_json(value))
+                members.append(name + b":" + cached[1])
+            else:
+                members.append(name + b":" + encode_json(value))
+        return b"{" + b",".join(members) + b"}"
 
 
 def strict_json(value: Any) -> Any:
@@ -78,7 +102,7 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
     except json.JSONDecodeError:
         kwargs = {"_unparsed": event.kwargs_json}
     spec = event.spec
-    # Sanitized once here (a Box space has infinite bounds) so that encode_meta's fast path holds.
+    # Sanitized once here (a Box space has infinite bounds) so that encode_json's fast path holds.
     return strict_json({
         "id": event.session_id,
         "session_id": event.session_id,

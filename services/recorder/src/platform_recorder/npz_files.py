@@ -43,16 +43,18 @@ def encode_npz(arrays: Mapping[str, np.ndarray]) -> memoryview:
             npy_format.write_array_header_1_0(header, npy_format.header_data_from_array_1_0(array))
         except ValueError:  # a header too large for format 1.0
             return _with_numpy(dict(members))
-        data = header.getvalue() + array.tobytes()
-        crc = zlib.crc32(data)
+        head = header.getvalue()
+        body = memoryview(array.reshape(-1).view(np.uint8))  # the array's bytes, not copied
+        size = len(head) + len(body)
+        crc = zlib.crc32(body, zlib.crc32(head))
         compressor = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, -15)
-        packed = compressor.compress(data) + compressor.flush()
+        packed = compressor.compress(head) + compressor.compress(body) + compressor.flush()
         file_name = f"{name}.npy".encode()
         parts.append(_LOCAL_HEADER.pack(b"PK\x03\x04", _VERSION, 0, _DEFLATED, 0, _DOS_DATE, crc, len(packed),
-                                        len(data), len(file_name), 0) + file_name)
+                                        size, len(file_name), 0) + file_name)
         parts.append(packed)
         central.append(_CENTRAL_HEADER.pack(b"PK\x01\x02", _VERSION, _VERSION, 0, _DEFLATED, 0, _DOS_DATE, crc,
-                                            len(packed), len(data), len(file_name), 0, 0, 0, 0, 0, offset)
+                                            len(packed), size, len(file_name), 0, 0, 0, 0, 0, offset)
                        + file_name)
         offset += len(parts[-2]) + len(packed)
         if offset >= _LARGEST_MEMBER:

@@ -174,12 +174,13 @@ class Recording:
 
     # ---------------------------------------------------------------- appending
 
-    def append(self, event: events_pb2.StepEvent, data: bytes | None = None) -> str:
+    def append(self, event: events_pb2.StepEvent, data: bytes | None = None, compressed: bool = False) -> str:
         """Take one step event for writing (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN.
 
         Args:
             event: the parsed event.
             data: its serialized form as received (written as is); None: serialize `event`.
+            compressed: `data` is a zstd frame of the serialized event (as a batch brought it).
         """
         seq = event.seq
         late = seq in self.missing
@@ -191,7 +192,7 @@ class Recording:
                 event.episode_step,
                 ORPHANS_PART,
             )
-            self._orphan(event, data)
+            self._orphan(event, data, compressed)
             return ORPHAN
         if seq <= self.last_seq and not late:
             return DUPLICATE
@@ -246,7 +247,7 @@ class Recording:
                 ORPHANS_PART,
                 problem,
             )
-            self._orphan(event, data)
+            self._orphan(event, data, compressed)
             return ORPHAN
         if kind in START_KINDS and not late:
             self._to_finish.update(i for i in self.open if i < index)
@@ -258,7 +259,8 @@ class Recording:
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
                 )
-        state.keep(event, self._write(state.writer, event, data))
+        size = self._write(state.writer, event, data, compressed)
+        state.keep(event, event.ByteSize() if compressed else size)
         if kind in START_KINDS:
             state.has_start = True
         elif event.step.result.terminated or event.step.result.truncated:
@@ -268,9 +270,11 @@ class Recording:
             self._to_finish.add(index)  # its episode goes on in the next file
         return WRITTEN
 
-    def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None) -> int:
+    def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None,
+               compressed: bool = False) -> int:
         """Queue a record for `writer` (written by `sync`); its size."""
-        record = frame_record(event.SerializeToString() if data is None else data)
+        record = (frame_record(event.SerializeToString()) if data is None
+                  else frame_record(data, compressed))
         runs = self._runs
         if runs and runs[-1][0] is writer:
             runs[-1][1].append(record)
@@ -286,11 +290,11 @@ class Recording:
         self.dir.mkdir(parents=True, exist_ok=True)
         fsync_dir(self.dir.parent)
 
-    def _orphan(self, event: events_pb2.StepEvent, data: bytes | None) -> None:
+    def _orphan(self, event: events_pb2.StepEvent, data: bytes | None, compressed: bool = False) -> None:
         if self._orphans is None:
             self._make_local_dir()
             self._orphans = PartWriter(self.dir / ORPHANS_PART)
-        self._write(self._orphans, event, data)
+        self._write(self._orphans, event, data, compressed)
         self.meta.setdefault("orphan_seqs", []).append(event.seq)
         self._meta_dirty = self._meta_urgent = True
 

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from platform_recorder.manifest import MANIFEST_FILE, encode_manifest, is_finished_name
-from platform_recorder.meta import META_FILE, encode_meta, iso_time, read_meta_object
+from platform_recorder.meta import META_FILE, MetaEncoder, iso_time, read_meta_object
 from platform_recorder.recording_json import RECORDING_FILE, encode_info, info_from_meta
 from platform_recorder.session_files import npz_index, npz_name
 from platform_recorder.storage import ObjectNotFoundError, Storage
@@ -39,6 +39,7 @@ class RecordingObjects:
         self.episodes: set[int] = {i for i in map(npz_index, self.sizes) if i is not None}
         self._unlisted = bool(self.sizes)  # files the manifest may not list yet
         self._unsynced = False  # npz renames in a folder not yet made durable
+        self._meta_encoder = MetaEncoder()
 
     @classmethod
     def load(
@@ -94,7 +95,7 @@ class RecordingObjects:
             self.sizes[RECORDING_FILE] = len(data)
         if meta is not None:
             meta["updated_at"] = iso_time()
-            data = encode_meta(meta)
+            data = self._meta_encoder.encode(meta)
             self.storage.put_atomic(self.key(META_FILE), data)
             self.sizes[META_FILE] = len(data)
         if self.storage.needs_manifest:

@@ -1,7 +1,9 @@
 """Part files: the append-only, length-prefixed StepEvent logs of episodes being recorded (always
 local: the recording's folder in a folder storage, the spool folder with S3), and file names.
 
-Format: a sequence of records `<uint32 little-endian length><serialized StepEvent>`. A crash can
+Format: a sequence of records `<uint32 little-endian length><serialized StepEvent>`; a length
+with its top bit set (`COMPRESSED_FLAG`) is that of a zstd frame of the serialized StepEvent (a
+large event, kept as the env host sent it: `platform_contracts.step_batches`). A crash can
 leave a torn last record (never acked, so it is redelivered): `read_part(repair=True)` cuts it.
 """
 
@@ -14,6 +16,7 @@ import struct
 from pathlib import Path
 
 from google.protobuf.message import DecodeError
+from platform_contracts.step_batches import NotABatchError, decompress_event
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup
@@ -21,6 +24,7 @@ from platform_recorder.durable_files import SyncGroup
 log = logging.getLogger(__name__)
 
 _LEN = struct.Struct("<I")
+COMPRESSED_FLAG = 1 << 31  # in a record's length: the record is a zstd-compressed StepEvent
 ORPHANS_PART = "orphans.part"
 _EPISODE_RE = re.compile(r"^episode-(\d{6,})\.(part|npz)$")
 
@@ -68,9 +72,10 @@ def encode_record(event: events_pb2.StepEvent) -> bytes:
     return frame_record(event.SerializeToString())
 
 
-def frame_record(data: bytes) -> bytes:
-    """One part-file record: the length, then a serialized StepEvent (as received: not re-encoded)."""
-    return _LEN.pack(len(data)) + data
+def frame_record(data: bytes, compressed: bool = False) -> bytes:
+    """One part-file record: the length, then a serialized StepEvent (as received: not re-encoded),
+    zstd-compressed when `compressed`."""
+    return _LEN.pack(len(data) | COMPRESSED_FLAG if compressed else len(data)) + data
 
 
 def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
@@ -87,13 +92,16 @@ def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
     offset = 0
     while offset + _LEN.size <= len(data):
         (length,) = _LEN.unpack_from(data, offset)
+        compressed = bool(length & COMPRESSED_FLAG)
+        length &= ~COMPRESSED_FLAG
         end = offset + _LEN.size + length
         if end > len(data):
             break
         event = events_pb2.StepEvent()
         try:
-            event.ParseFromString(data[offset + _LEN.size : end])
-        except DecodeError:
+            record = data[offset + _LEN.size : end]
+            event.ParseFromString(decompress_event(record) if compressed else record)
+        except (DecodeError, NotABatchError):
             break
         events.append(event)
         offset = end

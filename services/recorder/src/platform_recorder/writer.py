@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from platform_contracts.step_batches import NotABatchError, event_bytes
+from platform_contracts.step_batches import EntryBytes, NotABatchError, decompress_event, entries
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup
@@ -131,16 +131,16 @@ class RecordingWriter:
             try:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
-                    counts[self._step(event, data, _subject_session(subject), touched)] += 1
+                    counts[self._step(event, EntryBytes(data, False), _subject_session(subject), touched)] += 1
                 elif kind == "steps":  # gathered steps, a hold's, or one of each sub-environment
                     fallback = _subject_session(subject)
-                    for event, raw in _batch_events(data):
-                        counts[self._step(event, raw, fallback, touched)] += 1
+                    for event, entry in _batch_events(data):
+                        counts[self._step(event, entry, fallback, touched)] += 1
                 elif kind == "lifecycle":
                     counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
                 else:
                     counts["ignored"] += 1
-            except DecodeError as exc:
+            except (DecodeError, NotABatchError) as exc:
                 log.error("unreadable message on %s (%d bytes), skipped: %s", subject, len(data), exc)
                 counts["unreadable"] += 1
         durable = SyncGroup()
@@ -173,16 +173,19 @@ class RecordingWriter:
                 rec.write_meta()
 
     def _step(
-        self, event: events_pb2.StepEvent, data: bytes | None, fallback: str, touched: dict[str, Recording]
+        self, event: events_pb2.StepEvent, entry: EntryBytes | None, fallback: str, touched: dict[str, Recording]
     ) -> str:
         """Take one step event for its session's recording (`fallback`: the subject's session, for an
-        event that names none); WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
+        event that names none; `entry`: its bytes as they came, None to serialize it again);
+        WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
         session_id = event.session_id or fallback
         rec = self._get(session_id) or self._start_sub_session(session_id, touched)
         if rec is None:
             return "ignored"
         touched[rec.session_id] = rec
-        return rec.append(event, data)
+        if entry is None:
+            return rec.append(event)
+        return rec.append(event, entry.data, entry.compressed)
 
     def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
         """The recording of sub-session `session_id` of a recorded vector session, made now from its
@@ -338,10 +341,14 @@ def _subject_session(subject: str) -> str:
     return parts[2] if len(parts) >= 4 else ""
 
 
-def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, bytes | None]]:
-    """The events of a StepEventBatch with each one's own bytes (stored as they are); without
-    them (None: serialized again when stored) for a batch that is not only `events` entries."""
+def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None]]:
+    """The events of a StepEventBatch with each one's own bytes as they came (stored as they are,
+    compressed or not); without them (None: serialized again when stored) for a batch that is not
+    only event entries."""
     try:
-        return [(events_pb2.StepEvent.FromString(raw), raw) for raw in event_bytes(data)]
-    except NotABatchError:
-        return [(event, None) for event in events_pb2.StepEventBatch.FromString(data).events]
+        found = entries(data)
+    except NotABatchError:  # other fields too (a newer env host): a generic parse, put in seq order
+        batch = events_pb2.StepEventBatch.FromString(data)
+        events = [*batch.events, *(events_pb2.StepEvent.FromString(decompress_event(z)) for z in batch.zstd_events)]
+        return [(event, None) for event in sorted(events, key=lambda e: e.seq)]
+    return [(events_pb2.StepEvent.FromString(entry.event_bytes()), entry) for entry in found]

@@ -105,21 +105,29 @@ class StepEventBatch(_message.Message):
     or one step of every sub-environment of a vector session. Each event names its own session
     (a vector session's sub-environment i is "<id>-<i>") and seq; the message's Nats-Msg-Id is
     "<id>:batch:<n>" with n counting the session's batches from 1.
+    A large event (an image observation or frame) may come as a zstd frame of its serialized
+    StepEvent in `zstd_events` instead: the entries of both fields, in the order they appear in
+    the message's bytes, are the batch's events in order. Read a batch with
+    platform_contracts.step_batches, which keeps that order (a generic parse would not).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
+    ZSTD_EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___StepEvent]: ...
+    @_builtins.property
+    def zstd_events(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]: ...
     def __init__(
         self,
         *,
         events: _abc.Iterable[Global___StepEvent] | None = ...,
+        zstd_events: _abc.Iterable[_builtins.bytes] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "zstd_events", b"zstd_events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
