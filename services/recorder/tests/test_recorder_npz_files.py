@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from platform_recorder.npz_files import encode_npz
+from platform_recorder.npz_files import RowBytes, encode_npz
 
 
 def _round_trip(arrays: dict[str, np.ndarray], tmp_path: Path) -> dict[str, np.ndarray]:
@@ -64,3 +64,17 @@ def test_object_arrays_go_through_numpy_and_need_pickle_to_load(tmp_path: Path) 
     with np.load(path, allow_pickle=True) as loaded:
         assert loaded["odd"][0] == {"a": 1}
         np.testing.assert_array_equal(loaded["rewards"], np.ones(2))
+
+
+def test_a_column_of_row_bytes_is_the_same_member_as_its_array(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    screens = rng.integers(0, 4, (7, 21, 16, 3), dtype=np.uint8)  # image observations, row by row
+    rows = RowBytes([screen.tobytes() for screen in screens], np.dtype(np.uint8), (21, 16, 3))
+    assert rows.shape == screens.shape and len(rows) == 7 and rows.nbytes == screens.nbytes
+    np.testing.assert_array_equal(np.asarray(rows), screens)
+    ours = zipfile.ZipFile(io.BytesIO(bytes(encode_npz({"observations": rows, "rewards": np.ones(6)}))))
+    assert ours.read("observations.npy") == zipfile.ZipFile(io.BytesIO(bytes(
+        encode_npz({"observations": screens})))).read("observations.npy")
+    loaded = _round_trip({"observations": rows, "empty": RowBytes([], np.dtype(np.float32), (64, 64))}, tmp_path)
+    np.testing.assert_array_equal(loaded["observations"], screens)
+    assert loaded["empty"].shape == (0, 64, 64) and loaded["empty"].dtype == np.float32

@@ -40,6 +40,7 @@ from simulusion.env.v1 import environment_pb2, values_pb2
 from platform_recorder.frame_thinning import thinning
 from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
 from platform_recorder.lives import LifePlace
+from platform_recorder.npz_files import RowBytes
 from platform_recorder.state_columns import state_columns
 from platform_recorder.step_columns import (
     OUTCOME_COLUMN,
@@ -53,6 +54,9 @@ from platform_recorder.teacher_columns import teacher_columns
 log = logging.getLogger(__name__)
 
 START_KINDS = ("reset", "restore")
+# Tensor columns with rows of at least this many bytes (image observations) are kept as their
+# rows' bytes, which the npz encoder streams (`npz_files.RowBytes`), not joined into one array.
+ROW_BYTES_FROM = 4096
 
 
 def _flatten(value: values_pb2.Value, prefix: str, out: dict[str, Any]) -> None:
@@ -67,9 +71,10 @@ def _flatten(value: values_pb2.Value, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = python_from_value(value)
 
 
-def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | None:
+def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | RowBytes | None:
     """The rows stacked at once when all are tensors of one dtype and shape, or all discrete
-    (the common case, e.g. CartPole: no per-row decoding); else None."""
+    (the common case, e.g. CartPole: no per-row decoding), as `RowBytes` when they are large;
+    else None."""
     if not values:
         return None
     kind = values[0].WhichOneof("kind")
@@ -94,14 +99,17 @@ def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | None:
         dtype = np.dtype(dtype_name)
     except TypeError:
         return None
-    data = b"".join([t.data for t in tensors])
+    rows = [t.data for t in tensors]
     dims = tuple(shape)
-    if len(data) != len(values) * dtype.itemsize * math.prod(dims):
+    row_bytes = dtype.itemsize * math.prod(dims)
+    if any(len(row) != row_bytes for row in rows):
         return None  # a malformed tensor: the row-by-row path reports it
-    return np.frombuffer(data, dtype=dtype).reshape((len(values), *dims))
+    if row_bytes >= ROW_BYTES_FROM:
+        return RowBytes(rows, dtype, dims)
+    return np.frombuffer(b"".join(rows), dtype=dtype).reshape((len(values), *dims))
 
 
-def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray]:
+def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray | RowBytes]:
     """Stack the rows of values into one array per leaf (`prefix`, `prefix.key`, ...)."""
     uniform = _uniform_column(values)
     if uniform is not None:

@@ -120,7 +120,7 @@ def state_columns(arrays: Mapping[str, np.ndarray], spec: Mapping[str, Any] | No
         return {}
     rows = len(arrays[columns[0]])
     try:
-        flat = flat_observations(arrays, space, rows)
+        flat = flat_observations({name: np.asarray(arrays[name]) for name in columns}, space, rows)
     except (KeyError, TypeError, ValueError) as exc:
         log.error("%s: no state columns, the observations do not fit the space: %s", where, exc)
         return {}
