@@ -102,12 +102,14 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
     except json.JSONDecodeError:
         kwargs = {"_unparsed": event.kwargs_json}
     spec = event.spec
-    # Sanitized once here (a Box space has infinite bounds) so that encode_json's fast path holds.
-    return strict_json({
+    # Sanitized once here so that encode_json's fast path holds. Only the kwargs can hold
+    # non-finite floats: space_to_json writes those as strings, and walking an image space's
+    # ~200,000 bounds again would cost more than the rest of a recording's start.
+    return {
         "id": event.session_id,
         "session_id": event.session_id,
         "env_id": event.env_id or spec.env_id,
-        "kwargs": kwargs,
+        "kwargs": strict_json(kwargs),
         "host_id": event.host_id,
         "observation_space": space_to_json(spec.observation_space)
         if spec.HasField("observation_space")
@@ -122,4 +124,4 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
         "last_seq": 0,
         "missing_seqs": [],
         "orphan_seqs": [],
-    })
+    }

@@ -41,11 +41,13 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
         metadata = json_from_datamap(spec.metadata)
     except Exception as exc:  # noqa: BLE001 - metadata is informative: never fail a recording on it
         metadata = {"_unreadable": f"{type(exc).__name__}: {exc}"}
-    return strict_json({
+    # Only the kwargs and metadata can hold non-finite floats (space_to_json writes them as
+    # strings): an image space's bounds are not walked again.
+    return {
         "format": RECORDING_FORMAT,
         "session_id": event.session_id,
         "env_id": event.env_id or spec.env_id,
-        "kwargs": kwargs,
+        "kwargs": strict_json(kwargs),
         "spec": {
             "observation_space": space_to_json(spec.observation_space)
             if spec.HasField("observation_space")
@@ -55,7 +57,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
                 {"name": label.name, "start": label.start, "stop": label.stop}
                 for label in spec.observation_labels
             ],
-            "metadata": metadata,
+            "metadata": strict_json(metadata),
             "num_envs": max(1, spec.num_envs),
             "endless": bool(spec.endless or kwargs.get("endless") is True),
         },
@@ -63,7 +65,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
         "closed_at": None,
         "status": STATUS_RECORDING,
         "world_changes": [],
-    })
+    }
 
 
 def sub_session_info(parent: dict[str, Any], session_id: str, index: int, status: str) -> dict[str, Any]:
