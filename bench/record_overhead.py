@@ -20,18 +20,24 @@ import time
 from pathlib import Path
 
 
-def interleaved_rates(url: str, env_id: str, seconds: float, rounds: int, **settings) -> tuple[float, float]:
+def interleaved_rates(url: str, recordings: Path, env_id: str, seconds: float, rounds: int,
+                      **settings) -> tuple[float, float]:
     """Median steps/s unrecorded and recorded, measured in alternating runs (off, on, off, on...)
-    so that a drift of the machine's speed weighs on both alike."""
+    so that a drift of the machine's speed weighs on both alike. After a recorded run the next
+    starts once the recorder has written it all: its finishing work must not slow the next
+    unrecorded run (which would make recording look cheaper)."""
     off: list[float] = []
     on: list[float] = []
     for _ in range(rounds):
-        off.append(stepping_rate(url, env_id, seconds, False))
-        on.append(stepping_rate(url, env_id, seconds, True, **settings))
+        off.append(stepping_rate(url, env_id, seconds, False)[0])
+        rate, session_id = stepping_rate(url, env_id, seconds, True, **settings)
+        on.append(rate)
+        wait_recorded(recordings / session_id)
     return statistics.median(off), statistics.median(on)
 
 
-def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **settings) -> float:
+def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **settings) -> tuple[float, str]:
+    """Steps/s of one lockstep session stepping for `seconds`, and its session id."""
     import platform_sdk
 
     with platform_sdk.connect(env_id, url=url, record=record, auto_reset=True, **settings) as env:
@@ -41,7 +47,7 @@ def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **setting
             for _ in range(50):
                 env.step(0)
             steps += 50
-        return steps / (time.perf_counter() - start)
+        return steps / (time.perf_counter() - start), env.session_id
 
 
 def recorded_run(url: str, env_id: str, steps: int, **settings) -> tuple[str, int]:
@@ -68,6 +74,14 @@ def recording_done(folder: Path) -> dict | None:
     return meta
 
 
+def wait_recorded(folder: Path, timeout: float = 600.0) -> None:
+    start = time.perf_counter()
+    while recording_done(folder) is None:
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError(f"the recorder did not write {folder} within {timeout:.0f} s")
+        time.sleep(0.02)
+
+
 def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) -> tuple[float, float]:
     """Recorder steps/s draining a backlog of `steps` steps, and bytes per step on disk."""
     platform.stop_service("recorder", signal.SIGTERM)
@@ -75,10 +89,7 @@ def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) 
     folder = recordings / session_id
     platform.start_service("recorder")
     start = time.perf_counter()
-    while recording_done(folder) is None:
-        if time.perf_counter() - start > 600:
-            raise TimeoutError(f"the recorder did not write {folder} within 600 s")
-        time.sleep(0.02)
+    wait_recorded(folder)
     elapsed = time.perf_counter() - start
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return steps / elapsed, size / steps
@@ -87,7 +98,7 @@ def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per stepping run")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating unrecorded/recorded runs per figure")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating unrecorded/recorded runs per figure")
     parser.add_argument("--steps", type=int, default=6000, help="steps of each backlog the recorder drains")
     args = parser.parse_args()
 
@@ -100,7 +111,7 @@ def main() -> int:
     platform.start()
     try:
         for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
-            off, on = interleaved_rates(platform.url, env_id, args.seconds, args.rounds, **settings)
+            off, on = interleaved_rates(platform.url, recordings, env_id, args.seconds, args.rounds, **settings)
             label = f"{env_id}{' + frames' if settings else ''}"
             print(f"{label:<16} remote: unrecorded {off:,.0f} steps/s, recorded {on:,.0f} steps/s "
                   f"(recording costs {100 * (1 - on / off):.1f}%; medians of {args.rounds} alternating runs)",

@@ -4,38 +4,41 @@ from __future__ import annotations
 
 from platform_envhost.batches import ask_to_record
 from platform_envhost.holds import keep_steps_suffix
-from platform_envhost.router import ask_for_frame
+from platform_envhost.later_frames import RENDER_LATER, asks_render_later
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
 
-def _with_frame(request: env_pb.EnvRequest) -> env_pb.EnvRequest:
-    return env_pb.EnvRequest.FromString(ask_for_frame(request, request.SerializeToString()))
+def _rendering_later(request: env_pb.EnvRequest) -> env_pb.EnvRequest:
+    assert asks_render_later(request, record_frames=True)
+    raw = request.SerializeToString() + RENDER_LATER[request.WhichOneof("command") or ""]
+    return env_pb.EnvRequest.FromString(raw)
 
 
-def test_a_step_asks_for_its_frame_and_keeps_everything_else() -> None:
+def test_a_step_asks_to_render_later_and_keeps_everything_else() -> None:
     request = env_pb.EnvRequest(id=7, trace_context={"traceparent": "00-x"})
     request.step.action.CopyFrom(values_pb.Value(discrete=1))
     request.step.agent.SetInParent()
-    changed = _with_frame(request)
-    assert changed.step.render
-    changed.step.render = False
+    changed = _rendering_later(request)
+    assert changed.step.render_later and not changed.step.render
+    changed.step.render_later = False
     assert changed == request
 
 
-def test_a_reset_asks_for_its_frame() -> None:
+def test_a_reset_asks_to_render_later() -> None:
     request = env_pb.EnvRequest(id=3, reset=env_pb.ResetRequest(seed=5))
-    changed = _with_frame(request)
-    assert changed.reset.render and changed.reset.seed == 5 and changed.id == 3
+    changed = _rendering_later(request)
+    assert changed.reset.render_later and changed.reset.seed == 5 and changed.id == 3
 
 
-def test_other_commands_and_frames_already_asked_for_are_unchanged() -> None:
+def test_other_commands_frames_already_asked_for_and_unrecorded_frames_ask_nothing() -> None:
     for request in (
         env_pb.EnvRequest(id=1, snapshot=env_pb.SnapshotRequest()),
         env_pb.EnvRequest(id=2, step=env_pb.StepRequest(render=True)),
+        env_pb.EnvRequest(id=3, reset=env_pb.ResetRequest(render=True)),
     ):
-        raw = request.SerializeToString()
-        assert ask_for_frame(request, raw) is raw
+        assert not asks_render_later(request, record_frames=True)
+    assert not asks_render_later(env_pb.EnvRequest(step=env_pb.StepRequest()), record_frames=False)
 
 
 def test_a_recorded_hold_asks_to_keep_its_steps_by_appending_bytes() -> None:

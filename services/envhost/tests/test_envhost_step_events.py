@@ -131,17 +131,25 @@ async def test_an_auto_reset_step_is_recorded_as_the_ending_step_then_a_reset(
             break
     ended = answers[-1]
     assert ended.terminated and ended.auto_reset.terminated  # outside endless sessions the step says it too
-    assert ended.frame.encoding == "jpeg" and ended.auto_reset.final_frame.encoding == "jpeg"
+    # The frames are rendered for the recording (render_later): they come to the env host later.
+    assert ended.frame_later and not ended.HasField("frame") and not ended.auto_reset.HasField("final_frame")
 
     parsed = await recorded_events(js, session_id, len(answers) + 2)
     assert len(parsed) == len(answers) + 2
     last_step, reset = parsed[-2], parsed[-1]
     result = last_step.step.result
     assert result.observation == ended.auto_reset.final_observation and result.terminated
-    assert result.frame == ended.auto_reset.final_frame and not result.HasField("auto_reset")
+    assert result.frame.encoding == "jpeg" and not result.HasField("auto_reset")
     assert (reset.WhichOneof("kind"), reset.episode, reset.episode_step) == ("reset", 1, 0)
-    assert reset.reset.observation == ended.observation and reset.reset.frame == ended.frame
-    assert [e.step.result for e in parsed[1:-2]] == answers[:-1]
+    assert reset.reset.observation == ended.observation and reset.reset.frame.encoding == "jpeg"
+    assert reset.reset.frame != result.frame and not reset.reset.frame_later  # the new episode's first frame
+    for event, answer in zip(parsed[1:-2], answers[:-1], strict=True):
+        assert event.step.result.frame.encoding == "jpeg" and not event.step.result.frame_later
+        expected = env_pb.StepResponse()
+        expected.CopyFrom(answer)
+        expected.frame_later = False
+        expected.frame.CopyFrom(event.step.result.frame)
+        assert event.step.result == expected
     await stop_session(nats_client, envhost.host_id, session_id)
 
 

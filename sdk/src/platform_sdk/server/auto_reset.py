@@ -29,6 +29,7 @@ class Ending:
     terminated: bool
     truncated: bool
     frame: env_pb.Frame | None
+    later_frame: Any = None  # the final frame as an array, for render_later
 
 
 @dataclass(slots=True)
@@ -42,13 +43,16 @@ class Stepped:
     info: Any
     frame: env_pb.Frame | None
     ending: Ending | None
+    later_frame: Any = None  # the frame as an array, for render_later (encoded after the answer)
 
 
-def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: bool) -> Stepped:
+def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: bool,
+            render_later: bool = False) -> Stepped:
     """Step `instance`'s environment with an already checked `action`.
 
     Args:
         render: also render the frame after the step (and the final frame of an ending).
+        render_later: render them too, but leave them unencoded (`Stepped.later_frame`).
         auto_reset: reset when the step ends the episode (always done in endless sessions).
     """
     env = instance.env
@@ -57,13 +61,16 @@ def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: boo
     ending = None
     if (terminated or truncated) and (auto_reset or instance.endless):
         final_frame = instance.frame() if render else None
-        ending = Ending(observation, info, terminated, truncated, final_frame)
+        # A copy: the reset's frame may be rendered into the same buffer.
+        final_later = instance.rendered().copy() if render_later else None
+        ending = Ending(observation, info, terminated, truncated, final_frame, final_later)
         observation, info = env.reset()
         if instance.endless:
             terminated = truncated = False
     instance.observation, instance.info = observation, info
     frame = instance.frame() if render else None
-    return Stepped(observation, float(reward), terminated, truncated, info, frame, ending)
+    later = instance.rendered() if render_later else None
+    return Stepped(observation, float(reward), terminated, truncated, info, frame, ending, later)
 
 
 def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space: Any) -> None:

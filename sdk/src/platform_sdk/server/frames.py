@@ -11,8 +11,8 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 _COLORSPACES = {1: "GRAY", 3: "RGB", 4: "RGBA"}
 
 
-def encode_frame(frame: Any, quality: int = 90) -> env_pb.Frame:
-    """Encode one rendered frame as a JPEG `Frame`.
+def frame_array(frame: Any) -> np.ndarray:
+    """A rendered frame as a contiguous H x W x C uint8 array, ready for `encode_frame`.
 
     Raises:
         ValueError: `frame` is not an H x W, H x W x 1, H x W x 3 or H x W x 4 array.
@@ -24,7 +24,16 @@ def encode_frame(frame: Any, quality: int = 90) -> env_pb.Frame:
         raise ValueError(f"cannot encode a frame of shape {array.shape}: expected height x width x 1, 3 or 4")
     if array.dtype != np.uint8:
         array = np.clip(array, 0, 255).astype(np.uint8)
-    array = np.ascontiguousarray(array)
+    return np.ascontiguousarray(array)
+
+
+def encode_frame(frame: Any, quality: int = 90) -> env_pb.Frame:
+    """Encode one rendered frame as a JPEG `Frame`.
+
+    Raises:
+        ValueError: `frame` is not an H x W, H x W x 1, H x W x 3 or H x W x 4 array.
+    """
+    array = frame_array(frame)
     colorspace = _COLORSPACES[array.shape[2]]
     data = simplejpeg.encode_jpeg(
         array,

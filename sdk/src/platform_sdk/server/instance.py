@@ -23,8 +23,9 @@ from platform_sdk.server.actions import decode_action
 from platform_sdk.server.auto_reset import advance, write_step
 from platform_sdk.server.batch import answer_batch
 from platform_sdk.server.errors import CommandError
-from platform_sdk.server.frames import encode_frame
+from platform_sdk.server.frames import encode_frame, frame_array
 from platform_sdk.server.holds import answer_hold
+from platform_sdk.server.later_frames import LaterFrames
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
 
@@ -76,6 +77,7 @@ class EnvInstance:
         self.info: Any = None
         self._snapshots: dict[str, snapshots.Snapshot] = {}
         self._next_handle = 1
+        self._later = LaterFrames(env_id, jpeg_quality)
         self._handlers: dict[str, _Handler] = {
             "spec": self._spec_command,
             "reset": self._reset,
@@ -90,6 +92,7 @@ class EnvInstance:
             "batch": functools.partial(answer_batch, (self,)),
             "save_snapshot": _served_by_the_env_host,
             "restore_saved": _served_by_the_env_host,
+            "take_frames": _take_frames,
         }
 
     @property
@@ -98,8 +101,18 @@ class EnvInstance:
         return self._spec
 
     def handle(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
-        """Answer one request; never raises: failures are answered with `error`."""
-        return answer_traced(self._tracer, self.env_id, request, self._answer)
+        """Answer one request; never raises: failures are answered with `error`. The answer
+        carries the frames of earlier `render_later` requests (`later_frames`)."""
+        later = self._later
+        later.encode()  # normally done already: the server calls after_answer
+        response = answer_traced(self._tracer, self.env_id, request, self._answer)
+        later.attach(response)
+        return response
+
+    def after_answer(self) -> None:
+        """Encode the frames kept for `render_later` (the server calls this once the answer
+        has been sent, so that the encoding overlaps the caller's work)."""
+        self._later.encode()
 
     def answer_into(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         """Answer `request` into the empty `response` (no span); never raises."""
@@ -144,6 +157,10 @@ class EnvInstance:
 
     def frame(self) -> env_pb.Frame:
         """The current frame as JPEG."""
+        return encode_frame(self.rendered(), self.jpeg_quality)
+
+    def rendered(self) -> Any:
+        """The current frame as a checked H x W x C uint8 array (`frames.frame_array`)."""
         self.check_renders()
         frame = self.env.render()
         if isinstance(frame, list):  # rgb_array_list: the latest frame
@@ -151,7 +168,7 @@ class EnvInstance:
         if frame is None:
             raise CommandError(env_pb.ERROR_CODE_FAILED_PRECONDITION, f"{self.env_id} rendered no frame")
         try:
-            return encode_frame(frame, self.jpeg_quality)
+            return frame_array(frame)
         except ValueError as exc:
             raise CommandError(env_pb.ERROR_CODE_INTERNAL, f"{self.env_id}: {exc}") from None
 
@@ -176,7 +193,7 @@ class EnvInstance:
 
     def _reset(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         command = request.reset
-        if command.render:
+        if command.render or command.render_later:
             self.check_renders()
         seed = command.seed if command.HasField("seed") else None
         options = dict_from_datamap(command.options) or None
@@ -188,6 +205,9 @@ class EnvInstance:
         result.info.CopyFrom(datamap_from_dict(info))
         if command.render:
             result.frame.CopyFrom(self.frame())
+        elif command.render_later:
+            self._later.keep(request.id, self.rendered())
+            result.frame_later = True
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         self.require_reset("step")
@@ -195,10 +215,15 @@ class EnvInstance:
         env = self.env
         action = decode_action(command.action, env.action_space)
         render = command.render
-        if render:
+        later = command.render_later and not render
+        if render or later:
             self.check_renders()
-        stepped = advance(self, action, render=render, auto_reset=command.auto_reset)
+        stepped = advance(self, action, render=render, render_later=later, auto_reset=command.auto_reset)
         write_step(response.step, stepped, env.observation_space)
+        if later:  # last: a step that fails above keeps no frame
+            ending = stepped.ending
+            self._later.keep(request.id, stepped.later_frame, ending.later_frame if ending is not None else None)
+            response.step.frame_later = True
 
     def _snapshot(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         self.require_reset("snapshot")
@@ -228,7 +253,7 @@ class EnvInstance:
         response.render.frame.CopyFrom(self.frame())
 
     def _close(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
-        self.close()
+        self.close()  # the frames still owed go with this answer (handle attaches them)
         response.close.SetInParent()
 
 
@@ -269,3 +294,7 @@ def _served_by_the_env_host(request: env_pb.EnvRequest, response: env_pb.EnvResp
         env_pb.ERROR_CODE_UNIMPLEMENTED,
         f"{command} is served by the env host (it keeps saved snapshots), not the environment server",
     )
+
+
+def _take_frames(request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+    response.take_frames.SetInParent()  # the frames owed are attached by `handle`

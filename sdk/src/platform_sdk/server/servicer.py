@@ -28,6 +28,8 @@ class Instance(Protocol):
 
     def handle(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse: ...
 
+    def after_answer(self) -> None: ...
+
 
 class EnvironmentServicer(env_grpc.EnvironmentServicer):
     """Answers each stream's requests in order, one at a time, from the one instance.
@@ -42,9 +44,10 @@ class EnvironmentServicer(env_grpc.EnvironmentServicer):
     async def Connect(
         self, request_iterator: AsyncIterator[env_pb.EnvRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[env_pb.EnvResponse]:
-        handle = self.instance.handle
+        handle, after_answer = self.instance.handle, self.instance.after_answer
         async for request in request_iterator:
             yield handle(request)
+            after_answer()  # the answer is out: work that can wait for it (render_later frames)
 
 
 async def start_server(instance: Instance, listen: str) -> tuple[grpc.aio.Server, str]:

@@ -50,6 +50,9 @@ class VectorInstance:
         """Answer one request; never raises: failures are answered with `error`."""
         return answer_traced(self._tracer, self.env_id, request, self._answer)
 
+    def after_answer(self) -> None:
+        """Nothing waits for an answer here: `render_later` is for single environments."""
+
     def close(self) -> None:
         """Close every sub-environment (idempotent)."""
         for sub in self.subs:

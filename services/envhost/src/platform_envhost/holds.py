@@ -1,7 +1,7 @@
 """Recorded holds: every step of a hold becomes a step event.
 
 The env host asks the instance to keep the hold's steps (`keep_steps`, merged into the request
-by appending bytes, as `router.ask_for_frame` does), turns the kept steps into one
+by appending bytes, as the router does with `render_later`), turns the kept steps into one
 `StepEventBatch` (the agent data with the first step) and forwards the response without them
 (unless the client asked for them itself). A session with `record_frames` also asks for a frame
 after every step; they go into the events and back only when the client asked for frames.

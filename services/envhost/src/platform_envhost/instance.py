@@ -17,6 +17,7 @@ from platform_envhost.agent_data import AgentNames
 from platform_envhost.coalesced_steps import CoalescedSteps
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
+from platform_envhost.later_frames import LaterFrames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
 
@@ -80,6 +81,7 @@ class Instance:
         self.deferred_events: list[Callable[[], list[Outgoing]]] = []
         self.events_lock = asyncio.Lock()
         self.coalesced = CoalescedSteps()
+        self.later_frames = LaterFrames()  # frames of render_later requests still to come
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None

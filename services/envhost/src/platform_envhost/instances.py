@@ -16,6 +16,7 @@ from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 
+from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
 from platform_envhost.instance import Instance, State
 from platform_envhost.step_events import StepEventBuilder
@@ -212,9 +213,15 @@ class InstanceTable:
             instance.state = State.STOPPING
             try:  # let a request in flight finish
                 await asyncio.wait_for(instance.lock.acquire(), STOP_TIMEOUT_S)
-                instance.lock.release()
             except TimeoutError:
                 log.warning("stopping %s with a request still in flight", instance.describe())
+            else:
+                try:  # the frame of its last step, when it was asked to render it later
+                    await asyncio.wait_for(take_owed_frames(instance), STOP_TIMEOUT_S)
+                except (InstanceGone, TimeoutError) as exc:
+                    log.warning("stopping %s: its last frame could not be taken: %s", instance.describe(), exc)
+                finally:
+                    instance.lock.release()
             await instance.close_stream()
             await instance.process.stop(STOP_TIMEOUT_S)
             instance.state = State.STOPPED

@@ -3,13 +3,14 @@
 Each stream names its session with the `session-id` metadata key. Request bytes go to the
 session's instance unchanged and the response bytes come back unchanged; a request is parsed
 (cheaply) only to learn its id and command. Changes are made by appending bytes (protobuf
-merges them): `render` for sessions that record frames, `keep_steps` for recorded holds, and
+merges them): `render_later` for sessions that record frames (`later_frames`: the frame comes
+with the next answer, encoded after this one went out), `keep_steps` for recorded holds, and
 the warnings about agent data that breaks a rule (`agent_data`), appended to the response.
 
 For a recorded session the response of a reset, step, restore, snapshot or hold is then parsed
-too and turned into events for the publisher, after the answer is sent (`finish`); those of
-resets, steps and restores gather into StepEventBatch messages (`coalesced_steps`), holds are
-recorded by `holds`; batch requests of vector
+too and turned into events for the publisher, after the answer is sent (`finish`,
+`deferred_events`); those of resets, steps and restores gather into StepEventBatch messages
+(`coalesced_steps`), holds are recorded by `holds`; batch requests of vector
 sessions are answered by `batches`, save_snapshot and restore_saved by `saved_snapshots`.
 """
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -28,30 +28,27 @@ from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
-from simulusion.env.v1 import values_pb2 as values_pb
 
 from platform_envhost.agent_data import check_agent_data, with_warnings
 from platform_envhost.batches import BatchAnswerer
 from platform_envhost.coalesced_steps import SEND_AFTER_S
+from platform_envhost.deferred_events import DeferredEvents, parse_answers, take_owed_frames
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import recorded_hold
 from platform_envhost.instance import Instance, State
 from platform_envhost.instances import InstanceTable
+from platform_envhost.later_frames import RENDER, FrameDue, asks_render_later
 from platform_envhost.publisher import EventPublisher, Outgoing
 from platform_envhost.saved_snapshots import RECORDER_TIMEOUT_S, SAVED_COMMANDS, SavedSnapshots
-from platform_envhost.step_events import StepEventBuilder
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "simulusion.env.v1.Environment"
 RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
-# Appended to a request's bytes, these merge `render = true` into its reset or step command
-# (protobuf merges repeated occurrences of a message field), so it is never re-encoded.
-_WITH_FRAME = {
-    "reset": env_pb.EnvRequest(reset=env_pb.ResetRequest(render=True)).SerializeToString(),
-    "step": env_pb.EnvRequest(step=env_pb.StepRequest(render=True)).SerializeToString(),
-}
+# Recorded commands whose answers become events after they are sent (`DeferredEvents`): their
+# answers are read, so the frames they carry for earlier requests arrive.
+DEFERRED_COMMANDS = RECORDED_COMMANDS - {"hold"}
 
 
 def _error(request_id: int, code: int, message: str) -> bytes:
@@ -104,8 +101,9 @@ class Router:
 
         Callers send each answer first and call this after: building events then costs the
         stepping client nothing. Events are built in the order the requests were answered
-        (`Instance.deferred_events`); resets and steps gather into a StepEventBatch
-        (`coalesced_steps`) sent when full or soon after; a full publisher backlog makes this wait.
+        (`Instance.deferred_events`), up to the first one whose frame is still to come;
+        resets and steps gather into a StepEventBatch (`coalesced_steps`) sent when full or
+        soon after; a full publisher backlog makes this wait.
         """
         instance = self._table.get(session_id)
         if instance is not None and instance.deferred_events:
@@ -114,21 +112,30 @@ class Router:
                 coalesced = instance.coalesced
                 if coalesced.full():
                     await self._send_coalesced(instance)
-                elif len(coalesced) and coalesced.timer is None:
+                elif (len(coalesced) or instance.deferred_events) and coalesced.timer is None:
                     coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
 
     async def drain(self, instance: Instance) -> None:
         """Publish every event of the instance's answered requests now, gathered ones included
-        (before the session's other events: a hold, a batch, its CLOSED or CRASHED)."""
+        (before the session's other events: a hold, a batch, its CLOSED or CRASHED). Frames
+        still to come are given up: callers take them first while the instance runs."""
         async with instance.events_lock:
+            parse_answers(instance)
+            if instance.later_frames.waiting():
+                instance.later_frames.give_up(instance.describe(), f"the instance is {instance.state.name.lower()}")
             await self._build_deferred(instance)
             await self._send_coalesced(instance)
 
     async def _build_deferred(self, instance: Instance) -> None:
-        """Build the deferred events in order (`events_lock` held): a builder gathers its
-        events in `instance.coalesced` or returns messages, which go after the gathered ones."""
+        """Build the deferred events in order (`events_lock` held), up to the first that waits
+        for its frame: a builder gathers its events in `instance.coalesced` or returns
+        messages, which go after the gathered ones."""
         deferred = instance.deferred_events
+        parse_answers(instance)
         while deferred:
+            head = deferred[0]
+            if isinstance(head, DeferredEvents) and not head.ready:
+                return
             messages = deferred.pop(0)()
             if messages:
                 await self._send_coalesced(instance)
@@ -141,9 +148,28 @@ class Router:
 
     def _send_later(self, instance: Instance) -> None:
         instance.coalesced.timer = None
-        task = asyncio.create_task(self.drain(instance), name=f"send-steps-{instance.session_id}")
+        task = asyncio.create_task(self._send_due(instance), name=f"send-steps-{instance.session_id}")
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
+
+    async def _send_due(self, instance: Instance) -> None:
+        """The timed send: the events built so far. When the client has gone quiet while the
+        instance owes a frame, it is taken first (else the last step's events would wait for
+        the client's next request); while events wait for frames the timer goes on."""
+        if (instance.later_frames.owed and instance.state is State.RUNNING
+                and time.time() - instance.last_active_at >= SEND_AFTER_S):
+            async with instance.lock:
+                if instance.state is State.RUNNING:
+                    try:
+                        await take_owed_frames(instance)
+                    except InstanceGone as exc:
+                        await self._table.broken(instance, str(exc))
+        async with instance.events_lock:
+            await self._build_deferred(instance)
+            await self._send_coalesced(instance)
+            coalesced = instance.coalesced
+            if instance.deferred_events and instance.state is State.RUNNING and coalesced.timer is None:
+                coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
 
     async def handle(self, session_id: str, raw: bytes) -> bytes:
         """Answer one request of `session_id` (its bytes); always returns an EnvResponse's bytes.
@@ -165,8 +191,8 @@ class Router:
         if instance.state is not State.RUNNING:
             return self._not_running(instance, request.id)
         instance.last_active_at = time.time()
-        if instance.record_frames:
-            raw = ask_for_frame(request, raw)
+        if asks_render_later(request, instance.record_frames):
+            raw += instance.later_frames.suffix(request.WhichOneof("command") or "")
         carrier = request.trace_context
         if carrier:
             ctx = extract_dict(carrier)
@@ -199,6 +225,10 @@ class Router:
                       headers: dict[str, str]) -> bytes:
         """The response to one request (the instance's lock is held)."""
         command = request.WhichOneof("command")
+        builder = instance.builder(0)
+        deferred = builder is not None and command in DEFERRED_COMMANDS
+        if instance.later_frames.owed and not deferred:
+            await take_owed_frames(instance)  # this answer would carry the frame, unread
         if command == "hold" or command in SAVED_COMMANDS or command == "batch":
             await self.drain(instance)  # these publish at once: earlier events go first
         if command == "batch":
@@ -211,7 +241,6 @@ class Router:
             carrier = request.step if command == "step" else request.hold
             if carrier.HasField("agent"):
                 agent, warnings = check_agent_data(carrier.agent, instance.agent_names(0))
-        builder = instance.builder(0)
         if builder is None or command not in RECORDED_COMMANDS:
             answer = await instance.forward(raw)
         elif command == "hold":
@@ -222,9 +251,36 @@ class Router:
             answer = await recorded_hold(instance.forward, request, raw, builder, publish_batch,
                                          record_frames=instance.record_frames, agent=agent)
         else:
+            later = instance.later_frames
+            asked = asks_render_later(request, instance.record_frames) and later.supported is not False
+            due = later.expect(request.id) if asked else None
             answer = await instance.forward(raw)
-            instance.deferred_events.append(_deferred_events(instance, builder, request, answer, headers, agent))
+            later.owed = asked
+            if asked and later.supported is None:
+                await self._learn_render_later(instance, answer, due)
+            instance.deferred_events.append(
+                DeferredEvents(instance, builder, request, answer, headers, agent, time.time(), due))
         return with_warnings(answer, warnings)
+
+    async def _learn_render_later(self, instance: Instance, answer: bytes, due: FrameDue | None) -> None:
+        """The first answer to `render_later` says whether the instance renders later. One that
+        does not (an older SDK) gives this frame to a `render` request now (nothing has moved
+        since) and is asked `render` from then on."""
+        response = env_pb.EnvResponse.FromString(answer)
+        kind = response.WhichOneof("result")
+        if response.HasField("error") or kind not in ("reset", "step"):
+            return
+        later = instance.later_frames
+        later.supported = bool(getattr(response, kind).frame_later)
+        if later.supported or due is None:
+            return
+        later.owed = False
+        log.info("%s renders no frames later (an older environment server): its frames come with its answers",
+                 instance.describe())
+        rendered = env_pb.EnvResponse.FromString(await instance.forward(RENDER))
+        if rendered.WhichOneof("result") == "render":
+            due.frame = rendered.render.frame
+        due.settled = True
 
     async def _saved_command(self, instance: Instance, request: env_pb.EnvRequest,
                              headers: dict[str, str]) -> bytes:
@@ -250,29 +306,3 @@ class Router:
             return instance.unavailable(request_id)
         return _error(request_id, env_pb.ERROR_CODE_FAILED_PRECONDITION,
                       f"session {instance.session_id} ({instance.env_id}) was closed")
-
-
-def _deferred_events(instance: Instance, builder: StepEventBuilder, request: env_pb.EnvRequest, answer: bytes,
-                     headers: dict[str, str], agent: values_pb.DataMap | None) -> Callable[[], list[Outgoing]]:
-    """What builds the events of one answered reset, step, restore or snapshot, later: a traced
-    request's events are messages of their own (they carry its trace context), a snapshot's
-    event goes on its own subject, the others gather in `instance.coalesced`."""
-    now = time.time()
-    if headers or request.WhichOneof("command") == "snapshot":
-        return lambda: builder.build(request, env_pb.EnvResponse.FromString(answer), now, headers, agent)
-
-    def gather() -> list[Outgoing]:
-        coalesced = instance.coalesced
-        builder.add(coalesced.events, request, env_pb.EnvResponse.FromString(answer), now, agent)
-        coalesced.answer_bytes += len(answer)
-        return []
-    return gather
-
-
-def ask_for_frame(request: env_pb.EnvRequest, raw: bytes) -> bytes:
-    """`raw` with `render = true` set on a reset or step that does not ask for its frame."""
-    command = request.WhichOneof("command")
-    suffix = _WITH_FRAME.get(command or "")
-    if suffix is None or getattr(request, command).render:  # type: ignore[arg-type]
-        return raw
-    return raw + suffix

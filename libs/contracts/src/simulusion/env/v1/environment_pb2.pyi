@@ -104,6 +104,7 @@ class EnvRequest(_message.Message):
     BATCH_FIELD_NUMBER: _builtins.int
     SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
     RESTORE_SAVED_FIELD_NUMBER: _builtins.int
+    TAKE_FRAMES_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
@@ -139,6 +140,8 @@ class EnvRequest(_message.Message):
 
     @_builtins.property
     def restore_saved(self) -> Global___RestoreSavedRequest: ...
+    @_builtins.property
+    def take_frames(self) -> Global___TakeFramesRequest: ...
     def __init__(
         self,
         *,
@@ -157,12 +160,13 @@ class EnvRequest(_message.Message):
         batch: Global___BatchRequest | None = ...,
         save_snapshot: Global___SaveSnapshotRequest | None = ...,
         restore_saved: Global___RestoreSavedRequest | None = ...,
+        take_frames: Global___TakeFramesRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "trace_context", b"trace_context"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 
@@ -175,6 +179,7 @@ class EnvResponse(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     WARNINGS_FIELD_NUMBER: _builtins.int
+    LATER_FRAMES_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
     RESET_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
@@ -188,6 +193,7 @@ class EnvResponse(_message.Message):
     BATCH_FIELD_NUMBER: _builtins.int
     SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
     RESTORE_SAVED_FIELD_NUMBER: _builtins.int
+    TAKE_FRAMES_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def error(self) -> Global___Error: ...
@@ -195,6 +201,12 @@ class EnvResponse(_message.Message):
     def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """What was wrong with the request without stopping it, one line each (e.g. agent data left
         out, naming the rule it broke).
+        """
+
+    @_builtins.property
+    def later_frames(self) -> _containers.RepeatedCompositeFieldContainer[Global___LaterFrame]:
+        """Frames of earlier resets and steps that asked `render_later`: each answer carries those
+        encoded since the previous answer, in the order they were asked for.
         """
 
     @_builtins.property
@@ -223,12 +235,15 @@ class EnvResponse(_message.Message):
     def save_snapshot(self) -> Global___SaveSnapshotResponse: ...
     @_builtins.property
     def restore_saved(self) -> Global___RestoreSavedResponse: ...
+    @_builtins.property
+    def take_frames(self) -> Global___TakeFramesResponse: ...
     def __init__(
         self,
         *,
         id: _builtins.int = ...,
         error: Global___Error | None = ...,
         warnings: _abc.Iterable[_builtins.str] | None = ...,
+        later_frames: _abc.Iterable[Global___LaterFrame] | None = ...,
         spec: Global___SpecResponse | None = ...,
         reset: Global___ResetResponse | None = ...,
         step: Global___StepResponse | None = ...,
@@ -242,12 +257,13 @@ class EnvResponse(_message.Message):
         batch: Global___BatchResponse | None = ...,
         save_snapshot: Global___SaveSnapshotResponse | None = ...,
         restore_saved: Global___RestoreSavedResponse | None = ...,
+        take_frames: Global___TakeFramesResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "later_frames", b"later_frames", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
@@ -379,9 +395,15 @@ class ResetRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     RENDER_FIELD_NUMBER: _builtins.int
+    RENDER_LATER_FIELD_NUMBER: _builtins.int
     seed: _builtins.int
     render: _builtins.bool
     """also return the frame"""
+    render_later: _builtins.bool
+    """Render the frame now but send it with a later answer (`EnvResponse.later_frames`): it is
+    JPEG-encoded after this answer has gone out, so encoding costs the caller no time. The env
+    host asks this for sessions that record frames; `render` wins when both are set.
+    """
     @_builtins.property
     def options(self) -> _values_pb2.DataMap: ...
     def __init__(
@@ -390,10 +412,11 @@ class ResetRequest(_message.Message):
         seed: _builtins.int | None = ...,
         options: _values_pb2.DataMap | None = ...,
         render: _builtins.bool = ...,
+        render_later: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "options", b"options", "seed", b"seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "options", b"options", "render", b"render", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "options", b"options", "render", b"render", "render_later", b"render_later", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -408,6 +431,9 @@ class ResetResponse(_message.Message):
     OBSERVATION_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
     FRAME_FIELD_NUMBER: _builtins.int
+    FRAME_LATER_FIELD_NUMBER: _builtins.int
+    frame_later: _builtins.bool
+    """the request's `render_later` was done: its frame comes later"""
     @_builtins.property
     def observation(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -420,10 +446,11 @@ class ResetResponse(_message.Message):
         observation: _values_pb2.Value | None = ...,
         info: _values_pb2.DataMap | None = ...,
         frame: Global___Frame | None = ...,
+        frame_later: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -437,11 +464,16 @@ class StepRequest(_message.Message):
     RENDER_FIELD_NUMBER: _builtins.int
     AGENT_FIELD_NUMBER: _builtins.int
     AUTO_RESET_FIELD_NUMBER: _builtins.int
+    RENDER_LATER_FIELD_NUMBER: _builtins.int
     render: _builtins.bool
     """also return the frame"""
     auto_reset: _builtins.bool
     """When the step ends the episode, reset at once: the response's observation and info are
     the next episode's first, and `auto_reset` holds how the episode ended.
+    """
+    render_later: _builtins.bool
+    """As ResetRequest.render_later: the frame after the step (and the final frame of an ending)
+    come with a later answer.
     """
     @_builtins.property
     def action(self) -> _values_pb2.Value: ...
@@ -456,10 +488,11 @@ class StepRequest(_message.Message):
         render: _builtins.bool = ...,
         agent: _values_pb2.DataMap | None = ...,
         auto_reset: _builtins.bool = ...,
+        render_later: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent", "auto_reset", b"auto_reset", "render", b"render"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent", b"agent", "auto_reset", b"auto_reset", "render", b"render", "render_later", b"render_later"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -476,9 +509,12 @@ class StepResponse(_message.Message):
     INFO_FIELD_NUMBER: _builtins.int
     FRAME_FIELD_NUMBER: _builtins.int
     AUTO_RESET_FIELD_NUMBER: _builtins.int
+    FRAME_LATER_FIELD_NUMBER: _builtins.int
     reward: _builtins.float
     terminated: _builtins.bool
     truncated: _builtins.bool
+    frame_later: _builtins.bool
+    """the request's `render_later` was done: its frames come later"""
     @_builtins.property
     def observation(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -503,10 +539,11 @@ class StepResponse(_message.Message):
         info: _values_pb2.DataMap | None = ...,
         frame: Global___Frame | None = ...,
         auto_reset: Global___AutoReset | None = ...,
+        frame_later: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1034,6 +1071,71 @@ class RenderResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RenderResponse: _TypeAlias = RenderResponse  # noqa: Y015
+
+@_typing.final
+class LaterFrame(_message.Message):
+    """The frame (and final frame) of one earlier request that asked `render_later`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    FRAME_FIELD_NUMBER: _builtins.int
+    FINAL_FRAME_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.int
+    @_builtins.property
+    def frame(self) -> Global___Frame: ...
+    @_builtins.property
+    def final_frame(self) -> Global___Frame:
+        """when that step ended an episode and reset in the same step"""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.int = ...,
+        frame: Global___Frame | None = ...,
+        final_frame: Global___Frame | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "frame", b"frame"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "frame", b"frame", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LaterFrame: _TypeAlias = LaterFrame  # noqa: Y015
+
+@_typing.final
+class TakeFramesRequest(_message.Message):
+    """Answered with nothing but the frames still owed (`EnvResponse.later_frames`): the env host
+    asks for them before a command whose answer it does not read, and before stopping.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TakeFramesRequest: _TypeAlias = TakeFramesRequest  # noqa: Y015
+
+@_typing.final
+class TakeFramesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TakeFramesResponse: _TypeAlias = TakeFramesResponse  # noqa: Y015
 
 @_typing.final
 class CloseRequest(_message.Message):

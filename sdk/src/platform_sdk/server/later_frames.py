@@ -1,0 +1,64 @@
+"""Frames rendered for resets and steps that asked `render_later`, sent with a later answer.
+
+A recorded session with frames needs every step's frame, but its client did not ask for them:
+JPEG-encoding a frame (~50 µs for an Atari screen) while the client waits would cost it ~5% of
+a Pong step. So the env host asks `render_later`: the frame is rendered at once (the next step
+changes it), kept as an array, and encoded after the answer has gone out (`encode`, called by
+the server once it has sent the answer, while the client and the env host are busy with it).
+The encoded frames ride on the next answer (`EnvResponse.later_frames`), in order, or on the
+answer of a `take_frames` request.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_sdk.server.frames import encode_frame
+
+log = logging.getLogger(__name__)
+
+
+class LaterFrames:
+    """The rendered frames not yet encoded and the encoded ones not yet sent.
+
+    Args:
+        env_id: names the environment in the log when a frame cannot be encoded.
+        quality: JPEG quality (1-100).
+    """
+
+    def __init__(self, env_id: str, quality: int) -> None:
+        self._env_id = env_id
+        self._quality = quality
+        self._rendered: list[tuple[int, Any, Any]] = []  # (request id, frame, final frame or None)
+        self._encoded: list[env_pb.LaterFrame] = []
+
+    def keep(self, request_id: int, frame: Any, final_frame: Any = None) -> None:
+        """Keep the rendered (validated, `frames.frame_array`) frames of request `request_id`.
+        They must stay unchanged until `encode`, which runs before the next request."""
+        self._rendered.append((request_id, frame, final_frame))
+
+    def encode(self) -> None:
+        """JPEG-encode the kept frames (a frame that fails is sent empty, and logged)."""
+        rendered, self._rendered = self._rendered, []
+        for request_id, frame, final_frame in rendered:
+            later = env_pb.LaterFrame(request_id=request_id)
+            try:
+                later.frame.CopyFrom(encode_frame(frame, self._quality))
+                if final_frame is not None:
+                    later.final_frame.CopyFrom(encode_frame(final_frame, self._quality))
+            except Exception:  # a frame is recorded data, but never worth failing the session
+                log.exception("%s: the frame of request %d could not be encoded", self._env_id, request_id)
+            self._encoded.append(later)
+
+    def attach(self, response: env_pb.EnvResponse) -> None:
+        """Move the encoded frames into `response` (the frames kept since are left for later)."""
+        if self._encoded:
+            response.later_frames.extend(self._encoded)
+            self._encoded.clear()
+
+    def clear(self) -> None:
+        self._rendered.clear()
+        self._encoded.clear()
