@@ -22,7 +22,9 @@ from simulusion.bus.v1 import events_pb2
 EVENTS_TAG = 0x0A  # field 1 (`events`), length-delimited
 ZSTD_EVENTS_TAG = 0x12  # field 2 (`zstd_events`), length-delimited
 COMPRESS_FROM = 4096  # serialized events of at least this many bytes are sent compressed
-ZSTD_LEVEL = 3
+# zstd's fast mode: on Pong events (a 100 KB screen and a 3 KB JPEG) 18 µs against level 3's
+# 30 µs, for the same ~1.75 KB; the env host compresses every large event of a recorded session.
+ZSTD_LEVEL = -1
 # A compressed event never expands to more than this (a NATS message is far smaller anyway).
 MAX_EVENT_BYTES = 1 << 30
 
