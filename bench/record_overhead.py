@@ -21,9 +21,9 @@ from pathlib import Path
 
 
 def interleaved_rates(url: str, recordings: Path, env_id: str, seconds: float, rounds: int,
-                      **settings) -> tuple[float, float]:
-    """Median steps/s unrecorded and recorded, measured in alternating runs (off, on, off, on...)
-    so that a drift of the machine's speed weighs on both alike. After a recorded run the next
+                      **settings) -> tuple[list[float], list[float]]:
+    """Steps/s unrecorded and recorded, measured in alternating runs (off, on, off, on...) so
+    that a drift of the machine's speed weighs on both alike. After a recorded run the next
     starts once the recorder has written it all: its finishing work must not slow the next
     unrecorded run (which would make recording look cheaper)."""
     off: list[float] = []
@@ -33,7 +33,19 @@ def interleaved_rates(url: str, recordings: Path, env_id: str, seconds: float, r
         rate, session_id = stepping_rate(url, env_id, seconds, True, **settings)
         on.append(rate)
         wait_recorded(recordings / session_id)
-    return statistics.median(off), statistics.median(on)
+    return off, on
+
+
+def cost_figure(off: list[float], on: list[float]) -> str:
+    """What recording costs: from the medians, and the spread of the rounds' own costs (each
+    recorded run against the unrecorded run just before it)."""
+    cost = 100 * (1 - statistics.median(on) / statistics.median(off))
+    paired = [100 * (1 - b / a) for a, b in zip(off, on, strict=True)]
+    if len(paired) < 4:
+        return f"recording costs {cost:.1f}%; medians of {len(off)} alternating runs"
+    low, middle, high = statistics.quantiles(paired, n=4)
+    return (f"recording costs {cost:.1f}%; medians of {len(off)} alternating runs; "
+            f"run by run: median {middle:.1f}%, middle half {low:.1f}% to {high:.1f}%")
 
 
 def stepping_rate(url: str, env_id: str, seconds: float, record: bool, **settings) -> tuple[float, str]:
@@ -113,9 +125,8 @@ def main() -> int:
         for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
             off, on = interleaved_rates(platform.url, recordings, env_id, args.seconds, args.rounds, **settings)
             label = f"{env_id}{' + frames' if settings else ''}"
-            print(f"{label:<16} remote: unrecorded {off:,.0f} steps/s, recorded {on:,.0f} steps/s "
-                  f"(recording costs {100 * (1 - on / off):.1f}%; medians of {args.rounds} alternating runs)",
-                  flush=True)
+            print(f"{label:<16} remote: unrecorded {statistics.median(off):,.0f} steps/s, recorded "
+                  f"{statistics.median(on):,.0f} steps/s ({cost_figure(off, on)})", flush=True)
         for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
             rate, per_step = drain_rate(platform, recordings, env_id, args.steps, **settings)
             label = f"{env_id}{' + frames' if settings else ''}"
