@@ -37,15 +37,21 @@ def make(**kwargs):
 """
 
 
+async def _recording_frames(envhost: EnvHostProcess, nats_client: Any, open_link: Any,
+                            **fields: Any) -> tuple[str, Any]:
+    """A session recording frames, and its step link."""
+    session_id = new_session_id()
+    await start(nats_client, envhost.host_id, session_id, record=True, record_frames=True, **fields)
+    return session_id, await open_link(envhost.step_address, session_id)
+
+
 def _frames(events: list[Any]) -> list[str]:
     return [(e.step.result.frame if e.HasField("step") else e.reset.frame).encoding for e in events]
 
 
 async def test_the_last_frame_of_a_quiet_client_is_taken_and_recorded(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
-    session_id = new_session_id()
-    await start(nats_client, envhost.host_id, session_id, record=True, record_frames=True)
-    link = await open_link(envhost.step_address, session_id)
+    session_id, link = await _recording_frames(envhost, nats_client, open_link)
     await link.reset(seed=2)
     answers = [await link.step(0) for _ in range(2)]
     assert all(a.step.frame_later and not a.step.HasField("frame") for a in answers)
@@ -57,9 +63,7 @@ async def test_the_last_frame_of_a_quiet_client_is_taken_and_recorded(
 
 async def test_frames_owed_go_before_an_unread_answer_and_before_the_stop(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
-    session_id = new_session_id()
-    await start(nats_client, envhost.host_id, session_id, record=True, record_frames=True)
-    link = await open_link(envhost.step_address, session_id)
+    session_id, link = await _recording_frames(envhost, nats_client, open_link)
     await link.reset(seed=4)
     await link.step(1)
     rendered = await link.request(env_pb.EnvRequest(render=env_pb.RenderRequest()))
@@ -74,9 +78,7 @@ async def test_frames_owed_go_before_an_unread_answer_and_before_the_stop(
 
 async def test_an_instance_that_dies_owing_a_frame_leaves_its_steps_recorded(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
-    session_id = new_session_id()
-    await start(nats_client, envhost.host_id, session_id, record=True, record_frames=True)
-    link = await open_link(envhost.step_address, session_id)
+    session_id, link = await _recording_frames(envhost, nats_client, open_link)
     await link.reset(seed=6)
     for _ in range(3):
         await link.step(1)
@@ -92,9 +94,7 @@ async def test_an_environment_server_that_renders_no_frames_later_gets_render(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any, tmp_path: Path) -> None:
     (tmp_path / "older_server_env.py").write_text(OLDER_SERVER_ENV)
     entry = control_pb.CatalogEntry(id="older", factory="older_server_env:make", path=str(tmp_path))
-    session_id = new_session_id()
-    await start(nats_client, envhost.host_id, session_id, entry=entry, record=True, record_frames=True)
-    link = await open_link(envhost.step_address, session_id)
+    session_id, link = await _recording_frames(envhost, nats_client, open_link, entry=entry)
     reset = await link.reset(seed=1)
     assert not reset.reset.frame_later  # it did not render later: the env host took the frame with render
     steps = [await link.step(0) for _ in range(2)]
