@@ -109,8 +109,10 @@ def drain_rate(platform, recordings: Path, env_id: str, steps: int, **settings) 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per stepping run")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating unrecorded/recorded runs per figure")
+    # Many short alternating runs: on a shared machine a figure moves by several points from one
+    # run to the next; 15 pairs give a median and a spread worth reading (~5 minutes in all).
+    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per stepping run")
+    parser.add_argument("--rounds", type=int, default=15, help="alternating unrecorded/recorded runs per figure")
     parser.add_argument("--steps", type=int, default=6000, help="steps of each backlog the recorder drains")
     args = parser.parse_args()
 
