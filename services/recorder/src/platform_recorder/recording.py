@@ -47,6 +47,9 @@ from platform_recorder.storage import Storage
 
 log = logging.getLogger(__name__)
 
+# Lagging meta.json writes take at most about this share of the time (see `Recording.meta_due`).
+META_WRITE_SHARE = 0.05
+
 # A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
 MAX_TRACKED_GAP = 100_000
 WRITTEN = "written"
@@ -103,6 +106,7 @@ class Recording:
         self._meta_dirty = False  # meta.json is behind: written at the next due settle
         self._meta_urgent = False  # ... at the next settle whatever the interval
         self._meta_written_at = time.monotonic()
+        self._meta_write_s = 0.0  # what the last meta.json write took (see `meta_due`)
 
     @property
     def where(self) -> str:
@@ -356,8 +360,13 @@ class Recording:
 
     def meta_due(self, now: float) -> bool:
         """meta.json is behind and must be written now: something other than finished episodes
-        changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write."""
-        return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= self.meta_interval)
+        changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write,
+        or `META_WRITE_SHARE`'s inverse times what that write took, when longer: meta.json lists
+        every episode, and a long run of short episodes makes it large (360,000 CartPole
+        episodes: 56 MB, 0.5 s to encode), so it is rewritten less often rather than taking the
+        recorder's time."""
+        interval = max(self.meta_interval, self._meta_write_s / META_WRITE_SHARE)
+        return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= interval)
 
     def _list(self, finished: list[tuple[int, dict[str, Any] | None]]) -> None:
         """Put finished episodes in the in-memory meta; their parts go once meta.json is written."""
@@ -385,9 +394,11 @@ class Recording:
         `load` + `settle`, idempotently."""
         self.meta["last_seq"] = self.last_seq
         self.meta["missing_seqs"] = sorted(self.missing)
+        started = time.monotonic()
         self.objects.save(meta=self.meta, info=self.info if self._info_dirty else None)
         self._meta_dirty = self._meta_urgent = self._info_dirty = False
         self._meta_written_at = time.monotonic()
+        self._meta_write_s = self._meta_written_at - started
         for index in sorted(self._unlink_when_listed):
             part_path(self.dir, index).unlink(missing_ok=True)
         self._unlink_when_listed.clear()
