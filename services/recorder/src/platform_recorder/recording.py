@@ -47,7 +47,9 @@ from platform_recorder.storage import Storage
 
 log = logging.getLogger(__name__)
 
-# Lagging meta.json writes take at most about this share of the time (see `Recording.meta_due`).
+# Lagging meta.json writes that take SLOW_META_WRITE_S or more (a large meta.json, not an fsync's
+# latency) take at most about META_WRITE_SHARE of the time (see `Recording.meta_due`).
+SLOW_META_WRITE_S = 0.05
 META_WRITE_SHARE = 0.05
 
 # A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
@@ -361,11 +363,12 @@ class Recording:
     def meta_due(self, now: float) -> bool:
         """meta.json is behind and must be written now: something other than finished episodes
         changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write,
-        or `META_WRITE_SHARE`'s inverse times what that write took, when longer: meta.json lists
+        or, when that write was slow, `META_WRITE_SHARE`'s inverse times what it took: meta.json lists
         every episode, and a long run of short episodes makes it large (360,000 CartPole
         episodes: 56 MB, 0.5 s to encode), so it is rewritten less often rather than taking the
         recorder's time."""
-        interval = max(self.meta_interval, self._meta_write_s / META_WRITE_SHARE)
+        slow = self._meta_write_s if self._meta_write_s >= SLOW_META_WRITE_S else 0.0
+        interval = max(self.meta_interval, slow / META_WRITE_SHARE)
         return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= interval)
 
     def _list(self, finished: list[tuple[int, dict[str, Any] | None]]) -> None:
