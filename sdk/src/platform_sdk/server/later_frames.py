@@ -58,7 +58,3 @@ class LaterFrames:
         if self._encoded:
             response.later_frames.extend(self._encoded)
             self._encoded.clear()
-
-    def clear(self) -> None:
-        self._rendered.clear()
-        self._encoded.clear()

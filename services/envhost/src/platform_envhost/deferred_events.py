@@ -51,7 +51,7 @@ class DeferredEvents:
                 self.instance.later_frames.arrived(response.later_frames, self.instance.describe())
                 response.ClearField("later_frames")
             due = self.due
-            if due is not None and not _frame_follows(response):
+            if due is not None and not frame_follows(response):
                 due.settled = True  # an error, or an instance that renders at once: no frame comes
         return response
 
@@ -96,7 +96,8 @@ async def take_owed_frames(instance: Instance) -> None:
     later.give_up(instance.describe(), answer.error.message if answer.HasField("error") else "not sent")
 
 
-def _frame_follows(response: env_pb.EnvResponse) -> bool:
+def frame_follows(response: env_pb.EnvResponse) -> bool:
+    """The answer to a reset or step says its frame comes later (`frame_later`)."""
     command = response.WhichOneof("result")
     if command == "step":
         return response.step.frame_later

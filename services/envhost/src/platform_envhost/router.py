@@ -32,7 +32,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_envhost.agent_data import check_agent_data, with_warnings
 from platform_envhost.batches import BatchAnswerer
 from platform_envhost.coalesced_steps import SEND_AFTER_S
-from platform_envhost.deferred_events import DeferredEvents, parse_answers, take_owed_frames
+from platform_envhost.deferred_events import DeferredEvents, frame_follows, parse_answers, take_owed_frames
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import recorded_hold
@@ -267,11 +267,10 @@ class Router:
         does not (an older SDK) gives this frame to a `render` request now (nothing has moved
         since) and is asked `render` from then on."""
         response = env_pb.EnvResponse.FromString(answer)
-        kind = response.WhichOneof("result")
-        if response.HasField("error") or kind not in ("reset", "step"):
+        if response.HasField("error") or response.WhichOneof("result") not in ("reset", "step"):
             return
         later = instance.later_frames
-        later.supported = bool(getattr(response, kind).frame_later)
+        later.supported = frame_follows(response)
         if later.supported or due is None:
             return
         later.owed = False
