@@ -20,6 +20,14 @@ import time
 from pathlib import Path
 
 
+# label: (catalog entry, session settings)
+CASES: dict[str, tuple[str, dict]] = {
+    "cartpole": ("cartpole", {}),
+    "pong": ("pong", {}),
+    "pong + frames": ("pong", {"record_frames": True}),
+}
+
+
 def interleaved_rates(url: str, recordings: Path, env_id: str, seconds: float, rounds: int,
                       **settings) -> tuple[list[float], list[float]]:
     """Steps/s unrecorded and recorded, measured in alternating runs (off, on, off, on...) so
@@ -114,7 +122,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per stepping run")
     parser.add_argument("--rounds", type=int, default=15, help="alternating unrecorded/recorded runs per figure")
     parser.add_argument("--steps", type=int, default=6000, help="steps of each backlog the recorder drains")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES),
+                        help="which sessions to measure (default: all)")
     args = parser.parse_args()
+    cases = [(label, *CASES[label]) for label in args.cases]
 
     from platform_local import LocalPlatform
 
@@ -124,14 +135,12 @@ def main() -> int:
     platform = LocalPlatform(data_dir / "data", recordings_dir=recordings)
     platform.start()
     try:
-        for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
+        for label, env_id, settings in cases:
             off, on = interleaved_rates(platform.url, recordings, env_id, args.seconds, args.rounds, **settings)
-            label = f"{env_id}{' + frames' if settings else ''}"
             print(f"{label:<16} remote: unrecorded {statistics.median(off):,.0f} steps/s, recorded "
                   f"{statistics.median(on):,.0f} steps/s ({cost_figure(off, on)})", flush=True)
-        for env_id, settings in (("cartpole", {}), ("pong", {}), ("pong", {"record_frames": True})):
+        for label, env_id, settings in cases:
             rate, per_step = drain_rate(platform, recordings, env_id, args.steps, **settings)
-            label = f"{env_id}{' + frames' if settings else ''}"
             print(f"{label:<16} recorder sustained: {rate:,.0f} steps/s; on disk {per_step:,.0f} bytes/step",
                   flush=True)
     finally:

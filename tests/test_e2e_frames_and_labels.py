@@ -11,6 +11,7 @@ import numpy as np
 import platform_sdk
 import pytest
 import simplejpeg
+from platform_contracts.frames import jpeg_bytes
 from platform_sdk.adapters.dmc import make_env
 from platform_sdk.labels import LabelError
 from platform_testing.waiting import wait_for
@@ -76,6 +77,15 @@ def test_bad_frame_settings_are_422(platform_stack, body, says):
     assert says in response.text
 
 
+def _closed_recording(folder: Path) -> dict:
+    def closed_meta():
+        path = folder / "meta.json"
+        meta = json.loads(path.read_text()) if path.exists() else {}
+        return meta if meta.get("status") == "closed" and meta.get("episodes") else None
+
+    return wait_for(closed_meta, what=f"recording {folder} to be closed")
+
+
 def test_record_frames_keeps_a_jpeg_frame_per_step(platform_stack):
     with platform_sdk.connect("cartpole", url=platform_stack.url, record=True, record_frames=True,
                               jpeg_quality=50) as env:
@@ -84,16 +94,28 @@ def test_record_frames_keeps_a_jpeg_frame_per_step(platform_stack):
         for _ in range(6):
             env.step(1)
     folder = Path(platform_stack.recordings) / sid
-
-    def closed_meta():
-        path = folder / "meta.json"
-        meta = json.loads(path.read_text()) if path.exists() else {}
-        return meta if meta.get("status") == "closed" and meta.get("episodes") else None
-
-    meta = wait_for(closed_meta, what=f"recording {folder} to be closed")
+    meta = _closed_recording(folder)
     data = np.load(folder / meta["episodes"][0]["file"])
     frames = data["frames"]
     assert len(frames) == 7, "the reset's frame and one per step"
     decoded = [simplejpeg.decode_jpeg(bytes(f)) for f in frames]
     assert {d.shape for d in decoded} == {(400, 600, 3)}
     assert not np.array_equal(decoded[0], decoded[-1]), "the cart moved between the first and the last frame"
+
+
+def test_recorded_atari_frames_are_the_jpegs_of_its_screens_encoded_by_the_recorder(platform_stack):
+    """Pong's frame is its observation: the environment server sends no JPEG while the session
+    steps; the recorder encodes each recorded screen, to the bytes the server's `render` gives."""
+    with platform_sdk.connect("pong", url=platform_stack.url, record=True, record_frames=True,
+                              jpeg_quality=60, auto_reset=True) as env:
+        sid = env.session_id
+        env.reset(seed=0)
+        for _ in range(40):
+            env.step(2)
+        last_render = env.render()  # decoded from the JPEG the server encodes for `render`
+    meta = _closed_recording(Path(platform_stack.recordings) / sid)
+    data = np.load(Path(platform_stack.recordings) / sid / meta["episodes"][0]["file"])
+    frames, observations = data["frames"], data["observations"]
+    assert len(frames) == len(observations) == 41, "the reset's frame and one per step"
+    assert [bytes(f) for f in frames] == [jpeg_bytes(o, 60) for o in observations]
+    assert np.array_equal(simplejpeg.decode_jpeg(bytes(frames[-1])), last_render)

@@ -115,3 +115,79 @@ def test_the_server_process_sends_later_frames_over_grpc() -> None:
         rendered = client.ok(render=env_pb.RenderRequest()).render.frame  # nothing moved since
         assert taken.later_frames[0].frame == rendered
         assert (rendered.encoding, rendered.width, rendered.height) == ("jpeg", 600, 400)
+
+
+class _Screen(gymnasium.Env):
+    """Its observation is its screen (as Atari's): render() gives the observation, except at
+    step `overlay_at`, whose frame carries an overlay the observation has not."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+    observation_space = gs.Box(0, 255, (16, 24, 3), np.uint8)
+    action_space = gs.Discrete(2)
+    render_mode = "rgb_array"
+
+    def __init__(self, overlay_at: int = -1) -> None:
+        self.t = 0
+        self.overlay_at = overlay_at
+        self.screen = np.zeros((16, 24, 3), np.uint8)
+
+    def _paint(self) -> np.ndarray:
+        self.screen[:] = 0
+        self.screen[: 4 * self.t + 1, :, 0] = 250
+        self.screen[:, : 5 + self.t, 2] = 120
+        return self.screen.copy()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self._paint(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.t += 1
+        return self._paint(), 1.0, self.t >= 3, False, {}
+
+    def render(self) -> np.ndarray:
+        frame = self.screen.copy()
+        if self.t == self.overlay_at:
+            frame[0, 0] = 7
+        return frame
+
+
+def _observation_bytes(value: pb.Value) -> bytes:
+    return value.tensor.data
+
+
+def test_a_frame_that_is_its_observation_goes_as_an_observation_frame_that_encodes_to_renders_jpeg() -> None:
+    from platform_contracts.frames import OBSERVATION, observation_jpeg
+
+    inline = _run(EnvInstance(_Screen(), "screen", jpeg_quality=70), later=False)
+    later = _run(EnvInstance(_Screen(), "screen", jpeg_quality=70), later=True)
+    assert not any(a.HasField("error") for a in inline + later), later
+
+    # Nothing comes later: every answer says its frame is its observation.
+    assert not any(a.later_frames for a in later)
+    assert not later[0].reset.frame_later and not any(a.step.frame_later for a in later[1:5])
+    reset_marker = later[0].reset.frame
+    assert (reset_marker.encoding, reset_marker.width, reset_marker.height, reset_marker.quality) == (
+        OBSERVATION, 24, 16, 70)
+    assert not reset_marker.data
+    assert observation_jpeg(reset_marker, _observation_bytes(later[0].reset.observation)) == inline[0].reset.frame.data
+    for mine, rendered in zip(later[1:5], inline[1:5], strict=True):
+        assert mine.step.frame.encoding == OBSERVATION
+        assert observation_jpeg(mine.step.frame, _observation_bytes(mine.step.observation)) == rendered.step.frame.data
+    ended = later[3].step.auto_reset  # the third step ended the episode and reset
+    assert ended.final_frame.encoding == OBSERVATION
+    assert observation_jpeg(ended.final_frame, _observation_bytes(ended.final_observation)) == (
+        inline[3].step.auto_reset.final_frame.data)
+
+
+def test_a_frame_that_differs_from_its_observation_is_encoded_later_as_before() -> None:
+    from platform_contracts.frames import OBSERVATION
+
+    later = _run(EnvInstance(_Screen(overlay_at=2), "screen"), later=True)
+    inline = _run(EnvInstance(_Screen(overlay_at=2), "screen"), later=False)
+    # Step 2 (request 3) renders an overlay: its frame is JPEG, sent with the next answer.
+    assert later[2].step.frame_later and not later[2].step.HasField("frame")
+    assert [[f.request_id for f in a.later_frames] for a in later] == [[], [], [], [3], [], []]
+    assert later[3].later_frames[0].frame == inline[2].step.frame
+    assert all(later[i].step.frame.encoding == OBSERVATION for i in (1, 3, 4))

@@ -14,6 +14,9 @@ from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from step_path_kit import start
 
+PONG = control_pb.CatalogEntry(id="pong", factory="platform_sdk.adapters.atari:make_env",
+                               kwargs_json='{"game": "pong"}')
+
 # An environment server that knows nothing of render_later, as one of an older SDK.
 OLDER_SERVER_ENV = """
 import gymnasium
@@ -104,3 +107,14 @@ async def test_an_environment_server_that_renders_no_frames_later_gets_render(
     assert [e.WhichOneof("kind") for e in events] == ["reset", "step", "step"]
     assert _frames(events) == ["jpeg"] * 3
     assert [e.step.result.frame for e in events[1:]] == [s.step.frame for s in steps]
+
+
+async def test_pong_screens_are_recorded_as_observation_frames(
+        envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
+    session_id, link = await _recording_frames(envhost, nats_client, open_link, entry=PONG)
+    await link.reset(seed=2)
+    answers = [await link.step(0) for _ in range(3)]
+    assert not any(a.step.frame_later for a in answers)
+    events = await recorded_events(js, session_id, 4, timeout=10)
+    assert _frames(events) == ["observation"] * 4
+    await stop_session(nats_client, envhost.host_id, session_id)

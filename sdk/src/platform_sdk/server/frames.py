@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import simplejpeg
+from platform_contracts.frames import JPEG_COLORSPACES, jpeg_bytes
 from simulusion.env.v1 import environment_pb2 as env_pb
-
-_COLORSPACES = {1: "GRAY", 3: "RGB", 4: "RGBA"}
 
 
 def frame_array(frame: Any) -> np.ndarray:
@@ -20,7 +18,7 @@ def frame_array(frame: Any) -> np.ndarray:
     array = np.asarray(frame)
     if array.ndim == 2:
         array = array[:, :, None]
-    if array.ndim != 3 or array.shape[2] not in _COLORSPACES or array.shape[0] == 0 or array.shape[1] == 0:
+    if array.ndim != 3 or array.shape[2] not in JPEG_COLORSPACES or array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"cannot encode a frame of shape {array.shape}: expected height x width x 1, 3 or 4")
     if array.dtype != np.uint8:
         array = np.clip(array, 0, 255).astype(np.uint8)
@@ -34,11 +32,4 @@ def encode_frame(frame: Any, quality: int = 90) -> env_pb.Frame:
         ValueError: `frame` is not an H x W, H x W x 1, H x W x 3 or H x W x 4 array.
     """
     array = frame_array(frame)
-    colorspace = _COLORSPACES[array.shape[2]]
-    data = simplejpeg.encode_jpeg(
-        array,
-        quality=quality,
-        colorspace=colorspace,
-        colorsubsampling="Gray" if colorspace == "GRAY" else "420",
-    )
-    return env_pb.Frame(encoding="jpeg", width=array.shape[1], height=array.shape[0], data=data)
+    return env_pb.Frame(encoding="jpeg", width=array.shape[1], height=array.shape[0], data=jpeg_bytes(array, quality))

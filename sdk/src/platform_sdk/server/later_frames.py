@@ -7,6 +7,10 @@ changes it), kept as an array, and encoded after the answer has gone out (`encod
 the server once it has sent the answer, while the client and the env host are busy with it).
 The encoded frames ride on the next answer (`EnvResponse.later_frames`), in order, or on the
 answer of a `take_frames` request.
+
+A frame that is exactly its observation (an Atari screen: `render()` is the observation) is not
+encoded at all: the answer carries a `Frame` of encoding "observation" (`markers`) and the
+recorder encodes it from the observation it records anyway, off the stepping path.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from platform_contracts.frames import observation_marker
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server.frames import encode_frame
@@ -34,6 +39,17 @@ class LaterFrames:
         self._quality = quality
         self._rendered: list[tuple[int, Any, Any]] = []  # (request id, frame, final frame or None)
         self._encoded: list[env_pb.LaterFrame] = []
+
+    def markers(
+        self, frame: Any, observation: Any, final_frame: Any = None, final_observation: Any = None
+    ) -> tuple[env_pb.Frame, env_pb.Frame | None] | None:
+        """"observation" frames for a rendered frame (and an ending's final frame) that are
+        exactly their observations; None when one is not (then `keep` them)."""
+        marker = observation_marker(frame, observation, self._quality)
+        if marker is None or final_frame is None:
+            return None if marker is None else (marker, None)
+        final_marker = observation_marker(final_frame, final_observation, self._quality)
+        return None if final_marker is None else (marker, final_marker)
 
     def keep(self, request_id: int, frame: Any, final_frame: Any = None) -> None:
         """Keep the rendered (validated, `frames.frame_array`) frames of request `request_id`.

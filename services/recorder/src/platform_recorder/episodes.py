@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from platform_recorder.frame_thinning import thinning
 from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
 from platform_recorder.lives import LifePlace
 from platform_recorder.npz_files import RowBytes
+from platform_recorder.observation_frames import encode_observation_frames, has_frame
 from platform_recorder.state_columns import state_columns
 from platform_recorder.step_columns import (
     OUTCOME_COLUMN,
@@ -99,14 +100,33 @@ def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | RowBytes
         dtype = np.dtype(dtype_name)
     except TypeError:
         return None
-    rows = [t.data for t in tensors]
     dims = tuple(shape)
     row_bytes = dtype.itemsize * math.prod(dims)
-    if any(len(row) != row_bytes for row in rows):
+    if any(len(t.data) != row_bytes for t in tensors):
         return None  # a malformed tensor: the row-by-row path reports it
     if row_bytes >= ROW_BYTES_FROM:
-        return RowBytes(rows, dtype, dims)
-    return np.frombuffer(b"".join(rows), dtype=dtype).reshape((len(values), *dims))
+        return RowBytes(TensorRows(tensors), dtype, dims)
+    return np.frombuffer(b"".join(t.data for t in tensors), dtype=dtype).reshape((len(values), *dims))
+
+
+class TensorRows(Sequence[bytes]):
+    """The data of tensors, row by row, each row's bytes made when it is read: the npz encoder
+    streams them, so the episode's image rows never all exist as bytes at once (for a Pong
+    episode that was 80 MB of fresh memory, whose page faults cost more than deflating it)."""
+
+    def __init__(self, tensors: Sequence[values_pb2.Tensor]) -> None:
+        self._tensors = tensors
+
+    def __len__(self) -> int:
+        return len(self._tensors)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [t.data for t in self._tensors[index]]
+        return self._tensors[index].data
+
+    def __iter__(self) -> Iterator[bytes]:
+        return (t.data for t in self._tensors)
 
 
 def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray | RowBytes]:
@@ -199,9 +219,11 @@ def build_episode(
     arrays.update(outcome_column(results))
     if life is not None and ordered:
         arrays[LIFE_START] = np.array(episode_life_start(life.offset, ordered), dtype=np.int64)
-        if thinning(life.frame_every, life.max_frames) and any(f is not None and f.data for f in frames):
+        if thinning(life.frame_every, life.max_frames) and any(has_frame(f) for f in frames):
             rows = ([start] if start is not None else []) + steps
-            frames, arrays[FRAME_STEPS] = thin_frames(rows, frames, life)
+            kept, arrays[FRAME_STEPS] = thin_frames(rows, frames, life)
+            frames, observations = [frames[i] for i in kept], [observations[i] for i in kept]
+    frames = encode_observation_frames(frames, observations, where)
     arrays.update(_frame_columns(frames, where))
     total = float(rewards.sum())
     summary = {

@@ -25,6 +25,7 @@ from simulusion.env.v1 import environment_pb2
 
 from platform_recorder.frame_thinning import is_kept
 from platform_recorder.lives import LifePlace
+from platform_recorder.observation_frames import has_frame
 
 LIFE_START = "life_start"
 FRAME_STEPS = "frame_steps"
@@ -46,19 +47,19 @@ def thin_frames(
     rows: Sequence[events_pb2.StepEvent],
     frames: Sequence[environment_pb2.Frame | None],
     place: LifePlace,
-) -> tuple[list[environment_pb2.Frame | None], np.ndarray]:
-    """The frames kept of an episode's rows (`rows[i]` the event of frame row i) and their life
-    steps (`frame_steps`, int64)."""
-    kept: list[environment_pb2.Frame | None] = []
+) -> tuple[list[int], np.ndarray]:
+    """The rows whose frames are kept, of an episode's rows (`rows[i]` the event of frame row
+    i), and their life steps (`frame_steps`, int64)."""
+    kept: list[int] = []
     steps: list[int] = []
-    for event, frame in zip(rows, frames):
-        if frame is None or not frame.data:
+    for row, (event, frame) in enumerate(zip(rows, frames)):
+        if not has_frame(frame):
             continue
         if event.WhichOneof("kind") != "step" and not (place.position == 0 and event.seq == 1):
             continue
         t = place.offset + session_steps_at(event)
         if is_kept(t, place.frame_every, place.max_frames):
-            kept.append(frame)
+            kept.append(row)
             steps.append(t)
     return kept, np.array(steps, dtype=np.int64)
 

@@ -401,8 +401,10 @@ class ResetRequest(_message.Message):
     """also return the frame"""
     render_later: _builtins.bool
     """Render the frame now but send it with a later answer (`EnvResponse.later_frames`): it is
-    JPEG-encoded after this answer has gone out, so encoding costs the caller no time. The env
-    host asks this for sessions that record frames; `render` wins when both are set.
+    JPEG-encoded after this answer has gone out, so encoding costs the caller no time. A frame
+    that is exactly the observation (an Atari screen) is not encoded at all: the answer says so
+    with a Frame of encoding "observation" and no frame comes later. The env host asks this for
+    sessions that record frames; `render` wins when both are set.
     """
     @_builtins.property
     def options(self) -> _values_pb2.DataMap: ...
@@ -1175,11 +1177,18 @@ class Frame(_message.Message):
     WIDTH_FIELD_NUMBER: _builtins.int
     HEIGHT_FIELD_NUMBER: _builtins.int
     DATA_FIELD_NUMBER: _builtins.int
+    QUALITY_FIELD_NUMBER: _builtins.int
     encoding: _builtins.str
-    """"rgb" (height x width x 3 uint8) or "jpeg" """
+    """"rgb" (height x width x 3 uint8), "jpeg", or "observation": no data, the frame is the
+    observation it goes with (height x width x 3 uint8 RGB, checked equal when rendered), to be
+    JPEG-encoded at `quality` by whoever keeps it (the recorder). Only answers to
+    `render_later` carry "observation" frames.
+    """
     width: _builtins.int
     height: _builtins.int
     data: _builtins.bytes
+    quality: _builtins.int
+    """"observation": the JPEG quality (1-100) to encode it with"""
     def __init__(
         self,
         *,
@@ -1187,10 +1196,11 @@ class Frame(_message.Message):
         width: _builtins.int = ...,
         height: _builtins.int = ...,
         data: _builtins.bytes = ...,
+        quality: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "encoding", b"encoding", "height", b"height", "width", b"width"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "encoding", b"encoding", "height", b"height", "quality", b"quality", "width", b"width"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,50 @@
+"""Frames that are their observations: JPEG-encoded here, from the recorded observation.
+
+An environment whose rendered frame is exactly its observation (an Atari screen) sends, for a
+session that records frames, a `Frame` of encoding "observation" instead of a JPEG
+(`platform_contracts.frames`): encoding it while the session steps would cost the stepping
+client time. The recorder encodes it when the episode's file is written, with the encoder and
+quality the environment server would have used, so the `frames` column is the same either way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from platform_contracts.frames import OBSERVATION, observation_jpeg
+from simulusion.env.v1 import environment_pb2, values_pb2
+
+log = logging.getLogger(__name__)
+UINT8_NAMES = ("u1", "|u1", "uint8")  # Tensor.dtype of uint8 data (numpy's dtype.str, or the name)
+
+
+def has_frame(frame: environment_pb2.Frame | None) -> bool:
+    """The row has a frame: encoded data, or its observation."""
+    return frame is not None and (bool(frame.data) or frame.encoding == OBSERVATION)
+
+
+def encode_observation_frames(
+    frames: Sequence[environment_pb2.Frame | None],
+    observations: Sequence[values_pb2.Value],
+    where: str,
+) -> list[environment_pb2.Frame | None]:
+    """`frames` with each "observation" frame replaced by the JPEG of `observations[i]` (a
+    height x width x 3 uint8 tensor). One whose observation is not that is left out (None), and
+    logged naming the row."""
+    out: list[environment_pb2.Frame | None] = []
+    for row, (frame, observation) in enumerate(zip(frames, observations, strict=True)):
+        if frame is None or frame.encoding != OBSERVATION:
+            out.append(frame)
+            continue
+        tensor = observation.tensor if observation.WhichOneof("kind") == "tensor" else None
+        try:
+            if tensor is None or tensor.dtype not in UINT8_NAMES:
+                raise ValueError("the observation is not a uint8 tensor")
+            data = observation_jpeg(frame, tensor.data)
+        except ValueError as exc:
+            log.error("%s: the frame of row %d is not recorded: %s", where, row, exc)
+            out.append(None)
+            continue
+        out.append(environment_pb2.Frame(encoding="jpeg", width=frame.width, height=frame.height, data=data))
+    return out
