@@ -19,7 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 # label: (catalog entry, session settings)
 CASES: dict[str, tuple[str, dict]] = {
     "cartpole": ("cartpole", {}),
