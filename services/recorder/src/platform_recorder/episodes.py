@@ -38,6 +38,7 @@ from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 
 from platform_recorder.frame_thinning import thinning
+from platform_recorder.held_observations import HeldObservations
 from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
 from platform_recorder.lives import LifePlace
 from platform_recorder.npz_files import RowBytes
@@ -72,10 +73,11 @@ def _flatten(value: values_pb2.Value, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = python_from_value(value)
 
 
-def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | RowBytes | None:
+def _uniform_column(values: Sequence[values_pb2.Value], seqs: Sequence[int] = (),
+                    held: HeldObservations | None = None) -> np.ndarray | RowBytes | None:
     """The rows stacked at once when all are tensors of one dtype and shape, or all discrete
     (the common case, e.g. CartPole: no per-row decoding), as `RowBytes` when they are large;
-    else None."""
+    else None. A row whose seq (`seqs`) `held` holds has its data there (checked when held)."""
     if not values:
         return None
     kind = values[0].WhichOneof("kind")
@@ -102,31 +104,42 @@ def _uniform_column(values: Sequence[values_pb2.Value]) -> np.ndarray | RowBytes
         return None
     dims = tuple(shape)
     row_bytes = dtype.itemsize * math.prod(dims)
-    if any(len(t.data) != row_bytes for t in tensors):
+    in_held = [held is not None and seq in held for seq in seqs] if held else [False] * len(tensors)
+    if any(not is_held and len(t.data) != row_bytes for t, is_held in zip(tensors, in_held)):
         return None  # a malformed tensor: the row-by-row path reports it
     if row_bytes >= ROW_BYTES_FROM:
-        return RowBytes(TensorRows(tensors), dtype, dims)
+        return RowBytes(TensorRows(tensors, seqs, held), dtype, dims)
     return np.frombuffer(b"".join(t.data for t in tensors), dtype=dtype).reshape((len(values), *dims))
 
 
 class TensorRows(Sequence[bytes]):
-    """The data of tensors, row by row, each row's bytes made when it is read: the npz encoder
-    streams them, so the episode's image rows never all exist as bytes at once (for a Pong
-    episode that was 80 MB of fresh memory, whose page faults cost more than deflating it)."""
+    """The data of tensors, row by row, each row's bytes made when it is read (from `held` for a
+    row whose seq it holds): the npz encoder streams them, so the episode's image rows never all
+    exist as bytes at once (for a Pong episode that was 80 MB of fresh memory, whose page faults
+    cost more than deflating it)."""
 
-    def __init__(self, tensors: Sequence[values_pb2.Tensor]) -> None:
+    def __init__(self, tensors: Sequence[values_pb2.Tensor], seqs: Sequence[int] = (),
+                 held: HeldObservations | None = None) -> None:
         self._tensors = tensors
+        self._seqs = seqs
+        self._held = held
 
     def __len__(self) -> int:
         return len(self._tensors)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [t.data for t in self._tensors[index]]
+    def _row(self, index: int) -> bytes:
+        held = self._held
+        if held and self._seqs[index] in held:
+            return held.data(self._seqs[index])
         return self._tensors[index].data
 
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(len(self))[index]]
+        return self._row(range(len(self))[index])
+
     def __iter__(self) -> Iterator[bytes]:
-        return (t.data for t in self._tensors)
+        return (self._row(i) for i in range(len(self)))
 
 
 def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dict[str, np.ndarray | RowBytes]:
@@ -149,6 +162,18 @@ def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dic
         except (KeyError, ValueError) as exc:
             log.error("%s: column %s skipped, its rows do not stack (%s)", where, key, exc)
     return out
+
+
+def _observation_columns(values: Sequence[values_pb2.Value], seqs: Sequence[int], held: HeldObservations | None,
+                         where: str) -> dict[str, np.ndarray | RowBytes]:
+    """The observation columns; rows `held` holds are read from it (streamed when uniform)."""
+    if not held:
+        return _columns(values, "observations", where)
+    uniform = _uniform_column(values, seqs, held)
+    if uniform is not None:
+        return {"observations": uniform}
+    whole = [held.value(seq) if seq in held else value for value, seq in zip(values, seqs)]
+    return _columns(whole, "observations", where)
 
 
 def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -> dict[str, np.ndarray]:
@@ -175,6 +200,7 @@ def build_episode(
     where: str = "",
     spec: Mapping[str, Any] | None = None,
     life: LifePlace | None = None,
+    held: HeldObservations | None = None,
 ) -> tuple[dict[str, np.ndarray], dict]:
     """The arrays of an episode and its summary (length, return, start, flags, seq range,
     `is_success` and `outcome` when the last step has them).
@@ -186,6 +212,7 @@ def build_episode(
             form, `observation_labels`); with labels, the episode gets `state.<name>` columns.
         life: the session's place in its life: adds `life_start` (and, with thinning, keeps only
             the frames of kept life steps, with `frame_steps`).
+        held: the observation data of events read back light (`read_part(held=...)`).
     """
     ordered = sorted(events, key=lambda e: e.seq)
     kinds = [e.WhichOneof("kind") for e in ordered]
@@ -204,7 +231,8 @@ def build_episode(
         frames.append(start.reset.frame if start_kind == "reset" and start.reset.HasField("frame") else None)
     observations.extend(r.observation for r in results)
     frames.extend(r.frame if r.HasField("frame") else None for r in results)
-    arrays = _columns(observations, "observations", where)
+    seqs = ([start.seq] if start is not None else []) + [e.seq for e in steps]
+    arrays = _observation_columns(observations, seqs, held, where)
     actions = _columns([t.action for t in transitions], "actions", where)
     arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
     arrays.update(state_columns(arrays, spec, where))
@@ -223,7 +251,8 @@ def build_episode(
             rows = ([start] if start is not None else []) + steps
             kept, arrays[FRAME_STEPS] = thin_frames(rows, frames, life)
             frames, observations = [frames[i] for i in kept], [observations[i] for i in kept]
-    frames = encode_observation_frames(frames, observations, where)
+            seqs = [seqs[i] for i in kept]
+    frames = encode_observation_frames(frames, observations, where, seqs, held)
     arrays.update(_frame_columns(frames, where))
     total = float(rewards.sum())
     summary = {

@@ -11,6 +11,7 @@ from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import fsync_dir
 from platform_recorder.episodes import build_episode
+from platform_recorder.held_observations import HeldObservations
 from platform_recorder.life_columns import LIFE_START, episode_life_start
 from platform_recorder.lives import LifePlace
 from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, iso_time
@@ -30,6 +31,7 @@ def finish_episode(
     spec: Mapping[str, Any] | None = None,
     life: LifePlace | None = None,
     endless: bool = False,
+    held: HeldObservations | None = None,
 ) -> dict[str, Any]:
     """Write the npz of an episode into the storage (unless it is there); return its meta entry.
     In a folder the npz is not yet durable: `objects.save` makes it so before meta.json names it.
@@ -38,13 +40,13 @@ def finish_episode(
     (beside its part file: the local folder). `spec`: recording.json's (observation labels).
     `life`: the session's place in its life (`life_start`, thinned frames). `endless`: the file is
     one of an endless run's (its entry names its `episode`, and `continued` when it begins in the
-    middle of one).
+    middle of one). `held`: the observation data of events read back light.
     """
     where = f"{where} episode {index}"
     ordered = sorted(events, key=lambda e: e.seq)
     extra = _entry_extras(ordered, life, endless)
     try:
-        arrays, summary = build_episode(ordered, where, spec, life)
+        arrays, summary = build_episode(ordered, where, spec, life, held)
     except Exception as exc:  # keep the data: a bad episode must not stop the recorder
         failed = local_dir / f"{episode_stem(index)}.failed.part"
         log.exception("%s: cannot build its arrays; the events stay in %s", where, failed)

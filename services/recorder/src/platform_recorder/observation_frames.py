@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from platform_contracts.frames import OBSERVATION, observation_jpeg
 from simulusion.env.v1 import environment_pb2, values_pb2
 
+from platform_recorder.held_observations import HeldObservations
+
 log = logging.getLogger(__name__)
 UINT8_NAMES = ("u1", "|u1", "uint8")  # Tensor.dtype of uint8 data (numpy's dtype.str, or the name)
 
@@ -28,10 +30,12 @@ def encode_observation_frames(
     frames: Sequence[environment_pb2.Frame | None],
     observations: Sequence[values_pb2.Value],
     where: str,
+    seqs: Sequence[int] = (),
+    held: HeldObservations | None = None,
 ) -> list[environment_pb2.Frame | None]:
     """`frames` with each "observation" frame replaced by the JPEG of `observations[i]` (a
-    height x width x 3 uint8 tensor). One whose observation is not that is left out (None), and
-    logged naming the row."""
+    height x width x 3 uint8 tensor; its data from `held` when it holds the row's seq,
+    `seqs[i]`). One whose observation is not that is left out (None), and logged naming the row."""
     out: list[environment_pb2.Frame | None] = []
     for row, (frame, observation) in enumerate(zip(frames, observations, strict=True)):
         if frame is None or frame.encoding != OBSERVATION:
@@ -41,7 +45,8 @@ def encode_observation_frames(
         try:
             if tensor is None or tensor.dtype not in UINT8_NAMES:
                 raise ValueError("the observation is not a uint8 tensor")
-            data = observation_jpeg(frame, tensor.data)
+            is_held = held is not None and seqs[row] in held
+            data = observation_jpeg(frame, held.data(seqs[row]) if is_held else tensor.data)  # type: ignore[union-attr]
         except ValueError as exc:
             log.error("%s: the frame of row %d is not recorded: %s", where, row, exc)
             out.append(None)

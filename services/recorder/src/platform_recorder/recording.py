@@ -29,6 +29,7 @@ from platform_recorder.durable_files import SyncGroup, fsync_dir
 from platform_recorder.endless_files import is_full, route_endless
 from platform_recorder.episodes import START_KINDS
 from platform_recorder.finishing import apply_close, finish_episode
+from platform_recorder.held_observations import HeldObservations
 from platform_recorder.life_columns import recorded_steps
 from platform_recorder.lives import close_in_life, place_from_meta
 from platform_recorder.meta import STATUS_RECORDING
@@ -356,7 +357,7 @@ class Recording:
 
     def session_steps(self) -> int:
         """The steps of the session recorded so far: the life steps it takes."""
-        open_events = [state.events if state.events is not None else read_part(state.writer.path)
+        open_events = [state.events if state.events is not None else read_part(state.writer.path, held=HeldObservations())
                        for state in self.open.values()]
         return recorded_steps(self.meta.get("episodes", []), open_events, self.life)
 
@@ -424,12 +425,15 @@ class Recording:
             state.writer.close()
             self._touched.discard(state.writer)
         events = state.events if state is not None and state.events is not None else None
-        if events is None:
-            events = read_part(part_path(self.dir, index))
+        held = None
+        if events is None:  # too large to have been kept: read back light
+            held = HeldObservations()
+            events = read_part(part_path(self.dir, index), held=held)
         if not events:
             return None
         return finish_episode(
-            self.objects, self.dir, index, events, self.where, self.info.get("spec"), self.life, self.endless
+            self.objects, self.dir, index, events, self.where, self.info.get("spec"), self.life, self.endless,
+            held,
         )
 
     def _apply_close(self, event: events_pb2.SessionEvent) -> None:

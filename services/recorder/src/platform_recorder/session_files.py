@@ -20,6 +20,7 @@ from platform_contracts.step_batches import NotABatchError, decompress_event
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup
+from platform_recorder.held_observations import HeldObservations
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +79,12 @@ def frame_record(data: bytes, compressed: bool = False) -> bytes:
     return _LEN.pack(len(data) | COMPRESSED_FLAG if compressed else len(data)) + data
 
 
-def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
+def read_part(path: Path, repair: bool = False, held: HeldObservations | None = None) -> list[events_pb2.StepEvent]:
     """The events of a part file, in file order.
 
     A torn or unreadable tail (a crash mid-append) is ignored; with `repair` it is cut off and the
-    file fsynced, so what remains is durable and later appends follow a whole record.
+    file fsynced, so what remains is durable and later appends follow a whole record. With `held`,
+    large observations are left in their records there (`HeldObservations.lighten`).
     """
     try:
         data = path.read_bytes()
@@ -100,10 +102,11 @@ def read_part(path: Path, repair: bool = False) -> list[events_pb2.StepEvent]:
         event = events_pb2.StepEvent()
         try:
             record = data[offset + _LEN.size : end]
-            event.ParseFromString(decompress_event(record) if compressed else record)
+            serialized = decompress_event(record) if compressed else record
+            event.ParseFromString(serialized)
         except (DecodeError, NotABatchError):
             break
-        events.append(event)
+        events.append(event if held is None else held.lighten(event, record, compressed, len(serialized)))
         offset = end
     if repair:
         with open(path, "r+b") as f:

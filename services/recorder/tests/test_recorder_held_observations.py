@@ -1,0 +1,109 @@
+"""Episodes too large to keep in memory are read back light: large observations stay in their
+records (zstd or plain) and are parsed again row by row while the file is written. The file is
+the one the events parsed whole give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from gymnasium import spaces as gs
+from platform_contracts.frames import OBSERVATION, jpeg_bytes
+from platform_contracts.spaces import space_to_proto
+from platform_contracts.step_batches import frame_event
+from platform_contracts.values import tensor_from_array
+from platform_recorder.episodes import build_episode
+from platform_recorder.held_observations import HeldObservations
+from platform_recorder.open_episodes import MAX_KEPT_BYTES
+from platform_recorder.reading import load_episode
+from platform_recorder.session_files import frame_record, part_path, read_part
+from platform_recorder.writer import RecordingWriter
+from recorder_testkit import closed, episode_events, started, subject_of
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as pb
+
+SIDE = 64  # 64 x 64 x 3 = 12 KB a row: ~90 rows pass MAX_KEPT_BYTES
+STEPS = 120
+
+
+def screen(seq: int, noisy: bool) -> np.ndarray:
+    """A recognisable screen per seq: flat colours (zstd shrinks its event) or noise (it does not)."""
+    if noisy:
+        return np.random.default_rng(seq).integers(0, 256, (SIDE, SIDE, 3), dtype=np.uint8)
+    array = np.zeros((SIDE, SIDE, 3), np.uint8)
+    array[: seq % SIDE, :, 0] = 200
+    array[:, : (3 * seq) % SIDE, 2] = 90
+    return array
+
+
+def spec() -> env_pb.SpecResponse:
+    return env_pb.SpecResponse(
+        env_id="screens",
+        observation_space=space_to_proto(gs.Box(0, 255, (SIDE, SIDE, 3), np.uint8)),
+        action_space=space_to_proto(gs.Discrete(2)),
+    )
+
+
+def screen_events(noisy: bool, frames: bool = True) -> list[Any]:
+    events = episode_events("s1", 1, 0, STEPS, obs=lambda seq: pb.Value(tensor=tensor_from_array(screen(seq, noisy))))
+    if frames:
+        marker = env_pb.Frame(encoding=OBSERVATION, width=SIDE, height=SIDE, quality=80)
+        for event in events:
+            (event.reset if event.WhichOneof("kind") == "reset" else event.step.result).frame.CopyFrom(marker)
+    return events
+
+
+def write(root: Path, events: list[Any], **life: Any) -> None:
+    """As the env host sends them: batches of 10 events, large ones zstd-compressed when that helps."""
+    messages = [(subject_of(e), e.SerializeToString()) for e in (started("s1", spec=spec(), **life),)]
+    for i in range(0, len(events), 10):
+        batch = b"".join(frame_event(e.SerializeToString()) for e in events[i : i + 10])
+        messages.append((subject_of(events[0]).rsplit(".", 1)[0] + ".steps", batch))
+    end = closed("s1", last_seq=len(events))
+    messages.append((subject_of(end), end.SerializeToString()))
+    RecordingWriter(root).process(messages)
+
+
+@pytest.mark.parametrize("noisy", [False, True], ids=["zstd-records", "plain-records"])
+def test_a_large_episode_read_back_light_is_written_as_the_whole_events_give_it(tmp_path: Path, noisy: bool) -> None:
+    events = screen_events(noisy)
+    assert sum(e.ByteSize() for e in events) > MAX_KEPT_BYTES  # so it is read back from its part file
+    write(tmp_path, events)
+    arrays = load_episode(tmp_path, "s1", 0)
+    assert np.array_equal(arrays["observations"], np.stack([screen(seq, noisy) for seq in range(1, STEPS + 2)]))
+    assert [bytes(f) for f in arrays["frames"]] == [jpeg_bytes(screen(seq, noisy), 80) for seq in range(1, STEPS + 2)]
+    whole, _ = build_episode(events, spec={})
+    for name in ("actions", "rewards", "terminated", "truncated", "seq", "frames"):
+        assert np.array_equal(arrays[name], whole[name]), name
+
+
+def test_read_back_light_holds_only_large_well_formed_tensor_observations(tmp_path: Path) -> None:
+    events = screen_events(noisy=False, frames=False)
+    events[3].step.result.observation.tensor.data = b"\x00" * 10  # malformed: kept whole
+    path = part_path(tmp_path, 0)
+    path.write_bytes(b"".join(frame_record(e.SerializeToString()) for e in events))
+    held = HeldObservations()
+    light = read_part(path, held=held)
+    assert [e.seq for e in light] == [e.seq for e in events]
+    assert len(held) == len(events) - 1 and 4 not in held
+    assert not light[1].step.result.observation.tensor.data and light[1].step.result.observation.tensor.shape == [
+        SIDE, SIDE, 3]
+    assert light[3].step.result.observation.tensor.data == b"\x00" * 10
+    assert held.data(2) == screen(2, noisy=False).tobytes()
+    # the malformed row fails the episode as it does with the events parsed whole (the recorder
+    # then keeps them in a .failed.part file)
+    with pytest.raises(ValueError, match="cannot reshape array of size 10"):
+        build_episode(events, "s1 episode 0", {})
+    with pytest.raises(ValueError, match="cannot reshape array of size 10"):
+        build_episode(light, "s1 episode 0", {}, None, held)
+
+
+def test_a_thinned_life_reads_the_kept_frames_rows_back(tmp_path: Path) -> None:
+    events = screen_events(noisy=False)
+    write(tmp_path, events, life="robot-1", frame_every=7)
+    arrays = load_episode(tmp_path, "s1", 0)
+    kept = arrays["frame_steps"].tolist()
+    assert kept == list(range(0, STEPS + 1, 7))
+    assert [bytes(f) for f in arrays["frames"]] == [jpeg_bytes(screen(step + 1, False), 80) for step in kept]
