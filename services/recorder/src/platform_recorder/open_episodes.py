@@ -8,10 +8,13 @@ from pathlib import Path
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.episodes import START_KINDS
+from platform_recorder.held_observations import HeldObservations
 from platform_recorder.session_files import ORPHANS_PART, PartWriter, part_files, read_part
 
-# An open episode keeps its parsed events in memory up to this many serialized bytes, so that
-# finishing it needs no read back of its part file (larger ones are read back).
+# An open episode keeps its events in memory up to this many bytes, so that finishing it needs
+# no read back of its part file (larger ones are read back). An event with a large observation
+# (an image) is kept light: its observation's data stays in its record (`held_observations`),
+# and it counts as the light event's size plus its record's (a Pong step: ~0.5 KB, not 100 KB).
 MAX_KEPT_BYTES = 1 << 20
 
 
@@ -25,20 +28,32 @@ class OpenEpisode:
     ended: bool = False
     episode: int = -1  # the env host's episode number of its events (an endless run's files differ)
     steps: int = 0  # its step events
-    # What its part file holds, parsed (None: too large, read it back when finishing).
+    # What its part file holds, parsed (None: too large, read it back when finishing), and the
+    # observation data left out of them (`held_observations`).
     events: list[events_pb2.StepEvent] | None = field(default_factory=list)
     kept_bytes: int = 0
+    held: HeldObservations = field(default_factory=HeldObservations)
 
-    def keep(self, event: events_pb2.StepEvent, size: int) -> None:
+    def keep(self, event: events_pb2.StepEvent, size: int, record: bytes | None = None,
+             compressed: bool = False) -> None:
+        """Count `event` (`size` bytes serialized) and keep it, light when `record` (its bytes as
+        stored: zstd when `compressed`) can hold its large observation. The event must not be used
+        for its observation afterwards."""
         self.episode = int(event.episode)
         if event.WhichOneof("kind") == "step":
             self.steps += 1
-        if self.events is not None:
-            self.kept_bytes += size
-            if self.kept_bytes <= MAX_KEPT_BYTES:
-                self.events.append(event)
-            else:
-                self.events = None
+        if self.events is None:
+            return
+        if record is not None:
+            light = self.held.lighten(event, record, compressed, size)
+            if light is not event:
+                event, size = light, light.ByteSize() + len(record)
+        self.kept_bytes += size
+        if self.kept_bytes <= MAX_KEPT_BYTES:
+            self.events.append(event)
+        else:
+            self.events = None
+            self.held = HeldObservations()
 
 
 @dataclass
@@ -58,14 +73,16 @@ def scan_parts(session_dir: Path, finished: set[int], stored: set[int]) -> PartS
     """
     scan = PartScan()
     for index, path in part_files(session_dir).items():
-        events = read_part(path, repair=True)
+        held = HeldObservations()
+        events = read_part(path, repair=True, held=held)
         scan.found.update(e.seq for e in events)
         if index in finished or index in stored or not events:
             scan.to_finish.add(index)  # an empty part: finishing removes it
             continue
         size = path.stat().st_size
-        state = OpenEpisode(index, PartWriter(path), events=events if size <= MAX_KEPT_BYTES else None,
-                            kept_bytes=size)
+        kept = size <= MAX_KEPT_BYTES
+        state = OpenEpisode(index, PartWriter(path), events=events if kept else None, kept_bytes=size,
+                            held=held if kept else HeldObservations())
         state.has_start = any(e.WhichOneof("kind") in START_KINDS for e in events)
         state.episode = int(events[-1].episode)
         state.steps = sum(1 for e in events if e.WhichOneof("kind") == "step")

@@ -181,13 +181,15 @@ class Recording:
 
     # ---------------------------------------------------------------- appending
 
-    def append(self, event: events_pb2.StepEvent, data: bytes | None = None, compressed: bool = False) -> str:
+    def append(self, event: events_pb2.StepEvent, data: bytes | None = None, compressed: bool = False,
+               size: int | None = None) -> str:
         """Take one step event for writing (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN.
 
         Args:
             event: the parsed event.
             data: its serialized form as received (written as is); None: serialize `event`.
             compressed: `data` is a zstd frame of the serialized event (as a batch brought it).
+            size: the serialized event's size, when known (else measured).
         """
         seq = event.seq
         late = seq in self.missing
@@ -266,8 +268,9 @@ class Recording:
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
                 )
-        size = self._write(state.writer, event, data, compressed)
-        state.keep(event, event.ByteSize() if compressed else size)
+        written = self._write(state.writer, event, data, compressed)
+        serialized = size if size is not None else event.ByteSize() if compressed else written
+        state.keep(event, serialized, data, compressed)
         if kind in START_KINDS:
             state.has_start = True
         elif event.step.result.terminated or event.step.result.truncated:
@@ -424,10 +427,9 @@ class Recording:
         if state is not None:
             state.writer.close()
             self._touched.discard(state.writer)
-        events = state.events if state is not None and state.events is not None else None
-        held = None
+        kept = state is not None and state.events is not None
+        events, held = (state.events, state.held) if kept else (None, HeldObservations())
         if events is None:  # too large to have been kept: read back light
-            held = HeldObservations()
             events = read_part(part_path(self.dir, index), held=held)
         if not events:
             return None

@@ -131,11 +131,11 @@ class RecordingWriter:
             try:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
-                    counts[self._step(event, EntryBytes(data, False), _subject_session(subject), touched)] += 1
+                    counts[self._step(event, EntryBytes(data, False), len(data), _subject_session(subject), touched)] += 1
                 elif kind == "steps":  # gathered steps, a hold's, or one of each sub-environment
                     fallback = _subject_session(subject)
-                    for event, entry in _batch_events(data):
-                        counts[self._step(event, entry, fallback, touched)] += 1
+                    for event, entry, size in _batch_events(data):
+                        counts[self._step(event, entry, size, fallback, touched)] += 1
                 elif kind == "lifecycle":
                     counts[self._lifecycle(events_pb2.SessionEvent.FromString(data), touched)] += 1
                 else:
@@ -173,11 +173,12 @@ class RecordingWriter:
                 rec.write_meta()
 
     def _step(
-        self, event: events_pb2.StepEvent, entry: EntryBytes | None, fallback: str, touched: dict[str, Recording]
+        self, event: events_pb2.StepEvent, entry: EntryBytes | None, size: int, fallback: str,
+        touched: dict[str, Recording],
     ) -> str:
         """Take one step event for its session's recording (`fallback`: the subject's session, for an
-        event that names none; `entry`: its bytes as they came, None to serialize it again);
-        WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
+        event that names none; `entry`: its bytes as they came, None to serialize it again; `size`:
+        its serialized size); WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
         session_id = event.session_id or fallback
         rec = self._get(session_id) or self._start_sub_session(session_id, touched)
         if rec is None:
@@ -185,7 +186,7 @@ class RecordingWriter:
         touched[rec.session_id] = rec
         if entry is None:
             return rec.append(event)
-        return rec.append(event, entry.data, entry.compressed)
+        return rec.append(event, entry.data, entry.compressed, size)
 
     def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
         """The recording of sub-session `session_id` of a recorded vector session, made now from its
@@ -341,14 +342,18 @@ def _subject_session(subject: str) -> str:
     return parts[2] if len(parts) >= 4 else ""
 
 
-def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None]]:
+def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None, int]]:
     """The events of a StepEventBatch with each one's own bytes as they came (stored as they are,
-    compressed or not); without them (None: serialized again when stored) for a batch that is not
-    only event entries."""
+    compressed or not) and its serialized size; without them (None: serialized again when stored)
+    for a batch that is not only event entries."""
     try:
         found = entries(data)
     except NotABatchError:  # other fields too (a newer env host): a generic parse, put in seq order
         batch = events_pb2.StepEventBatch.FromString(data)
         events = [*batch.events, *(events_pb2.StepEvent.FromString(decompress_event(z)) for z in batch.zstd_events)]
-        return [(event, None) for event in sorted(events, key=lambda e: e.seq)]
-    return [(events_pb2.StepEvent.FromString(entry.event_bytes()), entry) for entry in found]
+        return [(event, None, event.ByteSize()) for event in sorted(events, key=lambda e: e.seq)]
+    out = []
+    for entry in found:
+        serialized = entry.event_bytes()
+        out.append((events_pb2.StepEvent.FromString(serialized), entry, len(serialized)))
+    return out
