@@ -157,37 +157,38 @@ def _observation_bytes(value: pb.Value) -> bytes:
     return value.tensor.data
 
 
-def test_a_frame_that_is_its_observation_goes_as_an_observation_frame_that_encodes_to_renders_jpeg() -> None:
+def test_a_frame_that_is_its_observation_comes_later_as_an_observation_frame_that_encodes_to_renders_jpeg() -> None:
     from platform_contracts.frames import OBSERVATION, observation_jpeg
 
     inline = _run(EnvInstance(_Screen(), "screen", jpeg_quality=70), later=False)
     later = _run(EnvInstance(_Screen(), "screen", jpeg_quality=70), later=True)
     assert not any(a.HasField("error") for a in inline + later), later
 
-    # Nothing comes later: every answer says its frame is its observation.
-    assert not any(a.later_frames for a in later)
-    assert not later[0].reset.frame_later and not any(a.step.frame_later for a in later[1:5])
-    reset_marker = later[0].reset.frame
+    assert later[0].reset.frame_later and all(a.step.frame_later for a in later[1:5])
+    came = {f.request_id: f for a in later for f in a.later_frames}
+    assert sorted(came) == [1, 2, 3, 4, 5]
+    reset_marker = came[1].frame
     assert (reset_marker.encoding, reset_marker.width, reset_marker.height, reset_marker.quality) == (
         OBSERVATION, 24, 16, 70)
     assert not reset_marker.data
+    # Encoded from the observation each answer carried, it is the JPEG `render` gives.
     assert observation_jpeg(reset_marker, _observation_bytes(later[0].reset.observation)) == inline[0].reset.frame.data
-    for mine, rendered in zip(later[1:5], inline[1:5], strict=True):
-        assert mine.step.frame.encoding == OBSERVATION
-        assert observation_jpeg(mine.step.frame, _observation_bytes(mine.step.observation)) == rendered.step.frame.data
+    for request_id, mine, rendered in zip(range(2, 6), later[1:5], inline[1:5], strict=True):
+        assert came[request_id].frame.encoding == OBSERVATION
+        assert observation_jpeg(came[request_id].frame, _observation_bytes(mine.step.observation)) == (
+            rendered.step.frame.data)
     ended = later[3].step.auto_reset  # the third step ended the episode and reset
-    assert ended.final_frame.encoding == OBSERVATION
-    assert observation_jpeg(ended.final_frame, _observation_bytes(ended.final_observation)) == (
+    assert came[4].final_frame.encoding == OBSERVATION
+    assert observation_jpeg(came[4].final_frame, _observation_bytes(ended.final_observation)) == (
         inline[3].step.auto_reset.final_frame.data)
 
 
-def test_a_frame_that_differs_from_its_observation_is_encoded_later_as_before() -> None:
+def test_a_frame_that_differs_from_its_observation_comes_later_as_jpeg() -> None:
     from platform_contracts.frames import OBSERVATION
 
     later = _run(EnvInstance(_Screen(overlay_at=2), "screen"), later=True)
     inline = _run(EnvInstance(_Screen(overlay_at=2), "screen"), later=False)
-    # Step 2 (request 3) renders an overlay: its frame is JPEG, sent with the next answer.
-    assert later[2].step.frame_later and not later[2].step.HasField("frame")
-    assert [[f.request_id for f in a.later_frames] for a in later] == [[], [], [], [3], [], []]
-    assert later[3].later_frames[0].frame == inline[2].step.frame
-    assert all(later[i].step.frame.encoding == OBSERVATION for i in (1, 3, 4))
+    came = {f.request_id: f for a in later for f in a.later_frames}
+    # Step 2 (request 3) renders an overlay: its frame is the JPEG `render` gives.
+    assert came[3].frame == inline[2].step.frame and came[3].frame.encoding == "jpeg"
+    assert all(came[i].frame.encoding == OBSERVATION for i in (1, 2, 4, 5))

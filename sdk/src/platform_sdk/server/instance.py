@@ -20,7 +20,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server import snapshots
 from platform_sdk.server.actions import decode_action
-from platform_sdk.server.auto_reset import Stepped, advance, write_step
+from platform_sdk.server.auto_reset import advance, write_step
 from platform_sdk.server.batch import answer_batch
 from platform_sdk.server.errors import CommandError
 from platform_sdk.server.frames import encode_frame, frame_array
@@ -206,13 +206,8 @@ class EnvInstance:
         if command.render:
             result.frame.CopyFrom(self.frame())
         elif command.render_later:
-            rendered = self.rendered()
-            markers = self._later.markers(rendered, observation)
-            if markers is not None:
-                result.frame.CopyFrom(markers[0])
-            else:
-                self._later.keep(request.id, rendered)
-                result.frame_later = True
+            self._later.keep(request.id, self.rendered(), observation)
+            result.frame_later = True
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         self.require_reset("step")
@@ -226,22 +221,13 @@ class EnvInstance:
         stepped = advance(self, action, render=render, render_later=later, auto_reset=command.auto_reset)
         write_step(response.step, stepped, env.observation_space)
         if later:  # last: a step that fails above keeps no frame
-            self._frames_later(request.id, stepped, response.step)
-
-    def _frames_later(self, request_id: int, stepped: Stepped, result: env_pb.StepResponse) -> None:
-        """A `render_later` step's frames: "observation" frames in the answer when they are its
-        observations, else kept to be encoded after the answer."""
-        ending = stepped.ending
-        final_frame = ending.later_frame if ending is not None else None
-        final_observation = ending.observation if ending is not None else None
-        markers = self._later.markers(stepped.later_frame, stepped.observation, final_frame, final_observation)
-        if markers is None:
-            self._later.keep(request_id, stepped.later_frame, final_frame)
-            result.frame_later = True
-            return
-        result.frame.CopyFrom(markers[0])
-        if markers[1] is not None:
-            result.auto_reset.final_frame.CopyFrom(markers[1])
+            ending = stepped.ending
+            if ending is None:
+                self._later.keep(request.id, stepped.later_frame, stepped.observation)
+            else:
+                self._later.keep(request.id, stepped.later_frame, stepped.observation,
+                                 ending.later_frame, ending.observation)
+            response.step.frame_later = True
 
     def _snapshot(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
         self.require_reset("snapshot")

@@ -9,8 +9,8 @@ The encoded frames ride on the next answer (`EnvResponse.later_frames`), in orde
 answer of a `take_frames` request.
 
 A frame that is exactly its observation (an Atari screen: `render()` is the observation) is not
-encoded at all: the answer carries a `Frame` of encoding "observation" (`markers`) and the
-recorder encodes it from the observation it records anyway, off the stepping path.
+encoded at all: it is sent as a `Frame` of encoding "observation" (checked when the frame would
+be encoded), and the recorder encodes it from the observation it records anyway.
 """
 
 from __future__ import annotations
@@ -37,37 +37,33 @@ class LaterFrames:
     def __init__(self, env_id: str, quality: int) -> None:
         self._env_id = env_id
         self._quality = quality
-        self._rendered: list[tuple[int, Any, Any]] = []  # (request id, frame, final frame or None)
+        # (request id, frame, its observation, final frame or None, final observation)
+        self._rendered: list[tuple[int, Any, Any, Any, Any]] = []
         self._encoded: list[env_pb.LaterFrame] = []
 
-    def markers(
-        self, frame: Any, observation: Any, final_frame: Any = None, final_observation: Any = None
-    ) -> tuple[env_pb.Frame, env_pb.Frame | None] | None:
-        """"observation" frames for a rendered frame (and an ending's final frame) that are
-        exactly their observations; None when one is not (then `keep` them)."""
-        marker = observation_marker(frame, observation, self._quality)
-        if marker is None or final_frame is None:
-            return None if marker is None else (marker, None)
-        final_marker = observation_marker(final_frame, final_observation, self._quality)
-        return None if final_marker is None else (marker, final_marker)
-
-    def keep(self, request_id: int, frame: Any, final_frame: Any = None) -> None:
-        """Keep the rendered (validated, `frames.frame_array`) frames of request `request_id`.
-        They must stay unchanged until `encode`, which runs before the next request."""
-        self._rendered.append((request_id, frame, final_frame))
+    def keep(self, request_id: int, frame: Any, observation: Any, final_frame: Any = None,
+             final_observation: Any = None) -> None:
+        """Keep the rendered (validated, `frames.frame_array`) frames of request `request_id` and
+        the observations its answer carried. They must stay unchanged until `encode`, which runs
+        before the next request."""
+        self._rendered.append((request_id, frame, observation, final_frame, final_observation))
 
     def encode(self) -> None:
-        """JPEG-encode the kept frames (a frame that fails is sent empty, and logged)."""
+        """Encode the kept frames: an "observation" frame for one that is exactly its
+        observation, else JPEG (a frame that fails is sent empty, and logged)."""
         rendered, self._rendered = self._rendered, []
-        for request_id, frame, final_frame in rendered:
+        for request_id, frame, observation, final_frame, final_observation in rendered:
             later = env_pb.LaterFrame(request_id=request_id)
             try:
-                later.frame.CopyFrom(encode_frame(frame, self._quality))
+                later.frame.CopyFrom(self._encoded_frame(frame, observation))
                 if final_frame is not None:
-                    later.final_frame.CopyFrom(encode_frame(final_frame, self._quality))
+                    later.final_frame.CopyFrom(self._encoded_frame(final_frame, final_observation))
             except Exception:  # a frame is recorded data, but never worth failing the session
                 log.exception("%s: the frame of request %d could not be encoded", self._env_id, request_id)
             self._encoded.append(later)
+
+    def _encoded_frame(self, frame: Any, observation: Any) -> env_pb.Frame:
+        return observation_marker(frame, observation, self._quality) or encode_frame(frame, self._quality)
 
     def attach(self, response: env_pb.EnvResponse) -> None:
         """Move the encoded frames into `response` (the frames kept since are left for later)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_contracts.frames import OBSERVATION
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
@@ -105,16 +104,6 @@ def frame_follows(response: env_pb.EnvResponse) -> bool:
     if command == "reset":
         return response.reset.frame_later
     return False
-
-
-def answered_render_later(response: env_pb.EnvResponse) -> bool:
-    """The answer to a reset or step that asked `render_later` shows the instance did: its frame
-    comes later, or it is the observation (a Frame of encoding "observation")."""
-    if frame_follows(response):
-        return True
-    command = response.WhichOneof("result")
-    result = response.step if command == "step" else response.reset if command == "reset" else None
-    return result is not None and result.frame.encoding == OBSERVATION
 
 
 def _put_frames(response: env_pb.EnvResponse, due: FrameDue) -> None:

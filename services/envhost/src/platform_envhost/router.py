@@ -32,12 +32,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_envhost.agent_data import check_agent_data, with_warnings
 from platform_envhost.batches import BatchAnswerer
 from platform_envhost.coalesced_steps import SEND_AFTER_S
-from platform_envhost.deferred_events import (
-    DeferredEvents,
-    answered_render_later,
-    parse_answers,
-    take_owed_frames,
-)
+from platform_envhost.deferred_events import DeferredEvents, frame_follows, parse_answers, take_owed_frames
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import recorded_hold
@@ -275,7 +270,7 @@ class Router:
         if response.HasField("error") or response.WhichOneof("result") not in ("reset", "step"):
             return
         later = instance.later_frames
-        later.supported = answered_render_later(response)
+        later.supported = frame_follows(response)
         if later.supported or due is None:
             return
         later.owed = False

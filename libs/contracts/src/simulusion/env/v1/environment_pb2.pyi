@@ -402,9 +402,9 @@ class ResetRequest(_message.Message):
     render_later: _builtins.bool
     """Render the frame now but send it with a later answer (`EnvResponse.later_frames`): it is
     JPEG-encoded after this answer has gone out, so encoding costs the caller no time. A frame
-    that is exactly the observation (an Atari screen) is not encoded at all: the answer says so
-    with a Frame of encoding "observation" and no frame comes later. The env host asks this for
-    sessions that record frames; `render` wins when both are set.
+    that is exactly the observation (an Atari screen) is not encoded at all: it comes as a Frame
+    of encoding "observation". The env host asks this for sessions that record frames; `render`
+    wins when both are set.
     """
     @_builtins.property
     def options(self) -> _values_pb2.DataMap: ...
@@ -1180,9 +1180,9 @@ class Frame(_message.Message):
     QUALITY_FIELD_NUMBER: _builtins.int
     encoding: _builtins.str
     """"rgb" (height x width x 3 uint8), "jpeg", or "observation": no data, the frame is the
-    observation it goes with (height x width x 3 uint8 RGB, checked equal when rendered), to be
-    JPEG-encoded at `quality` by whoever keeps it (the recorder). Only answers to
-    `render_later` carry "observation" frames.
+    observation it goes with (height x width x 3 uint8 RGB, checked equal), to be JPEG-encoded
+    at `quality` by whoever keeps it (the recorder). Only the later frames of `render_later`
+    requests are "observation" frames.
     """
     width: _builtins.int
     height: _builtins.int
