@@ -104,7 +104,7 @@ def _uniform_column(values: Sequence[values_pb2.Value], seqs: Sequence[int] = ()
         return None
     dims = tuple(shape)
     row_bytes = dtype.itemsize * math.prod(dims)
-    in_held = [held is not None and seq in held for seq in seqs] if held else [False] * len(tensors)
+    in_held = [seq in held for seq in seqs] if held else [False] * len(tensors)
     if any(not is_held and len(t.data) != row_bytes for t, is_held in zip(tensors, in_held)):
         return None  # a malformed tensor: the row-by-row path reports it
     if row_bytes >= ROW_BYTES_FROM:

@@ -45,8 +45,7 @@ def encode_observation_frames(
         try:
             if tensor is None or tensor.dtype not in UINT8_NAMES:
                 raise ValueError("the observation is not a uint8 tensor")
-            is_held = held is not None and seqs[row] in held
-            data = observation_jpeg(frame, held.data(seqs[row]) if is_held else tensor.data)  # type: ignore[union-attr]
+            data = observation_jpeg(frame, held.data(seqs[row]) if held and seqs[row] in held else tensor.data)
         except ValueError as exc:
             log.error("%s: the frame of row %d is not recorded: %s", where, row, exc)
             out.append(None)
