@@ -80,7 +80,8 @@ def test_a_recorded_session_lands_in_s3(tmp_path: Path, s3_server: S3Server, s3_
         assert npz["actions"].tolist() == actions[0]
         assert not (tmp_path / "platform" / "recordings" / sid).exists()  # nothing in the folder
         spool = tmp_path / "platform" / "data" / "recorder-spool"
-        assert not list(spool.rglob("*.part"))  # the part files were in the spool, now finished
+        # the part files were in the spool, now finished: they go right after meta.json lists them
+        wait_for(lambda: not list(spool.rglob("*.part")), what="the spooled part files removed")
 
         listing = httpx.get(f"{stack.url}/v0/recordings", params={"session_id": sid}, timeout=30)
         assert listing.status_code == 200, listing.text

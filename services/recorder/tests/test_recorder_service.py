@@ -97,7 +97,8 @@ async def test_closed_mid_episode_and_dict_observations(
     data = load_episode(root, sid, 0)
     assert data["observations.position"][:, 0].tolist() == [1, 2, 3, 4, 5]
     assert data["observations.goal"].tolist() == [1, 2, 3, 4, 0]
-    assert not list((root / sid).glob("*.part"))
+    # the part file goes right after meta.json lists its episode (meta.json first: see write_meta)
+    await wait_for(lambda: not list((root / sid).glob("*.part")), what="the part file removed after meta.json")
 
 
 async def test_unrecorded_session_leaves_nothing(
