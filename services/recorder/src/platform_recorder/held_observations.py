@@ -1,12 +1,12 @@
-"""Large observations of events read back from a part file, left in their records until used.
+"""Large observations of recorded events, left in the events' records until their rows are read.
 
-A finished episode whose events were not kept in memory (a Pong episode: ~800 events of
-100 KB) is read back from its part file. Parsing every event at once held the whole episode
-(~80 MB) in memory, and its page faults and cache misses slowed every process on the machine.
-So the events are read back light: an event whose observation is a large, well-formed tensor
-keeps the tensor's dtype and shape but not its data, and the data is parsed again from the
-event's record (zstd or plain, as stored) when its row is read, one row at a time
-(`HeldObservations.data`), while the episode file is encoded.
+An event whose observation is a large, well-formed tensor (an image) is kept light: it keeps the
+tensor's dtype and shape but not its data, and the data is parsed again from the event's record
+(zstd or plain, as stored) when its row is read, one row at a time (`HeldObservations.data`),
+while the episode file is encoded. Open episodes keep their events light (`OpenEpisode.keep`),
+and a part file is read back light (`read_part(held=...)`), so a Pong episode (~800 events of
+100 KB) is never held whole in memory: parsing it whole took ~80 MB, and the page faults and
+cache misses slowed every process on the machine.
 """
 
 from __future__ import annotations

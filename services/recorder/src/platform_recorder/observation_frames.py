@@ -12,18 +12,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
 from platform_contracts.frames import OBSERVATION, observation_jpeg
 from simulusion.env.v1 import environment_pb2, values_pb2
 
 from platform_recorder.held_observations import HeldObservations
 
 log = logging.getLogger(__name__)
-UINT8_NAMES = ("u1", "|u1", "uint8")  # Tensor.dtype of uint8 data (numpy's dtype.str, or the name)
 
 
 def has_frame(frame: environment_pb2.Frame | None) -> bool:
     """The row has a frame: encoded data, or its observation."""
     return frame is not None and (bool(frame.data) or frame.encoding == OBSERVATION)
+
+
+def _is_uint8(dtype_name: str) -> bool:
+    try:
+        return np.dtype(dtype_name) == np.uint8
+    except TypeError:
+        return False
 
 
 def encode_observation_frames(
@@ -43,7 +50,7 @@ def encode_observation_frames(
             continue
         tensor = observation.tensor if observation.WhichOneof("kind") == "tensor" else None
         try:
-            if tensor is None or tensor.dtype not in UINT8_NAMES:
+            if tensor is None or not _is_uint8(tensor.dtype):
                 raise ValueError("the observation is not a uint8 tensor")
             data = observation_jpeg(frame, held.data(seqs[row]) if held and seqs[row] in held else tensor.data)
         except ValueError as exc:
