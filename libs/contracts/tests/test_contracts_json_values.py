@@ -43,7 +43,16 @@ def test_mismatches_name_the_space(space, bad, fragment):
 def test_describe_and_json_of_a_space():
     proto = space_to_proto(gs.Box(-np.inf, np.inf, (2,), np.float32))
     assert describe_space(proto) == "Box(-inf, inf, (2,), float32)"
-    assert space_to_json(proto)["low"] == ["-inf", "-inf"]
+    assert space_to_json(proto)["low"] == "-inf"  # one value when every element has it
+
+
+def test_box_bounds_are_one_number_when_uniform_else_the_flat_list():
+    screen = space_to_json(space_to_proto(gs.Box(0, 255, (210, 160, 3), np.uint8)))
+    assert (screen["low"], screen["high"], screen["shape"]) == (0.0, 255.0, [210, 160, 3])
+    mixed = space_to_json(space_to_proto(gs.Box(np.array([-1.0, -np.inf]), np.array([np.inf, 2.0]))))
+    assert (mixed["low"], mixed["high"]) == ([-1.0, "-inf"], ["inf", 2.0])
+    empty = space_to_json(space_to_proto(gs.Box(0, 1, (0,), np.float32)))
+    assert (empty["low"], empty["high"]) == ([], [])
 
 
 def test_info_data_round_trip_and_json():

@@ -46,7 +46,7 @@ def space_to_json(space: pb.Space) -> dict[str, Any]:
     if kind == "box":
         low = array_from_tensor(space.box.low)
         high = array_from_tensor(space.box.high)
-        out.update(shape=list(low.shape), dtype=str(low.dtype), low=_finite(low), high=_finite(high))
+        out.update(shape=list(low.shape), dtype=str(low.dtype), low=_bound(low), high=_bound(high))
     elif kind == "discrete":
         out.update(n=space.discrete.n, start=space.discrete.start)
     elif kind == "multi_discrete":
@@ -60,10 +60,20 @@ def space_to_json(space: pb.Space) -> dict[str, Any]:
     return out
 
 
-def _finite(array: np.ndarray) -> list[Any]:
-    """The values as floats, the non-finite ones as strings ("inf", "-inf", "nan"): JSON has no
-    such numbers. Checked in one pass over the array: an image's bounds are ~100,000 values."""
+def _bound(array: np.ndarray) -> Any:
+    """A Box bound in JSON: one number when every element has it (an image's 0 and 255, as
+    Gymnasium's `Box(0, 255, shape)` writes it: spelled out, an Atari screen's bounds are
+    2 x 100,800 numbers, a megabyte of JSON in every recording's meta.json), else the flat list.
+    Non-finite values as strings ("inf", "-inf", "nan"): JSON has no such numbers."""
     values = array.astype(float).ravel()
+    if values.size and bool(np.all(values == values[0])):
+        first = values[0].item()
+        return first if np.isfinite(first) else str(first)
+    return _finite(values)
+
+
+def _finite(values: np.ndarray) -> list[Any]:
+    """Flat float values as a list, the non-finite ones as strings. Checked in one pass."""
     out: list[Any] = values.tolist()
     for i in np.flatnonzero(~np.isfinite(values)).tolist():
         out[i] = str(out[i])

@@ -41,8 +41,8 @@ def encode_json(value: Any) -> bytes:
         return json.dumps(jsonable(value), allow_nan=False, separators=(",", ":")).encode()
 
 
-# meta.json members that never change once a recording started and may be large (an image
-# observation's Box bounds: 2 x 100,800 numbers for Atari): encoded once per recording.
+# meta.json members that never change once a recording started and may be large (a Box whose
+# bounds differ element by element is written out in full): encoded once per recording.
 _UNCHANGING_KEYS = frozenset({"observation_space", "action_space", "kwargs"})
 
 
@@ -103,8 +103,8 @@ def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
         kwargs = {"_unparsed": event.kwargs_json}
     spec = event.spec
     # Sanitized once here so that encode_json's fast path holds. Only the kwargs can hold
-    # non-finite floats: space_to_json writes those as strings, and walking an image space's
-    # ~200,000 bounds again would cost more than the rest of a recording's start.
+    # non-finite floats: space_to_json writes those as strings, and walking a large space's
+    # bounds again would cost more than the rest of a recording's start.
     return {
         "id": event.session_id,
         "session_id": event.session_id,
