@@ -53,6 +53,9 @@ def test_spaces_metadata_and_render() -> None:
     assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8 and np.array_equal(frame, obs)
     obs, reward, terminated, truncated, info = env.step(2)
     assert env.observation_space.contains(obs) and np.array_equal(env.render(), obs)
+    # render() is the observation, so it says so: the server then renders no recorded frame.
+    assert env.render_is_observation is True
+    assert make_env("pong", render_mode=None).render_is_observation is False
     assert isinstance(reward, float) and (terminated, truncated) == (False, False)
     assert info["episode_frame_number"] > 0
     full = make_env("breakout", full_action_space=True)

@@ -192,3 +192,55 @@ def test_a_frame_that_differs_from_its_observation_comes_later_as_jpeg() -> None
     # Step 2 (request 3) renders an overlay: its frame is the JPEG `render` gives.
     assert came[3].frame == inline[2].step.frame and came[3].frame.encoding == "jpeg"
     assert all(came[i].frame.encoding == OBSERVATION for i in (1, 2, 4, 5))
+
+
+class _ScreenSayingSo(_Screen):
+    """A `_Screen` that says its render() is its observation: the server must not render it."""
+
+    render_is_observation = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.renders = 0
+
+    def render(self) -> np.ndarray:
+        self.renders += 1
+        return super().render()
+
+
+def test_an_environment_whose_render_is_its_observation_is_not_rendered_and_its_frames_are_the_same() -> None:
+    checked = _run(EnvInstance(_Screen(), "screen"), later=True)
+    env = _ScreenSayingSo()
+    trusted = _run(EnvInstance(env, "screen"), later=True)
+    assert not any(a.HasField("error") for a in trusted), trusted
+    assert env.renders == 0
+    # The same observation frames as when each rendered frame is compared with its observation.
+    assert [list(a.later_frames) for a in trusted] == [list(a.later_frames) for a in checked]
+    came = {f.request_id: f for a in trusted for f in a.later_frames}
+    assert sorted(came) == [1, 2, 3, 4, 5] and came[4].final_frame.encoding == "observation"
+
+
+def test_a_wrapper_does_not_pass_render_is_observation_on() -> None:
+    env = _ScreenSayingSo()
+    wrapped = gymnasium.wrappers.TimeLimit(env, max_episode_steps=100)
+    answers = _run(EnvInstance(wrapped, "screen"), later=True)
+    assert not any(a.HasField("error") for a in answers), answers
+    assert env.renders == 6  # reset, four steps, and the final frame of the episode that ended
+    assert all(f.frame.encoding == "observation" for a in answers for f in a.later_frames)
+
+
+class _PainterSayingSo(_Painter):
+    """Says its render() is its observation, but its observation is a number, not a screen."""
+
+    render_is_observation = True
+
+
+def test_a_false_render_is_observation_loses_the_frames_not_the_steps(caplog) -> None:
+    with caplog.at_level("ERROR"):
+        answers = _run(EnvInstance(_PainterSayingSo(), "painter"), later=True)
+    assert not any(a.HasField("error") for a in answers), answers
+    came = [f for a in answers for f in a.later_frames]
+    assert [f.request_id for f in came] == [1, 2, 3, 4, 5]
+    assert all(not f.HasField("frame") for f in came)
+    assert "painter: the frame of request 1 could not be encoded" in caplog.text
+    assert "render_is_observation" in caplog.text and "not a height x width x 3 uint8 image" in caplog.text

@@ -30,16 +30,20 @@ def jpeg_bytes(array: np.ndarray, quality: int) -> bytes:
 def observation_marker(frame: np.ndarray, observation: object, quality: int) -> env_pb.Frame | None:
     """A `Frame` of encoding `OBSERVATION` when the rendered `frame` (height x width x 3 uint8)
     is exactly `observation`, else None."""
-    if not (
-        isinstance(observation, np.ndarray)
-        and observation.dtype == np.uint8
-        and observation.shape == frame.shape
-        and frame.ndim == 3
-        and frame.shape[2] == 3
-        and np.array_equal(observation, frame)
-    ):
+    if not (isinstance(observation, np.ndarray) and observation.shape == frame.shape
+            and np.array_equal(observation, frame)):
         return None
-    return env_pb.Frame(encoding=OBSERVATION, width=frame.shape[1], height=frame.shape[0], quality=quality)
+    return observation_frame(observation, quality)
+
+
+def observation_frame(observation: object, quality: int) -> env_pb.Frame | None:
+    """A `Frame` of encoding `OBSERVATION` for `observation`, when it is an image (height x
+    width x 3 uint8 array), else None: for a frame already known to be its observation."""
+    if not (isinstance(observation, np.ndarray) and observation.dtype == np.uint8
+            and observation.ndim == 3 and observation.shape[2] == 3):
+        return None
+    return env_pb.Frame(encoding=OBSERVATION, width=observation.shape[1], height=observation.shape[0],
+                        quality=quality)
 
 
 def observation_jpeg(frame: env_pb.Frame, observation: bytes) -> bytes:

@@ -201,6 +201,13 @@ class AtariEnv(gymnasium.Env[np.ndarray, np.int64]):
             return None
         return self._screen.copy()
 
+    @property
+    def render_is_observation(self) -> bool:
+        """`render()` is always exactly the last observation (both are the screen), so the
+        environment server keeps a recorded frame as its observation without rendering it
+        (`platform_sdk.server.instance.EnvInstance.later_frame`)."""
+        return self.render_mode == "rgb_array"
+
     def close(self) -> None:
         """Hand the emulator back for reuse (idempotent)."""
         emulator, self._emulator = self._emulator, None

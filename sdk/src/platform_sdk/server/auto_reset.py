@@ -62,14 +62,14 @@ def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: boo
     if (terminated or truncated) and (auto_reset or instance.endless):
         final_frame = instance.frame() if render else None
         # A copy: the reset's frame may be rendered into the same buffer.
-        final_later = instance.rendered().copy() if render_later else None
+        final_later = instance.later_frame(copy=True) if render_later else None
         ending = Ending(observation, info, terminated, truncated, final_frame, final_later)
         observation, info = env.reset()
         if instance.endless:
             terminated = truncated = False
     instance.observation, instance.info = observation, info
     frame = instance.frame() if render else None
-    later = instance.rendered() if render_later else None
+    later = instance.later_frame() if render_later else None
     return Stepped(observation, float(reward), terminated, truncated, info, frame, ending, later)
 
 

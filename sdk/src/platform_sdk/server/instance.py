@@ -25,7 +25,7 @@ from platform_sdk.server.batch import answer_batch
 from platform_sdk.server.errors import CommandError
 from platform_sdk.server.frames import encode_frame, frame_array
 from platform_sdk.server.holds import answer_hold
-from platform_sdk.server.later_frames import LaterFrames
+from platform_sdk.server.later_frames import RENDER_IS_OBSERVATION, LaterFrames
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
 
@@ -172,6 +172,18 @@ class EnvInstance:
         except ValueError as exc:
             raise CommandError(env_pb.ERROR_CODE_INTERNAL, f"{self.env_id}: {exc}") from None
 
+    def later_frame(self, copy: bool = False) -> Any:
+        """The current frame for `render_later`: the rendered array (`rendered`; a copy with
+        `copy`), or `RENDER_IS_OBSERVATION`, rendering nothing, when the hosted environment says
+        its `render()` is always exactly its observation (`render_is_observation = True`, as
+        `platform_sdk.adapters.atari` does). Read on the hosted object only: a wrapper that
+        changes the observation does not pass it on (Gymnasium wrappers forward no attributes)."""
+        self.check_renders()
+        if getattr(self.env, "render_is_observation", False) is True:
+            return RENDER_IS_OBSERVATION
+        frame = self.rendered()
+        return frame.copy() if copy else frame
+
     def replace_env(self, env: Any, observation: Any, info: Any) -> None:
         """Host `env` (a restored or imported copy) from now on, at `observation` and `info`."""
         previous, self.env = self.env, env
@@ -206,7 +218,7 @@ class EnvInstance:
         if command.render:
             result.frame.CopyFrom(self.frame())
         elif command.render_later:
-            self._later.keep(request.id, self.rendered(), observation)
+            self._later.keep(request.id, self.later_frame(), observation)
             result.frame_later = True
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
