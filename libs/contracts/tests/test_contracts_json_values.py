@@ -49,7 +49,7 @@ def test_describe_and_json_of_a_space():
 def test_box_bounds_are_one_number_when_uniform_else_the_flat_list():
     screen = space_to_json(space_to_proto(gs.Box(0, 255, (210, 160, 3), np.uint8)))
     assert (screen["low"], screen["high"], screen["shape"]) == (0.0, 255.0, [210, 160, 3])
-    mixed = space_to_json(space_to_proto(gs.Box(np.array([-1.0, -np.inf]), np.array([np.inf, 2.0]))))
+    mixed = space_to_json(space_to_proto(gs.Box(np.array([-1.0, -np.inf]), np.array([np.inf, 2.0]), dtype=np.float64)))
     assert (mixed["low"], mixed["high"]) == ([-1.0, "-inf"], ["inf", 2.0])
     empty = space_to_json(space_to_proto(gs.Box(0, 1, (0,), np.float32)))
     assert (empty["low"], empty["high"]) == ([], [])

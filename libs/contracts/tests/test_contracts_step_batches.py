@@ -7,12 +7,15 @@ import pytest
 from platform_contracts.step_batches import (
     COMPRESS_FROM,
     EntryBytes,
+    EntryForm,
     NotABatchError,
     compress_event,
     entries,
     event_bytes,
     frame_event,
+    frame_step_event,
     parse_batch,
+    split_observation_size,
 )
 from simulusion.bus.v1 import events_pb2 as bus_pb
 
@@ -79,3 +82,49 @@ def test_a_compressed_entry_that_does_not_decompress_is_refused() -> None:
     assert broken is not None
     with pytest.raises(NotABatchError, match="does not decompress"):
         parse_batch(broken)
+
+
+def _screen_event(seq: int, info_bytes: int = 0) -> bus_pb.StepEvent:
+    event = bus_pb.StepEvent(session_id="s-1", seq=seq, episode=0, episode_step=seq, time=2.5)
+    tensor = event.step.result.observation.tensor
+    tensor.dtype, tensor.data = "uint8", bytes(range(250)) * 384  # 96 KB, shrinks well
+    tensor.shape.extend([160, 200, 3])
+    event.step.result.reward = 1.0
+    event.step.result.frame.encoding = "observation"
+    if info_bytes:
+        event.step.result.info.fields["text"].text = "x" * info_bytes
+    return event
+
+
+def test_an_image_observation_event_goes_split_and_joins_back_whole() -> None:
+    events = [_screen_event(1), _events(2)[1], _screen_event(3)]
+    originals = [bus_pb.StepEvent.FromString(e.SerializeToString()) for e in events]
+    joined = b"".join(frame_step_event(e) for e in events)
+    assert len(joined) < 5000  # two 100 KB screens
+    found = entries(joined)
+    assert [entry.form for entry in found] == [EntryForm.SPLIT, EntryForm.PLAIN, EntryForm.SPLIT]
+    assert [entry.event() for entry in found] == originals
+    assert list(event_bytes(joined)) == [e.SerializeToString() for e in originals]
+    assert parse_batch(joined) == originals
+    light, packed = found[0].split()
+    assert not light.step.result.observation.tensor.data and light.step.result.reward == 1.0
+    assert list(light.step.result.observation.tensor.shape) == [160, 200, 3]
+    assert split_observation_size(packed) == 160 * 200 * 3
+    # A generic protobuf parse sees the split events in their own field.
+    generic = bus_pb.StepEventBatch.FromString(joined)
+    assert [s.event.seq for s in generic.split_events] == [1, 3] and [e.seq for e in generic.events] == [2]
+
+
+def test_an_event_whose_rest_is_large_too_goes_whole_and_unchanged() -> None:
+    event = _screen_event(1, info_bytes=COMPRESS_FROM)
+    original = event.SerializeToString()
+    framed = frame_step_event(event)
+    assert event.SerializeToString() == original  # not spent: its data went back
+    assert [entry.form for entry in entries(framed)] == [EntryForm.ZSTD]
+    assert list(event_bytes(framed)) == [original]
+
+
+def test_a_split_entry_that_does_not_parse_is_not_a_batch() -> None:
+    with pytest.raises(NotABatchError, match="split event"):
+        EntryBytes(b"\x0a\xff", EntryForm.SPLIT).event()
+    assert split_observation_size(b"not zstd") is None

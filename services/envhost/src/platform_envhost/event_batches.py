@@ -4,13 +4,14 @@ A hold's steps and a vector step's sub-environment steps go on `platform.session
 as one `StepEventBatch`, with the Nats-Msg-Id `<id>:batch:<n>` (n counting the session's
 batches from 1, so a retried publish is stored once). Events that would not fit in one NATS
 message (the server's max payload) are split over several batches, in order. An event of a few
-KiB or more (an image observation) goes zstd-compressed (`platform_contracts.step_batches`).
+KiB or more goes zstd-compressed, one whose observation is an image split from it
+(`platform_contracts.step_batches.frame_step_event`).
 """
 
 from __future__ import annotations
 
 from platform_contracts import subjects
-from platform_contracts.step_batches import frame_event
+from platform_contracts.step_batches import frame_step_event
 from simulusion.bus.v1 import events_pb2 as bus_pb
 
 from platform_envhost.publisher import Outgoing
@@ -38,8 +39,9 @@ class BatchCounter:
 def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers: dict[str, str],
                    max_payload: int) -> list[Outgoing]:
     """`batch` as messages for the publisher: one, or several when it is larger than a message
-    may be. Large events go compressed (see `platform_contracts.step_batches`). An empty batch
-    is no message."""
+    may be. Large events go compressed or split (see `platform_contracts.step_batches`): the
+    batch is spent (a split event's observation data is taken out of it). An empty batch is no
+    message."""
     if not batch.events:
         return []
     limit = max(max_payload - HEADROOM_BYTES, 1)
@@ -47,7 +49,7 @@ def batch_messages(batch: bus_pb.StepEventBatch, counter: BatchCounter, headers:
     parts: list[bytes] = []
     size = 0
     for event in batch.events:
-        framed = frame_event(event.SerializeToString())
+        framed = frame_step_event(event)
         if parts and size + len(framed) > limit:
             messages.append(Outgoing(counter.subject, b"".join(parts), {**headers, MSG_ID: counter.next_msg_id()}))
             parts, size = [], 0

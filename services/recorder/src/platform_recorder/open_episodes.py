@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from platform_contracts.step_batches import EntryForm
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.episodes import START_KINDS
@@ -35,19 +36,19 @@ class OpenEpisode:
     held: HeldObservations = field(default_factory=HeldObservations)
 
     def keep(self, event: events_pb2.StepEvent, size: int, record: bytes | None = None,
-             compressed: bool = False) -> None:
+             form: EntryForm = EntryForm.PLAIN) -> None:
         """Count `event` (`size` bytes serialized) and keep it, light when `record` (its bytes as
-        stored: zstd when `compressed`) can hold its large observation. The event must not be used
-        for its observation afterwards."""
+        stored, held `form`) can hold its large observation. The event must not be used for its
+        observation afterwards."""
         self.episode = int(event.episode)
         if event.WhichOneof("kind") == "step":
             self.steps += 1
         if self.events is None:
             return
         if record is not None:
-            light = self.held.lighten(event, record, compressed, size)
-            if light is not event:
-                event, size = light, light.ByteSize() + len(record)
+            event, held = self.held.lighten(event, record, form, size)
+            if held:
+                size = event.ByteSize() + len(record)
         self.kept_bytes += size
         if self.kept_bytes <= MAX_KEPT_BYTES:
             self.events.append(event)

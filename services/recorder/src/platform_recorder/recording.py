@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.step_batches import EntryForm
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup, fsync_dir
@@ -181,14 +182,15 @@ class Recording:
 
     # ---------------------------------------------------------------- appending
 
-    def append(self, event: events_pb2.StepEvent, data: bytes | None = None, compressed: bool = False,
+    def append(self, event: events_pb2.StepEvent, data: bytes | None = None, form: EntryForm = EntryForm.PLAIN,
                size: int | None = None) -> str:
         """Take one step event for writing (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN.
 
         Args:
             event: the parsed event.
             data: its serialized form as received (written as is); None: serialize `event`.
-            compressed: `data` is a zstd frame of the serialized event (as a batch brought it).
+            form: how `data` holds the event (as a batch brought it: serialized, a zstd frame of
+                that, or split: `platform_contracts.step_batches`); `event` is light when split.
             size: the serialized event's size, when known (else measured).
         """
         seq = event.seq
@@ -201,7 +203,7 @@ class Recording:
                 event.episode_step,
                 ORPHANS_PART,
             )
-            self._orphan(event, data, compressed)
+            self._orphan(event, data, form)
             return ORPHAN
         if seq <= self.last_seq and not late:
             return DUPLICATE
@@ -256,7 +258,7 @@ class Recording:
                 ORPHANS_PART,
                 problem,
             )
-            self._orphan(event, data, compressed)
+            self._orphan(event, data, form)
             return ORPHAN
         if kind in START_KINDS and not late:
             self._to_finish.update(i for i in self.open if i < index)
@@ -268,9 +270,9 @@ class Recording:
                 log.warning(
                     "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
                 )
-        written = self._write(state.writer, event, data, compressed)
-        serialized = size if size is not None else event.ByteSize() if compressed else written
-        state.keep(event, serialized, data, compressed)
+        written = self._write(state.writer, event, data, form)
+        serialized = size if size is not None else event.ByteSize() if form != EntryForm.PLAIN else written
+        state.keep(event, serialized, data, form)
         if kind in START_KINDS:
             state.has_start = True
         elif event.step.result.terminated or event.step.result.truncated:
@@ -281,10 +283,10 @@ class Recording:
         return WRITTEN
 
     def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None,
-               compressed: bool = False) -> int:
+               form: EntryForm = EntryForm.PLAIN) -> int:
         """Queue a record for `writer` (written by `sync`); its size."""
         record = (frame_record(event.SerializeToString()) if data is None
-                  else frame_record(data, compressed))
+                  else frame_record(data, form))
         runs = self._runs
         if runs and runs[-1][0] is writer:
             runs[-1][1].append(record)
@@ -300,11 +302,11 @@ class Recording:
         self.dir.mkdir(parents=True, exist_ok=True)
         fsync_dir(self.dir.parent)
 
-    def _orphan(self, event: events_pb2.StepEvent, data: bytes | None, compressed: bool = False) -> None:
+    def _orphan(self, event: events_pb2.StepEvent, data: bytes | None, form: EntryForm = EntryForm.PLAIN) -> None:
         if self._orphans is None:
             self._make_local_dir()
             self._orphans = PartWriter(self.dir / ORPHANS_PART)
-        self._write(self._orphans, event, data, compressed)
+        self._write(self._orphans, event, data, form)
         self.meta.setdefault("orphan_seqs", []).append(event.seq)
         self._meta_dirty = self._meta_urgent = True
 

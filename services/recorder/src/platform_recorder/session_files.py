@@ -2,8 +2,9 @@
 local: the recording's folder in a folder storage, the spool folder with S3), and file names.
 
 Format: a sequence of records `<uint32 little-endian length><serialized StepEvent>`; a length
-with its top bit set (`COMPRESSED_FLAG`) is that of a zstd frame of the serialized StepEvent (a
-large event, kept as the env host sent it: `platform_contracts.step_batches`). A crash can
+with its top bit set (`COMPRESSED_FLAG`) is that of a zstd frame of the serialized StepEvent,
+one with the next bit set (`SPLIT_FLAG`) that of a serialized `SplitStepEvent` (large events,
+kept as the env host sent them: `platform_contracts.step_batches`); records are under 1 GiB. A crash can
 leave a torn last record (never acked, so it is redelivered): `read_part(repair=True)` cuts it.
 """
 
@@ -16,16 +17,19 @@ import struct
 from pathlib import Path
 
 from google.protobuf.message import DecodeError
-from platform_contracts.step_batches import NotABatchError, decompress_event
+from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup
-from platform_recorder.held_observations import HeldObservations
+from platform_recorder.held_observations import HeldObservations, light_split_event
 
 log = logging.getLogger(__name__)
 
 _LEN = struct.Struct("<I")
 COMPRESSED_FLAG = 1 << 31  # in a record's length: the record is a zstd-compressed StepEvent
+SPLIT_FLAG = 1 << 30  # in a record's length: the record is a serialized SplitStepEvent
+_FORM_FLAGS = {EntryForm.PLAIN: 0, EntryForm.ZSTD: COMPRESSED_FLAG, EntryForm.SPLIT: SPLIT_FLAG}
+_LENGTH_MASK = SPLIT_FLAG - 1
 ORPHANS_PART = "orphans.part"
 _EPISODE_RE = re.compile(r"^episode-(\d{6,})\.(part|npz)$")
 
@@ -73,10 +77,16 @@ def encode_record(event: events_pb2.StepEvent) -> bytes:
     return frame_record(event.SerializeToString())
 
 
-def frame_record(data: bytes, compressed: bool = False) -> bytes:
-    """One part-file record: the length, then a serialized StepEvent (as received: not re-encoded),
-    zstd-compressed when `compressed`."""
-    return _LEN.pack(len(data) | COMPRESSED_FLAG if compressed else len(data)) + data
+def frame_record(data: bytes, form: EntryForm = EntryForm.PLAIN) -> bytes:
+    """One part-file record: the length, then the event's bytes as received (not re-encoded):
+    a serialized StepEvent, a zstd frame of one or a serialized SplitStepEvent, as `form` says."""
+    return _LEN.pack(len(data) | _FORM_FLAGS[form]) + data
+
+
+def _record_form(length: int) -> EntryForm:
+    if length & COMPRESSED_FLAG:
+        return EntryForm.ZSTD
+    return EntryForm.SPLIT if length & SPLIT_FLAG else EntryForm.PLAIN
 
 
 def read_part(path: Path, repair: bool = False, held: HeldObservations | None = None) -> list[events_pb2.StepEvent]:
@@ -94,19 +104,20 @@ def read_part(path: Path, repair: bool = False, held: HeldObservations | None = 
     offset = 0
     while offset + _LEN.size <= len(data):
         (length,) = _LEN.unpack_from(data, offset)
-        compressed = bool(length & COMPRESSED_FLAG)
-        length &= ~COMPRESSED_FLAG
-        end = offset + _LEN.size + length
+        form = _record_form(length)
+        end = offset + _LEN.size + (length & _LENGTH_MASK)
         if end > len(data):
             break
-        event = events_pb2.StepEvent()
+        entry = EntryBytes(data[offset + _LEN.size : end], form)
         try:
-            record = data[offset + _LEN.size : end]
-            serialized = decompress_event(record) if compressed else record
-            event.ParseFromString(serialized)
+            if held is not None and form == EntryForm.SPLIT:
+                event, size = light_split_event(entry)
+            else:
+                event = entry.event()
+                size = event.ByteSize()
         except (DecodeError, NotABatchError):
             break
-        events.append(event if held is None else held.lighten(event, record, compressed, len(serialized)))
+        events.append(event if held is None else held.lighten(event, entry.data, form, size)[0])
         offset = end
     if repair:
         with open(path, "r+b") as f:

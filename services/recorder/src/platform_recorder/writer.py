@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from platform_contracts.step_batches import EntryBytes, NotABatchError, decompress_event, entries
+from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError, decompress_event, entries
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.durable_files import SyncGroup
 from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
+from platform_recorder.held_observations import light_split_event
 from platform_recorder.lives import LIVES_DIR, LifePlace, check_life_name, join_life, place_meta
 from platform_recorder.meta import meta_key, new_meta
 from platform_recorder.reading import check_id
@@ -131,7 +132,7 @@ class RecordingWriter:
             try:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
-                    counts[self._step(event, EntryBytes(data, False), len(data), _subject_session(subject), touched)] += 1
+                    counts[self._step(event, EntryBytes(data, EntryForm.PLAIN), len(data), _subject_session(subject), touched)] += 1
                 elif kind == "steps":  # gathered steps, a hold's, or one of each sub-environment
                     fallback = _subject_session(subject)
                     for event, entry, size in _batch_events(data):
@@ -186,7 +187,7 @@ class RecordingWriter:
         touched[rec.session_id] = rec
         if entry is None:
             return rec.append(event)
-        return rec.append(event, entry.data, entry.compressed, size)
+        return rec.append(event, entry.data, entry.form, size)
 
     def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
         """The recording of sub-session `session_id` of a recorded vector session, made now from its
@@ -343,17 +344,23 @@ def _subject_session(subject: str) -> str:
 
 
 def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None, int]]:
-    """The events of a StepEventBatch with each one's own bytes as they came (stored as they are,
-    compressed or not) and its serialized size; without them (None: serialized again when stored)
-    for a batch that is not only event entries."""
+    """The events of a StepEventBatch with each one's own bytes as they came (stored as they are)
+    and its serialized size; without them (None: serialized again when stored) for a batch that
+    is not only event entries. A split event comes light: its observation's data stays in its
+    entry, undecompressed (`held_observations.light_split_event`)."""
     try:
         found = entries(data)
     except NotABatchError:  # other fields too (a newer env host): a generic parse, put in seq order
         batch = events_pb2.StepEventBatch.FromString(data)
-        events = [*batch.events, *(events_pb2.StepEvent.FromString(decompress_event(z)) for z in batch.zstd_events)]
+        events = [*batch.events, *(events_pb2.StepEvent.FromString(decompress_event(z)) for z in batch.zstd_events),
+                  *(EntryBytes(split.SerializeToString(), EntryForm.SPLIT).event() for split in batch.split_events)]
         return [(event, None, event.ByteSize()) for event in sorted(events, key=lambda e: e.seq)]
     out = []
     for entry in found:
+        if entry.form == EntryForm.SPLIT:
+            event, size = light_split_event(entry)
+            out.append((event, entry, size))
+            continue
         serialized = entry.event_bytes()
         out.append((events_pb2.StepEvent.FromString(serialized), entry, len(serialized)))
     return out

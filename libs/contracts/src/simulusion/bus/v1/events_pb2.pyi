@@ -106,8 +106,9 @@ class StepEventBatch(_message.Message):
     (a vector session's sub-environment i is "<id>-<i>") and seq; the message's Nats-Msg-Id is
     "<id>:batch:<n>" with n counting the session's batches from 1.
     A large event (an image observation or frame) may come as a zstd frame of its serialized
-    StepEvent in `zstd_events` instead: the entries of both fields, in the order they appear in
-    the message's bytes, are the batch's events in order. Read a batch with
+    StepEvent in `zstd_events` instead, or, when its observation is a large tensor and the rest of
+    it is small, split in `split_events`: the entries of the three fields, in the order they appear
+    in the message's bytes, are the batch's events in order. Read a batch with
     platform_contracts.step_batches, which keeps that order (a generic parse would not).
     """
 
@@ -115,23 +116,58 @@ class StepEventBatch(_message.Message):
 
     EVENTS_FIELD_NUMBER: _builtins.int
     ZSTD_EVENTS_FIELD_NUMBER: _builtins.int
+    SPLIT_EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___StepEvent]: ...
     @_builtins.property
     def zstd_events(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]: ...
+    @_builtins.property
+    def split_events(self) -> _containers.RepeatedCompositeFieldContainer[Global___SplitStepEvent]: ...
     def __init__(
         self,
         *,
         events: _abc.Iterable[Global___StepEvent] | None = ...,
         zstd_events: _abc.Iterable[_builtins.bytes] | None = ...,
+        split_events: _abc.Iterable[Global___SplitStepEvent] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "zstd_events", b"zstd_events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "split_events", b"split_events", "zstd_events", b"zstd_events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StepEventBatch: _TypeAlias = StepEventBatch  # noqa: Y015
+
+@_typing.final
+class SplitStepEvent(_message.Message):
+    """A step event whose observation is a large tensor (an image), sent as two parts so that a
+    reader can take the event without decompressing its observation (the recorder does that only
+    when it writes the episode's file).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_FIELD_NUMBER: _builtins.int
+    ZSTD_OBSERVATION_FIELD_NUMBER: _builtins.int
+    zstd_observation: _builtins.bytes
+    """that data, as a zstd frame (with its size)"""
+    @_builtins.property
+    def event(self) -> Global___StepEvent:
+        """the event, its observation tensor's `data` left empty"""
+
+    def __init__(
+        self,
+        *,
+        event: Global___StepEvent | None = ...,
+        zstd_observation: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "zstd_observation", b"zstd_observation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SplitStepEvent: _TypeAlias = SplitStepEvent  # noqa: Y015
 
 @_typing.final
 class StepTransition(_message.Message):
