@@ -143,6 +143,12 @@ def test_split_records_read_back_light_and_a_malformed_one_whole(tmp_path: Path)
     assert whole[:3] == events[:3] and whole[4:] == events[4:]
     with pytest.raises(ValueError, match="cannot reshape array of size 5000"):
         build_episode(light, "s1 episode 0", {}, None, held)
+    # An empty frame leaves the event whole with empty data: not held (its row would be empty).
+    empty = bus_pb.SplitStepEvent.FromString(records[5])
+    empty.zstd_observation = compress_event(b"")
+    again = HeldObservations()
+    event, held_it = again.lighten(empty.event, empty.SerializeToString(), EntryForm.SPLIT, 100)
+    assert event is empty.event and not held_it and len(again) == 0
 
 
 def test_a_thinned_life_reads_the_kept_frames_rows_back(tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ tensor's dtype and shape but not its data, and the data is parsed again from the
 (zstd or plain, as stored) when its row is read, one row at a time (`HeldObservations.data`),
 while the episode file is encoded. An event the env host sent split (`split_events`: the event
 without the data, and the data as a zstd frame) comes light already: it is held as it came, and
-its row is the frame decompressed, with no event to parse (`light_split_event`). Open episodes keep their events light (`OpenEpisode.keep`),
-and a part file is read back light (`read_part(held=...)`), so a Pong episode (~800 events of
-100 KB) is never held whole in memory: parsing it whole took ~80 MB, and the page faults and
-cache misses slowed every process on the machine.
+its row is the frame decompressed, with no event to parse (`light_split_event`). Open episodes
+keep their events light (`OpenEpisode.keep`), and a part file is read back light
+(`read_part(held=...)`), so a Pong episode (~800 events of 100 KB) is never held whole in
+memory: parsing it whole took ~80 MB, and the page faults and cache misses slowed every process
+on the machine.
 """
 
 from __future__ import annotations
@@ -48,13 +49,24 @@ def light_split_event(entry: EntryBytes) -> tuple[events_pb2.StepEvent, int]:
         NotABatchError: an entry that does not parse (or, made whole, does not decompress).
     """
     event, packed = entry.split()
-    value = observation_of(event)
-    tensor = value.tensor if value is not None and value.WhichOneof("kind") == "tensor" else None
-    expected = _well_formed_size(tensor) if tensor is not None and not tensor.data else None
-    if expected is None or expected < HOLD_FROM_BYTES or split_observation_size(packed) != expected:
+    expected = _split_size(event, packed)
+    if expected is None:
         whole = entry.event()
         return whole, whole.ByteSize()
     return event, event.ByteSize() + expected
+
+
+def _split_size(event: events_pb2.StepEvent, packed: bytes) -> int | None:
+    """The size of a split event's observation data when it can be held: the event's observation
+    is a tensor without data whose dtype and shape call for `HOLD_FROM_BYTES` or more, and the
+    data's zstd frame (`packed`) says that size; else None."""
+    value = observation_of(event)
+    if value is None or value.WhichOneof("kind") != "tensor" or value.tensor.data:
+        return None
+    expected = _well_formed_size(value.tensor)
+    if expected is None or expected < HOLD_FROM_BYTES or split_observation_size(packed) != expected:
+        return None
+    return expected
 
 
 class HeldObservations:
@@ -76,8 +88,7 @@ class HeldObservations:
         (else `event` itself, whole). A SPLIT record's event comes light already
         (`light_split_event`): it is held as it is."""
         if form == EntryForm.SPLIT:
-            value = observation_of(event)
-            if value is None or value.WhichOneof("kind") != "tensor" or value.tensor.data:
+            if _split_size(event, EntryBytes(record, form).split()[1]) is None:
                 return event, False  # made whole by light_split_event: kept so
             self._records[event.seq] = (record, form)
             return event, True
