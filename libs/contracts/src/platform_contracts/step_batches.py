@@ -139,8 +139,8 @@ def frame_event(data: bytes) -> bytes:
     if len(data) >= COMPRESS_FROM:
         packed = compress_event(data)
         if len(packed) < len(data):
-            return bytes((ZSTD_EVENTS_TAG,)) + encode_varint(len(packed)) + packed
-    return bytes((EVENTS_TAG,)) + encode_varint(len(data)) + data
+            return _field(ZSTD_EVENTS_TAG, packed)
+    return _field(EVENTS_TAG, data)
 
 
 def frame_step_event(event: events_pb2.StepEvent) -> bytes:
@@ -157,9 +157,8 @@ def frame_step_event(event: events_pb2.StepEvent) -> bytes:
             light = event.SerializeToString()
             if len(light) < COMPRESS_FROM:
                 packed = compress_event(data)
-                split = (bytes((SPLIT_EVENT_TAG,)) + encode_varint(len(light)) + light
-                         + bytes((SPLIT_OBSERVATION_TAG,)) + encode_varint(len(packed)) + packed)
-                return bytes((SPLIT_EVENTS_TAG,)) + encode_varint(len(split)) + split
+                split = _field(SPLIT_EVENT_TAG, light) + _field(SPLIT_OBSERVATION_TAG, packed)
+                return _field(SPLIT_EVENTS_TAG, split)
             tensor.data = data  # the rest is large too (a final observation, a frame): whole
     return frame_event(event.SerializeToString())
 
@@ -220,6 +219,11 @@ def event_bytes(batch: bytes) -> Iterator[bytes]:
             (see `entries`); while yielding, for a compressed entry that does not decompress.
     """
     return (entry.event_bytes() for entry in entries(batch))
+
+
+def _field(tag: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field: its tag byte, the length, the bytes."""
+    return bytes((tag,)) + encode_varint(len(data)) + data
 
 
 def encode_varint(value: int) -> bytes:
