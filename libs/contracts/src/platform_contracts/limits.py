@@ -1,0 +1,49 @@
+"""The platform's protocol limits, defined once.
+
+Every service, the SDK and the gateway's API description import these; a limit written as a
+number anywhere else is a bug. New limits go here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Holds (`HoldRequest`): a number of steps taken in one request.
+MAX_HOLD_STEPS = 10_000
+MAX_HOLD_STEPS_WITH_FRAMES = 256  # when every step brings back a JPEG frame
+
+# Agent data (`StepRequest.agent`, `HoldRequest.agent`).
+MAX_AGENT_NAMES_PER_STEP = 32
+MAX_AGENT_NAMES_PER_RECORDING = 256
+MAX_AGENT_LIST_LENGTH = 256  # numbers in one list value
+AGENT_NAME_PATTERN = r"[A-Za-z0-9_.-]+"
+AGENT_NAME = re.compile(AGENT_NAME_PATTERN)
+AGENT_NAME_CHARACTERS = "letters, digits, `_`, `.` and `-`"
+
+# Vector sessions: sub-environments of one session.
+MAX_NUM_ENVS = 256
+
+# JPEG quality of a session's frames.
+MIN_JPEG_QUALITY = 1
+MAX_JPEG_QUALITY = 100
+DEFAULT_JPEG_QUALITY = 90
+
+# The largest NATS message the platform's nats-server takes (its max_payload; NATS's own
+# default is 1 MB, too small for saved snapshot states and step event batches with frames).
+NATS_MAX_PAYLOAD = 16 * 1024 * 1024
+# What a client assumes when the server does not say (nats-server's default).
+NATS_DEFAULT_MAX_PAYLOAD = 1024 * 1024
+
+# The most one `recordings.read` request returns, so a file of any size is read in pieces
+# that fit a NATS message.
+MAX_RECORDING_READ_BYTES = 4 * 1024 * 1024
+
+# The largest gRPC message between the env host and an environment server (frames and
+# observations can be large: gRPC's default is 4 MiB), and the largest step link frame.
+MAX_GRPC_MESSAGE_BYTES = 256 * 1024 * 1024
+MAX_STEP_LINK_FRAME_BYTES = 256 * 1024 * 1024
+
+
+def max_hold_steps(frames: bool) -> int:
+    """The most steps one hold may take, with or without a frame after every step."""
+    return MAX_HOLD_STEPS_WITH_FRAMES if frames else MAX_HOLD_STEPS
