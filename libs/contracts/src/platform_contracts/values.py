@@ -23,7 +23,7 @@ def fill_tensor(tensor: pb.Tensor, array: Any) -> None:
     dtype = a.dtype
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
-        if dtype == object:
+        if dtype.kind == "O":
             raise TypeError(f"cannot encode an object array of shape {a.shape}")
         if dtype.byteorder == ">":
             a = a.astype(dtype.newbyteorder("<"))
