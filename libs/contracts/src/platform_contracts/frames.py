@@ -19,12 +19,13 @@ JPEG_COLORSPACES = {1: "GRAY", 3: "RGB", 4: "RGBA"}
 def jpeg_bytes(array: np.ndarray, quality: int) -> bytes:
     """JPEG of a C-contiguous height x width x 1, 3 or 4 uint8 array (4:2:0 chroma)."""
     colorspace = JPEG_COLORSPACES[array.shape[2]]
-    return simplejpeg.encode_jpeg(
+    jpeg: bytes = simplejpeg.encode_jpeg(
         array,
         quality=quality,
         colorspace=colorspace,
         colorsubsampling="Gray" if colorspace == "GRAY" else "420",
     )
+    return jpeg
 
 
 def observation_marker(frame: np.ndarray, observation: object, quality: int) -> env_pb.Frame | None:

@@ -39,7 +39,7 @@ class NatsServer:
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 15.0) -> NatsServer:
+    def start(self, timeout: float = 15.0) -> Self:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.log_path.write_text("")
         config = write_config(self.store_dir)

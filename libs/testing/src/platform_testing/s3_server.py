@@ -68,7 +68,7 @@ class S3Server:
             return False
         return True
 
-    def start(self, timeout: float = 60.0) -> S3Server:
+    def start(self, timeout: float = 60.0) -> Self:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
         with open(self.log_path, "wb") as log:
