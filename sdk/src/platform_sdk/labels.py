@@ -71,7 +71,7 @@ def check_labels(labels: Any, size: int) -> list[Label]:
     return checked
 
 
-def labelled(observation: Any, space: spaces.Space, labels: Sequence[Label]) -> dict[str, np.ndarray]:
+def labelled(observation: Any, space: spaces.Space[Any], labels: Sequence[Label]) -> dict[str, np.ndarray]:
     """Split `observation` (of `space`) by `labels`: {name: its part of the flat observation}.
 
     Raises:

@@ -100,6 +100,9 @@ def make_env(
 class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
     """One suite task as a Gymnasium environment; build it with `make_env`."""
 
+    # Gymnasium types a `Dict` space as a space of dicts of spaces, not of its samples' dicts.
+    observation_space: gymnasium.spaces.Dict  # type: ignore[assignment]
+
     def __init__(self, config: DmcConfig) -> None:
         loaded = load(config)
         physics = loaded.physics
@@ -195,7 +198,7 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
         info = {"discount": 1.0 if discount is None else float(discount)}
         return observation, 0.0 if reward is None else float(reward), terminated, truncated, info
 
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
+    def render(self) -> np.ndarray | None:
         if self.render_mode is None:
             return None
         return self._renderer.render(self._live_physics())

@@ -159,7 +159,8 @@ def physics_error() -> type[Exception]:
     """dm_control's error for a simulation that became unstable."""
     from dm_control.rl import control
 
-    return control.PhysicsError
+    error: type[Exception] = control.PhysicsError
+    return error
 
 
 def _check_camera(config: DmcConfig, physics: Any) -> None:

@@ -86,7 +86,8 @@ class FrameRenderer:
                 camera_id = -1
             self._camera = engine.Camera(physics, self.height, self.width, camera_id)
             self._physics = physics
-        return self._camera.render(render_flag_overrides=self._flags)
+        frame: np.ndarray = self._camera.render(render_flag_overrides=self._flags)
+        return frame
 
     def close(self) -> None:
         """Free the camera's scene (the GL context belongs to the physics)."""

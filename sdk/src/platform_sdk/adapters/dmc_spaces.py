@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 def observation_space(spec: Mapping[str, Any]) -> spaces.Dict:
     """A `Dict` of float64 `Box`es named as the spec (a scalar is shape (1,)); keys sorted."""
-    boxes = {}
+    boxes: dict[str, spaces.Space[Any]] = {}
     for name, array_spec in spec.items():
         shape = tuple(array_spec.shape) or (1,)
         boxes[name] = spaces.Box(*_bounds(array_spec, shape), shape=shape, dtype=np.float64)

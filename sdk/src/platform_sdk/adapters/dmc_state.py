@@ -115,7 +115,7 @@ def _copy(value: Any) -> Any:
 # The model as built of the last configuration snapshotted, so that a restore copies it instead
 # of compiling the XML again (70 ms for most domains, 700 ms for dog). One entry: an environment
 # server hosts one environment, and a model is 12-73 MB.
-_BUILT_MODELS: OrderedDict[str, tuple[type, Any]] = OrderedDict()
+_BUILT_MODELS: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
 BUILT_MODELS_KEPT = 1
 
 

@@ -41,7 +41,8 @@ def load_agent(spec: str, seed: int | None = None) -> AgentFactory:
         factory = getattr(factory, part)
     if not callable(factory):
         raise AgentLoadError(f"{spec} is a {type(factory).__name__}, not a function that takes the env")
-    return factory
+    agent_factory: Callable[[Any], Any] = factory
+    return agent_factory
 
 
 def build_agent(factory: AgentFactory, env: Any, spec: str) -> Any:

@@ -14,7 +14,7 @@ class RandomAgent:
     It samples its own copy of the space, so the env's `action_space` RNG is left alone.
     """
 
-    def __init__(self, action_space: gym.Space, seed: int | None = None) -> None:
+    def __init__(self, action_space: gym.Space[Any], seed: int | None = None) -> None:
         self.action_space = copy.deepcopy(action_space)
         self.action_space.seed(seed)
 

@@ -126,9 +126,10 @@ class Episode:
                 raise ValueError(f"{self.path.name}: row {i} has no frame")
             import simplejpeg
 
-            return simplejpeg.decode_jpeg(data, colorspace="RGB")
+            frame: np.ndarray = simplejpeg.decode_jpeg(data, colorspace="RGB")
+            return frame
         if FRAMES_RGB in self.names:
-            return self._row(self[FRAMES_RGB], i)
+            return np.asarray(self._row(self[FRAMES_RGB], i))
         raise LookupError(f"{self.path.name} holds no frames: its session was recorded without record_frames")
 
     def _row(self, rows: np.ndarray, i: int) -> Any:

@@ -110,6 +110,10 @@ class LifeSession(EpisodeFolder):
         assert isinstance(episode, LifeEpisode)
         return episode
 
+    def __iter__(self) -> Iterator[LifeEpisode]:
+        for i in range(len(self)):
+            yield self[i]
+
 
 class LifeReader:
     """A life's sessions and episodes, in the life's order.

@@ -67,9 +67,9 @@ def _decode(value: pb.Value, space: gs.Space[Any]) -> Any:
         return np.int64(value.discrete)
     if kind == "tensor":
         array = array_from_tensor(value.tensor)
-        dtype = getattr(space, "dtype", None)
-        if dtype is not None and array.dtype != dtype and np.can_cast(array.dtype, dtype, "same_kind"):
-            array = array.astype(dtype)
+        wanted = getattr(space, "dtype", None)
+        if wanted is not None and array.dtype != wanted and np.can_cast(array.dtype, wanted, "same_kind"):
+            array = array.astype(wanted)
         if isinstance(space, gs.Discrete) and array.shape == ():
             return array[()]
         return array

@@ -42,7 +42,9 @@ class EnvironmentServicer(env_grpc.EnvironmentServicer):
         self.instance = instance
 
     async def Connect(
-        self, request_iterator: AsyncIterator[env_pb.EnvRequest], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[env_pb.EnvRequest],
+        context: grpc.aio.ServicerContext[env_pb.EnvRequest, env_pb.EnvResponse],
     ) -> AsyncIterator[env_pb.EnvResponse]:
         handle, after_answer = self.instance.handle, self.instance.after_answer
         async for request in request_iterator:

@@ -76,7 +76,8 @@ class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, EzPickle) and not isinstance(obj, type):
             # its attributes, not its constructor's arguments (EzPickle's own pickling)
-            return copyreg.__newobj__, (type(obj),), obj.__dict__, None, None, _set_attributes
+            newobj = copyreg.__newobj__  # type: ignore[attr-defined]  # there at run time; typeshed lacks it
+            return newobj, (type(obj),), obj.__dict__, None, None, _set_attributes
         return NotImplemented
 
 
