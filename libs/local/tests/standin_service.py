@@ -4,7 +4,8 @@ engineers' and are tested by them; the launcher only needs processes that behave
 Usage: python standin_service.py NAME. The gateway stand-in answers GET /v0/envs on
 PLATFORM_HOST:PLATFORM_PORT. STANDIN_<NAME> picks a behaviour: ``serve`` (default; exits 0 on
 SIGTERM), ``fail`` (exits 3 at once), ``crash`` (exits 3 after STANDIN_CRASH_AFTER seconds),
-``stubborn`` (ignores SIGTERM). STANDIN_RECORD names a file where it appends its environment
+``crash-once`` (``crash`` on its first run, ``serve`` on the next ones: it leaves a marker file
+beside STANDIN_RECORD), ``stubborn`` (ignores SIGTERM). STANDIN_RECORD names a file where it appends its environment
 and its clean stops, one line each, so a test can check the order.
 """
 
@@ -21,6 +22,10 @@ import time
 name = sys.argv[1]
 behaviour = os.environ.get(f"STANDIN_{name.upper()}", "serve")
 record = os.environ.get("STANDIN_RECORD")
+if behaviour == "crash-once":
+    marker = f"{record}.{name}.crashed"
+    behaviour = "serve" if os.path.exists(marker) else "crash"
+    open(marker, "a").close()
 
 
 def note(event: str) -> None:

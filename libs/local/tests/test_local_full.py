@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from platform_local import SERVICES
-from platform_local.launcher import free_port
+from platform_local.local_platform import free_port
 from platform_local.procs import descendants, pid_alive
 from platform_local.services import missing_services
 from platform_testing.platform import PlatformStack, clean_env, running_platform

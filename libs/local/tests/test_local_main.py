@@ -1,4 +1,5 @@
-"""`python -m platform_local` as a real process: start, Ctrl-C/SIGTERM, a crash, bad settings.
+"""`python -m platform_local` and the `platform-server` script as real processes: start,
+Ctrl-C/SIGTERM, a service killed and started again, a crash loop, bad settings.
 
 The services here are stand-ins (standin_service.py) put first on PYTHONPATH as packages
 named platform_<service>, so the launcher runs them exactly as it runs the real ones.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from platform_local import SERVICES
-from platform_local.launcher import free_port
+from platform_local.local_platform import free_port
 from platform_local.procs import descendants, pid_alive
 
 STANDIN = Path(__file__).with_name("standin_service.py")
@@ -41,7 +42,7 @@ def standin_path(tmp_path: Path) -> Path:
 class Launcher:
     """`python -m platform_local` with its output read line by line in a thread."""
 
-    def __init__(self, tmp_path: Path, standin_path: Path, **env: str) -> None:
+    def __init__(self, tmp_path: Path, standin_path: Path, script: bool = False, **env: str) -> None:
         self.port = free_port()
         self.record = tmp_path / "record.txt"
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_", "STANDIN_"))}
@@ -49,7 +50,11 @@ class Launcher:
                      PLATFORM_RECORDINGS=str(tmp_path / "rec"), PLATFORM_PORT=str(self.port),
                      STANDIN_RECORD=str(self.record))
         clean.update(env)
-        self.process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=clean, cwd=tmp_path,
+        command = ([str(Path(sys.executable).with_name("platform-server")), "--port", str(self.port)] if script
+                   else [sys.executable, "-m", "platform_local"])
+        if script:
+            del clean["PLATFORM_PORT"]  # the option sets it
+        self.process = subprocess.Popen(command, env=clean, cwd=tmp_path,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
@@ -96,9 +101,10 @@ class Launcher:
         return code
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin_path: Path, sig: int) -> None:
-    launcher = Launcher(tmp_path, standin_path)
+@pytest.mark.parametrize(("sig", "script"), [(signal.SIGINT, True), (signal.SIGTERM, False)])
+def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin_path: Path, sig: int,
+                                                         script: bool) -> None:
+    launcher = Launcher(tmp_path, standin_path, script=script)
     banner = launcher.wait_for(BANNER)
     assert banner == f"Simulusion is running at http://127.0.0.1:{launcher.port} (docs at /docs) — Ctrl-C to stop"
     with urllib.request.urlopen(f"http://127.0.0.1:{launcher.port}/v0/envs", timeout=5) as response:
@@ -115,20 +121,55 @@ def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin
     assert "broker starting" in (tmp_path / "data" / "logs" / "broker.log").read_text()
 
 
-def test_local_main_reports_a_crashed_service_and_stops_the_rest(tmp_path: Path, standin_path: Path) -> None:
-    launcher = Launcher(tmp_path, standin_path, STANDIN_ENVHOST="crash", STANDIN_CRASH_AFTER="2")
+def service_pid(launcher: Launcher, name: str) -> int:
+    """The pid of the stand-in running as platform_<name> under the launcher."""
+    for pid in descendants(launcher.process.pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"platform_{name}".encode() in argv:
+            return pid
+    raise AssertionError(f"no {name} among the launcher's children")
+
+
+def test_local_main_starts_a_killed_service_again_and_says_why(tmp_path: Path, standin_path: Path) -> None:
+    launcher = Launcher(tmp_path, standin_path)
+    launcher.wait_for(BANNER)
+    launcher.wait_until_all_started()
+    gateway = service_pid(launcher, "gateway")
+    os.kill(gateway, signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{launcher.port}/v0/envs", timeout=2) as response:
+                if response.status == 200 and service_pid(launcher, "gateway") != gateway:
+                    break
+        except (OSError, AssertionError):
+            pass
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the gateway did not come back on its port")
+    launcher.process.send_signal(signal.SIGINT)
+    assert launcher.finish() == 0
+    assert "platform-server: gateway was killed by SIGKILL; starting it again in 0.5 s" in launcher.stderr
+
+
+def test_local_main_stops_on_a_crash_loop_with_the_last_lines(tmp_path: Path, standin_path: Path) -> None:
+    launcher = Launcher(tmp_path, standin_path, STANDIN_ENVHOST="crash", STANDIN_CRASH_AFTER="0.2")
     launcher.wait_for(BANNER)
     children = descendants(launcher.process.pid)
-    assert launcher.finish() == 1
-    assert "envhost exited with status 3" in launcher.stderr
-    assert "boom: crashed" in launcher.stderr
+    assert launcher.finish(timeout=60) == 1
+    assert launcher.stderr.count("envhost exited with status 3; starting it again") == 4
+    assert "platform-server: envhost crashed 5 times within 60 s: stopping the platform." in launcher.stderr
+    assert "boom: crashed" in launcher.stderr.split("stopping the platform.")[1]
     assert [p for p in children if pid_alive(p)] == []
 
 
 def test_local_main_bad_settings_exit_with_one_line(tmp_path: Path, standin_path: Path) -> None:
     launcher = Launcher(tmp_path, standin_path, PLATFORM_NATS_PORT="many")
     assert launcher.finish() == 1
-    assert launcher.stderr.strip() == "platform-run: PLATFORM_NATS_PORT='many' is not a port number"
+    assert launcher.stderr.strip() == "platform-server: PLATFORM_NATS_PORT='many' is not a port number"
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

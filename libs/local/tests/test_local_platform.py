@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import sys
@@ -11,8 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from platform_local import SERVICES, ConfigError, LocalPlatform, ServiceExited
+from platform_local import SERVICES, ConfigError, CrashLoop, LocalPlatform, ServiceExited
 from platform_local.procs import pid_alive
+from platform_local.restarts import RestartPolicy
 from platform_local.services import missing_services
 
 STANDIN = Path(__file__).with_name("standin_service.py")
@@ -115,3 +117,71 @@ def test_local_busy_port_and_missing_package_fail_before_starting(tmp_path: Path
     assert missing_services(["gateway-that-does-not-exist"]) == ["gateway-that-does-not-exist"]
     with pytest.raises(ConfigError, match="unknown service"):
         LocalPlatform(tmp_path / "data", services=("mystery",)).start()
+
+
+def test_local_restart_delays_double_up_to_the_cap() -> None:
+    policy = RestartPolicy(first_delay=0.5, max_delay=8.0)
+    assert [policy.delay(n) for n in range(1, 7)] == [0.5, 1, 2, 4, 8, 8]
+
+
+def test_local_a_crashed_service_is_started_again_with_its_reason_said(tmp_path: Path) -> None:
+    said: list[str] = []
+    platform = make_platform(tmp_path, extra={"STANDIN_RECORDER": "crash-once", "STANDIN_CRASH_AFTER": "0.3"},
+                             restart_policy=RestartPolicy(first_delay=0.1), say=said.append)
+    with platform:
+        first = platform.pids()["recorder"]
+        deadline = time.monotonic() + 20
+        while platform.restarts.restarts["recorder"] == 0 and time.monotonic() < deadline:  # type: ignore[union-attr]
+            platform.keep_running()
+            time.sleep(0.05)
+        again = platform.pids()["recorder"]
+        assert again != first and not pid_alive(first)
+        assert len(said) == 1, said
+        assert said[0].startswith("recorder exited with status 3; starting it again in 0.1 s (crash 1 within 60 s")
+        assert said[0].splitlines()[-1].strip() == "boom: crashed"
+        time.sleep(0.5)  # the second run serves
+        platform.keep_running()
+        assert platform.pids()["recorder"] == again
+    log = (tmp_path / "data" / "logs" / "recorder.log").read_text()
+    assert log.count("--- recorder started") == 2
+    assert "--- recorder exited with status 3" in log
+
+
+def test_local_a_killed_gateway_comes_back_on_the_same_port(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path, restart_policy=RestartPolicy(first_delay=0.1), say=lambda _: None)
+    with platform:
+        port, pid = platform.port, platform.pids()["gateway"]
+        os.kill(pid, signal.SIGKILL)  # unasked: the supervisor did not send it
+        deadline = time.monotonic() + 20
+        while platform.pids().get("gateway") in (None, pid) and time.monotonic() < deadline:
+            platform.keep_running()
+            time.sleep(0.05)
+        platform.wait_ready(timeout=20)
+        assert platform.port == port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v0/envs", timeout=5) as response:
+            assert response.status == 200
+
+
+def test_local_a_crash_loop_stops_with_the_last_lines(tmp_path: Path) -> None:
+    said: list[str] = []
+    platform = make_platform(tmp_path, extra={"STANDIN_RECORDER": "crash", "STANDIN_CRASH_AFTER": "0.1"},
+                             restart_policy=RestartPolicy(max_crashes=3, first_delay=0.05), say=said.append)
+    with platform, pytest.raises(CrashLoop) as caught:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            platform.keep_running()
+            time.sleep(0.05)
+    assert caught.value.name == "recorder" and caught.value.crashes == 3 and caught.value.returncode == 3
+    assert caught.value.report().startswith("recorder crashed 3 times within 60 s: stopping the platform.")
+    assert "boom: crashed" in caught.value.report()
+    assert len(said) == 2  # two restarts, then the third crash stops it
+    assert platform.pids() == {}
+
+
+def test_local_a_service_failing_at_every_start_ends_the_start_as_a_crash_loop(tmp_path: Path) -> None:
+    platform = make_platform(tmp_path, extra={"STANDIN_GATEWAY": "fail"},
+                             restart_policy=RestartPolicy(max_crashes=2, first_delay=0.05), say=lambda _: None)
+    with pytest.raises(CrashLoop) as caught:
+        platform.start()  # the gateway never answers: start waits, restarting it, until it gives up
+    assert caught.value.name == "gateway" and "boom: bad settings" in caught.value.report()
+    assert platform.pids() == {}

@@ -1,4 +1,6 @@
-"""`python -m platform_local` / `platform-run`: the whole platform in the foreground until Ctrl-C.
+"""`platform-server` (also `platform-run`, `python -m platform_local`): the whole platform in the
+foreground until Ctrl-C. A service that exits unasked is started again (see
+`platform_local.restarts`); one that keeps crashing stops the platform with its last lines.
 
 Settings (environment, or the matching option):
     PLATFORM_HOST, PLATFORM_PORT      the gateway's address (127.0.0.1, 8000)
@@ -18,9 +20,20 @@ import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited
-from platform_local.launcher import LocalPlatform
+from platform_local.local_platform import LocalPlatform
+from platform_local.restarts import RestartPolicy
+
+SCRIPTS = ("platform-server", "platform-run")
+"""The names the launcher is installed under (pyproject's scripts); the first is the spec's."""
+
+
+def program_name(argv0: str | None = None) -> str:
+    """The script's name as invoked (``platform-server`` under ``python -m platform_local``)."""
+    name = Path(sys.argv[0] if argv0 is None else argv0).name
+    return name if name in SCRIPTS else SCRIPTS[0]
 
 
 def _number(env: Mapping[str, str], key: str, default: str, kind: type = int) -> int | float | None:
@@ -39,7 +52,7 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
     Raises:
         ConfigError: a variable does not parse.
     """
-    parser = argparse.ArgumentParser(prog="platform-run", description="Run the Simulusion platform locally.")
+    parser = argparse.ArgumentParser(prog=program_name(), description="Run the Simulusion platform locally.")
     parser.add_argument("--host", default=env.get("PLATFORM_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=_number(env, "PLATFORM_PORT", "8000"))
     parser.add_argument("--data-dir", default=env.get("PLATFORM_DATA_DIR", "data"))
@@ -52,7 +65,8 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the platform until SIGINT/SIGTERM or until a service dies; returns the exit status."""
+    """Runs the platform until SIGINT/SIGTERM or until a service keeps crashing; returns the exit status."""
+    prog = program_name()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -61,24 +75,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_args(argv, os.environ)
         platform = LocalPlatform(args.data_dir, args.port, host=args.host, nats_url=args.nats_url,
                                  nats_port=args.nats_port, recordings_dir=args.recordings,
-                                 echo=sys.stdout, start_timeout=args.start_timeout)
+                                 echo=sys.stdout, start_timeout=args.start_timeout,
+                                 restart_policy=RestartPolicy(), say=lambda message: _say(prog, message))
         print(f"Starting Simulusion (logs in {platform.logs_dir}) ...", flush=True)
         platform.start(should_abort=stop.is_set)
         if not stop.is_set():
             print(f"Simulusion is running at {platform.url} (docs at /docs) — Ctrl-C to stop", flush=True)
         while not stop.wait(0.25):
-            if error := platform.unexpected_exit():
-                raise error
-    except ServiceExited as error:
-        print(f"platform-run: {error.report()}", file=sys.stderr, flush=True)
+            platform.keep_running()
+    except ServiceExited as error:  # a crash loop, or NATS that would not start again
+        _say(prog, error.report())
         return _stopped(platform, 1)
     except LocalPlatformError as error:
-        print(f"platform-run: {error}", file=sys.stderr, flush=True)
+        _say(prog, str(error))
         return _stopped(platform, 1)
     print("Stopping Simulusion ...", flush=True)
     status = _stopped(platform, 0)
     print("Stopped.", flush=True)
     return status
+
+
+def _say(prog: str, message: str) -> None:
+    print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
 def _stopped(platform: LocalPlatform | None, status: int) -> int:

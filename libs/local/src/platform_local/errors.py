@@ -41,5 +41,23 @@ class ServiceExited(LocalPlatformError):
         return "\n".join(lines if self.tail else [f"{self} (it printed nothing)"])
 
 
+class CrashLoop(ServiceExited):
+    """A service kept crashing (too many times within a window): the platform is stopped.
+
+    Attributes:
+        crashes: how many times it crashed within the window.
+        window: the window, in seconds.
+    """
+
+    def __init__(self, last: ServiceExited, crashes: int, window: float) -> None:
+        super().__init__(last.name, last.returncode, last.tail)
+        self.crashes = crashes
+        self.window = window
+
+    def report(self) -> str:
+        return (f"{self.name} crashed {self.crashes} times within {self.window:g} s: stopping the platform. "
+                f"Its last exit: {super().report()}")
+
+
 class StartTimeout(LocalPlatformError):
     """A process did not become ready in time."""

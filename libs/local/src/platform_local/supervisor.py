@@ -150,7 +150,11 @@ class ChildProcess:
                     self._changed.notify_all()
                 if self.echo:
                     self.echo.write(self.name, line)
-        process.stdout.close()
+            process.stdout.close()
+            try:
+                log.write(f"--- {ServiceExited(self.name, process.wait(5), [])}\n")
+            except subprocess.TimeoutExpired:  # it closed its output but runs on: its end goes unlogged
+                pass
         with self._changed:
             self._eof = True
             self._changed.notify_all()
@@ -189,6 +193,14 @@ class ChildProcess:
         assert self.process is not None
         returncode = self.process.wait(5)
         raise ServiceExited(self.name, returncode, self.tail())
+
+    def exited(self) -> ServiceExited:
+        """This run's end as an error: its exit status and last lines (waits up to 1 s for the
+        reader to take the last ones). Only for a process that has exited."""
+        assert self.process is not None and self.process.returncode is not None
+        if self._reader is not None:
+            self._reader.join(1.0)
+        return ServiceExited(self.name, self.process.returncode, self.tail())
 
     def send_signal(self, sig: int) -> None:
         """Sends `sig` to the process, marking its exit as expected."""
@@ -249,9 +261,7 @@ class Supervisor:
         """The first child that exited without being asked to, as an error, or None."""
         for child in self.children.values():
             if child.process is not None and not child.expected_exit and child.returncode is not None:
-                if child._reader is not None:
-                    child._reader.join(1.0)  # let the last lines in
-                return ServiceExited(child.name, child.returncode, child.tail())
+                return child.exited()
         return None
 
     def stop_all(self, timeout: float = 10.0) -> None:

@@ -14,6 +14,7 @@ from typing import Self, TextIO
 
 from platform_local import nats_process
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
+from platform_local.restarts import RestartPolicy, ServiceRestarts
 from platform_local.services import SERVICES, PlatformLayout, missing_services, module_of, service_spec
 from platform_local.supervisor import ChildProcess, ServiceSpec, Supervisor
 
@@ -61,6 +62,10 @@ class LocalPlatform:
         commands: argv per service replacing ``python -m platform_<name>`` (stand-ins in tests).
         start_timeout: seconds to wait for NATS, then for the gateway to answer GET /v0/envs.
         stop_timeout: seconds each child gets after SIGTERM before SIGKILL.
+        restart_policy: when given, a child that exits unasked is started again (see
+            `keep_running` and `platform_local.restarts`), also while starting; None: such an
+            exit is an error at once (tests that kill services themselves want that).
+        say: where restarts and their reasons are told (default: the echo stream, else nowhere).
     """
 
     def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None,
@@ -70,7 +75,8 @@ class LocalPlatform:
                  base_env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                  echo: TextIO | None = None, services: Sequence[str] = SERVICES,
                  commands: Mapping[str, list[str]] | None = None,
-                 start_timeout: float = 60.0, stop_timeout: float = 10.0) -> None:
+                 start_timeout: float = 60.0, stop_timeout: float = 10.0,
+                 restart_policy: RestartPolicy | None = None, say: Callable[[str], None] | None = None) -> None:
         self.data_dir = Path(data_dir).absolute()
         self.host = host
         self.port = port if port is not None else free_port(self._connect_host)
@@ -85,6 +91,16 @@ class LocalPlatform:
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.supervisor = Supervisor(self.data_dir / "logs", echo)
+        self.restarts = (ServiceRestarts(restart_policy, self.start_service, say or self._say_to(echo))
+                         if restart_policy is not None else None)
+
+    @staticmethod
+    def _say_to(stream: TextIO | None) -> Callable[[str], None]:
+        def say(message: str) -> None:
+            if stream is not None:
+                print(message, file=stream, flush=True)
+
+        return say
 
     @property
     def _connect_host(self) -> str:
@@ -142,7 +158,8 @@ class LocalPlatform:
 
         Raises:
             ConfigError: see `check_config`; nothing was started.
-            ServiceExited: a child died while starting (the others are stopped).
+            ServiceExited: a child died while starting (with a restart policy: `CrashLoop`, it
+                kept dying); the others are stopped.
             StartTimeout: not ready within `start_timeout` (the others are stopped).
         """
         self.check_config()
@@ -185,16 +202,17 @@ class LocalPlatform:
         return child
 
     def wait_ready(self, should_abort: Callable[[], bool] = _never, timeout: float | None = None) -> None:
-        """Polls GET /v0/envs until the gateway answers 200; fails fast when a child dies.
+        """Polls GET /v0/envs until the gateway answers 200; fails fast when a child dies (with a
+        restart policy: starts it again, and fails when it keeps dying).
 
         Raises:
-            ServiceExited: a child exited meanwhile.
+            ServiceExited: a child exited meanwhile (`CrashLoop`: it kept exiting).
             StartTimeout: no answer in time.
         """
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         last = "no answer"
         while not should_abort():
-            self.check()
+            self.keep_running()
             try:
                 with urllib.request.urlopen(self.url + READY_PATH, timeout=2.0) as response:
                     if response.status == 200:
@@ -213,6 +231,19 @@ class LocalPlatform:
         """Raises ServiceExited for the first child that exited without being asked to."""
         if error := self.supervisor.unexpected_exit():
             raise error
+
+    def keep_running(self) -> None:
+        """One supervision pass: with a restart policy, starts again the children that exited
+        unasked (each after its delay); without one, the same as `check`.
+
+        Raises:
+            CrashLoop: a child kept crashing (with a restart policy).
+            ServiceExited: a child exited unasked (without one).
+        """
+        if self.restarts is None:
+            self.check()
+        else:
+            self.restarts.watch(list(self.supervisor.children.values()))
 
     def unexpected_exit(self) -> ServiceExited | None:
         """The first child that exited without being asked to, or None."""
