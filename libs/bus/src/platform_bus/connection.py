@@ -1,0 +1,92 @@
+"""Connecting a service to NATS: fail fast at start with one line, then reconnect for ever.
+
+At start a service tries the server twice (a few seconds at most): NATS that cannot be reached
+then is a setting to fix or a platform not started, said in one line naming the URL. Once
+connected, the client reconnects without end (every half second), so a service rides out a
+NATS restart; its subscriptions are made again by the client. The connection's trouble is
+logged as one line per outage, not one per failed attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+import nats
+import nats.errors
+from nats.aio.client import Client
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 2.0  # one attempt at a server
+RECONNECT_WAIT_S = 0.5  # between two attempts at the same server
+START_TIMEOUT_S = 5.0  # the whole connect at start
+_START_RECONNECTS = 1  # at start: one attempt and one retry
+_FOREVER = -1
+
+
+class NatsUnreachableError(Exception):
+    """NATS could not be reached at start; the message is one line naming the URL."""
+
+
+class _ConnectionLog:
+    """nats-py's callbacks: quiet until connected (the start failure is one line of its own),
+    then one warning per outage and one line when connected again."""
+
+    def __init__(self, where: str, logger: logging.Logger) -> None:
+        self.where = where
+        self.log = logger
+        self.connected = False
+        self.away = False
+        self.client: Client | None = None
+        self.last_error = ""
+
+    async def on_error(self, exc: Exception) -> None:
+        self.last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if self.connected and not self.away:
+            self.log.warning("NATS at %s: %s", self.where, self.last_error)
+
+    async def on_disconnected(self) -> None:
+        client = self.client
+        if not self.connected or client is None or client.is_closed or client.is_draining:
+            return
+        if not self.away:
+            self.away = True
+            self.log.warning("NATS: disconnected from %s; reconnecting", self.where)
+
+    async def on_reconnected(self) -> None:
+        self.away = False
+        self.log.info("NATS: reconnected to %s", self.where)
+
+
+async def connect(servers: str | Sequence[str], *, name: str, timeout: float = START_TIMEOUT_S,
+                  logger: logging.Logger | None = None) -> Client:
+    """A connected NATS client that reconnects for ever once connected.
+
+    Args:
+        servers: the NATS URL, or several (a cluster).
+        name: the client's name on the server (`platform-gateway`, `envhost-<id>`, ...).
+        timeout: seconds the connect at start may take in all.
+        logger: where the connection's later trouble is logged (default: this module's).
+
+    Raises:
+        NatsUnreachableError: no server answered within `timeout`.
+    """
+    urls = [servers] if isinstance(servers, str) else list(servers)
+    where = ", ".join(urls)
+    watch = _ConnectionLog(where, logger or log)
+    try:
+        client = await asyncio.wait_for(nats.connect(
+            servers=urls, name=name, connect_timeout=min(CONNECT_TIMEOUT_S, timeout),
+            max_reconnect_attempts=_START_RECONNECTS, reconnect_time_wait=RECONNECT_WAIT_S,
+            error_cb=watch.on_error, disconnected_cb=watch.on_disconnected,
+            reconnected_cb=watch.on_reconnected,
+        ), timeout)
+    except (TimeoutError, OSError, nats.errors.Error) as exc:
+        why = watch.last_error or (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        raise NatsUnreachableError(f"cannot connect to NATS at {where} within {timeout:g} s ({why})") from None
+    watch.client = client
+    watch.connected = True
+    client.options["max_reconnect_attempts"] = _FOREVER  # running: never give up on the server
+    return client
