@@ -10,6 +10,7 @@ the worker at its next chunk.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import logging
 import tarfile
@@ -78,7 +79,10 @@ def _write_tar(prefix: str, files: Sequence[tuple[str, int]], sink: io.RawIOBase
                fetch: Callable[[str, int], bytes], chunk: int) -> None:
     """Write the tar of `files` (name, size) to `sink`; `fetch(name, offset)` reads one chunk."""
     now = time.time()
-    with tarfile.open(fileobj=sink, mode="w|", bufsize=_STREAM_BUFFER, copybufsize=_STREAM_BUFFER) as tar:
+    # typeshed's open() lacks the TarFile arguments it passes on (copybufsize)
+    with tarfile.open(  # type: ignore[call-overload]
+        fileobj=sink, mode="w|", bufsize=_STREAM_BUFFER, copybufsize=_STREAM_BUFFER
+    ) as tar:
         for name, size in files:
             info = tarfile.TarInfo(f"{prefix}/{name}")
             info.mtime, info.mode = now, 0o644
@@ -94,7 +98,7 @@ def _write_tar(prefix: str, files: Sequence[tuple[str, int]], sink: io.RawIOBase
                 tar.addfile(info, io.BytesIO(data))
             else:  # an episode file: written once, never changed
                 info.size = size
-                tar.addfile(info, io.BufferedReader(_RemoteFile(lambda o, n=name: fetch(n, o), size, name)))
+                tar.addfile(info, io.BufferedReader(_RemoteFile(functools.partial(fetch, name), size, name)))
 
 
 async def stream_archive(

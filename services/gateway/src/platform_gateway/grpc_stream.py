@@ -42,9 +42,11 @@ class GrpcStream:
         self.last_used = time.monotonic()
         self.dropped = False
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        connect = channel.stream_stream(CONNECT_METHOD, request_serializer=None, response_deserializer=None)
+        connect: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+            CONNECT_METHOD, request_serializer=None, response_deserializer=None
+        )
         metadata = tracing.grpc_metadata([(subjects.SESSION_ID_METADATA, session_id)])
-        self.call: grpc.aio.StreamStreamCall = connect(self._requests(), metadata=metadata)
+        self.call: grpc.aio.StreamStreamCall[bytes, bytes] = connect(self._requests(), metadata=metadata)
 
     async def _requests(self) -> AsyncIterator[bytes]:
         while (request := await self._queue.get()) is not None:

@@ -56,6 +56,6 @@ def error_code(response: bytes) -> int | None:
         if found is None or found[0] != 2:
             return None
         code = _field(found[1], _CODE_FIELD)  # type: ignore[arg-type]
-        return int(code[1]) if code is not None and code[0] == 0 else 0  # type: ignore[arg-type]
+        return int(code[1]) if code is not None and code[0] == 0 else 0
     except IndexError:
         return None
