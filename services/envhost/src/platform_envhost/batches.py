@@ -63,7 +63,7 @@ class BatchAnswerer:
                 special = True
                 continue
             if command == "step":
-                carrier = inner.step
+                carrier: env_pb.StepRequest | env_pb.HoldRequest = inner.step
             elif command == "hold":
                 carrier = inner.hold
             else:

@@ -93,8 +93,9 @@ class Instance:
         self.log_tail = ""
         self.dead = asyncio.Event()
         self._channel = grpc.aio.insecure_channel(process.address, options=CHANNEL_OPTIONS)
-        self._call = self._channel.stream_stream(CONNECT_METHOD, request_serializer=None,
-                                                 response_deserializer=None)()
+        self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
+            CONNECT_METHOD, request_serializer=None, response_deserializer=None
+        )()
 
     @property
     def num_envs(self) -> int:

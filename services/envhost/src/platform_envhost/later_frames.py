@@ -47,7 +47,7 @@ def asks_render_later(request: env_pb.EnvRequest, record_frames: bool) -> bool:
     if not record_frames:
         return False
     command = request.WhichOneof("command")
-    return command in RENDER_LATER and not getattr(request, command).render  # type: ignore[arg-type]
+    return command in RENDER_LATER and not getattr(request, command).render
 
 
 class FrameDue:

@@ -19,8 +19,8 @@ _KIND_NAMES = {
 }
 
 
-def session_event(instance: Instance, kind: int, host_id: str, *, reason: str = "",
-                  trace_headers: dict[str, str] | None = None) -> Outgoing:
+def session_event(instance: Instance, kind: bus_pb.SessionEventKind.ValueType, host_id: str, *,
+                  reason: str = "", trace_headers: dict[str, str] | None = None) -> Outgoing:
     """A SessionEvent for `instance`, ready to publish (deduplicated by session and kind)."""
     event = bus_pb.SessionEvent(
         session_id=instance.session_id, kind=kind, env_id=instance.env_id, kwargs_json=instance.kwargs_json,

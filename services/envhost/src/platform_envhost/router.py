@@ -51,7 +51,7 @@ RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
 DEFERRED_COMMANDS = RECORDED_COMMANDS - {"hold"}
 
 
-def _error(request_id: int, code: int, message: str) -> bytes:
+def _error(request_id: int, code: env_pb.ErrorCode.ValueType, message: str) -> bytes:
     return env_pb.EnvResponse(id=request_id, error=env_pb.Error(code=code, message=message)).SerializeToString()
 
 
@@ -76,8 +76,9 @@ class Router:
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler to add to a grpc.aio server (bytes in, bytes out)."""
-        method = grpc.stream_stream_rpc_method_handler(self.connect, request_deserializer=None,
-                                                       response_serializer=None)
+        method: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(
+            self.connect, request_deserializer=None, response_serializer=None
+        )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Connect": method})
 
     async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:

@@ -49,7 +49,7 @@ class RecorderUnavailable(Exception):
     """The recorder did not answer."""
 
 
-def _error(request_id: int, code: int, message: str) -> env_pb.EnvResponse:
+def _error(request_id: int, code: env_pb.ErrorCode.ValueType, message: str) -> env_pb.EnvResponse:
     return env_pb.EnvResponse(id=request_id, error=env_pb.Error(code=code, message=message))
 
 
@@ -160,7 +160,7 @@ def _where(instance: Instance, index: int) -> str:
     return f"{where} sub-environment {index}" if instance.num_envs > 1 else where
 
 
-def _code(control_code: str) -> int:
+def _code(control_code: str) -> env_pb.ErrorCode.ValueType:
     return _CONTROL_CODES.get(control_code, env_pb.ERROR_CODE_INTERNAL)
 
 

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -54,7 +54,7 @@ class EnvHostService:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        handlers: dict[str, Callable[[Any], Awaitable[None]]] = {
+        handlers: dict[str, Callable[[Any], Coroutine[Any, Any, None]]] = {
             subjects.envhost_start(self.host_id): self._on_start,
             subjects.envhost_claim(self.host_id): self._on_claim,
             subjects.envhost_stop(self.host_id): self._on_stop,
@@ -86,7 +86,9 @@ class EnvHostService:
                 await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
                                                            reason=STOPPED_REASON))
 
-    def _concurrently(self, handler: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+    def _concurrently(
+        self, handler: Callable[[Any], Coroutine[Any, Any, None]]
+    ) -> Callable[[Any], Coroutine[Any, Any, None]]:
         # nats-py runs one subscription's callbacks one after another: a slow start must not
         # hold up the next request, so each gets its own task.
         async def callback(msg: Any) -> None:

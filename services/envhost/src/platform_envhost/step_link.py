@@ -42,7 +42,7 @@ def set_nodelay(writer: asyncio.StreamWriter) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def _opened_error(code: int, message: str) -> bytes:
+def _opened_error(code: env_pb.ErrorCode.ValueType, message: str) -> bytes:
     opened = link_pb.StepLinkOpened(error=env_pb.Error(code=code, message=message))
     return encode_frame(opened.SerializeToString())
 
