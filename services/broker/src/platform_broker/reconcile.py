@@ -56,10 +56,10 @@ async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostC
 
     for host_id, session_ids in alive.items():
         for session_id in sorted(session_ids):
-            session = await store.get(session_id)
-            if _runs_on(session, host_id):
+            stored = await store.get(session_id)
+            if _runs_on(stored, host_id):
                 continue
-            pooled = session is None and session_id.startswith(POOL_SLOT_PREFIX)
+            pooled = stored is None and session_id.startswith(POOL_SLOT_PREFIX)
             what = "pool instance" if pooled else "orphan"
             try:
                 reply = await envhosts.stop(host_id, session_id, POOL_REASON if pooled else ORPHAN_REASON)
