@@ -4,7 +4,7 @@
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
-.PHONY: help setup run test gen check-gen bench lint
+.PHONY: help setup run test gen check-gen check bench lint
 
 # uv: the one on PATH, else the one pip puts in the user's base (or `python3 -m uv`).
 # A recursive variable: looked up again in each recipe, so after `setup` has installed it.
@@ -13,9 +13,10 @@ RUN := $(UV) run --no-sync
 
 help:
 	@echo "make run        start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
-	@echo "make test       check generated code, then run the whole test suite"
+	@echo "make test       check generated code, lint and types, then run the whole test suite"
 	@echo "make gen        regenerate libs/contracts from the .proto files"
 	@echo "make check-gen  fail if the generated code differs from the .proto files"
+	@echo "make check      ruff and mypy (strict on libs/contracts and sdk)"
 	@echo "make bench      run the benchmarks (bench/*.py)"
 	@echo "make lint       ruff"
 
@@ -37,7 +38,7 @@ setup:
 run: setup
 	$(RUN) python -m platform_local
 
-test: setup check-gen
+test: setup check-gen check
 	$(RUN) pytest
 
 gen: setup
@@ -64,3 +65,7 @@ bench: setup
 
 lint: setup
 	$(RUN) ruff check .
+
+# The settings of both are in pyproject.toml: mypy checks the packages it lists there.
+check: lint
+	$(RUN) mypy
