@@ -68,7 +68,8 @@ async def request(nc: Any, subject: str, payload: bytes, *, timeout: float, serv
             raise BusUnavailableError(f"{service} unavailable: NATS is unreachable ({_state(nc)})",
                                       subject=subject, reason="unreachable")
         try:
-            return await nc.request(subject, payload, timeout=timeout, headers=trace_headers(headers))
+            reply: Msg = await nc.request(subject, payload, timeout=timeout, headers=trace_headers(headers))
+            return reply
         except nats.errors.NoRespondersError:
             raise BusUnavailableError(f"{service} unavailable: nothing answers {subject}",
                                       subject=subject, reason="no_responders") from None
