@@ -13,7 +13,7 @@ RUN := $(UV) run --no-sync
 
 help:
 	@echo "make run        start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
-	@echo "make test       check generated code, lint and types, then run the whole test suite"
+	@echo "make test       check generated code, lint and types, then the tests (each member in its own env)"
 	@echo "make gen        regenerate libs/contracts from the .proto files"
 	@echo "make check-gen  fail if the generated code differs from the .proto files"
 	@echo "make check      ruff and mypy (strict on libs/contracts and sdk)"
@@ -38,8 +38,10 @@ setup:
 run: setup
 	$(RUN) python -m platform_local
 
+# Each workspace member's tests in an environment of that member alone (.venvs/<name>, kept
+# between runs), then the cross-service tests/ in the workspace's; a summary with the times.
 test: setup check-gen check
-	$(RUN) pytest
+	@UV="$(UV)" $(RUN) python scripts/test_members.py
 
 gen: setup
 	$(RUN) bash scripts/gen_contracts.sh
