@@ -96,6 +96,15 @@ def test_render_without_rgb_mode_and_an_empty_request() -> None:
     assert instance.handle(_req()).error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT
 
 
+def test_render_before_the_first_reset_is_a_failed_precondition() -> None:
+    instance = EnvInstance(gymnasium.make("CartPole-v1", render_mode="rgb_array"), "CartPole-v1")
+    response = instance.handle(_req(render=env_pb.RenderRequest()))
+    assert response.error.code == env_pb.ERROR_CODE_FAILED_PRECONDITION
+    assert response.error.message == "render before the first reset: call reset first"
+    instance.handle(_req(reset=env_pb.ResetRequest(seed=0)))
+    assert instance.handle(_req(render=env_pb.RenderRequest())).render.frame.width == 600
+
+
 def test_after_close_every_command_fails() -> None:
     instance = EnvInstance(gymnasium.make("CartPole-v1"), "CartPole-v1")
     instance.handle(_req(reset=env_pb.ResetRequest(seed=0)))

@@ -10,7 +10,7 @@ import sys
 import time
 
 import httpx
-from platform_contracts import subjects
+from platform_contracts import limits, subjects
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
 
@@ -28,6 +28,30 @@ async def test_docs_and_openapi(gateway) -> None:
                  "/v0/recordings/{recording_id}"):
         assert path in paths, path
     assert "SessionPublic" in schema["components"]["schemas"]
+
+
+async def test_openapi_states_the_limits_the_server_enforces(gateway) -> None:
+    schemas = (await gateway.http.get("/openapi.json")).json()["components"]["schemas"]
+    seed = next(option for option in schemas["ResetBody"]["properties"]["seed"]["anyOf"] if "type" in option
+                and option["type"] == "integer")
+    assert seed["minimum"] == limits.MIN_SEED and seed["exclusiveMaximum"] == limits.MAX_SEED + 1
+    hold = schemas["HoldBody"]
+    assert hold["properties"]["steps"]["maximum"] == limits.MAX_HOLD_STEPS
+    assert {"properties": {"steps": {"maximum": limits.MAX_HOLD_STEPS_WITH_FRAMES}}} in hold["anyOf"]
+
+
+async def test_starlettes_own_errors_answer_in_the_gateways_shape(gateway, broker) -> None:
+    unknown = await gateway.http.get("/v0/nothing-here")
+    assert unknown.status_code == 404
+    assert unknown.json() == {"detail": "no route GET /v0/nothing-here (the routes are in /docs)",
+                              "code": "not_found"}
+    wrong_method = await gateway.http.put("/v0/sessions/s-1")
+    assert wrong_method.status_code == 405 and wrong_method.json()["code"] == "method_not_allowed"
+    assert wrong_method.headers["allow"] == "DELETE, GET"  # every route of the path, not only the first
+    not_utf8 = await gateway.http.post("/v0/sessions", content=b'{"env_id": "\xff\xfe"}',
+                                       headers={"content-type": "application/json"})
+    assert not_utf8.status_code == 422, not_utf8.text
+    assert not_utf8.json()["code"] == "invalid_argument" and "not valid JSON" in not_utf8.json()["detail"]
 
 
 async def _stand_in_recorder(nc):

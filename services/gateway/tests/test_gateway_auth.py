@@ -52,3 +52,32 @@ async def test_websocket_needs_the_token(start_gateway, broker) -> None:
 
 async def test_no_token_configured_means_open(gateway, broker) -> None:
     assert (await gateway.http.get("/v0/envs")).status_code == 200
+
+
+async def test_a_missing_token_is_a_401_in_the_error_shape(start_gateway, broker) -> None:
+    gateway = await start_gateway(api_token=TOKEN)
+    missing = await gateway.http.get("/v0/sessions")
+    assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+    assert missing.json()["code"] == "unauthenticated"
+
+
+async def test_openapi_declares_the_bearer_scheme_only_with_a_token(start_gateway, broker) -> None:
+    open_gateway = await start_gateway()
+    document = (await open_gateway.http.get("/openapi.json")).json()
+    assert "securitySchemes" not in document.get("components", {})
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            assert "security" not in operation, (method, path)
+            assert "401" not in operation["responses"], (method, path)
+            assert all(p["name"].lower() != "authorization" for p in operation.get("parameters", ())), path
+
+    signed = (await (await start_gateway(api_token=TOKEN)).http.get("/openapi.json")).json()
+    assert signed["components"]["securitySchemes"]["HTTPBearer"] == {
+        "type": "http", "scheme": "bearer", "description": "the platform's API token (PLATFORM_API_TOKEN)"}
+    for path, operations in signed["paths"].items():
+        for method, operation in operations.items():
+            if path.startswith("/v0/"):
+                assert operation["security"] == [{"HTTPBearer": []}], (method, path)
+                assert "401" in operation["responses"], (method, path)
+            else:  # /healthz
+                assert "security" not in operation, (method, path)

@@ -87,6 +87,39 @@ async def test_step_on_a_fresh_instance_is_409(gateway, broker, new_env_server) 
     assert "reset" in response.json()["detail"]
 
 
+async def test_render_on_a_fresh_instance_is_409_saying_to_reset(gateway, broker, new_env_server) -> None:
+    info = broker.add(address=new_env_server(kwargs={"render_mode": "rgb_array"}).address)
+    response = await gateway.http.get(f"/v0/sessions/{info.id}/render")
+    assert response.status_code == 409, response.text
+    assert response.json()["code"] == "failed_precondition"
+    assert "render before the first reset: call reset first" in response.json()["detail"]
+    assert (await gateway.http.post(f"/v0/sessions/{info.id}/reset", json={"seed": 0})).status_code == 200
+    assert (await gateway.http.get(f"/v0/sessions/{info.id}/render")).status_code == 200
+
+
+async def test_a_seed_out_of_range_is_a_422_naming_the_range(gateway, broker) -> None:
+    sid = await _session(gateway)
+    for seed, bound in ((-356576458973957006032896, "greater than or equal to 0"), (-1, "greater than or equal to 0"),
+                        (2**63, "less than 9223372036854775808")):
+        response = await gateway.http.post(f"/v0/sessions/{sid}/reset", json={"seed": seed})
+        assert response.status_code == 422, response.text
+        assert response.json()["code"] == "invalid_argument" and "seed: Input should be" in response.text
+        assert bound in response.json()["detail"]
+    largest = await gateway.http.post(f"/v0/sessions/{sid}/reset", json={"seed": 2**63 - 1})
+    assert largest.status_code == 200, largest.text
+
+
+async def test_hold_limits_are_422s(gateway, broker) -> None:
+    sid = await _session(gateway)
+    await gateway.http.post(f"/v0/sessions/{sid}/reset", json={"seed": 0})
+    too_many = await gateway.http.post(f"/v0/sessions/{sid}/hold", json={"action": 0, "steps": 10_001})
+    assert too_many.status_code == 422 and "10000" in too_many.json()["detail"]
+    framed = await gateway.http.post(f"/v0/sessions/{sid}/hold", json={"action": 0, "steps": 257})
+    assert framed.status_code == 422 and "256" in framed.json()["detail"]
+    plain = await gateway.http.post(f"/v0/sessions/{sid}/hold", json={"action": 0, "steps": 257, "frames": False})
+    assert plain.status_code == 200, plain.text
+
+
 async def test_env_host_gone_is_503_not_a_hang(gateway, broker, new_env_server) -> None:
     server = new_env_server()
     info = broker.add(address=server.address)

@@ -20,6 +20,10 @@ AGENT_NAME_PATTERN = r"[A-Za-z0-9_.-]+"
 AGENT_NAME = re.compile(AGENT_NAME_PATTERN)
 AGENT_NAME_CHARACTERS = "letters, digits, `_`, `.` and `-`"
 
+# Reset seeds (`ResetRequest.seed` is an int64; Gymnasium takes only seeds >= 0).
+MIN_SEED = 0
+MAX_SEED = 2**63 - 1
+
 # Vector sessions: sub-environments of one session.
 MAX_NUM_ENVS = 256
 

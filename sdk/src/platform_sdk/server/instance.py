@@ -266,6 +266,8 @@ class EnvInstance:
         result.info.CopyFrom(datamap_from_dict(info))
 
     def _render(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+        self.check_renders()
+        self.require_reset("render")  # Gymnasium refuses render() before reset() (OrderEnforcing)
         response.render.frame.CopyFrom(self.frame())
 
     def _close(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:

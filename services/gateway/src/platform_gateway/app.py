@@ -37,7 +37,7 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
     app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.gateway = gateway
     errors.install(app)
-    app.include_router(api_router)
+    app.include_router(api_router(settings.api_token))
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict:

@@ -1,10 +1,14 @@
 """The gateway's errors: one base class; each subclass carries its HTTP status and a code.
 
 Routes never build HTTP errors themselves: `api.errors` turns any `GatewayError` into a
-JSON response `{"detail": message, "code": code}` (plus `log_tail` when there is one).
+JSON response `{"detail": message, "code": code}` (plus `log_tail` when there is one), with
+the class's `headers`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
 
 
 class GatewayError(Exception):
@@ -12,6 +16,7 @@ class GatewayError(Exception):
 
     status: int = 500
     code: str = "internal"
+    headers: ClassVar[Mapping[str, str]] = {}  # sent with the answer
 
     def __init__(self, message: str, *, log_tail: str = "") -> None:
         super().__init__(message)
@@ -27,6 +32,14 @@ class InvalidArgumentError(GatewayError):
 class InvalidActionError(GatewayError):
     status = 422
     code = "invalid_action"
+
+
+class UnauthenticatedError(GatewayError):
+    """The platform has an API token (PLATFORM_API_TOKEN) and the request lacks it or has another."""
+
+    status = 401
+    code = "unauthenticated"
+    headers: ClassVar[Mapping[str, str]] = {"WWW-Authenticate": "Bearer"}
 
 
 class NotFoundError(GatewayError):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import secrets
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from platform_gateway.broker import BrokerClient
 from platform_gateway.env_commands import EnvCommands
+from platform_gateway.errors import UnauthenticatedError
 from platform_gateway.gateway import Gateway
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
@@ -62,20 +63,19 @@ def token_ok(expected: str | None, given: str | None) -> bool:
 def require_token(
     gateway: GatewayDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
-    """Check `Authorization: Bearer <token>` when PLATFORM_API_TOKEN is set."""
+    """Check `Authorization: Bearer <token>` against PLATFORM_API_TOKEN.
+
+    Only routes of a platform with a token depend on it (`api.main.api_router`), so the OpenAPI
+    document declares the bearer scheme exactly when it is needed."""
     expected = gateway.settings.api_token
     if not expected:
         return
     if credentials is None:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "this platform needs an API token: send the header `Authorization: Bearer <token>`",
-            headers={"WWW-Authenticate": "Bearer"},
+        raise UnauthenticatedError(
+            "this platform needs an API token: send the header `Authorization: Bearer <token>`"
         )
     if not token_ok(expected, credentials.credentials):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, "the API token is not valid", headers={"WWW-Authenticate": "Bearer"}
-        )
+        raise UnauthenticatedError("the API token is not valid")
 
 
 TokenDep = Depends(require_token)

@@ -1,14 +1,24 @@
-"""Translate gateway errors (and malformed requests) into JSON responses."""
+"""Translate gateway errors (and malformed requests) into JSON responses.
+
+Every error answer is `{"detail": sentence, "code": code}` (`schemas.sessions.ErrorPublic`),
+also those Starlette makes itself: an unknown route (404), a method a route does not take
+(405, with `Allow` naming every method of the path), a body that cannot be read (422).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from platform_gateway.errors import GatewayError, SessionGoneError
+
+_PARAMETER = re.compile(r"\\\{[^}]*\\\}")  # a path parameter of re.escape(template)
+_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 def error_body(exc: GatewayError) -> dict[str, str]:
@@ -20,7 +30,37 @@ def error_body(exc: GatewayError) -> dict[str, str]:
 
 async def _gateway_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GatewayError)
-    return JSONResponse(error_body(exc), status_code=exc.status)
+    return JSONResponse(error_body(exc), status_code=exc.status, headers=dict(exc.headers) or None)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own errors (routing, unreadable bodies) in the gateway's error shape."""
+    assert isinstance(exc, HTTPException)
+    where = f"{request.method} {request.url.path}"
+    headers = dict(exc.headers or {})
+    status, code, detail = exc.status_code, "invalid_argument", str(exc.detail)
+    if status == 404:
+        code, detail = "not_found", f"no route {where} (the routes are in /docs)"
+    elif status == 405:
+        headers["Allow"] = allow = ", ".join(_methods_of(request))
+        code, detail = "method_not_allowed", f"{where}: the method is not allowed here (allowed: {allow})"
+    elif status == 400 and exc.__cause__ is not None:  # FastAPI could not decode the JSON body
+        status = 422
+        detail = (f"invalid request to {where}: the body is not valid JSON ({exc.__cause__}): "
+                  "send a JSON object in UTF-8 with Content-Type: application/json")
+    elif status >= 500:
+        code = "internal"
+    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers or None)
+
+
+def _methods_of(request: Request) -> list[str]:
+    """Every method the OpenAPI document gives the request's path (Starlette names only one
+    route's, and FastAPI's included routers keep their routes to themselves)."""
+    path, methods = request.url.path, set()
+    for template, operations in request.app.openapi()["paths"].items():
+        if re.fullmatch(_PARAMETER.sub("[^/]+", re.escape(template)), path):
+            methods.update(method.upper() for method in operations if method in _METHODS)
+    return sorted(methods)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -50,3 +90,4 @@ def _problem(error: dict[str, Any]) -> str:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(GatewayError, _gateway_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 
+from platform_gateway.api.deps import TokenDep
 from platform_gateway.api.routes import envs, recordings, sessions, snapshots, stream
+from platform_gateway.schemas.sessions import ErrorPublic
 
-api_router = APIRouter(prefix="/v0")
-api_router.include_router(envs.router)
-api_router.include_router(sessions.router)
-api_router.include_router(stream.router)
-api_router.include_router(recordings.router)
-api_router.include_router(snapshots.router)
+_UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {401: {"model": ErrorPublic, "description": "no API token, or not the platform's"}}
+
+
+def api_router(api_token: str | None) -> APIRouter:
+    """The /v0 routes. With an API token (PLATFORM_API_TOKEN) every REST route requires it, and
+    the OpenAPI document says so (an HTTP bearer security scheme and the 401 answer); without
+    one, neither appears. The WebSocket checks the token itself (a browser cannot set its headers)."""
+    router = APIRouter(prefix="/v0")
+    dependencies = [TokenDep] if api_token else []
+    responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if api_token else {}
+    for resource in (envs, sessions, recordings, snapshots):
+        router.include_router(resource.router, dependencies=dependencies, responses=responses)
+    router.include_router(stream.router)
+    return router

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_contracts import limits
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _LABELS = (
@@ -89,7 +90,11 @@ class SessionsPublic(BaseModel):
 class ResetBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    seed: int | None = Field(default=None, description="seed of the environment's RNG")
+    # lt, not le: the OpenAPI document writes bounds as floats, which hold 2**63 exactly, not 2**63 - 1.
+    seed: int | None = Field(
+        default=None, ge=limits.MIN_SEED, lt=limits.MAX_SEED + 1,
+        description=f"seed of the environment's RNG, {limits.MIN_SEED} to {limits.MAX_SEED:,} (2**63 - 1)",
+    )
     options: dict[str, Any] | None = None
 
 
@@ -106,11 +111,23 @@ class StepBody(BaseModel):
 
 
 class HoldBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """One action repeated; with frames (the default) for fewer steps (see `steps`)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": [
+        {"properties": {"frames": {"const": False}}, "required": ["frames"]},
+        {"properties": {"steps": {"maximum": limits.MAX_HOLD_STEPS_WITH_FRAMES}}},
+    ]})
 
     action: Any = Field(description="the action to repeat, as JSON for the action space")
-    steps: int = Field(ge=1, le=10_000, description="how many steps (at most 256 with frames)")
-    frames: bool = Field(default=True, description="a JPEG frame after every step")
+    steps: int = Field(
+        ge=1, le=limits.MAX_HOLD_STEPS,
+        description=f"how many steps: at most {limits.MAX_HOLD_STEPS:,}, and at most "
+        f"{limits.MAX_HOLD_STEPS_WITH_FRAMES} with frames (the default)",
+    )
+    frames: bool = Field(
+        default=True,
+        description=f"a JPEG frame after every step (then at most {limits.MAX_HOLD_STEPS_WITH_FRAMES} steps)",
+    )
     agent: dict[str, Any] | None = Field(default=None, description=_AGENT + " (with the first step)")
 
 

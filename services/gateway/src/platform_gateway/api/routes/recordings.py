@@ -11,16 +11,16 @@ import numpy as np
 from fastapi import APIRouter, Path, Query, Response, status
 from fastapi.responses import StreamingResponse
 
-from platform_gateway.api.deps import RecorderDep, TokenDep
+from platform_gateway.api.deps import RecorderDep
 from platform_gateway.archive import stream_archive
 from platform_gateway.errors import NotFoundError
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.schemas.recordings import ArrayPublic, EpisodePublic, RecordingPublic, RecordingsPublic
-from platform_gateway.schemas.sessions import ErrorPublic
+from platform_gateway.schemas.sessions import LIFE_NAME_PATTERN, ErrorPublic
 
 router = APIRouter(
-    prefix="/recordings", tags=["recordings"], dependencies=[TokenDep],
-    responses={code: {"model": ErrorPublic} for code in (401, 404, 422, 503)},
+    prefix="/recordings", tags=["recordings"],
+    responses={code: {"model": ErrorPublic} for code in (404, 422, 503)},
 )
 
 EpisodeIndex = Annotated[int, Path(ge=0, description="the episode's index (meta.json's episodes[].index)")]
@@ -33,7 +33,8 @@ def _attachment(filename: str) -> dict[str, str]:
 
 @router.get("", response_model=RecordingsPublic)
 async def list_recordings(
-    recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+    recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None,
+    life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
 ) -> dict:
     """Recordings, newest first: meta.json without the episode list, with `episode_count` and the
     session's `saved_snapshots`. `session_id` also lists a vector session's sub-session recordings."""
