@@ -20,11 +20,12 @@ def decode_frame(frame: env_pb.Frame) -> np.ndarray:
     if frame.encoding == "jpeg":
         import simplejpeg
 
-        return simplejpeg.decode_jpeg(frame.data, colorspace="RGB")
+        rgb: np.ndarray = simplejpeg.decode_jpeg(frame.data, colorspace="RGB")
+        return rgb
     return np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
 
 
-def step_info(result: env_pb.StepResponse, space: gym.Space) -> dict[str, Any]:
+def step_info(result: env_pb.StepResponse, space: gym.Space[Any]) -> dict[str, Any]:
     """The step's info; after an auto-reset (or an endless restart) it is the new episode's
     reset info with `final_obs` and `final_info`, and `restarted` when the episode ended
     without the step saying so (endless sessions)."""

@@ -26,6 +26,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Mapping
+from typing import Any
 
 from websockets.client import ClientProtocol
 from websockets.exceptions import (
@@ -35,7 +36,6 @@ from websockets.exceptions import (
     InvalidHandshake,
 )
 from websockets.frames import OK_CLOSE_CODES, Frame, Opcode, apply_mask
-from websockets.http11 import Response
 from websockets.protocol import State
 from websockets.streams import StreamReader
 from websockets.uri import parse_uri
@@ -53,7 +53,8 @@ def _waits_for_a_frame(protocol: ClientProtocol) -> bool:
     Between frames the parser waits in `StreamReader.at_eof()`; inside one, in `read_exact()`.
     Should websockets change that, this answers False and every read takes the full parser.
     """
-    generator = protocol.parser
+    # a generator object: websockets types it as a `Generator`, which has no gi_yieldfrom, gi_code
+    generator: Any = protocol.parser
     while generator.gi_yieldfrom is not None:
         generator = generator.gi_yieldfrom
     return generator.gi_code is _AT_EOF
@@ -242,7 +243,7 @@ class BlockingWebSocket:
         except OSError:
             pass  # a pong or a close echo the peer will not read; the read side tells the story
         for event in protocol.events_received():
-            if not isinstance(event, Response):  # the handshake's response: `_handshake` looks at it
+            if isinstance(event, Frame):  # not the handshake's response: `_handshake` looks at that
                 self._on_frame(event)
         self._at_boundary = (
             self._fast_recv
@@ -280,12 +281,13 @@ class BlockingWebSocket:
         opcode = frame.opcode
         if opcode is _BINARY or opcode is _TEXT:
             if frame.fin:
-                self._messages.append(frame.data.decode(errors="replace") if opcode is _TEXT else bytes(frame.data))
+                data = bytes(frame.data)  # the same object when it is bytes, as the parser's are
+                self._messages.append(data.decode(errors="replace") if opcode is _TEXT else data)
             else:
-                self._fragments = [frame.data]
+                self._fragments = [bytes(frame.data)]
                 self._fragments_text = opcode is _TEXT
         elif opcode is _CONT:
-            self._fragments.append(frame.data)
+            self._fragments.append(bytes(frame.data))
             if frame.fin:
                 data = b"".join(self._fragments)
                 self._fragments = []
