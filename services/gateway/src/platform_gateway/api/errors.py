@@ -56,7 +56,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 def _methods_of(request: Request) -> list[str]:
     """Every method the OpenAPI document gives the request's path (Starlette names only one
     route's, and FastAPI's included routers keep their routes to themselves)."""
-    path, methods = request.url.path, set()
+    path, methods = request.url.path, set[str]()
     for template, operations in request.app.openapi()["paths"].items():
         if re.fullmatch(_PARAMETER.sub("[^/]+", re.escape(template)), path):
             methods.update(method.upper() for method in operations if method in _METHODS)
