@@ -1,7 +1,5 @@
-"""The real platform: `python -m platform_local` and PlatformStack with the real services.
-
-Skipped while a service has no `__main__` yet (they are written by other engineers).
-"""
+"""The real platform: `python -m platform_local` and PlatformStack with the real services (here
+among the cross-service tests: libs/local's own environment holds none of the services)."""
 
 from __future__ import annotations
 
@@ -14,15 +12,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-from platform_local import SERVICES
 from platform_local.local_platform import free_port
 from platform_local.procs import descendants, pid_alive
-from platform_local.services import missing_services
 from platform_testing.platform import PlatformStack, clean_env, running_platform
-
-pytestmark = pytest.mark.skipif(bool(missing_services(SERVICES)),
-                                reason=f"services without __main__ yet: {missing_services(SERVICES)}")
 
 BANNER = "Simulusion is running at"
 
