@@ -26,6 +26,8 @@ async def test_several_servers_are_named_in_the_error() -> None:
     urls = [f"nats://127.0.0.1:{free_port()}", f"nats://127.0.0.1:{free_port()}"]
     with pytest.raises(NatsUnreachableError, match=f"at {urls[0]}, {urls[1]} within"):
         await connect(urls, name="test", timeout=3)
+    with pytest.raises(NatsUnreachableError, match=f"at {urls[0]}, {urls[1]} within"):
+        await connect(f"{urls[0]}, {urls[1]}", name="test", timeout=3)  # as PLATFORM_NATS_URL may say
 
 
 async def test_the_client_reconnects_after_a_nats_restart(tmp_path) -> None:

@@ -187,7 +187,7 @@ async def test_start_timeout_is_unavailable(broker, envhost, ask, eventually):
     await broker(start_timeout=0.3)
     reply = await create(ask)
     assert reply.error.code == "unavailable"
-    assert "did not answer the start within 0.3 s" in reply.error.message
+    assert f"no answer on platform.envhost.{host.host_id}.start within 0.3 s" in reply.error.message
     [session_id] = await list_ids(ask, include_closed=True)
     assert session_id in reply.error.message
     session = (await get(ask, session_id)).session

@@ -35,7 +35,7 @@ def test_unreachable_nats_exits_with_one_line(tmp_path):
     assert time.monotonic() - started < 30  # a 5 s connect deadline, plus imports on a busy machine
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert "cannot reach NATS at nats://127.0.0.1:" in lines[0]
+    assert "cannot connect to NATS at nats://127.0.0.1:" in lines[0]
     assert "Traceback" not in result.stderr
 
 

@@ -188,8 +188,8 @@ async def test_the_recorder_not_answering_in_time_or_a_state_too_large_are_clear
         state = b"x" * 1000
         slow = await SavedSnapshots(nats_client, timeout=0.3).save(Described(), save("x"), export)  # type: ignore[arg-type]
         assert slow.error.code == env_pb.ERROR_CODE_UNAVAILABLE
-        assert slow.error.message == ("session s1 (big): the snapshot was not saved: the recorder did not answer "
-                                      "platform.recorder.snapshots.save within 0.3s")
+        assert slow.error.message == ("session s1 (big): the snapshot was not saved: recorder unavailable: no answer "
+                                      "on platform.recorder.snapshots.save within 0.3 s")
         state = b"x" * nats_client.max_payload
         large = await SavedSnapshots(nats_client, timeout=0.3).save(Described(), save("x"), export)  # type: ignore[arg-type]
         assert large.error.code == env_pb.ERROR_CODE_FAILED_PRECONDITION

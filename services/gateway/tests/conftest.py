@@ -23,10 +23,10 @@ import grpc.aio
 import httpx
 import pytest
 import uvicorn
+from platform_bus import connect
 from platform_contracts import subjects
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
-from platform_gateway.gateway import connect_nats
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
 from simulusion.control.v1 import control_pb2 as ctl
@@ -239,7 +239,7 @@ async def start_gateway(nats_server: NatsServer) -> AsyncIterator[GatewayFactory
 
     async def start(**overrides: Any) -> RunningGateway:
         settings = Settings(**{"nats_url": nats_server.url, "port": free_port(), **overrides})
-        nc = await connect_nats(settings.nats_url, 5)
+        nc = await connect(settings.nats_url, name="platform-gateway")
         app = create_app(settings, nc)
         config = uvicorn.Config(app, host="127.0.0.1", port=settings.port, http="httptools", ws=settings.ws,
                                 ws_ping_interval=None, log_level="warning", lifespan="on")

@@ -65,7 +65,7 @@ async def connect(servers: str | Sequence[str], *, name: str, timeout: float = S
     """A connected NATS client that reconnects for ever once connected.
 
     Args:
-        servers: the NATS URL, or several (a cluster).
+        servers: the NATS URL, or several (a cluster): a list, or one string with commas.
         name: the client's name on the server (`platform-gateway`, `envhost-<id>`, ...).
         timeout: seconds the connect at start may take in all.
         logger: where the connection's later trouble is logged (default: this module's).
@@ -73,7 +73,7 @@ async def connect(servers: str | Sequence[str], *, name: str, timeout: float = S
     Raises:
         NatsUnreachableError: no server answered within `timeout`.
     """
-    urls = [servers] if isinstance(servers, str) else list(servers)
+    urls = [url.strip() for url in (servers.split(",") if isinstance(servers, str) else servers) if url.strip()]
     where = ", ".join(urls)
     watch = _ConnectionLog(where, logger or log)
     try:

@@ -7,9 +7,8 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import Any
 
-import nats
+from platform_bus import NatsUnreachableError, connect
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -22,41 +21,9 @@ from platform_broker.store import SessionStore
 
 log = logging.getLogger("platform_broker")
 
-CONNECT_DEADLINE_S = 5.0
-
-
 def fail(message: str) -> int:
     print(f"platform_broker: {message}", file=sys.stderr)
     return 1
-
-
-async def connect(url: str) -> Any:
-    """Connect to NATS, failing within CONNECT_DEADLINE_S; reconnect forever once connected."""
-    last_error: list[BaseException] = []
-    connected = False
-
-    async def on_error(exc: BaseException) -> None:
-        last_error[:] = [exc]
-        if connected:  # before that, the one line below says it
-            log.warning("nats: %r", exc)
-
-    async def on_disconnected() -> None:
-        if connected and not (nc.is_closed or nc.is_draining):
-            log.warning("nats: disconnected from %s; reconnecting", url)
-
-    async def on_reconnected() -> None:
-        log.info("nats: reconnected to %s", url)
-
-    try:
-        nc = await asyncio.wait_for(
-            nats.connect(url, connect_timeout=2, max_reconnect_attempts=-1, reconnect_time_wait=1,
-                         error_cb=on_error, disconnected_cb=on_disconnected, reconnected_cb=on_reconnected),
-            CONNECT_DEADLINE_S)
-    except (TimeoutError, OSError, nats.errors.Error) as exc:
-        cause = last_error[0] if last_error else exc
-        raise BrokerError(f"cannot reach NATS at {url} within {CONNECT_DEADLINE_S:g} s: {cause!r}") from None
-    connected = True
-    return nc
 
 
 async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools: dict[str, int]) -> int:
@@ -65,8 +32,8 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        nc = await connect(settings.nats_url)
-    except BrokerError as exc:
+        nc = await connect(settings.nats_url, name="platform-broker", logger=log)
+    except NatsUnreachableError as exc:
         await store.close()
         return fail(str(exc))
     service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,

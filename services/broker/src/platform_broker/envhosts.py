@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import nats.errors
 from google.protobuf.message import DecodeError, Message
-from platform_contracts import subjects, tracing
+from platform_bus import BusUnavailableError
+from platform_bus import request as bus_request
+from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.errors import UnavailableError
@@ -51,14 +52,10 @@ class EnvHostClient:
     async def _request(self, host_id: str, what: str, subject: str, request: Message, reply: Any,
                        timeout: float) -> Any:
         try:
-            msg = await self.nc.request(subject, request.SerializeToString(), timeout=timeout,
-                                        headers=tracing.inject_dict())
-        except nats.errors.NoRespondersError:
-            raise UnavailableError(f"env host '{host_id}' is not answering ({what}: no responders)") from None
-        except nats.errors.TimeoutError:
-            raise UnavailableError(f"env host '{host_id}' did not answer the {what} within {timeout:g} s") from None
-        except nats.errors.Error as exc:
-            raise UnavailableError(f"env host '{host_id}': {what} request failed: {exc!r}") from None
+            msg = await bus_request(self.nc, subject, request.SerializeToString(), timeout=timeout,
+                                    service=f"env host '{host_id}'")
+        except BusUnavailableError as exc:
+            raise UnavailableError(str(exc)) from None
         try:
             reply.ParseFromString(msg.data)
         except DecodeError:

@@ -7,7 +7,6 @@ import contextlib
 import logging
 from typing import Any
 
-import nats.errors
 from google.protobuf.message import DecodeError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from platform_contracts import streams, subjects
@@ -71,7 +70,7 @@ class LifecycleConsumer:
         while True:
             try:
                 msgs = await self._psub.fetch(batch=FETCH_BATCH, timeout=FETCH_TIMEOUT_S)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nothing new: nats.errors.TimeoutError or asyncio's, whichever the client raises
                 continue
             except asyncio.CancelledError:
                 raise

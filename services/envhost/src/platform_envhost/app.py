@@ -10,6 +10,7 @@ from typing import Any
 
 import grpc
 from nats.errors import Error as NatsError
+from platform_bus import NatsUnreachableError, connect
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
 from platform_sdk.containers import remove_orphan_containers
@@ -19,7 +20,6 @@ from platform_envhost.errors import ConfigError, EnvHostError
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
 from platform_envhost.instance import MAX_MESSAGE_BYTES
 from platform_envhost.instances import InstanceTable
-from platform_envhost.nats_connection import connect_nats
 from platform_envhost.publisher import EventPublisher
 from platform_envhost.router import Router
 from platform_envhost.service import EnvHostService
@@ -59,7 +59,10 @@ class EnvHost:
         """
         s = self.settings
         tracer = setup_tracing("platform-envhost")
-        self._nc = await connect_nats(s.nats_url, name=f"envhost-{self.host_id}")
+        try:
+            self._nc = await connect(s.nats_url, name=f"envhost-{self.host_id}", logger=log)
+        except NatsUnreachableError as exc:
+            raise EnvHostError(str(exc), code="unavailable") from None
         js = self._nc.jetstream()
         try:
             await ensure_sessions_stream(js)

@@ -1,4 +1,5 @@
-"""The env host's heartbeat: capacity, load and instances, every few seconds on core NATS."""
+"""The env host's heartbeat: capacity, load and instances, every few seconds on core NATS (each
+beat a span of its own, its context in the message's headers, like every message of the platform)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from nats.errors import Error as NatsError
+from platform_bus import BusUnavailableError, publish
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as control_pb
 
@@ -26,10 +27,10 @@ async def heartbeat_loop(nc: Any, interval: float, beat: Callable[[], control_pb
     failing = False
     while True:
         try:
-            await nc.publish(subjects.ENVHOST_HEARTBEAT, beat().SerializeToString())
+            await publish(nc, subjects.ENVHOST_HEARTBEAT, beat().SerializeToString())
             failing = False
-        except (NatsError, OSError) as exc:  # NATS away: the next beat tries again
+        except BusUnavailableError as exc:  # NATS away: the next beat tries again
             if not failing:
-                log.warning("heartbeat not published: %s: %s", type(exc).__name__, exc)
+                log.warning("heartbeat not published: %s", exc)
             failing = True
         await asyncio.sleep(interval)

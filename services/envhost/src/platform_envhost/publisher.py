@@ -14,6 +14,10 @@ in the log instead of blocking every event behind it forever.
 
 This is nats-py's `publish_async` pattern without its per-message futures and JSON parsing,
 which halves the cost of an event (about 15 against 32 µs).
+
+A message's headers are made where the event is made, in the context of the request that made
+it: its trace context (`traceparent`) when that request was traced, so an untraced step costs
+nothing for tracing here; the publishing task, outside any request, adds none.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BACKLOG_BYTES = 512 * 1024 * 1024
-FALLBACK_MAX_PAYLOAD = 1024 * 1024  # nats-server's default, when the client does not say
 HEADER_OVERHEAD = 64  # "NATS/1.0" line and framing of the headers
 SMALL_MESSAGE_MARGIN = 64 * 1024  # a payload this far under the max payload needs no exact check
 
@@ -104,7 +109,7 @@ class EventPublisher:
     @property
     def max_payload(self) -> int:
         """The largest message (payload and headers) the NATS server takes."""
-        return int(self._nc.max_payload or FALLBACK_MAX_PAYLOAD)
+        return int(self._nc.max_payload or NATS_DEFAULT_MAX_PAYLOAD)
 
     @property
     def pending(self) -> int:

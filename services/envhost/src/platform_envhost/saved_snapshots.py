@@ -20,9 +20,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from nats.errors import Error as NatsError
-from nats.errors import NoRespondersError
+from platform_bus import BusUnavailableError
+from platform_bus import request as bus_request
 from platform_contracts import subjects
+from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -132,7 +133,7 @@ class SavedSnapshots:
             observation=result.observation, info=result.info))
 
     def _max_payload(self) -> int:
-        return int(getattr(self._nc, "max_payload", 0) or 1024 * 1024)
+        return int(getattr(self._nc, "max_payload", 0) or NATS_DEFAULT_MAX_PAYLOAD)
 
     async def _request(self, subject: str, payload: bytes) -> bytes:
         """The recorder's answer to one request.
@@ -143,15 +144,9 @@ class SavedSnapshots:
         if self._nc is None:
             raise RecorderUnavailable("this env host has no NATS connection to reach the recorder")
         try:
-            msg = await self._nc.request(subject, payload, timeout=self._timeout)
-        except NoRespondersError:
-            raise RecorderUnavailable(f"no recorder is answering {subject} (is the recorder running?)") from None
-        except TimeoutError:
-            raise RecorderUnavailable(f"the recorder did not answer {subject} within "
-                                      f"{self._timeout:g}s") from None
-        except NatsError as exc:
-            raise RecorderUnavailable(f"asking the recorder on {subject} failed: {type(exc).__name__}: "
-                                      f"{exc}") from None
+            msg = await bus_request(self._nc, subject, payload, timeout=self._timeout, service="recorder")
+        except BusUnavailableError as exc:
+            raise RecorderUnavailable(str(exc)) from None
         return msg.data
 
 

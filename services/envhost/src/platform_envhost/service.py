@@ -12,6 +12,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 from opentelemetry import trace
+from platform_bus import BusUnavailableError, publish_to_stream
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
 from simulusion.bus.v1 import events_pb2 as bus_pb
@@ -67,7 +68,9 @@ class EnvHostService:
     async def on_crash(self, instance: Instance) -> None:
         """An instance died unasked: publish CRASHED with its log tail (after its step events)."""
         await self._drain_events(instance)
-        await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id))
+        with self._tracer.start_as_current_span("envhost.crashed", attributes={"session.id": instance.session_id}):
+            await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id,
+                                                       trace_headers=inject_dict()))
 
     async def shutdown(self) -> None:
         """Stop taking requests, stop every instance (CLOSED "env host stopped")."""
@@ -83,8 +86,11 @@ class EnvHostService:
         for instance in await self._table.stop_all():
             if instance.state is State.STOPPED and instance.session_id not in pooled:
                 await self._drain_events(instance)
-                await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED, self.host_id,
-                                                           reason=STOPPED_REASON))
+                with self._tracer.start_as_current_span("envhost.shutdown",
+                                                        attributes={"session.id": instance.session_id}):
+                    await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CLOSED,
+                                                               self.host_id, reason=STOPPED_REASON,
+                                                               trace_headers=inject_dict()))
 
     def _concurrently(
         self, handler: Callable[[Any], Coroutine[Any, Any, None]]
@@ -145,12 +151,12 @@ class EnvHostService:
         return the error to answer."""
         event = session_event(instance, bus_pb.SESSION_EVENT_KIND_STARTED, self.host_id, trace_headers=inject_dict())
         try:
-            await self._js.publish(event.subject, event.payload, headers=event.headers,
-                                   timeout=STARTED_PUBLISH_TIMEOUT_S)
-        except (NatsError, TimeoutError) as exc:
+            await publish_to_stream(self._js, event.subject, event.payload, headers=event.headers,
+                                    timeout=STARTED_PUBLISH_TIMEOUT_S)
+        except BusUnavailableError as exc:
             await self._table.stop(instance.session_id)
             return control_pb.ControlError(code="unavailable", message=(
-                f"{instance.describe()}: publishing its STARTED event failed: {type(exc).__name__}: {exc}"))
+                f"{instance.describe()}: publishing its STARTED event failed: {exc}"))
         return None
 
     async def _on_claim(self, msg: Any) -> None:

@@ -10,11 +10,11 @@ from contextlib import contextmanager
 
 import uvicorn
 import uvloop
+from platform_bus import NatsUnreachableError, connect
 from pydantic import ValidationError
 
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
-from platform_gateway.gateway import NatsConnectError, connect_nats
 
 
 class _Server(uvicorn.Server):
@@ -34,7 +34,7 @@ class _Server(uvicorn.Server):
 
 
 async def serve(settings: Settings) -> None:
-    nc = await connect_nats(settings.nats_url, settings.nats_connect_timeout)
+    nc = await connect(settings.nats_url, name="platform-gateway", timeout=settings.nats_connect_timeout)
     try:
         config = uvicorn.Config(
             create_app(settings, nc),
@@ -65,7 +65,7 @@ def main() -> int:
         return 2
     try:
         uvloop.run(serve(settings))
-    except NatsConnectError as exc:
+    except NatsUnreachableError as exc:
         print(f"platform-gateway: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -5,21 +5,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-import nats
 from nats.aio.client import Client as NATS
 
 from platform_gateway.broker import BrokerClient
 from platform_gateway.config import Settings
 from platform_gateway.env_commands import EnvCommands
-from platform_gateway.errors import GatewayError
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
-
-
-class NatsConnectError(GatewayError):
-    """NATS cannot be reached at start."""
 
 
 @dataclass
@@ -56,40 +50,3 @@ class Gateway:
         if self._sweeper is not None:
             self._sweeper.cancel()
         await self.streams.close()
-
-
-async def _quiet(*_: object) -> None:
-    """NATS callbacks: connection trouble surfaces as 503s, not as log tracebacks."""
-
-
-async def connect_nats(url: str, timeout: float = 5.0) -> NATS:
-    """Connect to NATS, giving up after `timeout` seconds; reconnect forever once connected.
-
-    Raises:
-        NatsConnectError: NATS cannot be reached within `timeout`.
-    """
-    last_error: list[BaseException] = []
-
-    async def remember(exc: BaseException) -> None:
-        # Also the callback once connected: trouble then surfaces as 503s, not log tracebacks.
-        last_error[:] = [exc]
-
-    try:
-        nc = await asyncio.wait_for(
-            nats.connect(
-                url,
-                connect_timeout=min(2.0, timeout),
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                error_cb=remember,
-                disconnected_cb=_quiet,
-                name="platform-gateway",
-            ),
-            timeout,
-        )
-    except (TimeoutError, OSError, nats.errors.Error) as exc:
-        why = last_error[0] if last_error else exc
-        raise NatsConnectError(
-            f"cannot connect to NATS at {url} within {timeout:g} s ({type(why).__name__}: {why})"
-        ) from None
-    return nc

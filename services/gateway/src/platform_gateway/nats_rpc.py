@@ -1,16 +1,18 @@
-"""NATS request/reply with the trace context in the headers, failures as `UnavailableError`."""
+"""NATS request/reply for the gateway's clients: `platform_bus.request` (the trace context in the
+headers), its failures as the gateway's `UnavailableError` (503)."""
 
 from __future__ import annotations
 
-import nats.errors
 from nats.aio.client import Client as NATS
-from platform_contracts.tracing import inject_dict
+from nats.aio.msg import Msg
+from platform_bus import BusUnavailableError
+from platform_bus import request as bus_request
 
 from platform_gateway.errors import UnavailableError
 
 
-async def request(nc: NATS, subject: str, payload: bytes, *, timeout: float, service: str) -> bytes:
-    """Send one request and return the reply's payload.
+async def request_msg(nc: NATS, subject: str, payload: bytes, *, timeout: float, service: str) -> Msg:
+    """Send one request and return the reply (payload and headers).
 
     Args:
         nc: the connected NATS client.
@@ -22,23 +24,12 @@ async def request(nc: NATS, subject: str, payload: bytes, *, timeout: float, ser
     Raises:
         UnavailableError: NATS is down, nobody answers, or the answer is late.
     """
-    if not nc.is_connected:
-        raise UnavailableError(f"{service} unavailable: NATS is unreachable ({_state(nc)})")
     try:
-        msg = await nc.request(subject, payload, timeout=timeout, headers=inject_dict() or None)
-    except nats.errors.NoRespondersError:
-        raise UnavailableError(f"{service} unavailable: no {service} answers on {subject}") from None
-    except nats.errors.TimeoutError:
-        raise UnavailableError(f"{service} unavailable: no answer on {subject} within {timeout:g} s") from None
-    except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
-            nats.errors.ConnectionDrainingError, nats.errors.StaleConnectionError, OSError) as exc:
-        raise UnavailableError(f"{service} unavailable: NATS is unreachable ({type(exc).__name__})") from None
-    return msg.data
+        return await bus_request(nc, subject, payload, timeout=timeout, service=service)
+    except BusUnavailableError as exc:
+        raise UnavailableError(str(exc)) from None
 
 
-def _state(nc: NATS) -> str:
-    if nc.is_closed:
-        return "connection closed"
-    if nc.is_reconnecting:
-        return "reconnecting"
-    return "not connected"
+async def request(nc: NATS, subject: str, payload: bytes, *, timeout: float, service: str) -> bytes:
+    """`request_msg`'s reply payload."""
+    return (await request_msg(nc, subject, payload, timeout=timeout, service=service)).data

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-import nats.errors
 from google.protobuf.message import DecodeError, Message
 from nats.aio.client import Client as NATS
 from platform_contracts import subjects
-from platform_contracts.tracing import inject_dict
+from platform_contracts.limits import MAX_RECORDING_READ_BYTES, NATS_DEFAULT_MAX_PAYLOAD
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -17,7 +16,6 @@ from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
 
 _Reply = TypeVar("_Reply", bound=Message)
-MAX_READ_BYTES = 4 * 1024 * 1024  # the most one recordings.read returns
 _READ_HEADROOM = 64 * 1024  # of a NATS message, for headers
 
 
@@ -65,30 +63,15 @@ class RecorderClient:
 
     @property
     def read_chunk(self) -> int:
-        """Bytes per read: 4 MiB, or less when the NATS server's max payload is smaller."""
-        max_payload = int(getattr(self._nc, "max_payload", 0) or 1024 * 1024)
-        return max(1, min(MAX_READ_BYTES, max_payload - _READ_HEADROOM))
+        """Bytes per read: MAX_RECORDING_READ_BYTES, or less when the NATS server's max payload is smaller."""
+        max_payload = int(getattr(self._nc, "max_payload", 0) or NATS_DEFAULT_MAX_PAYLOAD)
+        return max(1, min(MAX_RECORDING_READ_BYTES, max_payload - _READ_HEADROOM))
 
     async def read_file(self, recording_id: str, name: str, offset: int, length: int) -> bytes:
         """Up to `length` bytes of a finished file from `offset` (fewer at its end)."""
         body = {"id": recording_id, "name": name, "offset": offset, "length": length}
-        if not self._nc.is_connected:
-            raise UnavailableError("recorder unavailable: NATS is unreachable")
-        try:
-            msg = await self._nc.request(subjects.RECORDER_READ_FILE, json.dumps(body).encode(),
-                                         timeout=self._timeout, headers=inject_dict() or None)
-        except nats.errors.NoRespondersError:
-            raise UnavailableError(
-                f"recorder unavailable: no recorder answers on {subjects.RECORDER_READ_FILE}"
-            ) from None
-        except nats.errors.TimeoutError:
-            raise UnavailableError(
-                f"recorder unavailable: no answer on {subjects.RECORDER_READ_FILE} within {self._timeout:g} s"
-            ) from None
-        except (nats.errors.Error, OSError) as exc:
-            raise UnavailableError(
-                f"recorder unavailable: NATS is unreachable ({type(exc).__name__})"
-            ) from None
+        msg = await nats_rpc.request_msg(self._nc, subjects.RECORDER_READ_FILE, json.dumps(body).encode(),
+                                         timeout=self._timeout, service="recorder")
         error = (msg.headers or {}).get(subjects.RECORDER_ERROR_HEADER)
         if error:
             try:

@@ -8,8 +8,8 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
+from platform_bus import NatsUnreachableError, connect
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -56,39 +56,6 @@ def _open_storage(settings: Settings) -> Storage:
     return storage
 
 
-async def _connect(settings: Settings) -> Any:
-    import nats
-
-    connected = False
-    client: list[Any] = []
-
-    async def on_error(exc: Exception) -> None:
-        if connected:  # at start the one-line failure says it all
-            log.warning("nats: %s", exc or type(exc).__name__)
-
-    async def on_disconnected() -> None:
-        if client and not (client[0].is_closed or client[0].is_draining):
-            log.warning("disconnected from NATS, reconnecting")
-
-    async def on_reconnected() -> None:
-        log.info("reconnected to NATS")
-
-    nc = await nats.connect(
-        servers=settings.nats_servers,
-        name="platform-recorder",
-        connect_timeout=2,
-        max_reconnect_attempts=1,  # fail fast at start ...
-        reconnect_time_wait=0.5,
-        error_cb=on_error,
-        disconnected_cb=on_disconnected,
-        reconnected_cb=on_reconnected,
-    )
-    connected = True
-    client.append(nc)
-    nc.options["max_reconnect_attempts"] = -1  # ... then reconnect for ever
-    return nc
-
-
 async def _run(settings: Settings) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -100,9 +67,9 @@ async def _run(settings: Settings) -> int:
     except RecorderError as exc:
         return _fail(str(exc))
     try:
-        nc = await _connect(settings)
-    except Exception as exc:  # noqa: BLE001 - any connect failure is one line and exit 1
-        return _fail(f"cannot connect to NATS at {settings.nats_url}: {exc or type(exc).__name__}")
+        nc = await connect(settings.nats_servers, name="platform-recorder", logger=log)
+    except NatsUnreachableError as exc:
+        return _fail(str(exc))
     service = RecorderService(
         nc,
         storage,
