@@ -18,7 +18,7 @@ MAX_AGENT_NAMES_PER_RECORDING = 256
 MAX_AGENT_LIST_LENGTH = 256  # numbers in one list value
 AGENT_NAME_PATTERN = r"[A-Za-z0-9_.-]+"
 AGENT_NAME = re.compile(AGENT_NAME_PATTERN)
-AGENT_NAME_CHARACTERS = "letters, digits, `_`, `.` and `-`"
+AGENT_NAME_CHARACTERS = "letters, digits, '_', '.' and '-'"  # what AGENT_NAME_PATTERN takes, in words
 
 # Reset seeds (`ResetRequest.seed` is an int64; Gymnasium takes only seeds >= 0).
 MIN_SEED = 0
@@ -26,6 +26,12 @@ MAX_SEED = 2**63 - 1
 
 # Vector sessions: sub-environments of one session.
 MAX_NUM_ENVS = 256
+
+# Lives (a robot's recordings over many sessions): the life's name.
+MAX_LIFE_NAME_LENGTH = 64
+LIFE_NAME_PATTERN = rf"^[A-Za-z0-9_.-]{{1,{MAX_LIFE_NAME_LENGTH}}}$"
+LIFE_NAME = re.compile(LIFE_NAME_PATTERN)
+LIFE_NAME_RULE = f"1-{MAX_LIFE_NAME_LENGTH} letters, digits, '_', '.' or '-'"  # LIFE_NAME_PATTERN in words
 
 # JPEG quality of a session's frames.
 MIN_JPEG_QUALITY = 1
