@@ -12,6 +12,8 @@ import numpy as np
 import simplejpeg
 from simulusion.env.v1 import environment_pb2 as env_pb
 
+from platform_contracts.limits import DEFAULT_JPEG_QUALITY
+
 OBSERVATION = "observation"  # Frame.encoding of a frame that is its observation
 JPEG_COLORSPACES = {1: "GRAY", 3: "RGB", 4: "RGBA"}
 
@@ -59,4 +61,4 @@ def observation_jpeg(frame: env_pb.Frame, observation: bytes) -> bytes:
             f"an observation of {len(observation)} bytes is not a {height} x {width} x 3 frame"
         )
     array = np.frombuffer(observation, dtype=np.uint8).reshape(height, width, 3)
-    return jpeg_bytes(array, frame.quality or 90)
+    return jpeg_bytes(array, frame.quality or DEFAULT_JPEG_QUALITY)

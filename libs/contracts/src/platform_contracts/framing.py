@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import struct
 
+from platform_contracts.limits import MAX_STEP_LINK_FRAME_BYTES as MAX_FRAME_BYTES
+
 HEADER = struct.Struct("<I")
-MAX_FRAME_BYTES = 256 * 1024 * 1024
 
 
 class FrameTooLargeError(ValueError):

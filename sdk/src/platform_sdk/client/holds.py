@@ -7,12 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
-
-MAX_HOLD_STEPS = 10_000
-MAX_HOLD_STEPS_WITH_FRAMES = 256
 
 
 @dataclass

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from platform_contracts.limits import DEFAULT_JPEG_QUALITY, MAX_JPEG_QUALITY, MIN_JPEG_QUALITY
+
 from platform_sdk.server.errors import StartupError
 
 if TYPE_CHECKING:
@@ -54,7 +56,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--listen", default=DEFAULT_LISTEN, help="unix:/path/x.sock or HOST:PORT (port 0 picks one)"
     )
-    parser.add_argument("--jpeg-quality", type=int, default=90, help="quality of rendered frames, 1-100")
+    parser.add_argument("--jpeg-quality", type=int, default=DEFAULT_JPEG_QUALITY,
+                        help=f"quality of rendered frames, {MIN_JPEG_QUALITY}-{MAX_JPEG_QUALITY}")
     parser.add_argument(
         "--num-envs",
         type=int,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 from platform_contracts.spaces import encode_value
 from platform_contracts.values import datamap_from_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -22,9 +23,6 @@ from platform_sdk.server.errors import CommandError
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
-
-MAX_HOLD_STEPS = 10_000
-MAX_HOLD_STEPS_WITH_FRAMES = 256
 
 
 def check_hold(command: env_pb.HoldRequest) -> None:

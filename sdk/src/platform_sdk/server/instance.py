@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
+from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 from platform_contracts.spaces import encode_value
 from platform_contracts.tracing import extract_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
@@ -61,7 +62,7 @@ class EnvInstance:
         env: Any,
         env_id: str,
         *,
-        jpeg_quality: int = 90,
+        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
         tracer: trace.Tracer | None = None,
         endless: bool = False,
     ) -> None:

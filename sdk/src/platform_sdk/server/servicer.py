@@ -9,16 +9,15 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 import grpc
+from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
 
 from platform_sdk.server.errors import StartupError
 
-# Frames and observations can be large: lift gRPC's 4 MiB default.
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 SERVER_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),  # frames and observations can be large
+    ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
     ("grpc.so_reuseport", 0),
 ]
 

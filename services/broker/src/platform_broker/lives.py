@@ -5,15 +5,11 @@ per life (the session table's partial unique index on `life`); the recorder writ
 
 from __future__ import annotations
 
-import re
-
+from platform_contracts.limits import LIFE_NAME, LIFE_NAME_RULE
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.errors import FailedPreconditionError, InvalidArgumentError
-
-LIFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-LIFE_NAME_RULE = "1-64 letters, digits, '_', '.' or '-'"
 
 
 def life_settings(request: control_pb2.CreateSessionRequest) -> events_pb2.LifeSettings | None:

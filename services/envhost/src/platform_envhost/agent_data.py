@@ -1,9 +1,10 @@
 """The rules of agent data (`StepRequest.agent`, `HoldRequest.agent`), checked by the env host.
 
-Values are finite numbers, booleans (recorded as 0/1) or lists of 1 to 256 numbers; a step
-carries at most 32 names and a recording at most 256; names are letters, digits, `_`, `.` and
-`-`; a name keeps the shape of its first value (a number, or a list of that length). A value
-that breaks a rule is left out of what is recorded, with one warning line naming the name and
+Values are finite numbers, booleans (recorded as 0/1) or lists of 1 to `MAX_AGENT_LIST_LENGTH`
+numbers; a step carries at most `MAX_AGENT_NAMES_PER_STEP` names and a recording at most
+`MAX_AGENT_NAMES_PER_RECORDING` (`platform_contracts.limits`); names match `AGENT_NAME`; a
+name keeps the shape of its first value (a number, or a list of that length). A value that
+breaks a rule is left out of what is recorded, with one warning line naming the name and
 the rule; the step itself always goes on.
 
 What is recorded is normalized: a scalar is `Data.number` (float), a list `Data.tensor`
@@ -13,20 +14,22 @@ What is recorded is normalized: a scalar is `Data.number` (float), a list `Data.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
+from platform_contracts.limits import (
+    AGENT_NAME,
+    AGENT_NAME_CHARACTERS,
+    MAX_AGENT_LIST_LENGTH,
+    MAX_AGENT_NAMES_PER_RECORDING,
+    MAX_AGENT_NAMES_PER_STEP,
+)
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
-MAX_NAMES_PER_STEP = 32
-MAX_NAMES_PER_RECORDING = 256
-MAX_LIST_LENGTH = 256
 SCALAR = -1  # the shape of a number (a list's shape is its length)
 
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _NUMERIC_KINDS = frozenset("biuf")  # numpy dtype kinds: bool, int, uint, float
-_VALUE_RULE = f"values are finite numbers, booleans or lists of up to {MAX_LIST_LENGTH} numbers"
+_VALUE_RULE = f"values are finite numbers, booleans or lists of up to {MAX_AGENT_LIST_LENGTH} numbers"
 
 
 class AgentNames:
@@ -56,8 +59,8 @@ def _finite(number: float) -> float:
 def _list_length(length: int) -> None:
     if length == 0:
         raise _Broken(f"an empty list; {_VALUE_RULE}")
-    if length > MAX_LIST_LENGTH:
-        raise _Broken(f"a list of {length} numbers; lists hold at most {MAX_LIST_LENGTH}")
+    if length > MAX_AGENT_LIST_LENGTH:
+        raise _Broken(f"a list of {length} numbers; lists hold at most {MAX_AGENT_LIST_LENGTH}")
 
 
 def _list_item(item: values_pb.Data) -> float:
@@ -138,8 +141,8 @@ def check_agent_data(agent: values_pb.DataMap, names: AgentNames) -> tuple[value
     for name in sorted(fields):  # in name order: the 32 names a step kept are the first ones
         data = fields[name]
         known = shapes.get(name)
-        if known is None and not _NAME.fullmatch(name):
-            warnings.append(f"agent data {name!r} left out: names are letters, digits, '_', '.' and '-'")
+        if known is None and not AGENT_NAME.fullmatch(name):
+            warnings.append(f"agent data {name!r} left out: names are {AGENT_NAME_CHARACTERS}")
             continue
         try:
             shape, recorded = _normalized(data)
@@ -150,12 +153,12 @@ def check_agent_data(agent: values_pb.DataMap, names: AgentNames) -> tuple[value
             warnings.append(f"agent data {name!r} left out: a name keeps the shape of its first value "
                             f"({_describe_shape(known)}), not {_describe_shape(shape)}")
             continue
-        if len(kept) == MAX_NAMES_PER_STEP:
-            warnings.append(f"agent data {name!r} left out: at most {MAX_NAMES_PER_STEP} names a step")
+        if len(kept) == MAX_AGENT_NAMES_PER_STEP:
+            warnings.append(f"agent data {name!r} left out: at most {MAX_AGENT_NAMES_PER_STEP} names a step")
             continue
         if known is None:
-            if len(shapes) >= MAX_NAMES_PER_RECORDING:
-                warnings.append(f"agent data {name!r} left out: at most {MAX_NAMES_PER_RECORDING} names "
+            if len(shapes) >= MAX_AGENT_NAMES_PER_RECORDING:
+                warnings.append(f"agent data {name!r} left out: at most {MAX_AGENT_NAMES_PER_RECORDING} names "
                                 "a recording")
                 continue
             shapes[name] = shape

@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 from nats.errors import Error as NatsError
 from platform_bus import NatsUnreachableError, connect
+from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
 from platform_sdk.containers import remove_orphan_containers
@@ -18,7 +19,6 @@ from platform_sdk.containers import remove_orphan_containers
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
-from platform_envhost.instance import MAX_MESSAGE_BYTES
 from platform_envhost.instances import InstanceTable
 from platform_envhost.publisher import EventPublisher
 from platform_envhost.router import Router
@@ -28,8 +28,8 @@ from platform_envhost.step_link import StepLinkServer
 log = logging.getLogger(__name__)
 
 SERVER_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
     ("grpc.so_reuseport", 0),
 ]
 

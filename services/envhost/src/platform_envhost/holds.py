@@ -9,8 +9,8 @@ after every step; they go into the events and back only when the client asked fo
 A hold longer than `HOLD_CHUNK_STEPS` goes to the instance in chunks of that many steps, one
 after another under the instance's lock (nobody else's request can come between them), each
 chunk's steps published as they come; the client gets one HoldResponse adding them up. This
-bounds the memory a long hold of large observations takes, and frames (at most 256 steps a
-request) can be recorded for holds of any length. Holds the instance would refuse (too many
+bounds the memory a long hold of large observations takes, and frames (at most
+`MAX_HOLD_STEPS_WITH_FRAMES` steps a request) can be recorded for holds of any length. Holds the instance would refuse (too many
 steps) go unchanged, so the client gets the instance's own error.
 """
 
@@ -19,15 +19,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
 from platform_envhost.step_events import StepEventBuilder
 
-HOLD_CHUNK_STEPS = 256
-MAX_HOLD_STEPS = 10_000  # the instance's limits (HoldRequest), mirrored to chunk only what it takes
-MAX_HOLD_STEPS_WITH_FRAMES = 256
+HOLD_CHUNK_STEPS = MAX_HOLD_STEPS_WITH_FRAMES  # a chunk can always bring its frames back
 
 Forward = Callable[[bytes], Awaitable[bytes]]
 PublishBatch = Callable[[bus_pb.StepEventBatch], Awaitable[None]]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from platform_gateway.errors import InvalidArgumentError
+from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 
-MAX_HOLD_STEPS = 10_000
-MAX_HOLD_STEPS_WITH_FRAMES = 256
+from platform_gateway.errors import InvalidArgumentError
 
 
 def check_hold(steps: object, frames: bool, where: str) -> None:

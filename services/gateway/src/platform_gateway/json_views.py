@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 import numpy as np
+from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import json_from_datamap, python_from_value
 from simulusion.control.v1 import control_pb2 as ctl
@@ -163,4 +164,4 @@ def frame_jpeg(frame: env_pb.Frame) -> bytes:
     import simplejpeg
 
     array = np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
-    return simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=90, colorspace="RGB")
+    return simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=DEFAULT_JPEG_QUALITY, colorspace="RGB")

@@ -15,8 +15,9 @@ _LABELS = (
 
 _AGENT = (
     "data about the agent's decision, recorded: finite numbers, booleans (stored as 0/1) or lists of up to "
-    "256 numbers; at most 32 names a step; compute_s = wall time spent deciding, refused = 1 when the agent "
-    "declined to answer"
+    f"{limits.MAX_AGENT_LIST_LENGTH} numbers; at most {limits.MAX_AGENT_NAMES_PER_STEP} names a step "
+    f"({limits.MAX_AGENT_NAMES_PER_RECORDING} a recording), names of {limits.AGENT_NAME_CHARACTERS}; "
+    "compute_s = wall time spent deciding, refused = 1 when the agent declined to answer"
 )
 _WARNINGS = "what was left out of the request without stopping it (e.g. agent data that broke a rule)"
 _LIFE = (
@@ -24,7 +25,7 @@ _LIFE = (
     "restarts (each episode's life_start counts steps over the whole life); one open session at a time "
     "writes a life (409 naming the holder otherwise)"
 )
-LIFE_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+LIFE_NAME_PATTERN = limits.LIFE_NAME_PATTERN
 
 
 class SessionBase(BaseModel):
@@ -37,13 +38,14 @@ class SessionCreate(SessionBase):
     model_config = ConfigDict(extra="forbid")
 
     jpeg_quality: int | None = Field(
-        default=None, ge=1, le=100, description="JPEG quality of the session's frames (default 90)"
+        default=None, ge=limits.MIN_JPEG_QUALITY, le=limits.MAX_JPEG_QUALITY,
+        description=f"JPEG quality of the session's frames (default {limits.DEFAULT_JPEG_QUALITY})",
     )
     record_frames: bool = Field(
         default=False, description="with record: keep the frame (JPEG) of every reset and step in the recording"
     )
     num_envs: int | None = Field(
-        default=None, ge=1, le=256,
+        default=None, ge=1, le=limits.MAX_NUM_ENVS,
         description="a vector session of that many sub-environments, stepped together with batch requests "
         "on the stream (platform_sdk.make_vec)",
     )

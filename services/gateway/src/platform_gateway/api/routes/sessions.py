@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
+from platform_contracts import limits
 
 from platform_gateway.api.deps import BrokerDep, CommandsDep, StreamsDep
 from platform_gateway.json_views import frame_jpeg, session_to_json
@@ -74,10 +75,15 @@ async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict:
     return await commands.step(session_id, body.action, body.agent, body.auto_reset)
 
 
-@router.post("/{session_id}/hold", response_model=HoldResult)
+_HOLD = (
+    "Repeat one action for up to `steps` steps in one uninterrupted stretch; stops early when the episode "
+    f"ends. Frames (one JPEG per step) for up to {limits.MAX_HOLD_STEPS_WITH_FRAMES} steps; without frames up "
+    f"to {limits.MAX_HOLD_STEPS:,}."
+)
+
+
+@router.post("/{session_id}/hold", response_model=HoldResult, description=_HOLD)
 async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> dict:
-    """Repeat one action for up to `steps` steps in one uninterrupted stretch; stops early when the
-    episode ends. Frames (one JPEG per step) for up to 256 steps; without frames up to 10,000."""
     return await commands.hold(session_id, body.action, body.steps, body.frames, body.agent)
 
 
