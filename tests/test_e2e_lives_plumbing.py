@@ -39,9 +39,10 @@ def test_a_life_reaches_the_session_and_its_events(platform_stack):
         env.step(0)
     started, closed = lifecycle_events(platform_stack.nats_url, env.session_id, 2)
     assert started.kind == events_pb2.SESSION_EVENT_KIND_STARTED
-    assert started.life == events_pb2.LifeSettings(name="robot-1", frame_every=3, max_frames=500)
-    assert started.record and started.record_frames  # thinning frames means keeping them
-    assert closed.kind == events_pb2.SESSION_EVENT_KIND_CLOSED and closed.life.name == "robot-1"
+    options = started.options
+    assert (options.life, options.frame_every, options.max_frames) == ("robot-1", 3, 500)
+    assert options.record and options.record_frames  # thinning frames means keeping them
+    assert closed.kind == events_pb2.SESSION_EVENT_KIND_CLOSED and closed.options == options
 
     with platform_sdk.connect("cartpole", url=platform_stack.url) as plain:
         assert plain.session["life"] is None

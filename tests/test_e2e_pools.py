@@ -15,6 +15,7 @@ from platform_contracts import subjects
 from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.waiting import instance_pids, wait_for
 from simulusion.control.v1 import control_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 WARM_LINE = re.compile(r"pool cartpole: (pool-cartpole-[0-9a-f]+) warm on env host \S+ \(2/2\)")
 
@@ -81,7 +82,7 @@ def test_a_warm_pool_serves_a_new_session_and_refills(tmp_path):
 async def _create(nats_url: str, num_envs: int) -> control_pb2.SessionReply:
     nc = await nats.connect(nats_url)
     try:
-        request = control_pb2.CreateSessionRequest(env_id="cartpole", num_envs=num_envs)
+        request = control_pb2.CreateSessionRequest(options=SessionOptions(env_id="cartpole", num_envs=num_envs))
         msg = await nc.request(subjects.BROKER_CREATE_SESSION, request.SerializeToString(), timeout=60)
         reply = control_pb2.SessionReply.FromString(msg.data)
         if reply.session.id and not reply.error.code:

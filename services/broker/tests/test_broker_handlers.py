@@ -10,12 +10,14 @@ from platform_broker.store import RUNNING
 from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 SESSION_ID = re.compile(r"^s-[0-9a-f]{12}$")
 
 
-async def create(ask, env_id: str = "cartpole", kwargs_json: str = "", record: bool = False):
-    request = control_pb2.CreateSessionRequest(env_id=env_id, kwargs_json=kwargs_json, record=record)
+async def create(ask, env_id: str = "cartpole", kwargs_json: str = "", record: bool = False, **options):
+    request = control_pb2.CreateSessionRequest(options=SessionOptions(env_id=env_id, kwargs_json=kwargs_json,
+                                                                      record=record, **options))
     return await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
 
 
@@ -46,14 +48,14 @@ async def test_create_get_list_close(broker, envhost, ask):
     session = reply.session
     assert SESSION_ID.match(session.id)
     assert session.state == control_pb2.SESSION_STATE_RUNNING
-    assert (session.env_id, session.host_id, session.host_address) == ("cartpole", host.host_id, "10.0.0.7:7100")
+    assert (session.options.env_id, session.host_id, session.host_address) == ("cartpole", host.host_id,
+                                                                                "10.0.0.7:7100")
     assert session.spec.env_id == "CartPole-v1"
-    assert session.record and json.loads(session.kwargs_json) == {"max_episode_steps": 50}
+    assert session.options.record and json.loads(session.options.kwargs_json) == {"max_episode_steps": 50}
     assert before <= session.created_at <= time.time()
     [start] = host.starts
-    assert start.session_id == session.id and start.record
+    assert start.session_id == session.id and start.options == session.options  # handed on whole
     assert start.entry.id == "cartpole" and start.entry.gymnasium_id == "CartPole-v1"
-    assert json.loads(start.kwargs_json) == {"max_episode_steps": 50}
 
     assert (await get(ask, session.id)).session == session
     assert await list_ids(ask) == [session.id]
@@ -84,15 +86,16 @@ async def test_sessions_carry_the_hosts_step_address(broker, envhost, ask):
     assert (await service.store.get(session.id)).step_address == "10.0.0.7:7200"  # stored with the row
 
     # A running row without one (written before the column existed) gets the live host's.
-    old = control_pb2.SessionInfo(id="s-0000000000aa", env_id="cartpole", kwargs_json="{}", host_id=host.host_id,
+    old = control_pb2.SessionInfo(id="s-0000000000aa", options=SessionOptions(env_id="cartpole"), host_id=host.host_id,
                                   host_address="10.0.0.7:7100", state=RUNNING, created_at=1.0, last_active_at=1.0)
     await service.store.insert(old)
     assert (await get(ask, old.id)).session.step_address == "10.0.0.7:7200"
     reply = await ask(subjects.BROKER_LIST_SESSIONS, control_pb2.ListSessionsRequest(), control_pb2.ListSessionsReply)
     assert {s.id: s.step_address for s in reply.sessions}[old.id] == "10.0.0.7:7200"
     # ...but not one of another process that had the same host id (another gRPC address).
-    other = control_pb2.SessionInfo(id="s-0000000000bb", env_id="cartpole", kwargs_json="{}", host_id=host.host_id,
-                                    host_address="10.0.0.7:6999", state=RUNNING, created_at=1.0, last_active_at=1.0)
+    other = control_pb2.SessionInfo(id="s-0000000000bb", options=SessionOptions(env_id="cartpole"),
+                                    host_id=host.host_id, host_address="10.0.0.7:6999", state=RUNNING,
+                                    created_at=1.0, last_active_at=1.0)
     await service.store.insert(other)
     assert (await get(ask, other.id)).session.step_address == ""
 
@@ -135,17 +138,40 @@ async def test_num_envs_is_checked_and_passed_to_the_env_host(broker, envhost, a
     host = await envhost(capacity=2)
     await broker()
     for bad in (257, 100_000):
-        request = control_pb2.CreateSessionRequest(env_id="cartpole", num_envs=bad)
-        reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+        reply = await create(ask, num_envs=bad)
         assert reply.error.code == "invalid_argument" and "between 1 and 256" in reply.error.message, bad
     assert host.starts == []
     for num_envs, passed in ((0, 1), (256, 256)):
-        request = control_pb2.CreateSessionRequest(env_id="cartpole", num_envs=num_envs)
-        reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+        reply = await create(ask, num_envs=num_envs)
         assert not reply.error.code, reply.error
-        assert host.starts[-1].num_envs == passed
+        assert host.starts[-1].options.num_envs == passed == reply.session.options.num_envs
     # A vector session is one instance: two fit a host of capacity 2, a third does not.
     assert (await create(ask)).error.code == "unavailable"
+
+
+async def test_options_are_completed_once_and_kept_whole(broker, envhost, ask):
+    host = await envhost()
+    service = await broker()
+    reply = await create(ask, "cartpole", ' {"max_episode_steps":  9} ', record=True, jpeg_quality=40,
+                         life="arm-1", max_frames=500, auto_reset=True)
+    assert not reply.error.code, reply.error
+    completed = SessionOptions(env_id="cartpole", kwargs_json='{"max_episode_steps": 9}', record=True,
+                               record_frames=True, jpeg_quality=40, num_envs=1, life="arm-1", max_frames=500,
+                               auto_reset=True)
+    assert reply.session.options == completed  # kwargs canonical, one environment, frames kept for the thinning
+    assert host.starts[-1].options == completed
+    assert (await get(ask, reply.session.id)).session.options == completed
+    assert (await service.store.get(reply.session.id)).options == completed
+
+
+async def test_bad_options_are_invalid_arguments(broker, envhost, ask):
+    host = await envhost()
+    await broker()
+    for options, message in (({"jpeg_quality": 101}, "jpeg_quality must be between 1 and 100"),
+                             ({"record_frames": True}, "record_frames keeps frames in the recording")):
+        reply = await create(ask, **options)
+        assert reply.error.code == "invalid_argument" and message in reply.error.message, options
+    assert host.starts == [] and await list_ids(ask, include_closed=True) == []
 
 
 async def test_no_live_host_is_unavailable(broker, ask):
@@ -206,11 +232,11 @@ async def test_lifecycle_events_mark_crashed_and_closed(broker, envhost, ask, nc
     closing = (await create(ask, "pendulum")).session
     js = nc.jetstream()
     crash = events_pb2.SessionEvent(session_id=crashing.id, kind=events_pb2.SESSION_EVENT_KIND_CRASHED,
-                                    env_id="cartpole", reason="instance exited with code -9",
+                                    options=crashing.options, reason="instance exited with code -9",
                                     log_tail="Traceback...\nMemoryError\n")
     await js.publish(subjects.session_lifecycle(crashing.id), crash.SerializeToString())
     closed = events_pb2.SessionEvent(session_id=closing.id, kind=events_pb2.SESSION_EVENT_KIND_CLOSED,
-                                     env_id="pendulum", reason="env host shutting down")
+                                     options=closing.options, reason="env host shutting down")
     await js.publish(subjects.session_lifecycle(closing.id), closed.SerializeToString())
 
     async def applied() -> bool:

@@ -8,15 +8,15 @@ import pytest
 from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 OPEN = (control_pb2.SESSION_STATE_STARTING, control_pb2.SESSION_STATE_RUNNING)
 
 
 async def create(ask, life: str = "", frame_every: int = 0, max_frames: int = 0, **fields):
     fields.setdefault("record", True)
-    request = control_pb2.CreateSessionRequest(
-        env_id="cartpole", life=events_pb2.LifeSettings(name=life, frame_every=frame_every, max_frames=max_frames),
-        **fields)
+    request = control_pb2.CreateSessionRequest(options=SessionOptions(
+        env_id="cartpole", life=life, frame_every=frame_every, max_frames=max_frames, **fields))
     return await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
 
 
@@ -41,17 +41,17 @@ async def test_a_life_is_stored_and_passed_to_the_env_host(broker, envhost, ask)
     reply = await create(ask, "robot-1", frame_every=4, max_frames=20_000)
     assert not reply.error.code, reply.error
     session = reply.session
-    assert session.state == control_pb2.SESSION_STATE_RUNNING and session.life.name == "robot-1"
-    assert (await get(ask, session.id)).life.name == "robot-1"
+    assert session.state == control_pb2.SESSION_STATE_RUNNING and session.options.life == "robot-1"
+    assert (await get(ask, session.id)).options.life == "robot-1"
     [start] = host.starts
-    assert start.life == events_pb2.LifeSettings(name="robot-1", frame_every=4, max_frames=20_000)
-    assert start.record and start.record_frames  # thinning frames means keeping frames
+    assert (start.options.life, start.options.frame_every, start.options.max_frames) == ("robot-1", 4, 20_000)
+    assert start.options.record and start.options.record_frames  # thinning frames means keeping frames
 
     plain = (await create(ask, "arm.7_b")).session  # no frame settings: frames as asked (none)
     start = host.starts[-1]
-    assert start.session_id == plain.id and start.life.name == "arm.7_b" and not start.record_frames
+    assert start.session_id == plain.id and start.options.life == "arm.7_b" and not start.options.record_frames
     unnamed = (await create(ask)).session
-    assert not unnamed.HasField("life") and not host.starts[-1].HasField("life")
+    assert unnamed.options.life == "" and host.starts[-1].options.life == ""
 
 
 async def test_one_open_session_per_life(broker, envhost, ask, nc, eventually):
@@ -68,11 +68,11 @@ async def test_one_open_session_per_life(broker, envhost, ask, nc, eventually):
     assert (await close(ask, first.id)).session.state == control_pb2.SESSION_STATE_CLOSED
     second = await create(ask, "robot-1")
     assert not second.error.code, second.error
-    assert second.session.life.name == "robot-1" and second.session.id != first.id
+    assert second.session.options.life == "robot-1" and second.session.id != first.id
 
     # A crash (a lifecycle event from the env host) frees the life as well.
     crash = events_pb2.SessionEvent(session_id=second.session.id, kind=events_pb2.SESSION_EVENT_KIND_CRASHED,
-                                    env_id="cartpole", reason="instance exited with code -9")
+                                    options=second.session.options, reason="instance exited with code -9")
     await nc.jetstream().publish(subjects.session_lifecycle(second.session.id), crash.SerializeToString())
 
     async def crashed() -> bool:
@@ -133,4 +133,4 @@ async def test_a_create_with_a_life_takes_no_warm_instance(broker, envhost, ask,
     assert not reply.error.code, reply.error
     assert host.claims == [] and len(host.pooled) == 1
     [start] = [start for start in host.starts if start.session_id == reply.session.id]
-    assert not start.pooled and start.life.name == "robot-1" and start.record_frames
+    assert not start.pooled and start.options.life == "robot-1" and start.options.record_frames

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import subprocess
@@ -17,12 +16,13 @@ from platform_broker.reconcile import POOL_REASON
 from platform_contracts import subjects
 from platform_testing.ports import free_port
 from simulusion.control.v1 import control_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 SLOT_ID = re.compile(r"^pool-cartpole-[0-9a-f]{8}$")
 
 
 async def create(ask, env_id: str = "cartpole", **fields):
-    request = control_pb2.CreateSessionRequest(env_id=env_id, **fields)
+    request = control_pb2.CreateSessionRequest(options=SessionOptions(env_id=env_id, **fields))
     return await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
 
 
@@ -89,8 +89,7 @@ async def test_pools_fill_with_warm_instances_that_are_not_sessions(broker, envh
     cartpole = [start for start in pooled_starts(host) if start.entry.id == "cartpole"]
     assert len(cartpole) == 2 and all(SLOT_ID.match(start.session_id) for start in cartpole)
     for start in pooled_starts(host):
-        assert not start.record and not start.record_frames and start.jpeg_quality == 0 and start.num_envs <= 1
-        assert json.loads(start.kwargs_json) == json.loads(start.entry.kwargs_json or "{}")
+        assert start.options == SessionOptions(env_id=start.entry.id, kwargs_json="{}", num_envs=1)  # the defaults
     assert await list_ids(ask) == []  # not sessions
     await asyncio.sleep(1.5)  # idle checks pass by (timeout 0.5 s)
     assert host.stops == [] and len(host.pooled) == 3
@@ -106,7 +105,7 @@ async def test_a_default_create_claims_a_warm_instance_and_the_pool_refills(brok
     await eventually(lambda: warm(2), 10, "the pool to fill")
     slots = set(host.pooled)
 
-    reply = await create(ask, "cartpole", record=True, record_frames=True)
+    reply = await create(ask, "cartpole", record=True, record_frames=True, auto_reset=True)
     assert not reply.error.code, reply.error
     session = reply.session
     assert session.state == control_pb2.SESSION_STATE_RUNNING and session.spec.env_id == "CartPole-v1"
@@ -114,7 +113,8 @@ async def test_a_default_create_claims_a_warm_instance_and_the_pool_refills(brok
         host.host_id, "10.0.0.9:7100", "10.0.0.9:7200")
     [claim] = host.claims
     assert claim.pool_slot in slots and claim.session_id == session.id
-    assert claim.record and claim.record_frames
+    assert claim.options == session.options  # the session's options, whole
+    assert claim.options.record and claim.options.record_frames and claim.options.auto_reset
     assert session.id not in [start.session_id for start in host.starts]  # no process was started for it
     assert session.id in host.instances
 
@@ -136,7 +136,7 @@ async def test_creates_with_other_settings_start_their_own_instance(broker, envh
     assert not reply.error.code, reply.error
     assert host.claims == []
     [start] = [start for start in host.starts if start.session_id == reply.session.id]
-    assert not start.pooled and start.num_envs == fields.get("num_envs", 1)
+    assert not start.pooled and start.options.num_envs == fields.get("num_envs", 1)
     assert len(host.pooled) == 1
 
 

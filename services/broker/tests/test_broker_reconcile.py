@@ -7,12 +7,14 @@ import time
 from platform_broker.reconcile import GHOST_REASON
 from platform_broker.store import CLOSED, RUNNING, STARTING, SessionStore
 from simulusion.control.v1 import control_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 
 def session(session_id: str, host_id: str, state: int) -> control_pb2.SessionInfo:
     now = time.time()
-    return control_pb2.SessionInfo(id=session_id, env_id="cartpole", kwargs_json="{}", host_id=host_id,
-                                   host_address="127.0.0.1:7001", state=state, created_at=now, last_active_at=now)
+    return control_pb2.SessionInfo(id=session_id, options=SessionOptions(env_id="cartpole", kwargs_json="{}"),
+                                   host_id=host_id, host_address="127.0.0.1:7001", state=state, created_at=now,
+                                   last_active_at=now)
 
 
 async def test_reconcile_closes_ghosts_and_stops_orphans(broker, envhost, db_url, unique_prefix):

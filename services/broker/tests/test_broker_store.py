@@ -15,9 +15,9 @@ from platform_broker.config import async_database_url
 from platform_broker.errors import ConfigError
 from platform_broker.lives import LifeHeldError
 from platform_broker.store import ADDED_COLUMNS, CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
-from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
 
@@ -64,9 +64,10 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 
 def make(session_id: str, created_at: float, state: int = STARTING) -> control_pb2.SessionInfo:
-    return control_pb2.SessionInfo(id=session_id, env_id="cartpole", kwargs_json='{"a": 1}', record=True,
-                                   host_id="h1", host_address="10.0.0.1:7000", state=state,
-                                   created_at=created_at, last_active_at=created_at)
+    options = SessionOptions(env_id="cartpole", kwargs_json='{"a": 1}', record=True, record_frames=True,
+                             jpeg_quality=70, num_envs=1, auto_reset=True)
+    return control_pb2.SessionInfo(id=session_id, options=options, host_id="h1", host_address="10.0.0.1:7000",
+                                   state=state, created_at=created_at, last_active_at=created_at)
 
 
 def spec() -> environment_pb2.SpecResponse:
@@ -98,6 +99,7 @@ async def test_a_table_of_an_older_broker_gets_the_new_columns(store):
     await store.create_tables()  # idempotent once added
     old = await store.get("s-old")
     assert old is not None and old.state == RUNNING and old.step_address == ""
+    assert old.options == SessionOptions(env_id="cartpole", kwargs_json="{}")
     new = make("s-new", 2.0)
     new.step_address = "h1:7001"
     await store.insert(new)
@@ -105,7 +107,7 @@ async def test_a_table_of_an_older_broker_gets_the_new_columns(store):
 
 
 def with_life(info: control_pb2.SessionInfo, name: str) -> control_pb2.SessionInfo:
-    info.life.CopyFrom(events_pb2.LifeSettings(name=name))
+    info.options.life = name
     return info
 
 
@@ -126,11 +128,11 @@ async def test_a_table_without_the_life_column_gets_it_and_its_lock(store):
     await store.create_tables()
     await store.create_tables()  # idempotent once added
     before = await store.get("s-before")
-    assert before is not None and before.state == RUNNING and not before.HasField("life")
+    assert before is not None and before.state == RUNNING and before.options.life == ""
 
     first = with_life(make("s-life-1", 2.0, RUNNING), "robot-1")
     await store.insert(first)
-    assert (await store.get("s-life-1")).life.name == "robot-1"
+    assert (await store.get("s-life-1")).options.life == "robot-1"
     assert (await store.life_holder("robot-1")).id == "s-life-1"
     with pytest.raises(LifeHeldError, match="life robot-1 is being recorded by session s-life-1; close it first"):
         await store.insert(with_life(make("s-life-2", 3.0), "robot-1"))
@@ -140,7 +142,33 @@ async def test_a_table_without_the_life_column_gets_it_and_its_lock(store):
     assert await store.mark_closed("s-life-1", "done")
     assert await store.life_holder("robot-1") is None
     await store.insert(with_life(make("s-life-3", 4.0), "robot-1"))
-    assert [s.id for s in await store.list() if s.life.name == "robot-1"] == ["s-life-1", "s-life-3"]
+    assert [s.id for s in await store.list() if s.options.life == "robot-1"] == ["s-life-1", "s-life-3"]
+
+
+async def test_a_table_without_the_options_column_gets_it_and_its_rows_still_read(store):
+    # The table as the broker before SessionOptions made it: the options one column each.
+    old_metadata = sa.MetaData()
+    old_table = sa.Table("sessions", old_metadata,
+                         *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable,
+                                     server_default=c.server_default)
+                           for c in sessions.columns if c.name != "options"])
+    async with store.engine.begin() as conn:
+        await conn.run_sync(lambda sync: sessions.drop(sync))
+        await conn.run_sync(old_metadata.create_all)
+        await conn.execute(old_table.insert().values(
+            id="s-before", env_id="pendulum", kwargs_json='{"g": 9.5}', record=True, host_id="h1",
+            host_address="h1:7000", state="closed", created_at=1.0, last_active_at=1.0, spec=None, reason="done",
+            log_tail="", step_address="h1:7001", life="arm-1"))
+    await store.create_tables()
+    await store.create_tables()  # idempotent once added
+    before = await store.get("s-before")
+    assert before is not None and before.reason == "done"
+    assert before.options == SessionOptions(env_id="pendulum", kwargs_json='{"g": 9.5}', record=True, life="arm-1")
+
+    new = with_life(make("s-after", 2.0, RUNNING), "arm-1")
+    await store.insert(new)
+    assert (await store.get("s-after")).options == new.options  # whole, with what the columns never kept
+    assert (await store.life_holder("arm-1")).id == "s-after"
 
 
 async def test_one_open_session_per_life_among_concurrent_inserts(store):
@@ -149,7 +177,7 @@ async def test_one_open_session_per_life_among_concurrent_inserts(store):
                                    return_exceptions=True)
     refused = [r for r in results if isinstance(r, LifeHeldError)]
     assert len(refused) == 7 and results.count(None) == 1
-    [holder] = [s for s in await store.list([STARTING]) if s.life.name == "robot-9"]
+    [holder] = [s for s in await store.list([STARTING]) if s.options.life == "robot-9"]
     assert all(error.holder_session_id == holder.id for error in refused)
 
 

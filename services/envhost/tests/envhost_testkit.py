@@ -22,6 +22,7 @@ from platform_contracts.step_batches import parse_batch
 from platform_testing.ports import free_port
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.host.v1 import step_link_pb2 as link_pb
 
@@ -98,8 +99,8 @@ def new_session_id() -> str:
 async def start_session(nc: Any, host_id: str, session_id: str, *, entry: control_pb.CatalogEntry = CARTPOLE,
                         kwargs_json: str = "", record: bool = False,
                         timeout: float = 60.0) -> control_pb.StartInstanceReply:
-    request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry, kwargs_json=kwargs_json,
-                                              record=record)
+    options = SessionOptions(env_id=entry.id, kwargs_json=kwargs_json, record=record)
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry, options=options)
     msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=timeout)
     return control_pb.StartInstanceReply.FromString(msg.data)
 

@@ -1,5 +1,5 @@
 """Helpers of the step path tests (holds, vector sessions, saved snapshots): sessions started with
-any StartInstanceRequest field, readers of step events and batches, and a stand-in of the
+any session options, readers of step events and batches, and a stand-in of the
 recorder's saved snapshot API.
 
 `SnapshotStoreStandIn` answers the recorder's contract (RECORDER_SAVE_SNAPSHOT and
@@ -18,12 +18,14 @@ from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 
 async def start(nc: Any, host_id: str, session_id: str, *, entry: control_pb.CatalogEntry = CARTPOLE,
-                timeout: float = 60.0, **fields: Any) -> control_pb.StartInstanceReply:
-    """Start a session with any StartInstanceRequest fields (record, num_envs, record_frames...)."""
-    request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry, **fields)
+                timeout: float = 60.0, **options: Any) -> control_pb.StartInstanceReply:
+    """Start a session with any SessionOptions fields (record, num_envs, record_frames...)."""
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry,
+                                              options=SessionOptions(env_id=entry.id, **options))
     msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=timeout)
     reply = control_pb.StartInstanceReply.FromString(msg.data)
     assert not reply.HasField("error"), reply.error

@@ -1,20 +1,29 @@
-"""The launch spec built from a catalog entry and a session's kwargs."""
+"""The launch spec built from a catalog entry and a session's options."""
 
 from __future__ import annotations
 
 import pytest
 from platform_envhost.errors import StartFailed
-from platform_envhost.instances import launch_spec
+from platform_envhost.instance_table import launch_spec
 from simulusion.control.v1 import control_pb2 as control_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 
 def test_session_kwargs_go_over_the_entry_kwargs() -> None:
     entry = control_pb.CatalogEntry(id="mine", factory="my_envs:make", path="/opt/envs",
                                     kwargs_json='{"level": 1, "size": 8}')
-    spec = launch_spec(entry, '{"level": 3}')
+    spec = launch_spec(entry, SessionOptions(env_id="mine", kwargs_json='{"level": 3}'))
     assert (spec.factory, spec.path, spec.gymnasium_id) == ("my_envs:make", "/opt/envs", "")
     assert spec.kwargs == {"level": 3, "size": 8}
-    assert launch_spec(control_pb.CatalogEntry(id="cp", gymnasium_id="CartPole-v1"), "").kwargs == {}
+    assert (spec.jpeg_quality, spec.num_envs) == (0, 1)  # the server's default quality, one environment
+    plain = launch_spec(control_pb.CatalogEntry(id="cp", gymnasium_id="CartPole-v1"), SessionOptions(env_id="cp"))
+    assert plain.kwargs == {}
+
+
+def test_the_options_jpeg_quality_and_num_envs_reach_the_launcher() -> None:
+    entry = control_pb.CatalogEntry(id="cp", gymnasium_id="CartPole-v1")
+    spec = launch_spec(entry, SessionOptions(env_id="cp", jpeg_quality=35, num_envs=4))
+    assert (spec.jpeg_quality, spec.num_envs) == (35, 4)
 
 
 @pytest.mark.parametrize(("entry_kwargs", "kwargs", "needle"), [
@@ -25,11 +34,11 @@ def test_session_kwargs_go_over_the_entry_kwargs() -> None:
 def test_bad_kwargs_are_invalid_argument_naming_the_environment(entry_kwargs: str, kwargs: str, needle: str) -> None:
     entry = control_pb.CatalogEntry(id="cp", gymnasium_id="CartPole-v1", kwargs_json=entry_kwargs)
     with pytest.raises(StartFailed) as caught:
-        launch_spec(entry, kwargs)
+        launch_spec(entry, SessionOptions(env_id="cp", kwargs_json=kwargs))
     assert caught.value.code == "invalid_argument"
     assert needle in str(caught.value) and "'cp'" in str(caught.value)
 
 
 def test_an_entry_without_a_source_is_refused() -> None:
     with pytest.raises(StartFailed, match="neither a gymnasium_id nor a factory"):
-        launch_spec(control_pb.CatalogEntry(id="empty"), "")
+        launch_spec(control_pb.CatalogEntry(id="empty"), SessionOptions(env_id="empty"))

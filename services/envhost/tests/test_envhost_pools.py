@@ -24,6 +24,7 @@ from envhost_testkit import (
 from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 
 def new_slot_id() -> str:
@@ -32,16 +33,15 @@ def new_slot_id() -> str:
 
 async def start_pooled(nc: Any, host_id: str, slot_id: str,
                        entry: control_pb.CatalogEntry = CARTPOLE) -> control_pb.StartInstanceReply:
-    request = control_pb.StartInstanceRequest(session_id=slot_id, entry=entry, kwargs_json=entry.kwargs_json or "{}",
-                                              pooled=True)
+    request = control_pb.StartInstanceRequest(session_id=slot_id, entry=entry, pooled=True,
+                                              options=SessionOptions(env_id=entry.id, kwargs_json="{}", num_envs=1))
     msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=60)
     return control_pb.StartInstanceReply.FromString(msg.data)
 
 
-async def claim(nc: Any, host_id: str, slot_id: str, session_id: str, *, record: bool = False,
-                record_frames: bool = False) -> control_pb.ClaimInstanceReply:
-    request = control_pb.ClaimInstanceRequest(pool_slot=slot_id, session_id=session_id, record=record,
-                                              record_frames=record_frames)
+async def claim(nc: Any, host_id: str, slot_id: str, session_id: str, **options: Any) -> control_pb.ClaimInstanceReply:
+    request = control_pb.ClaimInstanceRequest(pool_slot=slot_id, session_id=session_id, options=SessionOptions(
+        env_id="cartpole", kwargs_json="{}", num_envs=1, **options))
     msg = await nc.request(subjects.envhost_claim(host_id), request.SerializeToString(), timeout=30)
     return control_pb.ClaimInstanceReply.FromString(msg.data)
 
@@ -62,14 +62,15 @@ async def test_a_claimed_pool_instance_becomes_the_session(envhost: EnvHostProce
     assert (await listed(nats_client, envhost.host_id))[slot_id].alive
     assert await stored_count(js, subjects.session_lifecycle(slot_id)) == 0  # no session, no STARTED
 
-    claimed = await claim(nats_client, envhost.host_id, slot_id, session_id, record=True)
+    claimed = await claim(nats_client, envhost.host_id, slot_id, session_id, record=True, auto_reset=True)
     assert not claimed.HasField("error"), claimed.error
     assert claimed.spec == pooled.spec
     [started] = await lifecycle_events(js, session_id, 1)
     assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED
-    assert (started.session_id, started.env_id, started.host_id, started.record) == (
-        session_id, "cartpole", envhost.host_id, True)
-    assert json.loads(started.kwargs_json) == {} and started.spec == pooled.spec
+    assert (started.session_id, started.host_id) == (session_id, envhost.host_id)
+    assert started.options == SessionOptions(env_id="cartpole", kwargs_json="{}", num_envs=1, record=True,
+                                             auto_reset=True)  # the claim's, whole
+    assert json.loads(started.env_kwargs_json) == {} and started.spec == pooled.spec
     assert envhost.instance_pid(slot_id) == pid  # the same process, now the session's
     instances = await listed(nats_client, envhost.host_id)
     assert session_id in instances and slot_id not in instances

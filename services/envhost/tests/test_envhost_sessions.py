@@ -20,6 +20,7 @@ from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 
 async def test_start_replies_with_the_spec_and_publishes_started(envhost: EnvHostProcess, nats_client: Any,
@@ -34,9 +35,10 @@ async def test_start_replies_with_the_spec_and_publishes_started(envhost: EnvHos
 
     [started] = await lifecycle_events(js, session_id, 1)
     assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED
-    assert (started.session_id, started.env_id, started.host_id, started.record) == (
+    assert (started.session_id, started.options.env_id, started.host_id, started.options.record) == (
         session_id, "cartpole", envhost.host_id, True)
-    assert json.loads(started.kwargs_json) == {"max_episode_steps": 7}
+    assert json.loads(started.options.kwargs_json) == {"max_episode_steps": 7}  # the session's own
+    assert json.loads(started.env_kwargs_json) == {"max_episode_steps": 7}  # over the entry's (none)
     assert started.spec == reply.spec
 
     again = await start_session(nats_client, envhost.host_id, session_id, record=True)  # a retried start
@@ -135,7 +137,8 @@ async def test_list_names_the_instances(envhost: EnvHostProcess, nats_client: An
 async def test_a_vector_start_hosts_num_envs_environments(envhost_factory: Any, nats_client: Any) -> None:
     host = envhost_factory(capacity=1)
     session_id = new_session_id()
-    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE, num_envs=3)
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE,
+                                              options=SessionOptions(env_id="cartpole", num_envs=3))
     msg = await nats_client.request(subjects.envhost_start(host.host_id), request.SerializeToString(), timeout=60)
     reply = control_pb.StartInstanceReply.FromString(msg.data)
     assert not reply.HasField("error"), reply.error
@@ -147,35 +150,28 @@ async def test_a_vector_start_hosts_num_envs_environments(envhost_factory: Any, 
     await stop_session(nats_client, host.host_id, session_id)
 
 
-async def start_with_life(nc: Any, host_id: str, session_id: str, life: bus_pb.LifeSettings, *,
-                          record: bool = True, record_frames: bool = True) -> control_pb.StartInstanceReply:
-    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE, record=record,
-                                              record_frames=record_frames, life=life)
+async def start_with_options(nc: Any, host_id: str, session_id: str,
+                             options: SessionOptions) -> control_pb.StartInstanceReply:
+    request = control_pb.StartInstanceRequest(session_id=session_id, entry=CARTPOLE, options=options)
     msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=60)
     return control_pb.StartInstanceReply.FromString(msg.data)
 
 
-async def test_lifecycle_events_carry_the_life_and_record_frames(envhost: EnvHostProcess, nats_client: Any,
+async def test_lifecycle_events_carry_the_sessions_options_whole(envhost: EnvHostProcess, nats_client: Any,
                                                                  js: Any) -> None:
-    life = bus_pb.LifeSettings(name="robot-1", frame_every=4, max_frames=20_000)
-    closing, crashing, plain = new_session_id(), new_session_id(), new_session_id()
-    assert not (await start_with_life(nats_client, envhost.host_id, closing, life)).HasField("error")
+    options = SessionOptions(env_id="cartpole", kwargs_json="{}", record=True, record_frames=True, jpeg_quality=60,
+                             num_envs=1, life="robot-1", frame_every=4, max_frames=20_000, auto_reset=True)
+    closing, crashing = new_session_id(), new_session_id()
+    assert not (await start_with_options(nats_client, envhost.host_id, closing, options)).HasField("error")
     [started] = await lifecycle_events(js, closing, 1)
-    assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED
-    assert started.life == life and started.record and started.record_frames
+    assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED and started.options == options
     await stop_session(nats_client, envhost.host_id, closing, reason="closed by the user")
     _, closed = await lifecycle_events(js, closing, 2)
-    assert closed.kind == bus_pb.SESSION_EVENT_KIND_CLOSED and closed.life == life and closed.record_frames
+    assert closed.kind == bus_pb.SESSION_EVENT_KIND_CLOSED and closed.options == options
 
-    assert not (await start_with_life(nats_client, envhost.host_id, crashing, life,
-                                      record_frames=False)).HasField("error")
+    unframed = SessionOptions(env_id="cartpole", record=True, life="robot-1")
+    assert not (await start_with_options(nats_client, envhost.host_id, crashing, unframed)).HasField("error")
     os.kill(envhost.instance_pid(crashing), signal.SIGKILL)
     started, crashed = await lifecycle_events(js, crashing, 2)
-    assert started.life == life and not started.record_frames
-    assert crashed.kind == bus_pb.SESSION_EVENT_KIND_CRASHED and crashed.life == life
-
-    # An unrecorded session has no life (nothing would write it).
-    assert not (await start_with_life(nats_client, envhost.host_id, plain, life, record=False)).HasField("error")
-    [started] = await lifecycle_events(js, plain, 1)
-    assert not started.HasField("life") and not started.record and not started.record_frames
-    await stop_session(nats_client, envhost.host_id, plain)
+    assert started.options == unframed
+    assert crashed.kind == bus_pb.SESSION_EVENT_KIND_CRASHED and crashed.options == unframed

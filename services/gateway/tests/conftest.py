@@ -31,6 +31,7 @@ from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 REPO = Path(__file__).resolve().parents[3]
 SERVER_PACKAGE = REPO / "sdk" / "src" / "platform_sdk" / "server"
@@ -163,22 +164,20 @@ class StandInBroker:
     def add(self, state: int = ctl.SESSION_STATE_RUNNING, address: str | None = None, **fields: Any) -> ctl.SessionInfo:
         """Put a session straight into the table (as the real broker would after a create)."""
         fields.setdefault("step_address", self.step_address)
+        fields.setdefault("options", SessionOptions(env_id="cartpole", kwargs_json="{}", num_envs=1))
         info = ctl.SessionInfo(
-            id=f"s{uuid.uuid4().hex[:12]}", env_id="cartpole", kwargs_json="{}", host_id="h1",
-            host_address=address or self.address, state=state, created_at=time.time(),
-            last_active_at=time.time(), spec=self.spec, **fields,
+            id=f"s{uuid.uuid4().hex[:12]}", host_id="h1", host_address=address or self.address, state=state,
+            created_at=time.time(), last_active_at=time.time(), spec=self.spec, **fields,
         )
         self.sessions[info.id] = info
         return info
 
     async def _create(self, data: bytes) -> bytes:
-        request = ctl.CreateSessionRequest.FromString(data)
-        if request.env_id not in self.catalog:
-            error = ctl.ControlError(code="not_found", message=f"unknown env {request.env_id!r}; known: cartpole")
+        options = ctl.CreateSessionRequest.FromString(data).options
+        if options.env_id not in self.catalog:
+            error = ctl.ControlError(code="not_found", message=f"unknown env {options.env_id!r}; known: cartpole")
             return ctl.SessionReply(error=error).SerializeToString()
-        info = self.add(record=request.record)
-        info.kwargs_json = request.kwargs_json
-        return ctl.SessionReply(session=info).SerializeToString()
+        return ctl.SessionReply(session=self.add(options=options)).SerializeToString()
 
     async def _get(self, data: bytes) -> bytes:
         request = ctl.GetSessionRequest.FromString(data)

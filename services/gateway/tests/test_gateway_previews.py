@@ -91,7 +91,7 @@ async def test_listing_has_preview_urls_and_a_preview_is_made_once(broker, start
     assert simplejpeg.decode_jpeg(first.content).shape == (400, 600, 3)
     assert len(broker.sessions) == 1
     (session,) = broker.sessions.values()
-    assert session.state == ctl.SESSION_STATE_CLOSED and not session.record, "closed, not recorded"
+    assert session.state == ctl.SESSION_STATE_CLOSED and not session.options.record, "closed, not recorded"
 
     files = [p.name for p in (tmp_path / "cache" / "previews").iterdir()]
     assert files == [f"{preview_name(CARTPOLE)}.jpg"]

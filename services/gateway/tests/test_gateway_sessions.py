@@ -44,6 +44,19 @@ async def test_create_get_list_delete(gateway, broker) -> None:
     assert session["id"] in [s["id"] for s in listed["data"]]
 
 
+async def test_the_create_options_reach_the_broker_whole_and_get_shows_them(gateway, broker) -> None:
+    body = {"env_id": "cartpole", "kwargs": {"a": 1}, "record": True, "jpeg_quality": 33, "record_frames": True,
+            "num_envs": 2, "auto_reset": True}
+    response = await gateway.http.post("/v0/sessions", json=body)
+    assert response.status_code == 201, response.text
+    session_id = response.json()["id"]
+    stored = broker.sessions[session_id].options  # what the gateway sent
+    assert (stored.jpeg_quality, stored.record_frames, stored.num_envs, stored.auto_reset) == (33, True, 2, True)
+    got = (await gateway.http.get(f"/v0/sessions/{session_id}")).json()
+    assert {name: got[name] for name in body} == body
+    assert (got["life"], got["frame_every"], got["max_frames"]) == (None, None, None)
+
+
 async def test_unknown_env_is_404_with_the_brokers_message(gateway, broker) -> None:
     response = await gateway.http.post("/v0/sessions", json={"env_id": "nope"})
     assert response.status_code == 404

@@ -76,9 +76,9 @@ async def stop_and_close(store: SessionStore, envhosts: EnvHostClient, session: 
             stopped = await envhosts.stop(session.host_id, session.id, reason)
             if stopped.error.code and stopped.error.code != "not_found":
                 log.warning("session %s (%s): env host %s failed to stop it: %s: %s", session.id,
-                            session.env_id, session.host_id, stopped.error.code, stopped.error.message)
+                            session.options.env_id, session.host_id, stopped.error.code, stopped.error.message)
         except UnavailableError as exc:
-            log.warning("session %s (%s): %s; closing it anyway", session.id, session.env_id, exc)
+            log.warning("session %s (%s): %s; closing it anyway", session.id, session.options.env_id, exc)
     if await store.mark_closed(session.id, reason):
-        log.info("session %s (%s) closed: %s", session.id, session.env_id, reason)
+        log.info("session %s (%s) closed: %s", session.id, session.options.env_id, reason)
     return await store.get(session.id) or session

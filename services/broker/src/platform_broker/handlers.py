@@ -7,7 +7,6 @@ Each request runs in its own task, so a slow start does not hold up the others.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import time
@@ -22,18 +21,16 @@ from simulusion.env.v1 import environment_pb2
 
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient, stop_and_close
-from platform_broker.errors import BrokerError, InvalidArgumentError, NotFoundError, UnavailableError
+from platform_broker.errors import BrokerError, NotFoundError, UnavailableError
 from platform_broker.hosts import HostRegistry, HostState
-from platform_broker.lives import life_settings, records_frames
 from platform_broker.pools import PoolKeeper, takes_pooled
+from platform_broker.session_options import checked_options
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_broker")
 
 DEFAULT_CLOSE_REASON = "closed by the user"
-# Sub-environments of one vector session (one instance, one unit of an env host's capacity).
-MAX_NUM_ENVS = 256
 
 
 def new_session_id() -> str:
@@ -92,7 +89,7 @@ class Handlers:
         try:
             await self.envhosts.stop(session.host_id, session.id, reason)
         except UnavailableError as exc:
-            log.info("session %s (%s): %s", session.id, session.env_id, exc)
+            log.info("session %s (%s): %s", session.id, session.options.env_id, exc)
 
     async def _serve(self, subject: str, msg: Any) -> None:
         request_cls, reply_cls, handler = self._routes[subject]
@@ -116,67 +113,52 @@ class Handlers:
                 log.warning("%s: could not send the reply: %r", subject, exc)
 
     async def create_session(self, request: control_pb2.CreateSessionRequest) -> control_pb2.SessionReply:
-        entry = self.catalog.get(request.env_id)
+        env_id = request.options.env_id
+        entry = self.catalog.get(env_id)
         if entry is None:
             ids = self.catalog.ids()
             shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
-            raise NotFoundError(f"unknown environment '{request.env_id}'; known: {shown}")
-        kwargs = _parse_kwargs(request.kwargs_json, request.env_id)
-        if request.jpeg_quality > 100:
-            raise InvalidArgumentError(
-                f"jpeg_quality must be between 1 and 100 (0 for the default), not {request.jpeg_quality}"
-            )
-        if request.record_frames and not request.record:
-            raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true")
-        num_envs = _num_envs(request.num_envs)
-        life = life_settings(request)
-        record_frames = records_frames(request, life)
+            raise NotFoundError(f"unknown environment '{env_id}'; known: {shown}")
+        options = checked_options(request.options)
         now = self._clock()
-        session = control_pb2.SessionInfo(
-            id=new_session_id(), env_id=request.env_id, kwargs_json=json.dumps(kwargs), record=request.record,
-            state=STARTING, created_at=now, last_active_at=now, life=life,
-        )
+        session = control_pb2.SessionInfo(id=new_session_id(), options=options, state=STARTING, created_at=now,
+                                          last_active_at=now)
         pools = self.pools
-        # A life is not a default setting: its STARTED event must carry it, which a claim does not.
-        pooled = life is None and takes_pooled(request, kwargs, num_envs)
-        slot = pools.take(request.env_id) if pools is not None and pooled else None
+        slot = pools.take(env_id) if pools is not None and takes_pooled(options) else None
         pool_host = self.hosts.get(slot.host_id) if slot is not None else None
         if pools is not None and slot is not None and pool_host is not None:
             _place(session, pool_host)
             await self.store.insert(session)
-            spec = await pools.claim(slot, session.id, request.record, record_frames)
+            spec = await pools.claim(slot, session.id, options)
             if spec is not None:
-                log.info("session %s (%s): warm instance %s on env host %s", session.id, session.env_id,
+                log.info("session %s (%s): warm instance %s on env host %s", session.id, env_id,
                          slot.slot_id, slot.host_id)
                 return await self._running(session, spec)
             try:
-                host = self._pick_host(request.env_id)
+                host = self._pick_host(env_id)
             except UnavailableError as exc:
                 await self.store.mark_closed(session.id, f"start failed: {exc}")
                 raise
             _place(session, host)
             await self.store.move(session.id, host.host_id, host.address, host.step_address)
         else:
-            host = self._pick_host(request.env_id)
+            host = self._pick_host(env_id)
             _place(session, host)
             await self.store.insert(session)
         self.hosts.note_placed(host.host_id)
-        merged = {**json.loads(entry.kwargs_json or "{}"), **kwargs}
-        start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, kwargs_json=json.dumps(merged),
-                                                 record=request.record, jpeg_quality=request.jpeg_quality,
-                                                 record_frames=record_frames, num_envs=num_envs, life=life)
-        log.info("session %s (%s): starting on env host %s", session.id, session.env_id, host.host_id)
+        start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, options=options)
+        log.info("session %s (%s): starting on env host %s", session.id, env_id, host.host_id)
         try:
             reply = await self.envhosts.start(host.host_id, start)
         except UnavailableError as exc:
             # Closed now; the stop (in case the instance comes up late) goes on in the background.
             await self.store.mark_closed(session.id, f"start failed: {exc}")
             self._spawn(self._stop_quietly(session, f"start failed: {exc}"))
-            raise UnavailableError(f"session {session.id} ({session.env_id}): {exc}") from None
+            raise UnavailableError(f"session {session.id} ({env_id}): {exc}") from None
         if reply.error.code:
             reason = f"start failed: {reply.error.message or reply.error.code}"
             await self.store.mark_closed(session.id, reason)
-            log.info("session %s (%s): %s", session.id, session.env_id, reason)
+            log.info("session %s (%s): %s", session.id, env_id, reason)
             return control_pb2.SessionReply(session=await self.store.get(session.id), error=reply.error)
         return await self._running(session, reply.spec)
 
@@ -192,9 +174,9 @@ class Handlers:
                        spec: environment_pb2.SpecResponse) -> control_pb2.SessionReply:
         if not await self.store.mark_running(session.id, spec):
             current = await self.store.get(session.id) or session
-            raise UnavailableError(f"session {session.id} ({session.env_id}) ended while starting: "
+            raise UnavailableError(f"session {session.id} ({session.options.env_id}) ended while starting: "
                                    f"{current.reason or 'unknown reason'}")
-        log.info("session %s (%s): running on env host %s", session.id, session.env_id, session.host_id)
+        log.info("session %s (%s): running on env host %s", session.id, session.options.env_id, session.host_id)
         return control_pb2.SessionReply(session=await self.store.get(session.id))
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
@@ -233,22 +215,3 @@ class Handlers:
 
 def _place(session: control_pb2.SessionInfo, host: HostState) -> None:
     session.host_id, session.host_address, session.step_address = host.host_id, host.address, host.step_address
-
-
-def _num_envs(requested: int) -> int:
-    """The session's number of environments: 0 means 1; at most MAX_NUM_ENVS."""
-    if requested > MAX_NUM_ENVS:
-        raise InvalidArgumentError(f"num_envs must be between 1 and {MAX_NUM_ENVS} (0 for 1), not {requested}")
-    return max(1, requested)
-
-
-def _parse_kwargs(kwargs_json: str, env_id: str) -> dict[str, Any]:
-    if not kwargs_json.strip():
-        return {}
-    try:
-        kwargs = json.loads(kwargs_json)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgumentError(f"kwargs for '{env_id}' are not valid JSON: {exc}") from None
-    if not isinstance(kwargs, dict):
-        raise InvalidArgumentError(f"kwargs for '{env_id}' must be a JSON object, got {type(kwargs).__name__}")
-    return kwargs

@@ -61,7 +61,7 @@ class LifecycleConsumer:
         else:
             return False
         if changed:
-            log.info("session %s (%s) %s on env host %s: %s", event.session_id, event.env_id,
+            log.info("session %s (%s) %s on env host %s: %s", event.session_id, event.options.env_id,
                      events_pb2.SessionEventKind.Name(kind).removeprefix("SESSION_EVENT_KIND_").lower(),
                      event.host_id, event.reason)
         return changed

@@ -1,10 +1,10 @@
 """Warm pools: instances started ahead of sessions, so a new session needs no process start.
 
 `PLATFORM_POOLS="cartpole=2,pong=1"` keeps that many instances of each environment running on
-the env hosts, started with the entry's own kwargs and default settings, under a pool slot id
-(`pool-<env>-<hex>`) instead of a session id. A create with default settings (no kwargs, no
-`jpeg_quality`, one environment) claims one: the env host gives the instance the session's id
-and its record settings. After each claim, and whenever a warm instance dies or its env host
+the env hosts, started with the entry's own kwargs and default options, under a pool slot id
+(`pool-<env>-<hex>`) instead of a session id. A create with default options (no kwargs, no
+`jpeg_quality`, one environment, no life; only `record`, `record_frames` and `auto_reset` may
+be set) claims one: the env host gives the instance the session's id and its options. After each claim, and whenever a warm instance dies or its env host
 goes, the pool is filled again in the background. Pool instances are not sessions: they are
 not in the session table, so listings and the idle timeout never see them.
 """
@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulusion.control.v1 import control_pb2
+from simulusion.env.v1 import environment_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient
@@ -77,10 +79,20 @@ def pool_slot_id(env_id: str) -> str:
     return f"{POOL_SLOT_PREFIX}{env_id}-{secrets.token_hex(4)}"
 
 
-def takes_pooled(request: control_pb2.CreateSessionRequest, kwargs: Mapping[str, Any], num_envs: int) -> bool:
-    """Whether a create can be served by a pool instance: default settings only (record and
-    record_frames are given at the claim)."""
-    return not kwargs and request.jpeg_quality == 0 and num_envs <= 1
+def pool_options(env_id: str) -> SessionOptions:
+    """The options a warm instance of `env_id` is started with: the defaults, as completed by
+    `session_options.checked_options`."""
+    return SessionOptions(env_id=env_id, kwargs_json="{}", num_envs=1)
+
+
+def takes_pooled(options: SessionOptions) -> bool:
+    """Whether a create (its checked options) can be served by a warm instance: every option is
+    the pool's default but those a claim gives the instance (record, record_frames, auto_reset);
+    any other one set, a life included, makes the create start its own."""
+    rest = SessionOptions()
+    rest.CopyFrom(options)
+    rest.record = rest.record_frames = rest.auto_reset = False
+    return rest == pool_options(options.env_id)
 
 
 @dataclass
@@ -149,12 +161,11 @@ class PoolKeeper:
             log.info("pool %s: dropping %s, its env host %s is not live", env_id, slot.slot_id, slot.host_id)
         return None
 
-    async def claim(self, slot: PoolSlot, session_id: str, record: bool,
-                    record_frames: bool) -> control_pb2.SpecResponse | None:
-        """Give `slot`'s instance to the session; its spec, or None when the claim failed
-        (logged: the caller starts an instance the usual way)."""
-        request = control_pb2.ClaimInstanceRequest(pool_slot=slot.slot_id, session_id=session_id, record=record,
-                                                   record_frames=record_frames)
+    async def claim(self, slot: PoolSlot, session_id: str,
+                    options: SessionOptions) -> environment_pb2.SpecResponse | None:
+        """Give `slot`'s instance to the session made with `options` (see `takes_pooled`); its
+        spec, or None when the claim failed (logged: the caller starts an instance the usual way)."""
+        request = control_pb2.ClaimInstanceRequest(pool_slot=slot.slot_id, session_id=session_id, options=options)
         try:
             reply = await self.envhosts.claim(slot.host_id, request)
         except UnavailableError as exc:
@@ -227,7 +238,7 @@ class PoolKeeper:
             return None
         self.hosts.note_placed(host.host_id)
         request = control_pb2.StartInstanceRequest(session_id=pool_slot_id(env_id), entry=entry,
-                                                   kwargs_json=entry.kwargs_json or "{}", pooled=True)
+                                                   options=pool_options(env_id), pooled=True)
         try:
             reply = await self.envhosts.start(host.host_id, request)
         except UnavailableError as exc:

@@ -1,7 +1,9 @@
 """The session table (SQLAlchemy Core, async): the same code on SQLite and PostgreSQL.
 
-Rows are read and written as `control.v1.SessionInfo` messages; the spec is stored as the
-serialized `SpecResponse`. State changes are conditional single UPDATEs, so concurrent
+Rows are read and written as `control.v1.SessionInfo` messages; the spec and the options are
+stored as the serialized `SpecResponse` and `SessionOptions`. The options' env id, kwargs,
+record and life are columns as well: the life's index needs its column, and a row written
+before the options column existed is read from those. State changes are conditional single UPDATEs, so concurrent
 writers (a handler, the lifecycle consumer, the idle monitor) never undo each other: a
 session that crashed while starting stays crashed.
 """
@@ -13,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
+from simulusion.session.v1.options_pb2 import SessionOptions
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -33,7 +35,9 @@ ENDED_STATES = (CLOSED, CRASHED)
 CONNECT_TIMEOUT_S = 10.0
 INSERT_ATTEMPTS = 3
 
-_STATE_NAMES = {STARTING: "starting", RUNNING: "running", CLOSED: "closed", CRASHED: "crashed"}
+_STATE_NAMES: dict[control_pb2.SessionState.ValueType, str] = {
+    STARTING: "starting", RUNNING: "running", CLOSED: "closed", CRASHED: "crashed",
+}
 _STATE_BY_NAME = {name: state for state, name in _STATE_NAMES.items()}
 
 metadata = sa.MetaData()
@@ -57,10 +61,13 @@ sessions = sa.Table(
     sa.Column("step_address", sa.String(512), nullable=False, default="", server_default=""),
     # The life the session appends to ("" for none).
     sa.Column("life", sa.String(64), nullable=False, default="", server_default=""),
+    # The session's SessionOptions, serialized (NULL in rows written before it existed).
+    sa.Column("options", sa.LargeBinary, nullable=True),
 )
 # Columns added after the table's first version: `create_tables` adds them to an older table
-# (each has an empty-string server default, so existing rows read as "").
-ADDED_COLUMNS = ("step_address", "life")
+# (a NOT NULL one with an empty-string server default, so existing rows read as ""; a nullable
+# one as NULL).
+ADDED_COLUMNS = ("step_address", "life", "options")
 # One open (starting or running) session per life: a second insert fails atomically, on
 # SQLite and PostgreSQL alike, even from two brokers at once.
 _OPEN_LIFE = sa.and_(sessions.c.life != "", sessions.c.state.in_([_STATE_NAMES[s] for s in OPEN_STATES]))
@@ -69,7 +76,7 @@ OPEN_LIFE_INDEX = sa.Index("ix_sessions_open_life", sessions.c.life, unique=True
 
 
 def state_name(state: int) -> str:
-    return _STATE_NAMES.get(state, "unspecified")
+    return _STATE_NAMES.get(control_pb2.SessionState.ValueType(state), "unspecified")
 
 
 class SessionStore:
@@ -126,10 +133,10 @@ class SessionStore:
                     await conn.execute(sessions.insert().values(**row))
                 return
             except sa.exc.IntegrityError:
-                holder = await self.life_holder(info.life.name) if info.life.name else None
+                holder = await self.life_holder(info.options.life) if info.options.life else None
                 if holder is not None:
-                    raise LifeHeldError(info.life.name, holder.id) from None
-                if not info.life.name or attempt == INSERT_ATTEMPTS - 1:
+                    raise LifeHeldError(info.options.life, holder.id) from None
+                if not info.options.life or attempt == INSERT_ATTEMPTS - 1:
                     raise
                 # The holder closed between the refused insert and the look-up: try again.
 
@@ -199,9 +206,11 @@ def _add_missing_columns(conn: sa.Connection) -> None:
     for name in ADDED_COLUMNS:
         if name in present:
             continue
-        type_ = sessions.c[name].type.compile(conn.dialect)
+        column = sessions.c[name]
+        type_ = column.type.compile(conn.dialect)
+        constraint = "" if column.nullable else " NOT NULL DEFAULT ''"
         ddl = (f"ALTER TABLE {sessions.name} ADD COLUMN {'IF NOT EXISTS ' if postgres else ''}"
-               f"{name} {type_} NOT NULL DEFAULT ''")
+               f"{name} {type_}{constraint}")
         try:
             conn.execute(sa.text(ddl))
         except sa.exc.OperationalError as exc:
@@ -216,11 +225,12 @@ def _add_missing_indexes(conn: sa.Connection) -> None:
 
 
 def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
+    options = info.options
     return {
         "id": info.id,
-        "env_id": info.env_id,
-        "kwargs_json": info.kwargs_json or "{}",
-        "record": info.record,
+        "env_id": options.env_id,
+        "kwargs_json": options.kwargs_json or "{}",
+        "record": options.record,
         "host_id": info.host_id,
         "host_address": info.host_address,
         "state": state_name(info.state),
@@ -230,20 +240,26 @@ def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
         "reason": info.reason,
         "log_tail": info.log_tail,
         "step_address": info.step_address,
-        "life": info.life.name,
+        "life": options.life,
+        "options": options.SerializeToString(),
     }
 
 
 def _from_row(row: Any) -> control_pb2.SessionInfo:
     info = control_pb2.SessionInfo(
-        id=row["id"], env_id=row["env_id"], kwargs_json=row["kwargs_json"], record=bool(row["record"]),
-        host_id=row["host_id"], host_address=row["host_address"],
+        id=row["id"], host_id=row["host_id"], host_address=row["host_address"],
         state=_STATE_BY_NAME.get(row["state"], control_pb2.SESSION_STATE_UNSPECIFIED),
         created_at=row["created_at"], last_active_at=row["last_active_at"], reason=row["reason"],
-        log_tail=row["log_tail"], step_address=row["step_address"],
+        log_tail=row["log_tail"], step_address=row["step_address"], options=_options_from_row(row),
     )
     if row["spec"] is not None:
         info.spec.ParseFromString(bytes(row["spec"]))
-    if row["life"]:
-        info.life.CopyFrom(events_pb2.LifeSettings(name=row["life"]))
     return info
+
+
+def _options_from_row(row: Any) -> SessionOptions:
+    """The row's options; for a row written before the options column, what its columns kept."""
+    if row["options"] is not None:
+        return SessionOptions.FromString(bytes(row["options"]))
+    return SessionOptions(env_id=row["env_id"], kwargs_json=row["kwargs_json"], record=bool(row["record"]),
+                          life=row["life"])

@@ -19,7 +19,7 @@ from platform_sdk.containers import remove_orphan_containers
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
-from platform_envhost.instances import InstanceTable
+from platform_envhost.instance_table import InstanceTable
 from platform_envhost.publisher import EventPublisher
 from platform_envhost.router import Router
 from platform_envhost.service import EnvHostService

@@ -26,9 +26,9 @@ from simulusion.env.v1 import values_pb2 as values_pb
 from platform_envhost.agent_data import check_agent_data
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import MAX_HOLD_STEPS_WITH_FRAMES, strip_hold
-from platform_envhost.instance import Instance
 from platform_envhost.publisher import Outgoing
 from platform_envhost.saved_snapshots import SAVED_COMMANDS, SavedSnapshots
+from platform_envhost.session_instance import Instance
 
 Forward = Callable[[bytes], Awaitable[bytes]]
 Publish = Callable[[list[Outgoing]], Awaitable[None]]

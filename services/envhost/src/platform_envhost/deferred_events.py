@@ -17,8 +17,8 @@ from simulusion.env.v1 import values_pb2 as values_pb
 from platform_envhost.later_frames import TAKE_FRAMES, FrameDue
 
 if TYPE_CHECKING:
-    from platform_envhost.instance import Instance
     from platform_envhost.publisher import Outgoing
+    from platform_envhost.session_instance import Instance
     from platform_envhost.step_events import StepEventBuilder
 
 

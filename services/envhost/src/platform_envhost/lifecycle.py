@@ -8,8 +8,8 @@ from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 
-from platform_envhost.instance import Instance, State
 from platform_envhost.publisher import Outgoing
+from platform_envhost.session_instance import Instance, State
 from platform_envhost.step_events import MSG_ID
 
 _KIND_NAMES = {
@@ -23,12 +23,10 @@ def session_event(instance: Instance, kind: bus_pb.SessionEventKind.ValueType, h
                   reason: str = "", trace_headers: dict[str, str] | None = None) -> Outgoing:
     """A SessionEvent for `instance`, ready to publish (deduplicated by session and kind)."""
     event = bus_pb.SessionEvent(
-        session_id=instance.session_id, kind=kind, env_id=instance.env_id, kwargs_json=instance.kwargs_json,
-        record=instance.record, host_id=host_id, reason=reason, time=time.time(),
-        last_seq=instance.events.seq if instance.events is not None else 0, record_frames=instance.record_frames,
+        session_id=instance.session_id, kind=kind, options=instance.options, env_kwargs_json=instance.kwargs_json,
+        host_id=host_id, reason=reason, time=time.time(),
+        last_seq=instance.events.seq if instance.events is not None else 0,
     )
-    if instance.life is not None:
-        event.life.CopyFrom(instance.life)
     if kind == bus_pb.SESSION_EVENT_KIND_STARTED:
         event.spec.CopyFrom(instance.spec)
     elif kind == bus_pb.SESSION_EVENT_KIND_CRASHED:

@@ -36,11 +36,11 @@ from platform_envhost.deferred_events import DeferredEvents, frame_follows, pars
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import recorded_hold
-from platform_envhost.instance import Instance, State
-from platform_envhost.instances import InstanceTable
+from platform_envhost.instance_table import InstanceTable
 from platform_envhost.later_frames import RENDER, FrameDue, asks_render_later
 from platform_envhost.publisher import EventPublisher, Outgoing
 from platform_envhost.saved_snapshots import RECORDER_TIMEOUT_S, SAVED_COMMANDS, SavedSnapshots
+from platform_envhost.session_instance import Instance, State
 
 log = logging.getLogger(__name__)
 

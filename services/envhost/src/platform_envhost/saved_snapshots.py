@@ -27,7 +27,7 @@ from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
-from platform_envhost.instance import Instance
+from platform_envhost.session_instance import Instance
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 
 from platform_envhost.errors import EnvHostError
-from platform_envhost.instance import Instance, State
-from platform_envhost.instances import InstanceTable
+from platform_envhost.instance_table import InstanceTable
 from platform_envhost.lifecycle import instance_info, session_event
 from platform_envhost.publisher import EventPublisher
+from platform_envhost.session_instance import Instance, State
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +129,7 @@ class EnvHostService:
         started_at = time.monotonic()
         what = "pool instance" if request.pooled else "session"
         try:
-            instance, new = await self._table.start(session_id, request.entry, request.kwargs_json, request.record,
-                                                     request.jpeg_quality, request.record_frames,
-                                                     num_envs=request.num_envs, pooled=request.pooled,
-                                                     life=request.life if request.HasField("life") else None)
+            instance, new = await self._table.start(session_id, request.entry, request.options, pooled=request.pooled)
         except EnvHostError as exc:
             log.warning("start of %s %s (%s) failed: %s", what, session_id, request.entry.id, exc)
             return _start_error(exc.code, str(exc))
@@ -143,7 +140,7 @@ class EnvHostService:
         if new:
             log.info("started %s %s (%s) in %.2fs, record=%s%s", what, session_id, instance.env_id,
                      time.monotonic() - started_at, instance.record,
-                     f", life={instance.life.name}" if instance.life is not None else "")
+                     f", life={instance.options.life}" if instance.options.life else "")
         return control_pb.StartInstanceReply(spec=instance.spec)
 
     async def _publish_started(self, instance: Instance) -> control_pb.ControlError | None:
@@ -177,7 +174,7 @@ class EnvHostService:
             return control_pb.ClaimInstanceReply(error=control_pb.ControlError(
                 code="invalid_argument", message="ClaimInstanceRequest needs a pool_slot and a session_id"))
         try:
-            instance = self._table.claim(request.pool_slot, request.session_id, request.record, request.record_frames)
+            instance = self._table.claim(request.pool_slot, request.session_id, request.options)
         except EnvHostError as exc:
             log.info("claim of %s for session %s failed: %s", request.pool_slot, request.session_id, exc)
             return control_pb.ClaimInstanceReply(error=control_pb.ControlError(code=exc.code, message=str(exc)))

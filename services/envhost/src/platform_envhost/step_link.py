@@ -22,7 +22,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.host.v1 import step_link_pb2 as link_pb
 
 from platform_envhost.errors import ConfigError
-from platform_envhost.instances import InstanceTable
+from platform_envhost.instance_table import InstanceTable
 from platform_envhost.router import Router
 
 log = logging.getLogger(__name__)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
 from nats.aio.client import Client as NATS
 from platform_contracts import subjects
-from simulusion.bus.v1 import events_pb2 as bus
 from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
@@ -29,18 +28,9 @@ class BrokerClient:
         reply = await self._call(subjects.BROKER_LIST_ENVS, ctl.ListEnvsRequest(), ctl.ListEnvsReply)
         return list(reply.envs)
 
-    async def create_session(
-        self, env_id: str, kwargs: dict[str, Any], record: bool, jpeg_quality: int | None = None,
-        record_frames: bool = False, num_envs: int | None = None, life: str | None = None,
-        frame_every: int | None = None, max_frames: int | None = None,
-    ) -> ctl.SessionInfo:
-        request = ctl.CreateSessionRequest(
-            env_id=env_id, kwargs_json=json.dumps(kwargs), record=record, jpeg_quality=jpeg_quality or 0,
-            record_frames=record_frames, num_envs=num_envs or 0,
-        )
-        if life or frame_every or max_frames:
-            request.life.CopyFrom(bus.LifeSettings(name=life or "", frame_every=frame_every or 0,
-                                                   max_frames=max_frames or 0))
+    async def create_session(self, options: SessionOptions) -> ctl.SessionInfo:
+        """Start a session made with `options`; answers once its instance runs."""
+        request = ctl.CreateSessionRequest(options=options)
         reply = await self._call(subjects.BROKER_CREATE_SESSION, request, ctl.SessionReply, self._create_timeout)
         return reply.session
 

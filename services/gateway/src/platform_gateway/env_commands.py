@@ -63,7 +63,7 @@ class EnvCommands:
     ) -> dict:
         """Repeat one action for up to `steps` steps in one stretch (see HoldRequest)."""
         info = await self.streams.directory.running(session_id)
-        check_hold(steps, frames, f"session {session_id} ({info.env_id}), hold")
+        check_hold(steps, frames, f"session {session_id} ({info.options.env_id}), hold")
         value = self._action(info, action, "hold")
         command = env_pb.HoldRequest(action=value, steps=steps, frames=frames, agent=datamap_from_dict(agent))
         response = await self._run(info, "hold", env_pb.EnvRequest(hold=command))
@@ -88,7 +88,7 @@ class EnvCommands:
         try:
             return value_from_json(action, info.spec.action_space)
         except ValueMismatchError as exc:
-            raise InvalidActionError(f"session {info.id} ({info.env_id}), {command}: {exc}") from None
+            raise InvalidActionError(f"session {info.id} ({info.options.env_id}), {command}: {exc}") from None
 
     async def snapshot(self, session_id: str) -> dict:
         info = await self.streams.directory.running(session_id)
@@ -118,14 +118,14 @@ class EnvCommands:
         if response.id != request.id:
             self.streams.drop(session_id)
             raise InternalError(
-                f"session {session_id} ({info.env_id}), {command}: the env host answered request "
+                f"session {session_id} ({info.options.env_id}), {command}: the env host answered request "
                 f"{response.id} instead of {request.id}"
             )
         return response
 
     async def _error(self, info: ctl.SessionInfo, command: str, error: env_pb.Error) -> GatewayError:
         code, message = error.code, error.message
-        where = f"session {info.id} ({info.env_id}), {command}"
+        where = f"session {info.id} ({info.options.env_id}), {command}"
         if code == env_pb.ERROR_CODE_INVALID_ACTION:
             return InvalidActionError(message or f"{where}: invalid action")
         if code == env_pb.ERROR_CODE_INVALID_ARGUMENT:

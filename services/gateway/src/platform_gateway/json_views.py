@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 from urllib.parse import quote
 
 import numpy as np
-from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 from platform_contracts.json_values import space_to_json
+from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 from platform_contracts.values import json_from_datamap, python_from_value
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
+
+from platform_gateway.session_options import kwargs_from_json, options_to_json
 
 
 def state_name(state: int) -> str:
@@ -21,22 +22,13 @@ def state_name(state: int) -> str:
     return ctl.SessionState.Name(state).removeprefix("SESSION_STATE_").lower()
 
 
-def _kwargs(kwargs_json: str) -> dict[str, Any]:
-    try:
-        value = json.loads(kwargs_json) if kwargs_json else {}
-    except ValueError:
-        return {"_unparsed": kwargs_json}
-    return value if isinstance(value, dict) else {"_value": value}
-
-
 def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
+    """A session: its id, every option it was made with, its state, spec and where it runs."""
     spec = info.spec
     has_spec = info.HasField("spec")
     return {
         "id": info.id,
-        "env_id": info.env_id,
-        "kwargs": _kwargs(info.kwargs_json),
-        "record": info.record,
+        **options_to_json(info.options),
         "state": state_name(info.state),
         "created_at": info.created_at,
         "last_active_at": info.last_active_at,
@@ -48,7 +40,6 @@ def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
         "host_id": info.host_id or None,
         "reason": info.reason or None,
         "log_tail": info.log_tail or None,
-        "life": info.life.name or None,
     }
 
 
@@ -60,7 +51,7 @@ def entry_to_json(entry: ctl.CatalogEntry, *, preview_cached: bool) -> dict[str,
         "gymnasium_id": entry.gymnasium_id or None,
         "factory": entry.factory or None,
         "path": entry.path or None,
-        "kwargs": _kwargs(entry.kwargs_json),
+        "kwargs": kwargs_from_json(entry.kwargs_json),
         "preview": f"/v0/envs/{quote(entry.id, safe='')}/preview",
         "preview_cached": preview_cached,
     }
@@ -150,7 +141,7 @@ def saved_snapshot_json(saved: env_pb.SavedSnapshot) -> dict[str, Any]:
         "label": saved.label,
         "session_id": saved.session_id,
         "env_id": saved.env_id,
-        "kwargs": _kwargs(saved.kwargs_json),
+        "kwargs": kwargs_from_json(saved.kwargs_json),
         "created_at": saved.created_at,
         "seq": saved.seq,
         "size_bytes": saved.size_bytes,

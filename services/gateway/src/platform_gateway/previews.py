@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway.broker import BrokerClient
 from platform_gateway.env_commands import EnvCommands
@@ -166,7 +167,7 @@ class PreviewCache:
         """One frame of a fresh, unrecorded session of the entry, after `reset(seed=0)`."""
         env_id = entry.id
         try:
-            info = await self._broker.create_session(env_id, {}, record=False)
+            info = await self._broker.create_session(SessionOptions(env_id=env_id))
         except GatewayError as exc:
             raise _failure(env_id, "could not start a session", exc) from None
         streams = self._commands.streams

@@ -24,12 +24,12 @@ def gone_error(info: ctl.SessionInfo) -> GatewayError | None:
         return SessionGoneError(f"session {info.id} is closed ({info.reason or 'no reason given'})")
     if info.state == ctl.SESSION_STATE_CRASHED:
         return SessionGoneError(
-            f"session {info.id} ({info.env_id}) crashed ({info.reason or 'the instance died'})",
+            f"session {info.id} ({info.options.env_id}) crashed ({info.reason or 'the instance died'})",
             log_tail=info.log_tail,
         )
     if info.state == ctl.SESSION_STATE_STARTING:
-        return ConflictError(f"session {info.id} ({info.env_id}) is still starting")
-    return ConflictError(f"session {info.id} ({info.env_id}) is in an unknown state ({info.state})")
+        return ConflictError(f"session {info.id} ({info.options.env_id}) is still starting")
+    return ConflictError(f"session {info.id} ({info.options.env_id}) is in an unknown state ({info.state})")
 
 
 class SessionDirectory:

@@ -149,15 +149,15 @@ class SessionStreams:
         info = await self.directory.running(session_id)
         stream: _Stream
         if info.step_address:
-            stream = StepLink(session_id, info.env_id, info.step_address)
+            stream = StepLink(session_id, info.options.env_id, info.step_address)
         else:
             address = info.host_address
             if not address:
-                raise UnavailableError(f"session {session_id} ({info.env_id}) has no env host address")
+                raise UnavailableError(f"session {session_id} ({info.options.env_id}) has no env host address")
             channel = self._channels.get(address)
             if channel is None:
                 channel = self._channels[address] = new_channel(address)
-            stream = GrpcStream(session_id, info.env_id, address, channel)
+            stream = GrpcStream(session_id, info.options.env_id, address, channel)
         self._streams[session_id] = stream
         return stream
 

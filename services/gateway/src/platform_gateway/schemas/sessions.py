@@ -29,14 +29,13 @@ LIFE_NAME_PATTERN = limits.LIFE_NAME_PATTERN
 
 
 class SessionBase(BaseModel):
+    """The options a session is made with: each field is the field of the same name of the
+    `simulusion.session.v1.SessionOptions` message (`kwargs` is its `kwargs_json`), mapped by
+    `platform_gateway.session_options`; a field that may be null is the message's zero when left out."""
+
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
     kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for the environment")
     record: bool = Field(default=False, description="record every step of the session")
-
-
-class SessionCreate(SessionBase):
-    model_config = ConfigDict(extra="forbid")
-
     jpeg_quality: int | None = Field(
         default=None, ge=limits.MIN_JPEG_QUALITY, le=limits.MAX_JPEG_QUALITY,
         description=f"JPEG quality of the session's frames (default {limits.DEFAULT_JPEG_QUALITY})",
@@ -58,6 +57,15 @@ class SessionCreate(SessionBase):
         description="with life: never keep more than M frames over the whole life; the spacing doubles each "
         "time a twentieth of M is used (turns on record_frames)",
     )
+    auto_reset: bool = Field(
+        default=False,
+        description="the client steps with auto_reset (platform_sdk.connect(auto_reset=True)); each step asks "
+        "for it itself (StepBody.auto_reset, or on the stream)",
+    )
+
+
+class SessionCreate(SessionBase):
+    model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="after")
     def _life_settings_fit(self) -> SessionCreate:
@@ -81,7 +89,6 @@ class SessionPublic(SessionBase):
     host_id: str | None = None
     reason: str | None = Field(default=None, description="why the session closed or crashed")
     log_tail: str | None = Field(default=None, description="the instance's last log lines when it crashed")
-    life: str | None = Field(default=None, description="the life the session's recording appends to")
 
 
 class SessionsPublic(BaseModel):

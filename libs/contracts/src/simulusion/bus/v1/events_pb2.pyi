@@ -10,6 +10,7 @@ from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from simulusion.env.v1 import environment_pb2 as _environment_pb2
 from simulusion.env.v1 import values_pb2 as _values_pb2
+from simulusion.session.v1 import options_pb2 as _options_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -236,86 +237,50 @@ class SessionEvent(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
-    ENV_ID_FIELD_NUMBER: _builtins.int
-    KWARGS_JSON_FIELD_NUMBER: _builtins.int
-    RECORD_FIELD_NUMBER: _builtins.int
+    ENV_KWARGS_JSON_FIELD_NUMBER: _builtins.int
     HOST_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     LOG_TAIL_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
-    LIFE_FIELD_NUMBER: _builtins.int
-    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kind: Global___SessionEventKind.ValueType
-    env_id: _builtins.str
-    kwargs_json: _builtins.str
-    record: _builtins.bool
+    env_kwargs_json: _builtins.str
+    """The environment's keyword arguments as the instance runs it: the catalog entry's, with the
+    session's (options.kwargs_json) over them.
+    """
     host_id: _builtins.str
     reason: _builtins.str
     log_tail: _builtins.str
     time: _builtins.float
     last_seq: _builtins.int
     """the last step event seq published for the session"""
-    record_frames: _builtins.bool
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
     @_builtins.property
-    def life(self) -> Global___LifeSettings:
-        """A recorded session that appends to a life (a named recording that goes on across
-        sessions and restarts), and how that life thins its frames.
-        """
+    def options(self) -> _options_pb2.SessionOptions:
+        """the session's options, whole"""
 
     def __init__(
         self,
         *,
         session_id: _builtins.str = ...,
         kind: Global___SessionEventKind.ValueType = ...,
-        env_id: _builtins.str = ...,
-        kwargs_json: _builtins.str = ...,
-        record: _builtins.bool = ...,
+        env_kwargs_json: _builtins.str = ...,
         host_id: _builtins.str = ...,
         reason: _builtins.str = ...,
         log_tail: _builtins.str = ...,
         time: _builtins.float = ...,
         spec: _environment_pb2.SpecResponse | None = ...,
         last_seq: _builtins.int = ...,
-        life: Global___LifeSettings | None = ...,
-        record_frames: _builtins.bool = ...,
+        options: _options_pb2.SessionOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life", "spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "host_id", b"host_id", "kind", b"kind", "kwargs_json", b"kwargs_json", "last_seq", b"last_seq", "life", b"life", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id", "spec", b"spec", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_kwargs_json", b"env_kwargs_json", "host_id", b"host_id", "kind", b"kind", "last_seq", b"last_seq", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "session_id", b"session_id", "spec", b"spec", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionEvent: _TypeAlias = SessionEvent  # noqa: Y015
-
-@_typing.final
-class LifeSettings(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    NAME_FIELD_NUMBER: _builtins.int
-    FRAME_EVERY_FIELD_NUMBER: _builtins.int
-    MAX_FRAMES_FIELD_NUMBER: _builtins.int
-    name: _builtins.str
-    """e.g. "robot-1" """
-    frame_every: _builtins.int
-    """keep one frame in N (0 or 1: every frame)"""
-    max_frames: _builtins.int
-    """never keep more than M frames over the whole life (0: no limit)"""
-    def __init__(
-        self,
-        *,
-        name: _builtins.str = ...,
-        frame_every: _builtins.int = ...,
-        max_frames: _builtins.int = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_every", b"frame_every", "max_frames", b"max_frames", "name", b"name"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___LifeSettings: _TypeAlias = LifeSettings  # noqa: Y015

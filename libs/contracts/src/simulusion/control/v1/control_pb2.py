@@ -22,71 +22,71 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from simulusion.bus.v1 import events_pb2 as simulusion_dot_bus_dot_v1_dot_events__pb2
 from simulusion.env.v1 import environment_pb2 as simulusion_dot_env_dot_v1_dot_environment__pb2
+from simulusion.session.v1 import options_pb2 as simulusion_dot_session_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a\x1esimulusion/bus/v1/events.proto\x1a#simulusion/env/v1/environment.proto\"-\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xeb\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06\x65nv_id\x18\x02 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12-\n\x04life\x18\x0e \x01(\x0b\x32\x1f.simulusion.bus.v1.LifeSettings\"\xb9\x01\n\x14\x43reateSessionRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x04 \x01(\r\x12\x15\n\rrecord_frames\x18\x05 \x01(\x08\x12\x10\n\x08num_envs\x18\x06 \x01(\r\x12-\n\x04life\x18\x07 \x01(\x0b\x32\x1f.simulusion.bus.v1.LifeSettings\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x88\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x81\x02\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x0e\n\x06record\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x15\n\rrecord_frames\x18\x06 \x01(\x08\x12\x10\n\x08num_envs\x18\x07 \x01(\r\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12-\n\x04life\x18\t \x01(\x0b\x32\x1f.simulusion.bus.v1.LifeSettings\"d\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x15\n\rrecord_frames\x18\x04 \x01(\x08\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"?\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\x1a#simulusion/session/v1/options.proto\"-\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xd7\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12\x36\n\x07options\x18\x0f \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x0e\x10\x0f\"T\n\x14\x43reateSessionRequest\x12\x36\n\x07options\x18\x08 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x01\x10\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x88\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb2\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12\x36\n\x07options\x18\n \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x08J\x04\x08\t\x10\n\"\x81\x01\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x05 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"?\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.control.v1.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONSTATE']._serialized_start=3182
-  _globals['_SESSIONSTATE']._serialized_end=3335
-  _globals['_CONTROLERROR']._serialized_start=131
-  _globals['_CONTROLERROR']._serialized_end=176
-  _globals['_SESSIONINFO']._serialized_start=179
-  _globals['_SESSIONINFO']._serialized_end=542
-  _globals['_CREATESESSIONREQUEST']._serialized_start=545
-  _globals['_CREATESESSIONREQUEST']._serialized_end=730
-  _globals['_SESSIONREPLY']._serialized_start=732
-  _globals['_SESSIONREPLY']._serialized_end=851
-  _globals['_GETSESSIONREQUEST']._serialized_start=853
-  _globals['_GETSESSIONREQUEST']._serialized_end=892
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=894
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=939
-  _globals['_LISTSESSIONSREPLY']._serialized_start=941
-  _globals['_LISTSESSIONSREPLY']._serialized_end=1066
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1068
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1125
-  _globals['_CATALOGENTRY']._serialized_start=1128
-  _globals['_CATALOGENTRY']._serialized_end=1264
-  _globals['_LISTENVSREQUEST']._serialized_start=1266
-  _globals['_LISTENVSREQUEST']._serialized_end=1283
-  _globals['_LISTENVSREPLY']._serialized_start=1285
-  _globals['_LISTENVSREPLY']._serialized_end=1403
-  _globals['_STARTINSTANCEREQUEST']._serialized_start=1406
-  _globals['_STARTINSTANCEREQUEST']._serialized_end=1663
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=1665
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=1765
-  _globals['_CLAIMINSTANCEREPLY']._serialized_start=1767
-  _globals['_CLAIMINSTANCEREPLY']._serialized_end=1886
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=1888
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=1992
-  _globals['_SAVESNAPSHOTREPLY']._serialized_start=1994
-  _globals['_SAVESNAPSHOTREPLY']._serialized_end=2117
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=2119
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2176
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2179
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2337
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2339
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2402
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2405
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2535
-  _globals['_STARTINSTANCEREPLY']._serialized_start=2537
-  _globals['_STARTINSTANCEREPLY']._serialized_end=2656
-  _globals['_STOPINSTANCEREQUEST']._serialized_start=2658
-  _globals['_STOPINSTANCEREQUEST']._serialized_end=2715
-  _globals['_STOPINSTANCEREPLY']._serialized_start=2717
-  _globals['_STOPINSTANCEREPLY']._serialized_end=2805
-  _globals['_LISTINSTANCESREQUEST']._serialized_start=2807
-  _globals['_LISTINSTANCESREQUEST']._serialized_end=2829
-  _globals['_INSTANCEINFO']._serialized_start=2831
-  _globals['_INSTANCEINFO']._serialized_end=2922
-  _globals['_LISTINSTANCESREPLY']._serialized_start=2924
-  _globals['_LISTINSTANCESREPLY']._serialized_end=3000
-  _globals['_HOSTHEARTBEAT']._serialized_start=3003
-  _globals['_HOSTHEARTBEAT']._serialized_end=3179
+  _globals['_SESSIONSTATE']._serialized_start=3016
+  _globals['_SESSIONSTATE']._serialized_end=3169
+  _globals['_CONTROLERROR']._serialized_start=136
+  _globals['_CONTROLERROR']._serialized_end=181
+  _globals['_SESSIONINFO']._serialized_start=184
+  _globals['_SESSIONINFO']._serialized_end=527
+  _globals['_CREATESESSIONREQUEST']._serialized_start=529
+  _globals['_CREATESESSIONREQUEST']._serialized_end=613
+  _globals['_SESSIONREPLY']._serialized_start=615
+  _globals['_SESSIONREPLY']._serialized_end=734
+  _globals['_GETSESSIONREQUEST']._serialized_start=736
+  _globals['_GETSESSIONREQUEST']._serialized_end=775
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=777
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=822
+  _globals['_LISTSESSIONSREPLY']._serialized_start=824
+  _globals['_LISTSESSIONSREPLY']._serialized_end=949
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=951
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=1008
+  _globals['_CATALOGENTRY']._serialized_start=1011
+  _globals['_CATALOGENTRY']._serialized_end=1147
+  _globals['_LISTENVSREQUEST']._serialized_start=1149
+  _globals['_LISTENVSREQUEST']._serialized_end=1166
+  _globals['_LISTENVSREPLY']._serialized_start=1168
+  _globals['_LISTENVSREPLY']._serialized_end=1286
+  _globals['_STARTINSTANCEREQUEST']._serialized_start=1289
+  _globals['_STARTINSTANCEREQUEST']._serialized_end=1467
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=1470
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=1599
+  _globals['_CLAIMINSTANCEREPLY']._serialized_start=1601
+  _globals['_CLAIMINSTANCEREPLY']._serialized_end=1720
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=1722
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=1826
+  _globals['_SAVESNAPSHOTREPLY']._serialized_start=1828
+  _globals['_SAVESNAPSHOTREPLY']._serialized_end=1951
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=1953
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2010
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2013
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2171
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2173
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2236
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2239
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2369
+  _globals['_STARTINSTANCEREPLY']._serialized_start=2371
+  _globals['_STARTINSTANCEREPLY']._serialized_end=2490
+  _globals['_STOPINSTANCEREQUEST']._serialized_start=2492
+  _globals['_STOPINSTANCEREQUEST']._serialized_end=2549
+  _globals['_STOPINSTANCEREPLY']._serialized_start=2551
+  _globals['_STOPINSTANCEREPLY']._serialized_end=2639
+  _globals['_LISTINSTANCESREQUEST']._serialized_start=2641
+  _globals['_LISTINSTANCESREQUEST']._serialized_end=2663
+  _globals['_INSTANCEINFO']._serialized_start=2665
+  _globals['_INSTANCEINFO']._serialized_end=2756
+  _globals['_LISTINSTANCESREPLY']._serialized_start=2758
+  _globals['_LISTINSTANCESREPLY']._serialized_end=2834
+  _globals['_HOSTHEARTBEAT']._serialized_start=2837
+  _globals['_HOSTHEARTBEAT']._serialized_end=3013
 # @@protoc_insertion_point(module_scope)

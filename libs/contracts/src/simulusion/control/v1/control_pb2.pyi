@@ -10,8 +10,8 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
-from simulusion.bus.v1 import events_pb2 as _events_pb2
 from simulusion.env.v1 import environment_pb2 as _environment_pb2
+from simulusion.session.v1 import options_pb2 as _options_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -72,9 +72,6 @@ class SessionInfo(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ID_FIELD_NUMBER: _builtins.int
-    ENV_ID_FIELD_NUMBER: _builtins.int
-    KWARGS_JSON_FIELD_NUMBER: _builtins.int
-    RECORD_FIELD_NUMBER: _builtins.int
     HOST_ID_FIELD_NUMBER: _builtins.int
     HOST_ADDRESS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
@@ -84,11 +81,8 @@ class SessionInfo(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     LOG_TAIL_FIELD_NUMBER: _builtins.int
     STEP_ADDRESS_FIELD_NUMBER: _builtins.int
-    LIFE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
-    env_id: _builtins.str
-    kwargs_json: _builtins.str
-    record: _builtins.bool
     host_id: _builtins.str
     host_address: _builtins.str
     """the env host's gRPC address, for the step stream"""
@@ -104,16 +98,13 @@ class SessionInfo(_message.Message):
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
     @_builtins.property
-    def life(self) -> _events_pb2.LifeSettings:
-        """a recorded session appending to a life"""
+    def options(self) -> _options_pb2.SessionOptions:
+        """The options the session was made with, as the broker checked and completed them."""
 
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
-        env_id: _builtins.str = ...,
-        kwargs_json: _builtins.str = ...,
-        record: _builtins.bool = ...,
         host_id: _builtins.str = ...,
         host_address: _builtins.str = ...,
         state: Global___SessionState.ValueType = ...,
@@ -123,11 +114,11 @@ class SessionInfo(_message.Message):
         reason: _builtins.str = ...,
         log_tail: _builtins.str = ...,
         step_address: _builtins.str = ...,
-        life: _events_pb2.LifeSettings | None = ...,
+        options: _options_pb2.SessionOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life", "spec", b"spec"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_active_at", b"last_active_at", "life", b"life", "log_tail", b"log_tail", "reason", b"reason", "record", b"record", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -139,42 +130,17 @@ class CreateSessionRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    ENV_ID_FIELD_NUMBER: _builtins.int
-    KWARGS_JSON_FIELD_NUMBER: _builtins.int
-    RECORD_FIELD_NUMBER: _builtins.int
-    JPEG_QUALITY_FIELD_NUMBER: _builtins.int
-    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
-    NUM_ENVS_FIELD_NUMBER: _builtins.int
-    LIFE_FIELD_NUMBER: _builtins.int
-    env_id: _builtins.str
-    kwargs_json: _builtins.str
-    record: _builtins.bool
-    jpeg_quality: _builtins.int
-    """1-100 for the session's frames; 0: the default (90)"""
-    record_frames: _builtins.bool
-    """with record: every reset and step event carries its frame"""
-    num_envs: _builtins.int
-    """> 1: a vector session of that many sub-environments"""
+    OPTIONS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def life(self) -> _events_pb2.LifeSettings:
-        """With record: append to this life (one session at a time writes a life); frames are
-        recorded and thinned as its settings say.
-        """
-
+    def options(self) -> _options_pb2.SessionOptions: ...
     def __init__(
         self,
         *,
-        env_id: _builtins.str = ...,
-        kwargs_json: _builtins.str = ...,
-        record: _builtins.bool = ...,
-        jpeg_quality: _builtins.int = ...,
-        record_frames: _builtins.bool = ...,
-        num_envs: _builtins.int = ...,
-        life: _events_pb2.LifeSettings | None = ...,
+        options: _options_pb2.SessionOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["life", b"life"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -383,23 +349,9 @@ class StartInstanceRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     ENTRY_FIELD_NUMBER: _builtins.int
-    KWARGS_JSON_FIELD_NUMBER: _builtins.int
-    RECORD_FIELD_NUMBER: _builtins.int
-    JPEG_QUALITY_FIELD_NUMBER: _builtins.int
-    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
-    NUM_ENVS_FIELD_NUMBER: _builtins.int
     POOLED_FIELD_NUMBER: _builtins.int
-    LIFE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
-    kwargs_json: _builtins.str
-    """the session's kwargs, over the entry's"""
-    record: _builtins.bool
-    jpeg_quality: _builtins.int
-    """1-100 for the instance's frames; 0: the default (90)"""
-    record_frames: _builtins.bool
-    """with record: the env host asks for a frame with every reset and step"""
-    num_envs: _builtins.int
-    """> 1: one instance hosting that many sub-environments"""
     pooled: _builtins.bool
     """A warm instance kept for a pool: no session yet (session_id names the pool slot); it is
     given a session by ClaimInstanceRequest.
@@ -407,25 +359,22 @@ class StartInstanceRequest(_message.Message):
     @_builtins.property
     def entry(self) -> Global___CatalogEntry: ...
     @_builtins.property
-    def life(self) -> _events_pb2.LifeSettings:
-        """carried into the session's STARTED event"""
+    def options(self) -> _options_pb2.SessionOptions:
+        """The session's options (checked by the broker); its kwargs go over the entry's. A pooled
+        instance is started with the default options of its entry, never recorded.
+        """
 
     def __init__(
         self,
         *,
         session_id: _builtins.str = ...,
         entry: Global___CatalogEntry | None = ...,
-        kwargs_json: _builtins.str = ...,
-        record: _builtins.bool = ...,
-        jpeg_quality: _builtins.int = ...,
-        record_frames: _builtins.bool = ...,
-        num_envs: _builtins.int = ...,
         pooled: _builtins.bool = ...,
-        life: _events_pb2.LifeSettings | None = ...,
+        options: _options_pb2.SessionOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "life", b"life"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "num_envs", b"num_envs", "pooled", b"pooled", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "options", b"options", "pooled", b"pooled", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -433,32 +382,31 @@ Global___StartInstanceRequest: _TypeAlias = StartInstanceRequest  # noqa: Y015
 
 @_typing.final
 class ClaimInstanceRequest(_message.Message):
-    """Give a warm pooled instance to a session (the session's settings must be the defaults the
-    pool was started with, apart from record/record_frames which are set here).
+    """Give a warm pooled instance to a session. The session's options must be the defaults the pool
+    was started with, apart from record, record_frames and auto_reset (the broker's
+    pools.takes_pooled decides); the instance takes them whole.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     POOL_SLOT_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
-    RECORD_FIELD_NUMBER: _builtins.int
-    RECORD_FRAMES_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     pool_slot: _builtins.str
     """the session_id the pooled instance was started under"""
     session_id: _builtins.str
-    record: _builtins.bool
-    record_frames: _builtins.bool
+    @_builtins.property
+    def options(self) -> _options_pb2.SessionOptions: ...
     def __init__(
         self,
         *,
         pool_slot: _builtins.str = ...,
         session_id: _builtins.str = ...,
-        record: _builtins.bool = ...,
-        record_frames: _builtins.bool = ...,
+        options: _options_pb2.SessionOptions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["pool_slot", b"pool_slot", "record", b"record", "record_frames", b"record_frames", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "pool_slot", b"pool_slot", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

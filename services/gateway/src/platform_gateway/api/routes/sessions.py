@@ -24,6 +24,7 @@ from platform_gateway.schemas.sessions import (
     StepBody,
     StepResult,
 )
+from platform_gateway.session_options import options_from_body
 
 _ERRORS: dict[int | str, dict] = {
     code: {"model": ErrorPublic} for code in (404, 409, 410, 422, 500, 501, 503, 504)
@@ -36,10 +37,7 @@ async def create_session(body: SessionCreate, broker: BrokerDep, streams: Stream
     """Start a session of a catalog environment; answers once its instance runs.
 
     With `life`, the recording appends to that life; 409 while another open session records it."""
-    info = await broker.create_session(
-        body.env_id, body.kwargs, body.record, body.jpeg_quality, body.record_frames, body.num_envs,
-        body.life, body.frame_every, body.max_frames,
-    )
+    info = await broker.create_session(options_from_body(body))
     streams.directory.remember(info)
     return session_to_json(info)
 

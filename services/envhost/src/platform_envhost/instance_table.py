@@ -13,13 +13,12 @@ from typing import Any
 
 from platform_sdk.containers import NoDockerEngineError
 from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance
-from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
-from platform_envhost.instance import Instance, State
-from platform_envhost.step_events import StepEventBuilder
+from platform_envhost.session_instance import Instance, State
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +40,17 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def launch_spec(entry: control_pb.CatalogEntry, kwargs_json: str, jpeg_quality: int = 0,
-                num_envs: int = 1) -> LaunchSpec:
-    """The launcher's spec for a catalog entry, with the session's kwargs over the entry's
-    (`num_envs` > 1: one instance hosting that many sub-environments)."""
+def launch_spec(entry: control_pb.CatalogEntry, options: SessionOptions) -> LaunchSpec:
+    """The launcher's spec for a catalog entry and a session's options: the session's kwargs over
+    the entry's, its JPEG quality, its sub-environments (`num_envs` > 1: one instance hosting
+    that many)."""
     kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
-    kwargs.update(_json_object(kwargs_json, f"the kwargs of environment {entry.id!r}"))
+    kwargs.update(_json_object(options.kwargs_json, f"the kwargs of environment {entry.id!r}"))
     if not entry.gymnasium_id and not entry.factory and not entry.image:
         raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory nor an image",
                           code="invalid_argument")
     return LaunchSpec(gymnasium_id=entry.gymnasium_id, factory=entry.factory, path=entry.path, kwargs=kwargs,
-                      image=entry.image, jpeg_quality=jpeg_quality, num_envs=max(1, num_envs))
+                      image=entry.image, jpeg_quality=options.jpeg_quality, num_envs=max(1, options.num_envs))
 
 
 class InstanceTable:
@@ -98,14 +97,13 @@ class InstanceTable:
         busy = sum(1 for i in self._instances.values() if i.state in (State.RUNNING, State.STOPPING))
         return busy + len(self._starting)
 
-    async def start(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                    record: bool, jpeg_quality: int = 0, record_frames: bool = False, *, num_envs: int = 1,
-                    pooled: bool = False, life: bus_pb.LifeSettings | None = None) -> tuple[Instance, bool]:
-        """Launch the session's instance and get its spec; returns it and whether it is new.
+    async def start(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions, *,
+                    pooled: bool = False) -> tuple[Instance, bool]:
+        """Launch the session's instance with its options and get its spec; returns it and
+        whether it is new.
 
         A start of a session that is already running (a retried request) returns that one.
         `pooled`: a warm pool instance under the slot id `session_id`, never recorded.
-        `life`: the life a recorded session appends to (kept on the instance for its events).
 
         Raises:
             StartFailed: at capacity ("unavailable"), bad kwargs or a failing factory
@@ -125,12 +123,10 @@ class InstanceTable:
         future: asyncio.Future[Instance] = asyncio.get_running_loop().create_future()
         self._starting[session_id] = future
         if pooled:
-            record = record_frames = False
-            life = None
+            options = _unrecorded(options)
             self._pooled.add(session_id)
         try:
-            instance = await self._launch(session_id, entry, kwargs_json, record, jpeg_quality, record_frames,
-                                          num_envs, life)
+            instance = await self._launch(session_id, entry, options)
         except BaseException as exc:
             self._pooled.discard(session_id)
             future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
@@ -144,10 +140,8 @@ class InstanceTable:
         self._spawn(self._watch(instance))
         return instance, True
 
-    async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, kwargs_json: str,
-                      record: bool, jpeg_quality: int, record_frames: bool, num_envs: int,
-                      life: bus_pb.LifeSettings | None) -> Instance:
-        spec = launch_spec(entry, kwargs_json, jpeg_quality, num_envs)
+    async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions) -> Instance:
+        spec = launch_spec(entry, options)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
@@ -158,8 +152,7 @@ class InstanceTable:
         except LaunchError as exc:  # its message carries the log tail
             raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
                               code="invalid_argument") from None
-        instance = Instance(session_id, entry.id, json.dumps(spec.kwargs), record, process,
-                            record_frames=record_frames, life=life)
+        instance = Instance(session_id, options, json.dumps(spec.kwargs), process)
         try:
             await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
         except BaseException as exc:
@@ -171,9 +164,10 @@ class InstanceTable:
             raise
         return instance
 
-    def claim(self, slot_id: str, session_id: str, record: bool, record_frames: bool) -> Instance:
-        """Give the warm pool instance `slot_id` to a session: it is re-keyed to `session_id`
-        (its log file renamed to match), with the session's record settings.
+    def claim(self, slot_id: str, session_id: str, options: SessionOptions) -> Instance:
+        """Give the warm pool instance `slot_id` to a session made with `options` (the broker
+        claims only for options that are the pool's defaults but for the record settings and
+        auto_reset): it is re-keyed to `session_id` (its log file renamed to match).
 
         Raises:
             StartFailed: no live warm instance `slot_id` ("not_found"), or `session_id` is
@@ -188,10 +182,7 @@ class InstanceTable:
         self._pooled.discard(slot_id)
         del self._instances[slot_id]
         instance.session_id = session_id
-        instance.record = record
-        instance.record_frames = record and record_frames
-        instance.life = None  # a claim is a create with default settings: never a life
-        instance.events = StepEventBuilder(session_id) if record else None
+        instance.take_options(options)
         instance.last_active_at = time.time()
         self._instances[session_id] = instance
         _rename_log(instance, self.run_dir / f"{_UNSAFE_NAME.sub('_', session_id)}.log")
@@ -294,6 +285,15 @@ class InstanceTable:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _unrecorded(options: SessionOptions) -> SessionOptions:
+    """`options` without recording (a warm pool instance records nothing until it is claimed)."""
+    copy = SessionOptions()
+    copy.CopyFrom(options)
+    copy.record = copy.record_frames = False
+    copy.life = ""
+    return copy
 
 
 def _rename_log(instance: Instance, path: Path) -> None:

@@ -1,4 +1,5 @@
-"""One running environment instance: its process, its one gRPC stream, its lock and state."""
+"""A session's running environment instance: its process, its one gRPC stream, its lock and state,
+the session's options and its step records."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from enum import Enum
 import grpc
 from platform_contracts import subjects
 from platform_sdk.launcher import InstanceProcess
-from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_envhost.agent_data import AgentNames
 from platform_envhost.coalesced_steps import CoalescedSteps
@@ -65,13 +66,14 @@ class Instance:
     env host parses a request only to learn its command, never re-encodes it.
     """
 
-    def __init__(self, session_id: str, env_id: str, kwargs_json: str, record: bool,
-                 process: InstanceProcess, *, record_frames: bool = False,
-                 life: bus_pb.LifeSettings | None = None) -> None:
+    def __init__(self, session_id: str, options: SessionOptions, kwargs_json: str, process: InstanceProcess) -> None:
         self.session_id = session_id
-        self.env_id = env_id
-        self.kwargs_json = kwargs_json
-        self.record = record
+        self.env_id = options.env_id
+        self.kwargs_json = kwargs_json  # the environment's: the catalog entry's with the session's over them
+        self.options = options  # the session's, whole (its lifecycle events carry them)
+        # Read on every step: plain attributes, taken from the options here and at `take_options`.
+        self.record = options.record
+        self.record_frames = options.record and options.record_frames  # every reset and step asks for its frame
         self.process = process
         self.lock = asyncio.Lock()
         # Step events of answered requests, built after the answer is sent (Router.finish), in
@@ -85,9 +87,6 @@ class Instance:
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None
-        self.record_frames = record and record_frames  # every reset and step asks for its frame
-        # The life a recorded session appends to (its lifecycle events carry it to the recorder).
-        self.life = life if record and life is not None and life.name else None
         self.spec = env_pb.SpecResponse()
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""
@@ -96,6 +95,15 @@ class Instance:
         self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
             CONNECT_METHOD, request_serializer=None, response_deserializer=None
         )()
+
+    def take_options(self, options: SessionOptions) -> None:
+        """Serve a session made with `options` from now on (a claimed warm pool instance: its
+        process keeps the options it was started with; the record settings are the session's).
+        Its step records start anew."""
+        self.options = options
+        self.record = options.record
+        self.record_frames = options.record and options.record_frames
+        self._records = None
 
     @property
     def num_envs(self) -> int:
@@ -129,12 +137,6 @@ class Instance:
     def events(self) -> StepEventBuilder | None:
         """The session's event builder (sub-environment 0's for a vector session)."""
         return self.builder(0)
-
-    @events.setter
-    def events(self, _: StepEventBuilder | None) -> None:
-        # Kept for callers that re-key an instance (a warm pool claim): the records follow
-        # `session_id` and `record` on their own; this only drops the old ones now.
-        self._records = None
 
     def describe(self) -> str:
         return f"session {self.session_id} ({self.env_id})"

@@ -1,0 +1,54 @@
+"""The one mapping between a session's options in REST (`schemas.sessions.SessionBase`) and the
+`SessionOptions` message that carries them to the broker, the env host and the recorder.
+
+Each REST field is the message field of the same name, except `kwargs` (the message's
+`kwargs_json`). A REST field whose default is null is the message's zero (0 or "") when null,
+and null when zero; the others (`env_id`, the booleans) are copied as they are. So an option
+added to both with the same name needs no change here (tests check that the two have the same
+fields).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from simulusion.session.v1.options_pb2 import SessionOptions
+
+from platform_gateway.schemas.sessions import SessionBase
+
+# The REST fields copied by name (all but kwargs); True for those that are null when not given.
+_BY_NAME: dict[str, bool] = {
+    name: field.default is None for name, field in SessionBase.model_fields.items() if name != "kwargs"
+}
+
+
+def options_from_body(body: SessionBase) -> SessionOptions:
+    """The options of a `POST /v0/sessions` body as the message sent to the broker."""
+    options = SessionOptions(kwargs_json=json.dumps(body.kwargs))
+    for name in _BY_NAME:
+        value = getattr(body, name)
+        if value is not None:
+            setattr(options, name, value)
+    return options
+
+
+def options_to_json(options: SessionOptions) -> dict[str, Any]:
+    """The options as the fields of a session's JSON (`GET /v0/sessions/{id}`): what the session
+    was made with, as the broker completed it."""
+    fields: dict[str, Any] = {"kwargs": kwargs_from_json(options.kwargs_json)}
+    for name, nullable in _BY_NAME.items():
+        value = getattr(options, name)
+        fields[name] = None if nullable and not value else value
+    return fields
+
+
+def kwargs_from_json(kwargs_json: str) -> dict[str, Any]:
+    """Keyword arguments kept as JSON, as a dict ({} when empty; an unreadable or non-object text
+    is shown under `_unparsed` / `_value` rather than failing the view)."""
+    try:
+        value = json.loads(kwargs_json) if kwargs_json else {}
+    except ValueError:
+        return {"_unparsed": kwargs_json}
+    return value if isinstance(value, dict) else {"_value": value}
+
