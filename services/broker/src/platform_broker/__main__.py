@@ -47,11 +47,11 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
             with contextlib.suppress(BaseException):
                 await starting
             return 0
-        exc = starting.exception()
-        if isinstance(exc, BrokerError):
-            return fail(str(exc))
-        if exc is not None:
-            return fail(f"cannot start: {str(exc).splitlines()[0] if str(exc) else repr(exc)}")
+        failure = starting.exception()
+        if isinstance(failure, BrokerError):
+            return fail(str(failure))
+        if failure is not None:
+            return fail(f"cannot start: {str(failure).splitlines()[0] if str(failure) else repr(failure)}")
         await stopping
         log.info("broker stopping")
         return 0
