@@ -1,0 +1,164 @@
+"""Every NATS message of the platform carries the OpenTelemetry context (docs/architecture.md).
+
+One platform (with a warm pool, so claims happen) is watched on `platform.>` while a traced
+client goes through everything that sends messages: the broker's restart (reconcile's list and
+stop, the pool's start), a recorded session claimed from the pool (reset, steps, a hold, an
+in-memory snapshot, a saved snapshot and its restore, close) and the REST reads of envs,
+sessions, recordings and saved snapshots, then the recording's delete. Each subject of
+`platform_contracts.subjects` is then a test of its own: something was sent on it, and every
+message sent on it has a `traceparent` header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import nats
+import platform_sdk
+import pytest
+from opentelemetry import trace
+from platform_contracts import subjects
+from platform_contracts.tracing import setup_tracing
+from platform_testing.platform import running_platform
+from platform_testing.waiting import wait_for
+from simulusion.control.v1 import control_pb2
+
+
+def platform_subjects() -> dict[str, re.Pattern[str]]:
+    """Every subject of `platform_contracts.subjects` by name: its constants as they are, its
+    functions of one id with any token for the id."""
+    found: dict[str, re.Pattern[str]] = {}
+    for name, value in vars(subjects).items():
+        if isinstance(value, str) and value.startswith("platform.") and not set(value) & {"*", ">"}:
+            found[name] = re.compile(re.escape(value))
+        elif inspect.isfunction(value) and value.__module__ == subjects.__name__:
+            if len(inspect.signature(value).parameters) == 1 and value("ID").startswith("platform."):
+                found[name] = re.compile(re.escape(value("ID")).replace("ID", r"[^.]+"))
+    return found
+
+
+SUBJECTS = platform_subjects()
+
+
+@dataclass
+class Seen:
+    subject: str
+    headers: dict[str, str]
+    data: bytes
+    at: float
+
+
+class BusWatch:
+    """Every message on `platform.>`, collected by a NATS client on a thread of its own."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.seen: list[Seen] = []
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._watch(),), daemon=True)
+
+    def __enter__(self) -> BusWatch:
+        self._thread.start()
+        assert self._ready.wait(20), "the watching NATS client did not subscribe"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(20)
+
+    def messages(self, pattern: re.Pattern[str] | None = None) -> list[Seen]:
+        with self._lock:
+            return [m for m in self.seen if pattern is None or pattern.fullmatch(m.subject)]
+
+    async def _watch(self) -> None:
+        self._stop = asyncio.Event()
+        nc = await nats.connect(self.url)
+
+        async def keep(msg) -> None:
+            with self._lock:
+                self.seen.append(Seen(msg.subject, dict(msg.headers or {}), msg.data, time.monotonic()))
+
+        await nc.subscribe("platform.>", cb=keep)
+        await nc.flush()
+        self._ready.set()
+        await self._stop.wait()
+        await nc.close()
+
+
+def pool_instance_alive(watch: BusWatch, since: float) -> bool:
+    """A heartbeat after `since` shows a live instance: the pool's warm one."""
+    for beat in watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]):
+        if beat.at > since and any(i.alive for i in control_pb2.HostHeartbeat.FromString(beat.data).instances):
+            return True
+    return False
+
+
+def traced_session_and_reads(url: str) -> None:
+    """A recorded session and the REST reads, all inside one span of the client."""
+    tracer = setup_tracing("trace-context-test")
+    http = httpx.Client(base_url=url, timeout=60)
+    with tracer.start_as_current_span("client"):
+        assert trace.get_current_span().get_span_context().is_valid
+        with platform_sdk.connect("cartpole", url=url, record=True) as env:
+            session_id = env.session_id
+            env.reset(seed=1)
+            for _ in range(3):
+                env.step(0)
+            env.hold(1, 5, frames=False)
+            handle = env.snapshot()
+            env.restore(handle)
+            saved = env.save_snapshot("traced")
+            env.restore_saved(saved["id"])
+            done = False
+            while not done:
+                _, _, terminated, truncated, _ = env.step(0)
+                done = terminated or truncated
+        for path in ("/v0/envs", "/v0/sessions", f"/v0/sessions/{session_id}", "/v0/snapshots",
+                     f"/v0/snapshots/{saved['id']}", "/v0/recordings"):
+            assert http.get(path).status_code == 200, path
+        wait_for(lambda: http.get(f"/v0/recordings/{session_id}").json().get("status") == "closed",
+                 what="the recording to close")
+        assert http.get(f"/v0/recordings/{session_id}/episodes/0").status_code == 200
+        archive = http.get(f"/v0/recordings/{session_id}/archive")
+        assert archive.status_code == 200 and archive.content
+        assert http.delete(f"/v0/recordings/{session_id}").status_code == 204
+
+
+@pytest.fixture(scope="module")
+def bus_messages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusWatch]:
+    root = tmp_path_factory.mktemp("trace-context")
+    with running_platform(root, extra_env={"PLATFORM_POOLS": "cartpole=1"}) as stack, BusWatch(stack.nats_url) as watch:
+        restarted = time.monotonic()
+        stack.restart("broker")  # reconcile: list and stop the old pool instance; the new pool: start
+        wait_for(lambda: pool_instance_alive(watch, restarted), timeout=60, what="the new warm pool instance")
+        traced_session_and_reads(stack.url)
+        beats = len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]))
+        wait_for(lambda: len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"])) > beats, what="one more heartbeat")
+        yield watch
+
+
+@pytest.mark.parametrize("name", sorted(SUBJECTS))
+def test_every_message_on_the_subject_carries_the_trace_context(bus_messages: BusWatch, name: str) -> None:
+    pattern = SUBJECTS[name]
+    messages = bus_messages.messages(pattern)
+    assert messages, f"nothing was sent on {name} ({pattern.pattern}): the scenario must use it"
+    lacking = [m.subject for m in messages if "traceparent" not in m.headers]
+    assert not lacking, f"{len(lacking)} of {len(messages)} messages on {name} have no traceparent: {lacking[:5]}"
+
+
+def test_the_subjects_are_all_checked() -> None:
+    """The list the tests above run over is the module's, not a copy that can fall behind."""
+    assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "session_steps",
+            "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
+    assert len(SUBJECTS) == 5 + 1 + 4 + 6 + 3 + 4
