@@ -8,6 +8,7 @@ import asyncio
 
 import httpx
 import nats
+import platform_sdk
 from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 
@@ -70,3 +71,12 @@ def test_a_vector_session_and_a_plain_one_show_their_options(platform_stack):
         finally:
             for created in (vector, plain):
                 http.delete(f"/v0/sessions/{created.json()['id']}")
+
+
+def test_the_sdk_sessions_show_how_they_were_made(platform_stack):
+    with platform_sdk.connect("cartpole", url=platform_stack.url, auto_reset=True, jpeg_quality=50) as env:
+        assert (env.session["auto_reset"], env.session["jpeg_quality"]) == (True, 50)
+        shown = httpx.get(f"{platform_stack.url}/v0/sessions/{env.session_id}", timeout=10).json()
+        assert (shown["auto_reset"], shown["jpeg_quality"], shown["num_envs"]) == (True, 50, 1)
+    with platform_sdk.make_vec("cartpole", 2, url=platform_stack.url) as vector:
+        assert vector.session["num_envs"] == 2
