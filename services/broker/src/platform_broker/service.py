@@ -1,4 +1,4 @@
-"""The broker service: heartbeats, reconcile, request handlers, lifecycle events, idle timeout,
+"""The broker service: heartbeats, reconcile, request handlers, lifecycle events, idle timeout, lost env hosts,
 warm pools."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from platform_broker.handlers import Handlers
 from platform_broker.hosts import HostRegistry
 from platform_broker.idle import IdleMonitor
 from platform_broker.lifecycle import LifecycleConsumer
+from platform_broker.lost_hosts import LostHostSweeper
 from platform_broker.pools import PoolKeeper
 from platform_broker.reconcile import ReconcileReport, reconcile
 from platform_broker.store import SessionStore
@@ -65,6 +66,7 @@ class BrokerService:
         self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, pools=self.pools)
         self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, idle_timeout)
+        self.lost_hosts = LostHostSweeper(nc, store, self.hosts)
         self.reconcile_report: ReconcileReport | None = None
         self._subs: list[Any] = []
 
@@ -79,6 +81,7 @@ class BrokerService:
         self._subs.extend(await self.handlers.subscribe(self.nc))
         await settle_subscriptions(self.nc)  # the server has our subscriptions before we say we serve
         self.idle.start()
+        self.lost_hosts.start()
         if self.pools is not None:  # after reconcile: pool instances of an earlier broker are stopped by then
             self.pools.start()
         log.info("broker serving: %d environments, %d live env hosts%s", len(self.catalog), len(self.hosts.live()),
@@ -94,4 +97,5 @@ class BrokerService:
         if self.pools is not None:
             await self.pools.stop()
         await self.idle.stop()
+        await self.lost_hosts.stop()
         await self.lifecycle.stop()

@@ -1,0 +1,87 @@
+"""Sessions whose env host went silent: marked crashed, with the reason, so clients get a 410.
+
+An env host that dies (``kill -9``, its machine gone) sends no more heartbeats; its instances
+died with it (they get its parent-death signal). Once its last heartbeat is older than the live
+window, each RUNNING session on it is marked CRASHED. The broker must have been connected to
+NATS for a whole window first (after a start or a NATS outage every live host is heard again
+within it), so a silence of the bus is never taken for the death of the hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from platform_broker.hosts import HostRegistry
+from platform_broker.store import RUNNING, SessionStore
+
+log = logging.getLogger(__name__)
+
+SWEEP_INTERVAL_S = 2.0
+
+
+def lost_host_reason(host_id: str, window: float) -> str:
+    return f"its env host {host_id} stopped (no heartbeat for {window:g} s)"
+
+
+class LostHostSweeper:
+    """Every `interval` seconds, marks crashed the RUNNING sessions whose env host is not live.
+
+    Args:
+        nc: the broker's NATS client (its `is_connected` is read).
+        store: the session table.
+        hosts: the env hosts heard from.
+        interval: seconds between sweeps.
+        clock: seconds, monotonic.
+    """
+
+    def __init__(self, nc: Any, store: SessionStore, hosts: HostRegistry, interval: float = SWEEP_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.nc = nc
+        self.store = store
+        self.hosts = hosts
+        self.interval = interval
+        self._clock = clock
+        self._heard_since = clock()  # connected, and so hearing every live host, since then
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._heard_since = self._clock()
+        self._task = asyncio.create_task(self._run(), name="broker-lost-hosts")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def sweep_once(self) -> list[str]:
+        """One pass; returns the ids of the sessions it marked crashed."""
+        now = self._clock()
+        if not self.nc.is_connected:
+            self._heard_since = now
+            return []
+        if now - self._heard_since <= self.hosts.live_window:
+            return []
+        crashed = []
+        for session in await self.store.list([RUNNING]):
+            if self.hosts.get(session.host_id) is not None:
+                continue
+            reason = lost_host_reason(session.host_id, self.hosts.live_window)
+            if await self.store.mark_crashed(session.id, reason, ""):
+                log.warning("session %s: %s", session.id, reason)
+                crashed.append(session.id)
+        return crashed
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.sweep_once()
+            except Exception:
+                log.exception("lost env host sweep failed")
