@@ -11,8 +11,9 @@ import httpx
 import numpy as np
 import platform_sdk
 from platform_recorder.manifest import read_manifest
-from platform_recorder.reading import load_episode, read_meta, read_recording_info
-from platform_recorder.s3_storage import open_s3_storage
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
+from platform_recorder.storage.s3 import open_s3_storage
 from platform_testing.platform import running_platform
 from platform_testing.s3_server import S3Server
 from platform_testing.waiting import wait_for
@@ -47,15 +48,17 @@ def test_a_recorded_session_lands_in_s3(tmp_path: Path, s3_server: S3Server, s3_
             secure=False,
         )
 
-        def closed() -> dict | None:
+        store = RecordingStore(storage)  # as the recordings API reads them
+
+        def closed() -> RecordingMeta | None:
             try:
-                meta = read_meta(storage, sid)
+                meta = store.read_meta(sid)
             except Exception:  # noqa: BLE001 - not there yet
                 return None
-            return meta if meta["status"] == "closed" and len(meta["episodes"]) == 3 else None
+            return meta if meta.status == "closed" and len(meta.episodes) == 3 else None
 
         meta = wait_for(closed, timeout=60, what=f"recording {sid} closed in S3")
-        assert meta["env_id"] == "cartpole" and meta["last_seq"] == sum(map(len, actions)) + 4 + 3
+        assert meta.env_id == "cartpole" and meta.last_seq == sum(map(len, actions)) + 4 + 3
         keys = storage.list(f"{sid}/")
         names = sorted(k[len(sid) + 1 :] for k in keys)
         assert names == [
@@ -71,10 +74,11 @@ def test_a_recorded_session_lands_in_s3(tmp_path: Path, s3_server: S3Server, s3_
         listed = read_manifest(storage, sid)
         assert listed == {n: storage.size(f"{sid}/{n}") for n in names if n != "manifest.json"}
         for episode in range(2):
-            data = load_episode(storage, sid, episode)
-            assert data["actions"].tolist() == actions[episode]
-        assert len(load_episode(storage, sid, 2)["actions"]) == 4
-        info = read_recording_info(storage, sid)
+            with store.open_episode(sid, episode) as (_, episode_file):
+                assert episode_file.array("actions").tolist() == actions[episode]
+        with store.open_episode(sid, 2) as (entry, episode_file):
+            assert entry["length"] == 4 and len(episode_file.array("actions")) == 4
+        info = json.loads(store.read(sid, "recording.json", 0, MAX_READ_BYTES))
         assert info["status"] == "closed" and info["env_id"] == "cartpole" and info["world_changes"] == []
         npz = np.load(io.BytesIO(storage.get(f"{sid}/episode-000000.npz")))  # plain numpy reads it
         assert npz["actions"].tolist() == actions[0]

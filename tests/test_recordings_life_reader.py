@@ -23,6 +23,7 @@ from platform_sdk.recordings import (
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 
 LIFE = "robot-1"
 
@@ -47,11 +48,11 @@ def spec() -> env_pb.SpecResponse:
 
 
 def lifecycle(sid: str, kind: int, frame_every: int = 0, last_seq: int = 0) -> events_pb2.SessionEvent:
-    event = events_pb2.SessionEvent(session_id=sid, kind=kind, env_id="CartPole-v1", record=True, host_id="h1",
-                                    time=time.time(), spec=spec(), record_frames=True, last_seq=last_seq)
+    options = SessionOptions(env_id="CartPole-v1", record=True, record_frames=True)
     if kind == events_pb2.SESSION_EVENT_KIND_STARTED:
-        event.life.CopyFrom(events_pb2.LifeSettings(name=LIFE, frame_every=frame_every))
-    return event
+        options.life, options.frame_every = LIFE, frame_every
+    return events_pb2.SessionEvent(session_id=sid, kind=kind, options=options, host_id="h1", time=time.time(),
+                                   spec=spec(), last_seq=last_seq)
 
 
 def episode(sid: str, first_seq: int, number: int, steps: int, ends: bool) -> list[events_pb2.StepEvent]:
@@ -72,7 +73,7 @@ def episode(sid: str, first_seq: int, number: int, steps: int, ends: bool) -> li
 def record_life(root: Path, frame_every: int) -> None:
     """Two sessions of the life, recorded by the recorder's writer (a restart between them):
     s1: episode 0 (3 steps, ended), episode 1 (2 steps, open at the close); s2: one of 4 steps."""
-    from platform_recorder.writer import RecordingWriter  # the recorder itself writes the files
+    from platform_recorder.writing.writer import RecordingWriter  # the recorder itself writes the files
 
     def subject(event: object) -> str:
         sid = event.session_id  # type: ignore[attr-defined]

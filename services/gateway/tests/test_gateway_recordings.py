@@ -1,4 +1,4 @@
-"""The recordings routes against the real recorder API (platform_recorder.api) serving a folder.
+"""The recordings routes against the real recorder API (platform_recorder.reading.recordings_api) serving a folder.
 
 The recordings are written here as files in the documented format (docs/recording-format.md:
 meta.json and one .npz per episode); the recorder writing them from a live session is covered
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 import simplejpeg
-from platform_recorder.api import RecordingsApi
-from platform_recorder.storage import FolderStorage
+from platform_recorder.reading.recordings_api import RecordingsApi
+from platform_recorder.storage.folder import FolderStorage
 from platform_testing.nats_server import NatsServer
 
 FRAMES = [simplejpeg.encode_jpeg(np.full((8, 8, 3), shade, np.uint8)) for shade in (0, 120, 250)]

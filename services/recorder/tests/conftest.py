@@ -55,7 +55,7 @@ async def recorder_service(recorder_js: tuple[Any, Any], tmp_path: Path) -> Asyn
 @pytest.fixture
 def s3_storage(s3_server: S3Server, s3_bucket: str) -> Any:
     """An S3Storage on the session's S3 API server, in this test's own bucket (made now)."""
-    from platform_recorder.s3_storage import open_s3_storage
+    from platform_recorder.storage.s3 import open_s3_storage
 
     env = s3_server.env(s3_bucket)
     return open_s3_storage(

@@ -17,9 +17,15 @@ from typing import Any
 import numpy as np
 from platform_contracts import subjects
 from platform_contracts.values import datamap_from_dict, tensor_from_array
+from platform_recorder.errors import RecordingNotFoundError
+from platform_recorder.layout import RECORDING_FILE
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
+from platform_recorder.storage.interface import Storage
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
+from simulusion.session.v1 import options_pb2
 
 CARTPOLE_HIGH = np.array([4.8, np.inf, 0.42, np.inf], dtype=np.float32)
 
@@ -68,20 +74,25 @@ def started(
     spec = env_pb.SpecResponse()
     spec.CopyFrom(base)
     spec.endless = spec.endless or endless
-    event = events_pb2.SessionEvent(
+    kwargs_json = json.dumps(dict(kwargs or {}))
+    options = options_pb2.SessionOptions(
+        env_id=spec.env_id,
+        kwargs_json=kwargs_json,
+        record=record,
+        record_frames=bool(frame_every or max_frames),
+        life=life,
+        frame_every=frame_every,
+        max_frames=max_frames,
+    )
+    return events_pb2.SessionEvent(
         session_id=session_id,
         kind=events_pb2.SESSION_EVENT_KIND_STARTED,
-        env_id=spec.env_id,
-        kwargs_json=json.dumps(dict(kwargs or {})),
-        record=record,
+        env_kwargs_json=kwargs_json,
         host_id="h1",
         time=time.time(),
         spec=spec,
-        record_frames=bool(frame_every or max_frames),
+        options=options,
     )
-    if life:
-        event.life.CopyFrom(events_pb2.LifeSettings(name=life, frame_every=frame_every, max_frames=max_frames))
-    return event
 
 
 def closed(
@@ -95,7 +106,7 @@ def closed(
     return events_pb2.SessionEvent(
         session_id=session_id,
         kind=kind,
-        env_id=env_id,
+        options=options_pb2.SessionOptions(env_id=env_id),
         reason=reason,
         log_tail="Traceback: boom" if crashed else "",
         time=time.time(),
@@ -233,11 +244,32 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: st
         await asyncio.sleep(0.05)
 
 
-def read_meta(root: Path, session_id: str) -> dict[str, Any] | None:
+# Recordings are read as the recordings API reads them: through RecordingStore, the one read path.
+Recordings = Path | Storage
+
+
+def read_meta(root: Recordings, recording_id: str) -> RecordingMeta | None:
+    """The recording's meta.json (None while it has none)."""
     try:
-        return json.loads((root / session_id / "meta.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        return RecordingStore(root).read_meta(recording_id)
+    except RecordingNotFoundError:
         return None
+
+
+def load_episode(root: Recordings, recording_id: str, index: int) -> dict[str, np.ndarray]:
+    """Every array of a finished episode."""
+    with RecordingStore(root).open_episode(recording_id, index) as (_, episode):
+        return {name: episode.array(name) for name in episode.array_names}
+
+
+def list_recordings(root: Recordings, **filters: str) -> list[dict[str, Any]]:
+    """The recordings' summaries, newest first (`env_id`, `session_id`, `life`: see RecordingStore)."""
+    return RecordingStore(root).list_summaries(**filters)
+
+
+def read_recording_info(root: Recordings, recording_id: str) -> dict[str, Any]:
+    """The recording's recording.json."""
+    return json.loads(RecordingStore(root).read(recording_id, RECORDING_FILE, 0, MAX_READ_BYTES))
 
 
 async def consumer_drained(js: Any) -> bool:

@@ -68,7 +68,7 @@ async def test_list_get_files_read_episode_and_delete(
     await record_one_episode_with_frames(js, done)
     await publish(js, started(still_open, spec=dict_spec()))
     await wait_drained(js)
-    await wait_for(lambda: (m := read_meta(root, done)) and m["status"] == "closed" and m["episodes"],
+    await wait_for(lambda: (m := read_meta(root, done)) and m.status == "closed" and m.episodes,
                    what="the recording closed with its episode listed")
     snapshot_id = await save_snapshot(nc, done, "before the end")
 

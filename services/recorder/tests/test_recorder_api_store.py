@@ -8,12 +8,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from platform_recorder.errors import InvalidRecordingIdError, RecordingNotFoundError
+from platform_recorder.errors import InvalidRecordingIdError, InvalidRequestError, RecordingNotFoundError
 from platform_recorder.manifest import encode_manifest
-from platform_recorder.recording_files import InvalidRequestError
-from platform_recorder.recording_store import MAX_READ_BYTES, RecordingOpenError, RecordingStore
-from platform_recorder.saved_snapshots import SavedSnapshotStore
-from platform_recorder.storage import FolderStorage
+from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingOpenError, RecordingStore
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
+from platform_recorder.storage.folder import FolderStorage
 from simulusion.env.v1 import environment_pb2
 
 

@@ -12,17 +12,18 @@ import pytest
 from platform_contracts import subjects
 from platform_contracts.step_batches import entries, frame_event
 from platform_contracts.values import tensor_from_array
-from platform_recorder.reading import load_episode, read_meta
-from platform_recorder.session_files import part_path, read_part
-from platform_recorder.sub_sessions import split_sub_session_id, sub_session_ids
-from platform_recorder.writer import RecordingWriter
+from platform_recorder.writing.part_files import part_path, read_part
+from platform_recorder.writing.sub_sessions import split_sub_session_id, sub_session_ids
+from platform_recorder.writing.writer import RecordingWriter
 from recorder_testkit import (
     batch_of,
     cartpole_spec,
     closed,
     episode_events,
+    load_episode,
     publish,
     publish_batch,
+    read_meta,
     started,
     subject_of,
     wait_drained,
@@ -49,7 +50,7 @@ def vector_spec(num_envs: int) -> env_pb.SpecResponse:
 
 def all_seqs(root: Path, sid: str) -> list[int]:
     out: list[int] = []
-    for ep in read_meta(root, sid)["episodes"]:
+    for ep in read_meta(root, sid).episodes:
         out.append(ep["first_seq"])
         out.extend(load_episode(root, sid, ep["index"])["seq"].tolist())
     return out
@@ -65,7 +66,7 @@ def test_a_hold_batch_is_written_once_and_a_redelivered_one_is_skipped(tmp_path:
     counts = RecordingWriter(tmp_path).process([batch_msg("s1", *events[1:])])  # after a restart
     assert counts["duplicate"] == 6 and counts["written"] == 0
     assert all_seqs(tmp_path, "s1") == list(range(1, 8))
-    assert read_meta(tmp_path, "s1")["episodes"][0]["length"] == 6
+    assert read_meta(tmp_path, "s1").episodes[0]["length"] == 6
 
 
 def test_batch_events_naming_no_session_go_to_the_subjects(tmp_path: Path) -> None:
@@ -88,21 +89,21 @@ def test_vector_session_sub_recordings_take_their_parents_meta(tmp_path: Path) -
     again = writer.process([batch_msg(sid, *(per_sub[s][row] for s in subs)) for row in range(3)])
     assert again["duplicate"] == 9 and again["written"] == 0
     parent = read_meta(tmp_path, sid)
-    assert parent["num_envs"] == 3 and parent["episodes"] == [] and parent["last_seq"] == 0
+    assert parent.num_envs == 3 and parent.episodes == [] and parent.last_seq == 0
     for index, sub in enumerate(subs):
         meta = read_meta(tmp_path, sub)
-        assert (meta["parent_session_id"], meta["env_index"], meta["status"]) == (sid, index, "recording")
+        assert (meta.parent_session_id, meta.env_index, meta.status) == (sid, index, "recording")
         for key in ("env_id", "kwargs", "host_id", "observation_space", "action_space", "created_at"):
-            assert meta[key] == parent[key], key
-        assert meta["kwargs"] == {"gravity": 9.0}
+            assert getattr(meta, key) == getattr(parent, key), key
+        assert meta.kwargs == {"gravity": 9.0}
     # closing the vector session closes every sub-session and finishes their open episodes
     writer.process(msgs(closed(sid, last_seq=0, reason="closed by user")))
     for sub in subs:
         meta = read_meta(tmp_path, sub)
-        assert meta["status"] == "closed" and meta["reason"] == "closed by user" and meta["last_seq"] == 5
-        assert meta["episodes"][0]["length"] == 4 and all_seqs(tmp_path, sub) == [1, 2, 3, 4, 5]
+        assert meta.status == "closed" and meta.reason == "closed by user" and meta.last_seq == 5
+        assert meta.episodes[0]["length"] == 4 and all_seqs(tmp_path, sub) == [1, 2, 3, 4, 5]
         assert not list((tmp_path / sub).glob("*.part"))
-    assert read_meta(tmp_path, sid)["status"] == "closed"
+    assert read_meta(tmp_path, sid).status == "closed"
     assert sub_session_ids(tmp_path, sid) == subs
 
 
@@ -125,8 +126,8 @@ def test_events_after_the_parent_closed_are_recorded_and_closed(tmp_path: Path) 
     writer.process(msgs(started(sid, spec=vector_spec(2)), closed(sid, crashed=True, reason="died")))
     writer.process([batch_msg(sid, *episode_events(sub, 1, 0, 2, last=""))])
     meta = read_meta(tmp_path, sub)
-    assert meta["status"] == "crashed" and meta["reason"] == "died" and "boom" in meta["log_tail"]
-    assert meta["episodes"][0]["length"] == 2 and not list((tmp_path / sub).glob("*.part"))
+    assert meta.status == "crashed" and meta.reason == "died" and "boom" in meta.log_tail
+    assert meta.episodes[0]["length"] == 2 and not list((tmp_path / sub).glob("*.part"))
 
 
 def test_what_is_not_a_sub_session_of_a_recording_is_ignored(tmp_path: Path) -> None:
@@ -144,7 +145,7 @@ def test_what_is_not_a_sub_session_of_a_recording_is_ignored(tmp_path: Path) -> 
     assert counts["ignored"] == 2
     # a session whose own id ends in -<digits> records as itself
     writer.process(msgs(*episode_events("run-7", 1, 0, 2)))
-    assert "parent_session_id" not in read_meta(tmp_path, "run-7")
+    assert read_meta(tmp_path, "run-7").parent_session_id is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run-7", "v", "v-0"]
 
 
@@ -186,12 +187,12 @@ async def test_vector_batches_over_jetstream_exactly_once_through_a_failed_batch
     blocker.rmdir()
     for sub in subs:
         meta = await wait_for(
-            lambda sub=sub: (m := read_meta_file(root, sub)) and len(m["episodes"]) == 2 and m,
+            lambda sub=sub: (m := read_meta_file(root, sub)) and len(m.episodes) == 2 and m,
             timeout=30,
             what=f"two episodes of {sub}",
         )
-        assert [e["length"] for e in meta["episodes"]] == [3, 4] and meta["missing_seqs"] == []
-        assert meta["kwargs"] == {"seed": 3} and meta["parent_session_id"] == sid
+        assert [e["length"] for e in meta.episodes] == [3, 4] and meta.missing_seqs == []
+        assert meta.kwargs == {"seed": 3} and meta.parent_session_id == sid
         assert all_seqs(root, sub) == list(range(1, 10))
     await wait_drained(js)
 

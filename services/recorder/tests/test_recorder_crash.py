@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from platform_contracts import subjects
-from platform_recorder.reading import load_episode, read_meta
 from platform_testing.nats_server import NatsServer
+from platform_recorder.meta import RecordingMeta
 from recorder_testkit import (
     RecorderProcess,
     closed,
@@ -22,7 +22,9 @@ from recorder_testkit import (
     dict_obs,
     dict_spec,
     episode_events,
+    load_episode,
     publish,
+    read_meta,
     started,
     wait_drained,
     wait_for,
@@ -96,7 +98,7 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
         )
         for session in (sid, other):
             await wait_for(
-                lambda s=session: (m := _meta(root, s)) and m["status"] == "closed",
+                lambda s=session: (m := _meta(root, s)) and m.status == "closed",
                 timeout=60,
                 what=f"recording {session} closed",
             )
@@ -110,10 +112,10 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
     assert "unacked messages: resuming" in log  # at least one kill hit a batch in flight
     assert "GAP" not in log and "Traceback" not in log, log[-3000:]
     meta = read_meta(root, sid)
-    assert meta["last_seq"] == total and meta["missing_seqs"] == [] and meta["orphan_seqs"] == []
-    assert [e["length"] for e in meta["episodes"]] == [STEPS] * EPISODES
+    assert meta.last_seq == total and meta.missing_seqs == [] and meta.orphan_seqs == []
+    assert [e["length"] for e in meta.episodes] == [STEPS] * EPISODES
     seqs: list[int] = []
-    for entry in meta["episodes"]:
+    for entry in meta.episodes:
         data = load_episode(root, sid, entry["index"])
         assert data["observations"][:, 0].tolist() == list(range(entry["first_seq"], entry["last_seq"] + 1))
         assert (data["agent.value"] == entry["index"]).all() and data["terminated"][-1]
@@ -122,13 +124,13 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
     assert sorted(p.name for p in (root / sid).iterdir() if p.suffix != ".npz") == ["meta.json", "recording.json"]
     assert len(list((root / sid).glob("*.npz"))) == EPISODES
     meta = read_meta(root, other)
-    assert [e["length"] for e in meta["episodes"]] == [20] * 10 and meta["last_seq"] == len(others)
+    assert [e["length"] for e in meta.episodes] == [20] * 10 and meta.last_seq == len(others)
     positions = [load_episode(root, other, i)["observations.position"][:, 0] for i in range(10)]
     assert [int(x) for p in positions for x in p] == list(range(1, len(others) + 1))
     assert sorted(p.name for p in root.iterdir()) == sorted([sid, other])
 
 
-def _meta(root: Path, sid: str) -> dict[str, Any] | None:
+def _meta(root: Path, sid: str) -> RecordingMeta | None:
     try:
         return read_meta(root, sid)
     except Exception:  # noqa: BLE001 - not there yet, or being replaced

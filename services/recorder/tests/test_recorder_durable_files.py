@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from platform_recorder import durable_files
-from platform_recorder.durable_files import SyncGroup, write_file_atomic
+from platform_recorder.storage import durable_files
+from platform_recorder.storage.durable_files import SyncGroup, write_file_atomic
 
 
 def test_a_commit_syncs_each_filesystem_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import tensor_from_array
-from platform_recorder.durable_files import SyncGroup
-from platform_recorder.episodes import build_episode
-from platform_recorder.npz_files import encode_npz
-from platform_recorder.session_files import PartWriter, encode_record, read_part
+from platform_recorder.storage.durable_files import SyncGroup
+from platform_recorder.writing.episodes import build_episode
+from platform_recorder.writing.npz_files import encode_npz
+from platform_recorder.writing.part_files import PartWriter, encode_record, read_part
 from recorder_testkit import box_space, dict_obs, dict_spec, episode_events, reset_event, step_event
 from simulusion.env.v1 import values_pb2 as pb
 

@@ -1,10 +1,16 @@
-"""platform_recorder.frame_thinning: the schedule of kept frames, a pure function of the life step."""
+"""platform_recorder.writing.frame_thinning: the schedule of kept frames, a pure function of the life step."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from platform_recorder.frame_thinning import frame_number, is_kept, kept_step, segment_frames, thinning
+from platform_recorder.writing.frame_thinning import (
+    frame_number,
+    is_kept,
+    kept_step,
+    segment_frames,
+    thinning,
+)
 
 
 def kept_in(last: int, frame_every: int, max_frames: int) -> list[int]:

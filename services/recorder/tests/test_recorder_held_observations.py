@@ -16,13 +16,12 @@ from platform_contracts.frames import OBSERVATION, jpeg_bytes
 from platform_contracts.spaces import space_to_proto
 from platform_contracts.step_batches import EntryForm, compress_event, entries, frame_event, frame_step_event
 from platform_contracts.values import tensor_from_array
-from platform_recorder.episodes import build_episode
-from platform_recorder.held_observations import HeldObservations
-from platform_recorder.open_episodes import MAX_KEPT_BYTES
-from platform_recorder.reading import load_episode
-from platform_recorder.session_files import frame_record, part_path, read_part
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import closed, episode_events, started, subject_of
+from platform_recorder.writing.episodes import build_episode
+from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.open_episodes import MAX_KEPT_BYTES
+from platform_recorder.writing.part_files import frame_record, part_path, read_part
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import closed, episode_events, load_episode, started, subject_of
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb

@@ -7,11 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from platform_recorder.frame_thinning import is_kept
-from platform_recorder.reading import load_episode, read_meta
-from platform_recorder.session_files import encode_record
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import closed, episode_events, reset_event, started, step_event, subject_of
+from platform_recorder.writing.frame_thinning import is_kept
+from platform_recorder.writing.part_files import encode_record
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import (
+    closed,
+    episode_events,
+    load_episode,
+    read_meta,
+    reset_event,
+    started,
+    step_event,
+    subject_of,
+)
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 LIFE = "robot-1"
@@ -54,8 +62,8 @@ def test_frame_every_keeps_the_frames_of_every_nth_life_step(tmp_path: Path) -> 
     frames, steps, _ = frames_of(tmp_path, "s1", 1)  # its reset row (step 5) shares step 5 with the end
     assert steps == [6, 8] and frames == [jpeg_of(s1[7]), jpeg_of(s1[9])]
     meta = read_meta(tmp_path, "s1")
-    assert (meta["frame_every"], meta["max_frames"]) == (2, 0)
-    assert [e["life_start"] for e in meta["episodes"]] == [0, 5]
+    assert (meta.frame_every, meta.max_frames) == (2, 0)
+    assert [e["life_start"] for e in meta.episodes] == [0, 5]
     # the next session goes on with the life's settings (its reset row at step 9 is not kept)
     s2 = with_frames(episode_events("s2", 1, 0, 4, last=""))
     writer.process(msgs(started("s2", life=LIFE, frame_every=2), *s2, closed("s2", last_seq=5)))
@@ -71,11 +79,11 @@ def test_max_frames_is_never_exceeded_across_sessions(tmp_path: Path) -> None:
         events = with_frames([*episode_events(sid, 1, 0, 6), *episode_events(sid, 8, 1, 9, last="")])
         first_seq[sid] = events
         writer.process(msgs(started(sid, life=LIFE, max_frames=4), *events, closed(sid, last_seq=17)))
-        for entry in read_meta(tmp_path, sid)["episodes"]:
+        for entry in read_meta(tmp_path, sid).episodes:
             frames, steps, arrays = frames_of(tmp_path, sid, entry["index"])
             assert len(frames) == len(steps) and arrays["observations"].shape[0] == entry["length"] + 1
             kept.extend(steps)
-        assert read_meta(tmp_path, sid)["life_offset"] == 15 * number
+        assert read_meta(tmp_path, sid).life_offset == 15 * number
     # M = 4: segments of one frame, spacing 1, 2, 4, 8: life steps 0, 1, 3, 7, then never again
     assert kept == [0, 1, 3, 7] == [t for t in range(45) if is_kept(t, 0, 4)]
     assert frames_of(tmp_path, "s1", 1)[0] == [jpeg_of(first_seq["s1"][8])]  # seq 9: life step 7
@@ -96,7 +104,7 @@ def test_an_endless_run_is_cut_into_files_of_1000_steps(tmp_path: Path) -> None:
     writer.process(msgs(closed(sid, last_seq=2505)))
     meta = read_meta(tmp_path, sid)
     entries = [(e["index"], e["episode"], e["length"], e["start"], e.get("continued", False), e["life_start"])
-               for e in meta["episodes"]]
+               for e in meta.episodes]
     assert entries == [
         (0, 0, 1000, "reset", False, 0),
         (1, 0, 1000, "none", True, 1000),
@@ -104,7 +112,7 @@ def test_an_endless_run_is_cut_into_files_of_1000_steps(tmp_path: Path) -> None:
         (3, 1, 3, "reset", False, 2500),
     ]
     seqs: list[int] = []
-    for entry in meta["episodes"]:
+    for entry in meta.episodes:
         arrays = load_episode(tmp_path, sid, entry["index"])
         rows = entry["length"] + (1 if entry["start"] == "reset" else 0)
         assert arrays["observations"].shape[0] == rows and int(arrays["life_start"]) == entry["life_start"]
@@ -112,7 +120,7 @@ def test_an_endless_run_is_cut_into_files_of_1000_steps(tmp_path: Path) -> None:
         first_obs_seq = int(arrays["observations"][0, 0])  # the testkit's observations carry their seq
         assert first_obs_seq == entry["first_seq"]
     assert seqs == list(range(1, 2506))  # every event exactly once, in order
-    assert meta["episodes"][1]["terminated"] is False and meta["episodes"][3]["terminated"] is True
+    assert meta.episodes[1]["terminated"] is False and meta.episodes[3]["terminated"] is True
     assert not list((tmp_path / sid).glob("*.part"))
 
 
@@ -125,11 +133,11 @@ def test_a_full_file_left_by_a_crash_is_finished_and_the_run_goes_on(tmp_path: P
         part.writelines(encode_record(e) for e in run[:1001])
     writer = RecordingWriter(tmp_path)
     assert writer.recover() == 1
-    assert [e["length"] for e in read_meta(tmp_path, sid)["episodes"]] == [1000]
+    assert [e["length"] for e in read_meta(tmp_path, sid).episodes] == [1000]
     counts = writer.process(msgs(*run[990:], closed(sid, last_seq=1201)))
     assert counts["duplicate"] == 11 and counts["written"] == 200
     meta = read_meta(tmp_path, sid)
-    assert [(e["length"], e.get("continued", False), e["life_start"]) for e in meta["episodes"]] == [
+    assert [(e["length"], e.get("continued", False), e["life_start"]) for e in meta.episodes] == [
         (1000, False, 0), (200, True, 1000)]
 
 
@@ -138,5 +146,5 @@ def test_an_endless_run_without_a_life_is_cut_too(tmp_path: Path) -> None:
     run = [reset_event(sid, 1, 0)] + [step_event(sid, 1 + i, 0, i) for i in range(1, 1002)]
     RecordingWriter(tmp_path).process(msgs(started(sid, endless=True), *run, closed(sid, last_seq=1002)))
     meta = read_meta(tmp_path, sid)
-    assert [(e["length"], e.get("continued", False)) for e in meta["episodes"]] == [(1000, False), (1, True)]
-    assert "life_start" not in meta["episodes"][0] and "life" not in meta
+    assert [(e["length"], e.get("continued", False)) for e in meta.episodes] == [(1000, False), (1, True)]
+    assert "life_start" not in meta.episodes[0] and meta.life is None

@@ -8,12 +8,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from platform_recorder.lives import join_life, read_life
-from platform_recorder.reading import list_recordings, load_episode, read_meta, read_recording_info
-from platform_recorder.recording_store import RecordingStore
-from platform_recorder.storage import FolderStorage, Storage
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import closed, episode_events, started, step_event, subject_of
+from platform_recorder.reading.recording_store import RecordingStore
+from platform_recorder.storage.folder import FolderStorage
+from platform_recorder.storage.interface import Storage
+from platform_recorder.writing.lives import join_life, read_life
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import (
+    closed,
+    episode_events,
+    list_recordings,
+    load_episode,
+    read_meta,
+    read_recording_info,
+    started,
+    step_event,
+    subject_of,
+)
 
 LIFE = "robot-1"
 
@@ -35,7 +45,7 @@ def second_session(sid: str = "s2") -> list[Any]:
 def life_starts(root: Path | Storage, sid: str) -> list[tuple[int, int]]:
     """(meta entry life_start, the episode file's life_start) of each episode."""
     return [(e["life_start"], int(load_episode(root, sid, e["index"])["life_start"]))
-            for e in read_meta(root, sid)["episodes"]]
+            for e in read_meta(root, sid).episodes]
 
 
 def sessions(root: Path | Storage) -> list[tuple[str, int, int, str]]:
@@ -57,8 +67,8 @@ def test_a_second_session_continues_the_life_after_the_first(tmp_path: Path) -> 
     assert life_starts(tmp_path, "s1") == [(0, 0), (3, 3)]
     assert life_starts(tmp_path, "s2") == [(5, 5)]
     meta = read_meta(tmp_path, "s2")
-    assert (meta["life"], meta["life_offset"], meta["life_session"]) == (LIFE, 5, 1)
-    assert (meta["frame_every"], meta["max_frames"]) == (0, 0)
+    assert (meta.life, meta.life_offset, meta.life_session) == (LIFE, 5, 1)
+    assert (meta.frame_every, meta.max_frames) == (0, 0)
     info = read_recording_info(tmp_path, "s2")
     assert (info["life"], info["life_offset"]) == (LIFE, 5)
     assert sorted(m["session_id"] for m in list_recordings(tmp_path, life=LIFE)) == ["s1", "s2"]
@@ -111,7 +121,7 @@ def test_a_start_redelivered_after_its_index_write_keeps_its_place(tmp_path: Pat
     join_life(FolderStorage(tmp_path), LIFE, "s2", 0, 0, lambda _: None)
     RecordingWriter(tmp_path).process(msgs(started("s2", life=LIFE), *second_session(), closed("s2")))
     assert sessions(tmp_path) == [("s1", 0, 5, "closed"), ("s2", 5, 4, "closed")]
-    assert read_meta(tmp_path, "s2")["life_offset"] == 5
+    assert read_meta(tmp_path, "s2").life_offset == 5
 
 
 def test_a_session_that_never_closed_is_counted_before_the_next(
@@ -132,10 +142,10 @@ def test_settings_of_later_sessions_and_bad_lives(tmp_path: Path, caplog: pytest
     writer.process(msgs(started("s1", life=LIFE, frame_every=4), closed("s1")))
     writer.process(msgs(started("s2", life=LIFE, max_frames=100), closed("s2")))
     assert "asks for {'max_frames': 100} but the life keeps its first settings" in caplog.text
-    assert (read_meta(tmp_path, "s2")["frame_every"], read_meta(tmp_path, "s2")["max_frames"]) == (4, 0)
+    assert (read_meta(tmp_path, "s2").frame_every, read_meta(tmp_path, "s2").max_frames) == (4, 0)
     writer.process(msgs(started("s3", life="no/slash"), started("lives"), closed("s3")))
     assert "recorded without its life: invalid life name 'no/slash'" in caplog.text
-    assert "life" not in read_meta(tmp_path, "s3") and read_meta(tmp_path, "s3")["status"] == "closed"
+    assert read_meta(tmp_path, "s3").life is None and read_meta(tmp_path, "s3").status == "closed"
     assert not (tmp_path / "lives" / "meta.json").exists()
     assert sorted(p.name for p in (tmp_path / "lives").iterdir()) == [f"{LIFE}.json"]
 

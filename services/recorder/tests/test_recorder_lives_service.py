@@ -25,7 +25,7 @@ async def test_two_sessions_of_a_life_listed_by_life(
         await publish(js, closed(sid, last_seq=steps + 1))
     await publish(js, started(other))
     await wait_drained(js)
-    await wait_for(lambda: (m := read_meta(root, second)) and m["status"] == "closed", what="the second close")
+    await wait_for(lambda: (m := read_meta(root, second)) and m.status == "closed", what="the second close")
     index = json.loads((root / "lives" / f"{LIFE}.json").read_text())
     assert [(s["session_id"], s["first_step"], s["steps"]) for s in index["sessions"]] == [
         (first, 0, 3), (second, 3, 2)]

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from platform_recorder.npz_files import RowBytes, encode_npz
+from platform_recorder.writing.npz_files import RowBytes, encode_npz
 
 
 def _round_trip(arrays: dict[str, np.ndarray], tmp_path: Path) -> dict[str, np.ndarray]:

@@ -12,9 +12,8 @@ from gymnasium import spaces as gs
 from platform_contracts.frames import OBSERVATION, jpeg_bytes
 from platform_contracts.spaces import space_to_proto
 from platform_contracts.values import tensor_from_array
-from platform_recorder.reading import load_episode
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import closed, episode_events, started, subject_of
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import closed, episode_events, load_episode, started, subject_of
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 

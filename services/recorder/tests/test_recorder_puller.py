@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from nats.js.api import AckPolicy
 from platform_contracts import subjects
-from platform_recorder.consumer import open_consumer, rewind
-from platform_recorder.reading import load_episode
 from platform_recorder.service import RecorderService
-from recorder_testkit import episode_events, publish, read_meta, started, wait_drained, wait_for
+from platform_recorder.writing.consumer import open_consumer, rewind
+from recorder_testkit import episode_events, load_episode, publish, read_meta, started, wait_drained, wait_for
 
 
 def stream_seqs(msgs: list[Any]) -> list[int]:
@@ -123,14 +122,14 @@ async def test_failed_batch_with_more_buffered_is_written_without_gap(
         await wait_for(lambda: "could not be written" in caplog.text, what="a failed batch")
         blocker.rmdir()
         meta = await wait_for(
-            lambda: (m := read_meta(root, sid)) and len(m["episodes"]) == 2 and m, timeout=30, what="episode 1"
+            lambda: (m := read_meta(root, sid)) and len(m.episodes) == 2 and m, timeout=30, what="episode 1"
         )
         await wait_drained(js)
     finally:
         await service.stop()
-    assert "GAP" not in caplog.text and meta["missing_seqs"] == [] and meta["orphan_seqs"] == []
+    assert "GAP" not in caplog.text and meta.missing_seqs == [] and meta.orphan_seqs == []
     seqs = [
-        s for e in meta["episodes"] for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
+        s for e in meta.episodes for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
     ]
     assert seqs == list(range(1, len(events) + 1))
 
@@ -155,15 +154,15 @@ async def test_a_message_lost_on_the_way_is_never_acked_unwritten(
 
     puller._on_msg = losing_one  # type: ignore[method-assign]
     sid = f"{unique_prefix}-lost"
-    caplog.set_level(logging.WARNING, logger="platform_recorder.puller")
+    caplog.set_level(logging.WARNING, logger="platform_recorder.writing.puller")
     await publish(js, started(sid))
     for event in episode_events(sid, 1, 0, 8):
         await publish(js, event)
     root = tmp_path / "recordings"
-    meta = await wait_for(lambda: (m := read_meta(root, sid)) and m["episodes"] and m, what="the episode")
+    meta = await wait_for(lambda: (m := read_meta(root, sid)) and m.episodes and m, what="the episode")
     assert lost == [4]
     assert "lost on the way" in caplog.text
-    assert meta["last_seq"] == 9 and meta["missing_seqs"] == [] and not meta.get("orphan_seqs")
+    assert meta.last_seq == 9 and meta.missing_seqs == [] and not meta.orphan_seqs
     assert load_episode(root, sid, 0)["seq"].tolist() == list(range(2, 10))
 
 
@@ -188,7 +187,7 @@ async def test_pull_requests_ask_for_at_most_max_bytes(
         take(msg)
 
     puller._on_msg = counting  # type: ignore[method-assign]
-    caplog.set_level(logging.WARNING, logger="platform_recorder.puller")
+    caplog.set_level(logging.WARNING, logger="platform_recorder.writing.puller")
     try:
         seqs: list[int] = []
         while len(seqs) < 12:

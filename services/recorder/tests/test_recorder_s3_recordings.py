@@ -12,17 +12,21 @@ import pytest
 from platform_contracts import subjects
 from platform_recorder.errors import RecordingNotFoundError, SavedSnapshotNotFoundError
 from platform_recorder.manifest import read_manifest
-from platform_recorder.reading import (
+from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import (
+    batch_of,
+    cartpole_spec,
+    closed,
+    episode_events,
     list_recordings,
     load_episode,
-    read_file,
     read_meta,
     read_recording_info,
-    recording_files,
+    started,
+    subject_of,
 )
-from platform_recorder.saved_snapshots import SavedSnapshotStore
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import batch_of, cartpole_spec, closed, episode_events, started, subject_of
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 
@@ -42,6 +46,9 @@ class ReaderCheckedStorage:
         self.inner.put_atomic(key, data, sync_folder=sync_folder)
         self.writes.append(key)
         self.check(key.split("/", 1)[0])
+
+    def put_new_folder(self, prefix: str, files: Any) -> None:
+        type(self.inner).put_new_folder(self, prefix, files)  # its PUTs go through put_atomic above
 
     def check(self, recording_id: str) -> None:
         listed = read_manifest(self.inner, recording_id)
@@ -65,7 +72,7 @@ def msgs(*events: Any) -> list[tuple[str, bytes]]:
 
 def all_seqs(storage: Any, sid: str) -> list[int]:
     out: list[int] = []
-    for entry in read_meta(storage, sid)["episodes"]:
+    for entry in read_meta(storage, sid).episodes:
         out.append(entry["first_seq"])
         out.extend(load_episode(storage, sid, entry["index"])["seq"].tolist())
     return out
@@ -78,6 +85,11 @@ def labelled_spec() -> env_pb.SpecResponse:
     return spec
 
 
+def finished_names(storage: Any, recording_id: str) -> set[str]:
+    """The names of the finished files the recordings API lists for the recording."""
+    return {entry["name"] for entry in RecordingStore(storage).files(recording_id)}
+
+
 def test_a_session_lands_in_the_bucket_with_its_manifest_last(s3_storage: Any, tmp_path: Path) -> None:
     storage = ReaderCheckedStorage(s3_storage)
     spool = tmp_path / "spool"
@@ -86,7 +98,7 @@ def test_a_session_lands_in_the_bucket_with_its_manifest_last(s3_storage: Any, t
     ep2 = episode_events("s1", 8, 2, 4, last="")
     writer.process(msgs(started("s1", spec=labelled_spec(), kwargs={"g": 9.0}), *ep0, *ep1, *ep2[:3]))
     assert sorted(p.name for p in (spool / "s1").iterdir()) == ["episode-000002.part"]  # the open one
-    assert recording_files(s3_storage, "s1").keys() == {
+    assert finished_names(s3_storage, "s1") == {
         "episode-000000.npz",
         "episode-000001.npz",
         "meta.json",
@@ -114,8 +126,8 @@ def test_a_session_lands_in_the_bucket_with_its_manifest_last(s3_storage: Any, t
     assert not (spool / "s1").exists()  # closed: its spool folder is gone
 
     meta = read_meta(s3_storage, "s1")
-    assert meta["status"] == "closed" and meta["last_seq"] == 12
-    assert [e["length"] for e in meta["episodes"]] == [3, 2, 4]
+    assert meta.status == "closed" and meta.last_seq == 12
+    assert [e["length"] for e in meta.episodes] == [3, 2, 4]
     assert all_seqs(s3_storage, "s1") == list(range(1, 13))
     info = read_recording_info(s3_storage, "s1")
     assert (info["format"], info["status"], info["env_id"], info["kwargs"]) == (
@@ -131,12 +143,14 @@ def test_a_session_lands_in_the_bucket_with_its_manifest_last(s3_storage: Any, t
     ]
     assert [m["session_id"] for m in list_recordings(s3_storage)] == ["s1"]
     assert list_recordings(s3_storage, env_id="Pong") == []
-    npz = read_file(s3_storage, "s1", "episode-000001.npz")
-    assert read_file(s3_storage, "s1", "episode-000001.npz", offset=10, length=20) == npz[10:30]
-    with pytest.raises(RecordingNotFoundError, match="no file 'manifest.json'"):
-        read_file(s3_storage, "s1", "manifest.json")
+    store = RecordingStore(s3_storage)
+    npz = store.read("s1", "episode-000001.npz", 0, MAX_READ_BYTES)
+    assert len(npz) == s3_storage.size("s1/episode-000001.npz")
+    assert store.read("s1", "episode-000001.npz", offset=10, length=20) == npz[10:30]
+    with pytest.raises(RecordingNotFoundError, match="no finished file 'manifest.json'"):
+        store.read("s1", "manifest.json", 0, 100)
     with pytest.raises(RecordingNotFoundError, match="'nope' not found"):
-        read_meta(s3_storage, "nope")
+        store.read_meta("nope")
 
 
 def test_episodes_stay_unlisted_until_their_meta_and_a_restart_lists_them(
@@ -148,16 +162,16 @@ def test_episodes_stay_unlisted_until_their_meta_and_a_restart_lists_them(
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 3), *episode_events("s1", 5, 1, 2)))
     # both npz are in the bucket, but the (lagging) meta.json does not name them: readers see neither
     assert s3_storage.exists("s1/episode-000001.npz")
-    assert recording_files(s3_storage, "s1").keys() == {"meta.json", "recording.json"}
-    assert read_meta(s3_storage, "s1")["episodes"] == []
+    assert finished_names(s3_storage, "s1") == {"meta.json", "recording.json"}
+    assert read_meta(s3_storage, "s1").episodes == []
     with pytest.raises(RecordingNotFoundError, match="no finished episode 0"):
         load_episode(s3_storage, "s1", 0)
     assert sorted(p.name for p in (spool / "s1").iterdir()) == ["episode-000000.part", "episode-000001.part"]
     del writer  # killed: the parts in the spool are what made the events durable
     again = RecordingWriter(storage, meta_interval=60, spool=spool)
     assert again.recover() == 1
-    assert [e["length"] for e in read_meta(s3_storage, "s1")["episodes"]] == [3, 2]
-    assert recording_files(s3_storage, "s1").keys() >= {"episode-000000.npz", "episode-000001.npz"}
+    assert [e["length"] for e in read_meta(s3_storage, "s1").episodes] == [3, 2]
+    assert finished_names(s3_storage, "s1") >= {"episode-000000.npz", "episode-000001.npz"}
     assert not list((spool / "s1").glob("*.part"))
     # redelivered events are duplicates; the rest is written once
     counts = again.process(msgs(*episode_events("s1", 5, 1, 2), *episode_events("s1", 8, 2, 2)))
@@ -191,7 +205,7 @@ def test_sub_sessions_of_a_vector_session(s3_storage: Any, tmp_path: Path) -> No
     writer.process(msgs(closed(sid)))
     for index, sub in enumerate(subs):
         meta = read_meta(s3_storage, sub)
-        assert meta["status"] == "closed" and all_seqs(s3_storage, sub) == [1, 2, 3, 4]
+        assert meta.status == "closed" and all_seqs(s3_storage, sub) == [1, 2, 3, 4]
         info = read_recording_info(s3_storage, sub)
         assert (info["parent_session_id"], info["env_index"], info["status"]) == (sid, index, "closed")
         assert info["spec"]["num_envs"] == 1

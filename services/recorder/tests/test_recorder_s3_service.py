@@ -18,18 +18,20 @@ from typing import Any
 import pytest
 from platform_contracts import subjects
 from platform_recorder.manifest import read_manifest
-from platform_recorder.reading import load_episode, read_meta
-from platform_recorder.s3_storage import open_s3_storage
-from platform_recorder.storage import ObjectNotFoundError
+from platform_recorder.storage.interface import ObjectNotFoundError
+from platform_recorder.storage.s3 import open_s3_storage
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
 from platform_testing.s3_server import S3Server
+from platform_recorder.meta import RecordingMeta
 from recorder_testkit import (
     RecorderProcess,
     closed,
     consumer_drained,
     episode_events,
+    load_episode,
     publish,
+    read_meta,
     started,
     wait_drained,
     wait_for,
@@ -38,7 +40,7 @@ from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 
-def _meta(storage: Any, sid: str) -> dict[str, Any] | None:
+def _meta(storage: Any, sid: str) -> RecordingMeta | None:
     try:
         return read_meta(storage, sid)
     except Exception:  # noqa: BLE001 - not there yet
@@ -47,7 +49,7 @@ def _meta(storage: Any, sid: str) -> dict[str, Any] | None:
 
 def _seqs(storage: Any, sid: str) -> list[int]:
     out: list[int] = []
-    for entry in read_meta(storage, sid)["episodes"]:
+    for entry in read_meta(storage, sid).episodes:
         out.append(entry["first_seq"])
         out.extend(load_episode(storage, sid, entry["index"])["seq"].tolist())
     return out
@@ -87,7 +89,7 @@ async def test_in_process_service_records_and_saves_snapshots_in_s3(
         for msg in (started("s1"), *events, closed("s1", last_seq=10)):
             await publish(js, msg)
         await wait_drained(js)
-        await wait_for(lambda: (m := _meta(s3_storage, "s1")) and m["status"] == "closed", what="closed")
+        await wait_for(lambda: (m := _meta(s3_storage, "s1")) and m.status == "closed", what="closed")
         assert _seqs(s3_storage, "s1") == list(range(1, 11))
         assert not (tmp_path / "spool" / "s1").exists()
         state = os.urandom(1 << 20)
@@ -188,7 +190,7 @@ async def test_sigkill_and_restart_with_s3_write_every_step_once(
         await publishing
         await wait_for(recorder.ready, timeout=30, what="the last restart")
         await wait_for(
-            lambda: (m := _meta(storage, sid)) and m["status"] == "closed", timeout=60, what="closed"
+            lambda: (m := _meta(storage, sid)) and m.status == "closed", timeout=60, what="closed"
         )
         await wait_drained(js, timeout=30)
     finally:
@@ -200,9 +202,9 @@ async def test_sigkill_and_restart_with_s3_write_every_step_once(
     assert "unacked messages: resuming" in log  # at least one kill hit a batch in flight
     assert "GAP" not in log and "Traceback" not in log, log[-3000:]
     meta = read_meta(storage, sid)
-    assert meta["last_seq"] == total and meta["missing_seqs"] == [] and meta["orphan_seqs"] == []
-    assert [e["length"] for e in meta["episodes"]] == [STEPS] * EPISODES
-    for entry in meta["episodes"]:
+    assert meta.last_seq == total and meta.missing_seqs == [] and meta.orphan_seqs == []
+    assert [e["length"] for e in meta.episodes] == [STEPS] * EPISODES
+    for entry in meta.episodes:
         data = load_episode(storage, sid, entry["index"])
         assert data["observations"][:, 0].tolist() == list(range(entry["first_seq"], entry["last_seq"] + 1))
     assert _seqs(storage, sid) == list(range(1, total + 1))  # every seq exactly once, in order
@@ -226,16 +228,26 @@ def _run_recorder(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    "missing", ["PLATFORM_S3_ENDPOINT", "PLATFORM_S3_ACCESS_KEY", "PLATFORM_S3_SECRET_KEY"]
+    "missing",
+    [
+        ["PLATFORM_S3_ENDPOINT"],
+        ["PLATFORM_S3_ACCESS_KEY"],
+        ["PLATFORM_S3_SECRET_KEY"],
+        ["PLATFORM_S3_ACCESS_KEY", "PLATFORM_S3_SECRET_KEY"],
+    ],
 )
 def test_a_missing_s3_setting_stops_the_start_with_one_line(
-    missing: str, s3_server: S3Server, tmp_path: Path
+    missing: list[str], s3_server: S3Server, tmp_path: Path
 ) -> None:
+    """Checked before anything starts (no NATS is reached for: PLATFORM_NATS_URL is unset)."""
     env = {**s3_server.env("bucket-a"), "PLATFORM_RECORDER_SPOOL": str(tmp_path / "spool")}
-    del env[missing]
+    for name in missing:
+        del env[name]
     done = _run_recorder(env)
     lines = done.stderr.strip().splitlines()
-    assert done.returncode == 1 and len(lines) == 1 and missing in lines[0], done.stderr
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert all(name in lines[0] for name in missing) and "s3://bucket-a" in lines[0], lines[0]
+    assert "Traceback" not in done.stderr and not (tmp_path / "spool").exists()
 
 
 def test_an_unreachable_s3_endpoint_stops_the_start_with_one_line(tmp_path: Path) -> None:

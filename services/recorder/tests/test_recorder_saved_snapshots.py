@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
-from platform_recorder import saved_snapshots
+from platform_recorder.storage import folder as folder_storage
 from platform_recorder.errors import (
     InvalidSnapshotIdError,
     SavedSnapshotCorruptError,
     SavedSnapshotNotFoundError,
 )
-from platform_recorder.saved_snapshots import SavedSnapshotStore
-from platform_recorder.writer import RecordingWriter
+from platform_recorder.snapshots.snapshot_store import INFO_FILE, SavedSnapshotStore
+from platform_recorder.writing.writer import RecordingWriter
 from recorder_testkit import started, subject_of
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -72,14 +72,14 @@ def test_unknown_ids_and_path_ids(tmp_path: Path) -> None:
 
 def test_a_failed_save_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = SavedSnapshotStore(tmp_path)
-    real_write = saved_snapshots._write_new_file
+    real_write = folder_storage.write_new_file
 
     def disk_full_at_the_json(path: Path, data: bytes | memoryview) -> None:
-        if path.name == saved_snapshots.INFO_FILE:
+        if path.name == INFO_FILE:
             raise OSError(errno.ENOSPC, "No space left on device")
         real_write(path, data)  # the state is written whole first
 
-    monkeypatch.setattr(saved_snapshots, "_write_new_file", disk_full_at_the_json)
+    monkeypatch.setattr(folder_storage, "write_new_file", disk_full_at_the_json)
     with pytest.raises(OSError, match="No space left"):
         store.save(snapshot(), os.urandom(1000), "pickle")
     assert list((tmp_path / "snapshots").iterdir()) == []

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 from platform_contracts import subjects
-from platform_recorder.reading import list_recordings, load_episode
 from recorder_testkit import (
     closed,
     dict_obs,
     dict_spec,
     episode_events,
+    load_episode,
     publish,
     read_meta,
     started,
@@ -42,13 +42,13 @@ async def test_records_episodes_in_seq_order_with_agent_columns(
         seq += length + 1
     await publish(js, closed(sid, last_seq=seq - 1))
     meta = await wait_for(
-        lambda: (m := read_meta(root, sid)) and m["status"] == "closed" and m, what="closed meta"
+        lambda: (m := read_meta(root, sid)) and m.status == "closed" and m, what="closed meta"
     )
-    assert [e["length"] for e in meta["episodes"]] == lengths
-    assert meta["agent_keys"] == ["value"] and meta["last_seq"] == seq - 1
-    assert meta["episodes"][1]["return"] == sum(range(1, 26))
+    assert [e["length"] for e in meta.episodes] == lengths
+    assert meta.agent_keys == ["value"] and meta.last_seq == seq - 1
+    assert meta.episodes[1]["return"] == sum(range(1, 26))
     seqs: list[int] = []
-    for ep in meta["episodes"]:
+    for ep in meta.episodes:
         data = load_episode(root, sid, ep["index"])
         assert data["observations"].shape == (ep["length"] + 1, 4)
         assert data["observations"][1:, 0].tolist() == data["seq"].tolist()  # rows follow seq
@@ -73,9 +73,9 @@ async def test_duplicate_seq_under_another_msg_id_is_written_once(
         await publish(js, event, msg_id=f"{sid}:{event.seq}:again")
     for event in events[4:]:
         await publish(js, event)
-    meta = await wait_for(lambda: (m := read_meta(root, sid)) and m["episodes"] and m, what="episode 0")
+    meta = await wait_for(lambda: (m := read_meta(root, sid)) and m.episodes and m, what="episode 0")
     data = load_episode(root, sid, 0)
-    assert data["seq"].tolist() == [2, 3, 4, 5, 6, 7] and meta["episodes"][0]["length"] == 6
+    assert data["seq"].tolist() == [2, 3, 4, 5, 6, 7] and meta.episodes[0]["length"] == 6
     assert data["rewards"].tolist() == [1, 2, 3, 4, 5, 6]
     await wait_drained(js)
 
@@ -91,9 +91,9 @@ async def test_closed_mid_episode_and_dict_observations(
         await publish(js, event)
     await publish(js, closed(sid, last_seq=5, env_id="DictNav-v0"))
     meta = await wait_for(
-        lambda: (m := read_meta(root, sid)) and m["status"] == "closed" and m, what="closed"
+        lambda: (m := read_meta(root, sid)) and m.status == "closed" and m, what="closed"
     )
-    assert meta["episodes"][0]["length"] == 4 and not meta["episodes"][0]["terminated"]
+    assert meta.episodes[0]["length"] == 4 and not meta.episodes[0]["terminated"]
     data = load_episode(root, sid, 0)
     assert data["observations.position"][:, 0].tolist() == [1, 2, 3, 4, 5]
     assert data["observations.goal"].tolist() == [1, 2, 3, 4, 0]
@@ -124,7 +124,7 @@ async def test_nats_api_lists_and_gets_recordings(
         await publish(js, event)
     await wait_drained(js)
     # meta.json lists a finished episode within PLATFORM_RECORDER_META_INTERVAL (1 s)
-    await wait_for(lambda: (m := read_meta(tmp_path / "recordings", a)) and m["episodes"], what="episode 0 listed")
+    await wait_for(lambda: (m := read_meta(tmp_path / "recordings", a)) and m.episodes, what="episode 0 listed")
 
     async def ask(subject: str, body: Any) -> dict[str, Any]:
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -139,7 +139,7 @@ async def test_nats_api_lists_and_gets_recordings(
     got = await ask(subjects.RECORDER_GET_RECORDING, {"id": a})
     assert got["recording"]["episodes"][0]["length"] == 2
     assert got["recording"]["observation_space"]["high"][1] == "inf"  # strict JSON
-    assert got == {"recording": list_recordings(tmp_path / "recordings", session_id=a)[0]}
+    assert got == {"recording": json.loads((tmp_path / "recordings" / a / "meta.json").read_bytes())}
     missing = await ask(subjects.RECORDER_GET_RECORDING, {"id": "nope"})
     assert missing["error"]["code"] == "not_found" and "nope" in missing["error"]["message"]
     for bad in ({"id": "../etc"}, {"id": "a/b"}, {}, b"{not json", {"id": 3}):
@@ -211,12 +211,12 @@ async def test_failed_batch_is_retried_in_order_without_loss(
     assert not (root / sid / "episode-000001.npz").exists()
     blocker.rmdir()
     meta = await wait_for(
-        lambda: (m := read_meta(root, sid)) and len(m["episodes"]) == 2 and m, timeout=30, what="episode 1"
+        lambda: (m := read_meta(root, sid)) and len(m.episodes) == 2 and m, timeout=30, what="episode 1"
     )
-    assert [e["length"] for e in meta["episodes"]] == [3, 4] and meta["missing_seqs"] == []
+    assert [e["length"] for e in meta.episodes] == [3, 4] and meta.missing_seqs == []
     seqs = [
         s
-        for e in meta["episodes"]
+        for e in meta.episodes
         for s in [e["first_seq"], *load_episode(root, sid, e["index"])["seq"].tolist()]
     ]
     assert seqs == list(range(1, 10))

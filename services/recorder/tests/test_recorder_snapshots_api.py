@@ -9,7 +9,7 @@ from typing import Any
 from google.protobuf.message import Message
 from platform_contracts import subjects
 from platform_local.nats_process import MAX_PAYLOAD
-from platform_recorder.saved_snapshots import SavedSnapshotStore
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2 as env_pb
 

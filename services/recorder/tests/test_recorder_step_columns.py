@@ -8,11 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 from platform_contracts.values import datamap_from_dict, tensor_from_array
-from platform_recorder.episodes import build_episode
-from platform_recorder.npz_files import encode_npz
-from platform_recorder.reading import load_episode, read_meta
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import reset_event, started, step_event, subject_of
+from platform_recorder.writing.episodes import build_episode
+from platform_recorder.writing.npz_files import encode_npz
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import load_episode, read_meta, reset_event, started, step_event, subject_of
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import values_pb2 as pb
 
@@ -88,8 +87,8 @@ def test_recording_lists_agent_keys_across_episodes(tmp_path: Path) -> None:
     ]
     writer.process([(subject_of(e), e.SerializeToString()) for e in [started("s1"), *ep0, *ep1]])
     meta = read_meta(tmp_path, "s1")
-    assert meta["agent_keys"] == ["confidence", "refused"]
-    assert "is_success" not in meta["episodes"][0] and meta["episodes"][1]["is_success"] is True
+    assert meta.agent_keys == ["confidence", "refused"]
+    assert "is_success" not in meta.episodes[0] and meta.episodes[1]["is_success"] is True
     data = load_episode(tmp_path, "s1", 1)
     assert data["agent.refused"].tolist() == [1.0] and data["info.is_success"].tolist() == [1.0]
     assert "agent.confidence" not in data

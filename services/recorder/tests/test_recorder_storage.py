@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from platform_recorder.s3_storage import S3Storage, StorageUnavailableError, open_s3_storage
-from platform_recorder.storage import (
-    FolderStorage,
+from platform_recorder.storage.folder import FolderStorage
+from platform_recorder.storage.interface import (
+    ObjectExistsError,
     ObjectNotFoundError,
     StorageConfigError,
-    storage_from_settings,
+    StorageUnavailableError,
 )
+from platform_recorder.storage.opening import storage_from_settings
+from platform_recorder.storage.s3 import S3Storage, open_s3_storage
 from platform_testing.ports import free_port
 from platform_testing.s3_server import S3Server
 
@@ -69,6 +71,21 @@ def test_list_children_and_delete_prefix(storage: Any) -> None:
     assert storage.delete_prefix("s-1/") == 3
     assert storage.list("s-1/") == [] and storage.exists("s-10/meta.json")
     assert storage.delete_prefix("s-1/") == 0
+
+
+def test_a_new_folder_is_written_whole_once_and_says_where_it_lives(storage: Any) -> None:
+    storage.put_new_folder("snapshots/snap-1", [("state.bin", b"state"), ("snapshot.json", b"{}")])
+    assert storage.list("snapshots/snap-1/") == ["snapshots/snap-1/snapshot.json", "snapshots/snap-1/state.bin"]
+    assert storage.get("snapshots/snap-1/state.bin") == b"state"
+    with pytest.raises(ObjectExistsError, match="snapshots/snap-1 exists"):
+        storage.put_new_folder("snapshots/snap-1", [("state.bin", b"other")])
+    assert storage.get("snapshots/snap-1/state.bin") == b"state"
+    assert storage.children("snapshots/") == ["snap-1"]  # no temporary folder left
+    assert storage.remove_stale_temporaries("snapshots/", 0) == 0
+    if storage.local_root is not None:  # a local folder: its keys are files there
+        assert (storage.local_root / "snapshots" / "snap-1" / "state.bin").read_bytes() == b"state"
+    else:
+        assert storage.needs_manifest
 
 
 def test_a_folder_storage_keeps_no_temporary_file(tmp_path: Path) -> None:

@@ -8,10 +8,20 @@ from typing import Any
 
 import pytest
 from platform_recorder.errors import InvalidRecordingIdError, RecordingNotFoundError
-from platform_recorder.reading import list_recordings, load_episode, read_meta
-from platform_recorder.session_files import encode_record
-from platform_recorder.writer import RecordingWriter
-from recorder_testkit import closed, dict_spec, episode_events, started, step_event, subject_of
+from platform_recorder.reading.recording_store import RecordingStore
+from platform_recorder.writing.part_files import encode_record
+from platform_recorder.writing.writer import RecordingWriter
+from recorder_testkit import (
+    closed,
+    dict_spec,
+    episode_events,
+    list_recordings,
+    load_episode,
+    read_meta,
+    started,
+    step_event,
+    subject_of,
+)
 
 
 def msgs(*events: Any) -> list[tuple[str, bytes]]:
@@ -21,7 +31,7 @@ def msgs(*events: Any) -> list[tuple[str, bytes]]:
 def all_seqs(root: Path, sid: str) -> list[int]:
     meta = read_meta(root, sid)
     out: list[int] = []
-    for ep in meta["episodes"]:
+    for ep in meta.episodes:
         out.append(ep["first_seq"])
         out.extend(load_episode(root, sid, ep["index"])["seq"].tolist())
     return out
@@ -36,14 +46,14 @@ def test_episodes_meta_and_duplicates(tmp_path: Path) -> None:
     counts = writer.process(msgs(*ep0[2:], *ep1))  # redelivered overlap
     assert counts["duplicate"] == 4 and counts["written"] == 1
     meta = read_meta(tmp_path, "s1")
-    assert meta["kwargs"] == {"max_steps": 9} and meta["env_id"] == "CartPole-v1"
-    assert meta["observation_space"]["type"] == "box" and meta["action_space"]["n"] == 2
-    assert meta["status"] == "recording" and meta["last_seq"] == 7
+    assert meta.kwargs == {"max_steps": 9} and meta.env_id == "CartPole-v1"
+    assert meta.observation_space["type"] == "box" and meta.action_space["n"] == 2
+    assert meta.status == "recording" and meta.last_seq == 7
     assert [
         (e["index"], e["length"], e["return"], e["terminated"], e["truncated"], e["start"])
-        for e in meta["episodes"]
+        for e in meta.episodes
     ] == [(0, 3, 6.0, True, False, "reset"), (1, 2, 3.0, False, True, "reset")]
-    assert meta["episodes"][1]["first_seq"] == 5 and meta["episodes"][1]["last_seq"] == 7
+    assert meta.episodes[1]["first_seq"] == 5 and meta.episodes[1]["last_seq"] == 7
     assert all_seqs(tmp_path, "s1") == list(range(1, 8))
     assert sorted(p.name for p in (tmp_path / "s1").iterdir()) == [
         "episode-000000.npz",
@@ -71,7 +81,7 @@ def test_started_again_keeps_the_recording(tmp_path: Path) -> None:
     writer = RecordingWriter(tmp_path)
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 2)))
     assert RecordingWriter(tmp_path).process(msgs(started("s1")))["duplicate"] == 1
-    assert len(read_meta(tmp_path, "s1")["episodes"]) == 1
+    assert len(read_meta(tmp_path, "s1").episodes) == 1
 
 
 def test_close_mid_episode_finishes_it_and_crash_keeps_reason(tmp_path: Path) -> None:
@@ -81,8 +91,8 @@ def test_close_mid_episode_finishes_it_and_crash_keeps_reason(tmp_path: Path) ->
     assert (tmp_path / "s1" / "episode-000000.part").exists()
     writer.process(msgs(closed("s1", last_seq=5, crashed=True, reason="instance died")))
     meta = read_meta(tmp_path, "s1")
-    assert meta["status"] == "crashed" and meta["reason"] == "instance died" and "boom" in meta["log_tail"]
-    assert meta["episodes"][0]["length"] == 4 and meta["episodes"][0]["terminated"] is False
+    assert meta.status == "crashed" and meta.reason == "instance died" and "boom" in meta.log_tail
+    assert meta.episodes[0]["length"] == 4 and meta.episodes[0]["terminated"] is False
     assert load_episode(tmp_path, "s1", 0)["rewards"].tolist() == [1, 2, 3, 4]
     assert not list((tmp_path / "s1").glob("*.part"))
 
@@ -92,7 +102,7 @@ def test_new_reset_finishes_the_previous_episode(tmp_path: Path) -> None:
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 3, last="")))
     writer.process(msgs(*episode_events("s1", 5, 1, 1, last="")))
     meta = read_meta(tmp_path, "s1")
-    assert [e["index"] for e in meta["episodes"]] == [0] and meta["episodes"][0]["length"] == 3
+    assert [e["index"] for e in meta.episodes] == [0] and meta.episodes[0]["length"] == 3
     assert (tmp_path / "s1" / "episode-000001.part").exists()
 
 
@@ -101,11 +111,11 @@ def test_gap_is_written_and_late_arrival_is_kept(tmp_path: Path, caplog: pytest.
     events = episode_events("s1", 1, 0, 5)
     writer.process(msgs(started("s1"), *events[:2], *events[3:5]))  # seq 3 missing
     assert "GAP in session s1 env CartPole-v1" in caplog.text and "before seq 4" in caplog.text
-    assert read_meta(tmp_path, "s1")["missing_seqs"] == [3]
+    assert read_meta(tmp_path, "s1").missing_seqs == [3]
     writer = RecordingWriter(tmp_path)  # a restart: the gap is remembered
     assert writer.process(msgs(events[2], events[5]))["written"] == 2
     meta = read_meta(tmp_path, "s1")
-    assert meta["missing_seqs"] == [] and meta["episodes"][0]["length"] == 5
+    assert meta.missing_seqs == [] and meta.episodes[0]["length"] == 5
     assert all_seqs(tmp_path, "s1") == [1, 2, 3, 4, 5, 6]
 
 
@@ -114,7 +124,7 @@ def test_step_after_episode_end_goes_to_orphans(tmp_path: Path) -> None:
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 2)))
     counts = writer.process(msgs(step_event("s1", 4, 0, 3)))
     assert counts["orphan"] == 1
-    assert read_meta(tmp_path, "s1")["orphan_seqs"] == [4]
+    assert read_meta(tmp_path, "s1").orphan_seqs == [4]
     assert (tmp_path / "s1" / "orphans.part").stat().st_size > 0
     assert RecordingWriter(tmp_path).process(msgs(step_event("s1", 4, 0, 3)))["duplicate"] == 1
 
@@ -145,7 +155,7 @@ def test_recovery_after_npz_rename_before_part_delete(tmp_path: Path) -> None:
     counts = writer.process(msgs(*events))  # redelivered: all duplicates
     assert counts["duplicate"] == 4
     meta = read_meta(tmp_path, "s1")
-    assert len(meta["episodes"]) == 1 and meta["last_seq"] == 4
+    assert len(meta.episodes) == 1 and meta.last_seq == 4
     assert all_seqs(tmp_path, "s1") == [1, 2, 3, 4]
     assert not (folder / "episode-000000.part").exists()
 
@@ -165,7 +175,7 @@ def test_recovery_of_a_torn_part_and_an_unfinished_end(tmp_path: Path) -> None:
     with open(folder2 / "episode-000000.part", "wb") as f:
         f.writelines(encode_record(e) for e in episode_events("s2", 1, 0, 2))
     RecordingWriter(tmp_path).recover()
-    assert read_meta(tmp_path, "s2")["episodes"][0]["length"] == 2
+    assert read_meta(tmp_path, "s2").episodes[0]["length"] == 2
 
 
 def test_dict_observation_recording(tmp_path: Path) -> None:
@@ -180,7 +190,7 @@ def test_dict_observation_recording(tmp_path: Path) -> None:
         3,
         4,
     ]
-    assert read_meta(tmp_path, "d1")["observation_space"]["type"] == "dict"
+    assert read_meta(tmp_path, "d1").observation_space["type"] == "dict"
 
 
 @pytest.mark.parametrize("bad", ["../x", "a/b", "..", "", "a\\b", "x/../../etc"])
@@ -199,7 +209,7 @@ def test_listing_filters_and_missing_things(tmp_path: Path) -> None:
     assert [m["session_id"] for m in list_recordings(tmp_path, session_id="a1")] == ["a1"]
     assert list_recordings(tmp_path / "none") == []
     with pytest.raises(RecordingNotFoundError):
-        read_meta(tmp_path, "c1")
+        RecordingStore(tmp_path).read_meta("c1")
     with pytest.raises(RecordingNotFoundError, match="no finished episode 0"):
         load_episode(tmp_path, "a1", 0)
 
@@ -214,11 +224,11 @@ def test_recovery_when_a_later_episode_reached_disk_before_the_end_of_the_earlie
         f.writelines(encode_record(e) for e in ep1[:2])  # episode 1 part: seq 8, 9
     writer = RecordingWriter(tmp_path)
     writer.recover()
-    assert read_meta(tmp_path, "s1")["missing_seqs"] == [5, 6, 7]
+    assert read_meta(tmp_path, "s1").missing_seqs == [5, 6, 7]
     assert not (folder / "episode-000000.npz").exists()  # not finished while its seqs may come
     counts = writer.process(msgs(*ep0[4:], *ep1))  # the redelivered batch
     assert counts["written"] == 5 and counts["duplicate"] == 2
     meta = read_meta(tmp_path, "s1")
-    assert [e["length"] for e in meta["episodes"]] == [6, 3] and meta["orphan_seqs"] == []
-    assert meta["missing_seqs"] == []
+    assert [e["length"] for e in meta.episodes] == [6, 3] and meta.orphan_seqs == []
+    assert meta.missing_seqs == []
     assert all_seqs(tmp_path, "s1") == list(range(1, 12))

@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from platform_recorder.config import Settings
 from platform_recorder.errors import RecorderError
 from platform_recorder.service import RecorderService
-from platform_recorder.storage import FolderStorage, Storage, StorageConfigError, storage_from_settings
+from platform_recorder.storage.interface import Storage, StorageConfigError
+from platform_recorder.storage.opening import storage_from_settings
 
 log = logging.getLogger("platform_recorder")
 
@@ -49,8 +50,8 @@ def _open_storage(settings: Settings) -> Storage:
         region=settings.s3_region,
         secure=settings.s3_secure,
     )
-    if isinstance(storage, FolderStorage):
-        _writable_folder(storage.root, "recordings folder")
+    if storage.local_root is not None:
+        _writable_folder(storage.local_root, "recordings folder")
     else:
         _writable_folder(settings.recorder_spool, "spool folder (PLATFORM_RECORDER_SPOOL)")
     return storage
@@ -109,6 +110,10 @@ def main() -> int:
             f"PLATFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
         )
         return _fail(f"bad configuration: {errors}")
+    try:
+        settings.check_required()
+    except StorageConfigError as exc:
+        return _fail(str(exc))
     logging.basicConfig(
         level=os.environ.get("PLATFORM_LOG_LEVEL", "INFO").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

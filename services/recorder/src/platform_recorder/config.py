@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from platform_recorder.storage.s3 import check_s3_settings
+
 
 class Settings(BaseSettings):
     """The recorder's configuration.
@@ -57,3 +59,11 @@ class Settings(BaseSettings):
     @property
     def uses_s3(self) -> bool:
         return self.recordings.startswith("s3://")
+
+    def check_required(self) -> None:
+        """Raise StorageConfigError naming every setting this configuration needs and lacks, with no
+        sensible default (the S3 endpoint and credentials of an `s3://` PLATFORM_RECORDINGS)."""
+        if self.uses_s3:
+            check_s3_settings(
+                self.recordings, self.s3_endpoint, self.s3_access_key, self.s3_secret_key.get_secret_value()
+            )

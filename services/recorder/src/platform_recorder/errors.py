@@ -43,3 +43,15 @@ class InvalidLifeNameError(RecorderError, ValueError):
     """A life name that is not 1-64 letters, digits, `_`, `.` or `-`."""
 
     code = "invalid_argument"
+
+
+class InvalidRequestError(RecorderError, ValueError):
+    """A request the API cannot take (a missing field, a wrong type, a value out of range)."""
+
+    code = "invalid_argument"
+
+
+class InvalidMetaError(RecorderError, ValueError):
+    """A meta.json that is not a recording's (not a JSON object, no id, an unknown status)."""
+
+    code = "internal"

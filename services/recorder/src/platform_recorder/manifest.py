@@ -6,7 +6,7 @@ Finished files: `meta.json`, `recording.json`, `episode-NNNNNN.npz`. On S3 the r
     {"format": 1, "files": [{"name": "episode-000000.npz", "size": 1234}, ...]}
 
 It lists meta.json, recording.json and every episode file written so far (each new episode file
-is listed before the meta.json naming it is written: see platform_recorder.recording_objects), so
+is listed before the meta.json naming it is written: see platform_recorder.writing.recording_objects), so
 a reader that trusts only listed objects never sees an object half written, nor an episode that
 meta.json names but the manifest does not, nor a recording half deleted (deletes take the
 manifest first). Episode files never change once written; meta.json and recording.json are
@@ -20,18 +20,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from platform_recorder.meta import META_FILE
-from platform_recorder.recording_json import RECORDING_FILE
-from platform_recorder.session_files import npz_index
-from platform_recorder.storage import ObjectNotFoundError, Storage
+from platform_recorder.layout import MANIFEST_FILE
+from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 
-MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
-
-
-def is_finished_name(name: str) -> bool:
-    """A finished file of a recording: meta.json, recording.json or an episode's npz."""
-    return name in (META_FILE, RECORDING_FILE) or npz_index(name) is not None
 
 
 def encode_manifest(files: dict[str, int]) -> bytes:
@@ -55,23 +47,3 @@ def read_manifest(storage: Storage, recording_id: str) -> dict[str, int] | None:
     except ObjectNotFoundError:
         return None
 
-
-def finished_files(storage: Storage, recording_id: str) -> dict[str, int] | None:
-    """The finished files of a recording a reader may trust (name -> size, sorted by name), or
-    None when there is no such recording (no trusted meta.json).
-
-    S3: what the manifest lists. A folder: what the recording's folder holds (no part, temporary
-    or failed files).
-    """
-    if storage.needs_manifest:
-        files = read_manifest(storage, recording_id)
-    else:
-        prefix = f"{recording_id}/"
-        files = {
-            key[len(prefix) :]: size
-            for key, size in storage.list_sizes(prefix).items()
-            if is_finished_name(key[len(prefix) :])
-        }
-    if not files or META_FILE not in files:
-        return None
-    return dict(sorted(files.items()))

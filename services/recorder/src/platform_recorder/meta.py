@@ -1,22 +1,175 @@
-"""meta.json of a recording (its contents; written through the storage, see recording_objects),
-and the atomic local file write (temp + fsync + rename + directory fsync)."""
+"""meta.json of a recording, typed (`RecordingMeta`, its status a `RecordingStatus`), and the
+encoding of the recorder's JSON files.
+
+The members are those docs/recording-format.md names; `RecordingMeta.to_json` writes them (and
+any member an other version wrote, kept in `extra`) and `from_json` reads any meta.json the
+recorder ever wrote: a member an older one did not write takes its default (no `agent_keys`: none).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.storage import ObjectNotFoundError, Storage
+from platform_recorder.errors import InvalidMetaError
 
-META_FILE = "meta.json"
-STATUS_RECORDING = "recording"
-STATUS_CLOSED = "closed"
-STATUS_CRASHED = "crashed"
+
+class RecordingStatus(StrEnum):
+    """Where a recording stands: still being written, or ended (by a close or a crash)."""
+
+    RECORDING = "recording"
+    CLOSED = "closed"
+    CRASHED = "crashed"
+
+
+# Members left out of meta.json while they are None (written only for some recordings, or once
+# closed); the others are always written (`observation_space: null` when the spec has none).
+_WRITTEN_WHEN_SET = frozenset({
+    "num_envs", "parent_session_id", "env_index", "log_tail", "closed_at", "published_last_seq",
+    "life", "life_offset", "life_session", "frame_every", "max_frames", "updated_at",
+})
+
+
+@dataclass(eq=False)
+class RecordingMeta:
+    """The content of a recording's meta.json (see docs/recording-format.md, "meta.json").
+
+    Attributes:
+        id, session_id: the recording's id (a vector session's sub-environment: `<parent>-<i>`).
+        num_envs: n for a vector session (its own recording holds no episodes); None in a
+            sub-environment's recording (which is one environment).
+        parent_session_id, env_index: a sub-environment's vector session and its index.
+        status: RECORDING until the session's close (CLOSED) or crash (CRASHED).
+        reason, log_tail, closed_at, published_last_seq: how it ended (set at the close).
+        life, life_offset, life_session, frame_every, max_frames: its place in a life.
+        episodes: the finished episodes' entries, by index (JSON objects: `index`, `file`, ...).
+        extra: members this version does not know, kept as they were read.
+    """
+
+    id: str
+    session_id: str
+    env_id: str = ""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    host_id: str | None = ""
+    observation_space: dict[str, Any] | None = None
+    action_space: dict[str, Any] | None = None
+    num_envs: int | None = None
+    created_at: str | None = None
+    parent_session_id: str | None = None
+    env_index: int | None = None
+    status: RecordingStatus = RecordingStatus.RECORDING
+    reason: str = ""
+    log_tail: str | None = None
+    closed_at: str | None = None
+    published_last_seq: int | None = None
+    life: str | None = None
+    life_offset: int | None = None
+    life_session: int | None = None
+    frame_every: int | None = None
+    max_frames: int | None = None
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    agent_keys: list[str] = field(default_factory=list)
+    last_seq: int = 0
+    missing_seqs: list[int] = field(default_factory=list)
+    orphan_seqs: list[int] = field(default_factory=list)
+    updated_at: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_recording(self) -> bool:
+        """Still being written (not yet closed or crashed)."""
+        return self.status is RecordingStatus.RECORDING
+
+    @property
+    def is_sub_session(self) -> bool:
+        """The recording of one sub-environment of a vector session."""
+        return bool(self.parent_session_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """meta.json's members (the lists and objects are this meta's own, not copies)."""
+        out: dict[str, Any] = {}
+        for name in _MEMBERS:
+            value = getattr(self, name)
+            if value is None and name in _WRITTEN_WHEN_SET:
+                continue
+            out[name] = value
+        out["status"] = self.status.value
+        for name, value in self.extra.items():
+            out.setdefault(name, value)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """meta.json's members without the episode list, with its length as `episode_count`."""
+        out = self.to_json()
+        del out["episodes"]
+        out["episode_count"] = len(self.episodes)
+        return out
+
+    @classmethod
+    def from_json(cls, body: Any) -> RecordingMeta:
+        """The meta of a decoded meta.json.
+
+        Raises:
+            InvalidMetaError: not a JSON object, no id, or a status this version does not know.
+        """
+        if not isinstance(body, dict):
+            raise InvalidMetaError(f"meta.json is not a JSON object but {type(body).__name__}")
+        known = {name: body[name] for name in _MEMBERS if name in body}
+        extra = {name: value for name, value in body.items() if name not in _MEMBER_SET}
+        recording_id = known.get("id") or known.get("session_id")
+        if not isinstance(recording_id, str) or not recording_id:
+            raise InvalidMetaError("meta.json has no recording id ('id', 'session_id')")
+        known["id"] = str(known.get("id") or recording_id)
+        known["session_id"] = str(known.get("session_id") or recording_id)
+        status = known.get("status", RecordingStatus.RECORDING.value)
+        try:
+            known["status"] = RecordingStatus(status)
+        except ValueError:
+            statuses = ", ".join(s.value for s in RecordingStatus)
+            raise InvalidMetaError(f"meta.json has the status {status!r}; known: {statuses}") from None
+        for name in _LISTS:  # null in a hand-edited file: none
+            if known.get(name) is None:
+                known.pop(name, None)
+        if known.get("kwargs") is None:
+            known.pop("kwargs", None)
+        return cls(**known, extra=extra)
+
+    @classmethod
+    def from_started(cls, event: events_pb2.SessionEvent) -> RecordingMeta:
+        """The meta of a recording that starts with this STARTED event."""
+        try:
+            kwargs = json.loads(event.env_kwargs_json) if event.env_kwargs_json else {}
+        except json.JSONDecodeError:
+            kwargs = {"_unparsed": event.env_kwargs_json}
+        spec = event.spec
+        # Sanitized once here so that encode_json's fast path holds. Only the kwargs can hold
+        # non-finite floats: space_to_json writes those as strings, and walking a large space's
+        # bounds again would cost more than the rest of a recording's start.
+        return cls(
+            id=event.session_id,
+            session_id=event.session_id,
+            env_id=event.options.env_id or spec.env_id,
+            kwargs=strict_json(kwargs),
+            host_id=event.host_id,
+            observation_space=space_to_json(spec.observation_space)
+            if spec.HasField("observation_space")
+            else None,
+            action_space=space_to_json(spec.action_space) if spec.HasField("action_space") else None,
+            num_envs=max(1, spec.num_envs),  # > 1: a vector session, recorded per sub-session
+            created_at=iso_time(event.time),
+        )
+
+
+_MEMBERS = tuple(f.name for f in fields(RecordingMeta) if f.name != "extra")
+_MEMBER_SET = frozenset(_MEMBERS)
+_LISTS = ("episodes", "agent_keys", "missing_seqs", "orphan_seqs")
 
 
 def jsonable(obj: Any) -> Any:
@@ -49,14 +202,15 @@ _UNCHANGING_KEYS = frozenset({"observation_space", "action_space", "kwargs"})
 class MetaEncoder:
     """meta.json's bytes for one recording, rewritten every second or so while it records: its
     unchanging members (see `_UNCHANGING_KEYS`) are encoded once, the rest each time (the same
-    bytes as `encode_json`)."""
+    bytes as `encode_json` of `RecordingMeta.to_json`)."""
 
     def __init__(self) -> None:
         self._encoded: dict[str, tuple[Any, bytes]] = {}  # key -> (the value encoded, its JSON)
 
-    def encode(self, meta: dict[str, Any]) -> bytes:
+    def encode(self, meta: RecordingMeta | dict[str, Any]) -> bytes:
         members: list[bytes] = []
-        for key, value in meta.items():
+        body = meta.to_json() if isinstance(meta, RecordingMeta) else meta
+        for key, value in body.items():
             name = json.dumps(key).encode()
             if key in _UNCHANGING_KEYS:
                 cached = self._encoded.get(key)
@@ -77,51 +231,6 @@ def strict_json(value: Any) -> Any:
     return value
 
 
-def meta_key(session_id: str) -> str:
-    return f"{session_id}/{META_FILE}"
-
-
-def read_meta_object(storage: Storage, session_id: str) -> dict[str, Any] | None:
-    """A recording's meta.json straight from the storage (the writer's own state: no manifest
-    check), or None when it has none."""
-    try:
-        return json.loads(storage.get(meta_key(session_id)))
-    except ObjectNotFoundError:
-        return None
-
-
 def iso_time(unix_seconds: float | None = None) -> str:
     t = datetime.now(UTC) if not unix_seconds else datetime.fromtimestamp(unix_seconds, UTC)
     return t.isoformat().replace("+00:00", "Z")
-
-
-def new_meta(event: events_pb2.SessionEvent) -> dict[str, Any]:
-    """meta.json of a recording that starts with this STARTED event."""
-    try:
-        kwargs = json.loads(event.kwargs_json) if event.kwargs_json else {}
-    except json.JSONDecodeError:
-        kwargs = {"_unparsed": event.kwargs_json}
-    spec = event.spec
-    # Sanitized once here so that encode_json's fast path holds. Only the kwargs can hold
-    # non-finite floats: space_to_json writes those as strings, and walking a large space's
-    # bounds again would cost more than the rest of a recording's start.
-    return {
-        "id": event.session_id,
-        "session_id": event.session_id,
-        "env_id": event.env_id or spec.env_id,
-        "kwargs": strict_json(kwargs),
-        "host_id": event.host_id,
-        "observation_space": space_to_json(spec.observation_space)
-        if spec.HasField("observation_space")
-        else None,
-        "action_space": space_to_json(spec.action_space) if spec.HasField("action_space") else None,
-        "num_envs": max(1, spec.num_envs),  # > 1: a vector session, recorded per sub-session
-        "created_at": iso_time(event.time),
-        "status": STATUS_RECORDING,
-        "reason": "",
-        "episodes": [],
-        "agent_keys": [],
-        "last_seq": 0,
-        "missing_seqs": [],
-        "orphan_seqs": [],
-    }

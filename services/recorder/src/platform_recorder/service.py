@@ -1,5 +1,6 @@
-"""The recorder service: recovery on start, the consumer loop and the request/reply APIs
-(recordings; saved snapshots)."""
+"""The recorder service: its three jobs over one recordings storage. Writing recordings from the
+session stream (platform_recorder.writing: recovery on start, then the consumer loop), the
+recordings API (platform_recorder.reading) and the saved snapshot store (platform_recorder.snapshots)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from platform_recorder.api import RecordingsApi
-from platform_recorder.consumer import ConsumerLoop, open_consumer
-from platform_recorder.puller import Puller
-from platform_recorder.saved_snapshots import SavedSnapshotStore
-from platform_recorder.snapshots_api import SavedSnapshotsApi
-from platform_recorder.storage import Storage, as_storage
-from platform_recorder.writer import RecordingWriter
+from platform_recorder.reading.recordings_api import RecordingsApi
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
+from platform_recorder.snapshots.snapshots_api import SavedSnapshotsApi
+from platform_recorder.storage.interface import Storage
+from platform_recorder.storage.opening import as_storage
+from platform_recorder.writing.consumer import ConsumerLoop, open_consumer
+from platform_recorder.writing.puller import Puller
+from platform_recorder.writing.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
 

@@ -28,13 +28,11 @@ from nats.aio.msg import Msg
 from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
-
-from platform_recorder.episode_reading import array_names, frame_indexes
-from platform_recorder.errors import RecorderError
+from platform_recorder.errors import InvalidRequestError, RecorderError
 from platform_recorder.meta import jsonable
-from platform_recorder.recording_files import InvalidRequestError
-from platform_recorder.recording_store import MAX_READ_BYTES, RecordingStore
-from platform_recorder.storage import Storage, as_storage
+from platform_recorder.reading.episode_files import array_names, frame_indexes
+from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
+from platform_recorder.storage.interface import Storage
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")
@@ -83,11 +81,11 @@ def _parse(data: bytes) -> dict[str, Any]:
 
 
 class RecordingsApi:
-    """Serves the recordings subjects from a Storage (a folder path is taken as a FolderStorage)."""
+    """Serves the recordings subjects from a Storage (a folder path is taken as a folder storage)."""
 
     def __init__(self, nc: Any, storage: Storage | str | os.PathLike[str]) -> None:
         self.nc = nc
-        self.store = RecordingStore(as_storage(storage))
+        self.store = RecordingStore(storage)
         self._subs: list[Any] = []
 
     async def start(self) -> None:
@@ -124,7 +122,7 @@ class RecordingsApi:
         return {"recordings": found}
 
     def _get(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"recording": self.store.read_meta(_required_str(body, "id"))}
+        return {"recording": self.store.read_meta(_required_str(body, "id")).to_json()}
 
     def _files(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"files": self.store.files(_required_str(body, "id"))}

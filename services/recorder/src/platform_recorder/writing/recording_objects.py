@@ -15,11 +15,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from platform_recorder.manifest import MANIFEST_FILE, encode_manifest, is_finished_name
-from platform_recorder.meta import META_FILE, MetaEncoder, iso_time, read_meta_object
-from platform_recorder.recording_json import RECORDING_FILE, encode_info, info_from_meta
-from platform_recorder.session_files import npz_index, npz_name
-from platform_recorder.storage import ObjectNotFoundError, Storage
+from platform_recorder.layout import (
+    MANIFEST_FILE,
+    META_FILE,
+    RECORDING_FILE,
+    is_finished_name,
+    npz_index,
+    npz_name,
+)
+from platform_recorder.manifest import encode_manifest
+from platform_recorder.meta import MetaEncoder, RecordingMeta, iso_time
+from platform_recorder.storage.interface import ObjectNotFoundError, Storage
+from platform_recorder.writing.recording_json import encode_info, info_from_meta
 
 
 class RecordingObjects:
@@ -44,11 +51,17 @@ class RecordingObjects:
     @classmethod
     def load(
         cls, storage: Storage, session_id: str
-    ) -> tuple[dict[str, Any], dict[str, Any], RecordingObjects] | None:
+    ) -> tuple[RecordingMeta, dict[str, Any], RecordingObjects] | None:
         """(meta.json, recording.json, the objects) of a recording in the storage; None without a
-        meta.json. One listing finds its episode files (a crash may have left some unlisted)."""
-        meta = read_meta_object(storage, session_id)
-        if meta is None:
+        meta.json (read straight from the storage, the writer's own state: no manifest check). One
+        listing finds its episode files (a crash may have left some unlisted).
+
+        Raises:
+            InvalidMetaError: its meta.json is not a recording's.
+        """
+        try:
+            meta = RecordingMeta.from_json(json.loads(storage.get(f"{session_id}/{META_FILE}")))
+        except ObjectNotFoundError:
             return None
         prefix = f"{session_id}/"
         sizes = {
@@ -80,7 +93,7 @@ class RecordingObjects:
         self._unsynced = self._unlisted = True
         return name
 
-    def save(self, meta: dict[str, Any] | None = None, info: dict[str, Any] | None = None) -> None:
+    def save(self, meta: RecordingMeta | None = None, info: dict[str, Any] | None = None) -> None:
         """Write recording.json (`info`) and/or meta.json (`meta`, stamped `updated_at`), after
         making the episode files they may name durable (a folder) or listed (an object store);
         then the manifest (object stores)."""
@@ -94,7 +107,7 @@ class RecordingObjects:
             self.storage.put_atomic(self.key(RECORDING_FILE), data)
             self.sizes[RECORDING_FILE] = len(data)
         if meta is not None:
-            meta["updated_at"] = iso_time()
+            meta.updated_at = iso_time()
             data = self._meta_encoder.encode(meta)
             self.storage.put_atomic(self.key(META_FILE), data)
             self.sizes[META_FILE] = len(data)

@@ -8,24 +8,26 @@ PUT (up to 5 GiB), so it exists whole or not at all; S3 has no renames and no pa
 
 from __future__ import annotations
 
+import builtins
 import io
 import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from platform_recorder.errors import RecorderError
-from platform_recorder.storage import ObjectNotFoundError, StorageConfigError, check_key
+from platform_recorder.storage.interface import (
+    ObjectExistsError,
+    ObjectNotFoundError,
+    StorageConfigError,
+    StorageUnavailableError,
+    check_key,
+)
 
 MIN_PART = 5 * 1024 * 1024  # S3's smallest multipart part: minio's lower bound for part_size
 MAX_SINGLE_PUT = 5 * 1024 * 1024 * 1024  # S3's largest single PUT
 MANIFEST_NAME = "manifest.json"
 _MISSING = ("NoSuchKey", "NoSuchObject", "NoSuchBucket")
-
-
-class StorageUnavailableError(RecorderError):
-    """The S3 endpoint cannot be reached or refuses the bucket."""
-
-    code = "unavailable"
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -57,7 +59,7 @@ def _endpoint(endpoint: str, secure: bool) -> tuple[str, bool]:
     return parts.netloc, parts.scheme == "https"
 
 
-def _http_client() -> object:
+def _http_client() -> Any:
     import certifi
     import urllib3
 
@@ -70,6 +72,23 @@ def _http_client() -> object:
     )
 
 
+def check_s3_settings(url: str, endpoint: str, access_key: str, secret_key: str) -> None:
+    """Raise StorageConfigError naming every setting an S3 storage needs and does not have
+    (there is no default for them)."""
+    missing = [
+        name
+        for name, value in (
+            ("PLATFORM_S3_ENDPOINT", endpoint),
+            ("PLATFORM_S3_ACCESS_KEY", access_key),
+            ("PLATFORM_S3_SECRET_KEY", secret_key),
+        )
+        if not value
+    ]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise StorageConfigError(f"{' and '.join(missing)} {verb} required with PLATFORM_RECORDINGS={url}")
+
+
 def open_s3_storage(
     url: str, endpoint: str, access_key: str, secret_key: str, region: str = "", secure: bool = True
 ) -> S3Storage:
@@ -80,13 +99,7 @@ def open_s3_storage(
         StorageUnavailableError: the endpoint cannot be reached or the bucket cannot be used.
     """
     bucket, prefix = parse_s3_url(url)
-    for name, value in (
-        ("PLATFORM_S3_ENDPOINT", endpoint),
-        ("PLATFORM_S3_ACCESS_KEY", access_key),
-        ("PLATFORM_S3_SECRET_KEY", secret_key),
-    ):
-        if not value:
-            raise StorageConfigError(f"{name} is required with PLATFORM_RECORDINGS={url}")
+    check_s3_settings(url, endpoint, access_key, secret_key)
     host, tls = _endpoint(endpoint, secure)
     from minio import Minio
     from minio.helpers import check_bucket_name
@@ -106,9 +119,10 @@ def open_s3_storage(
 
 
 class S3Storage:
-    """Keys under `prefix` in `bucket` (see platform_recorder.storage.Storage)."""
+    """Keys under `prefix` in `bucket` (see platform_recorder.storage.interface.Storage)."""
 
     needs_manifest = True
+    local_root: Path | None = None  # not a local folder
 
     def __init__(self, client: object, bucket: str, prefix: str, description: str) -> None:
         from minio import Minio
@@ -154,6 +168,18 @@ class S3Storage:
 
     def sync_folder(self, prefix: str) -> None:
         """Nothing to do: a PUT is durable when it returns."""
+
+    def put_new_folder(self, prefix: str, files: Sequence[tuple[str, bytes]]) -> None:
+        """The files PUT one by one, in order (no renames on S3: the last is the one readers trust)."""
+        folder = check_key(prefix.rstrip("/"))
+        if self.list_sizes(folder + "/"):
+            raise ObjectExistsError(f"{folder} exists in {self.description}")
+        for name, data in files:
+            self.put_atomic(f"{folder}/{check_key(name)}", data)
+
+    def remove_stale_temporaries(self, prefix: str, older_than: float) -> int:
+        """None: a new folder is written in place (an interrupted one lacks its last file)."""
+        return 0
 
     def get(self, key: str) -> bytes:
         from minio.error import S3Error
@@ -207,7 +233,7 @@ class S3Storage:
         }
         return dict(sorted(out.items()))
 
-    def children(self, prefix: str = "", name_prefix: str = "") -> list[str]:
+    def children(self, prefix: str = "", name_prefix: str = "") -> builtins.list[str]:
         base = self._folder(prefix)
         names = {
             obj.object_name[len(base) :].rstrip("/")
@@ -238,7 +264,7 @@ class S3Storage:
 def _read_all(response: Any) -> bytes:
     """The body of a minio response, its connection given back to the pool."""
     try:
-        return response.read()  # type: ignore[no-any-return]
+        return bytes(response.read())
     finally:
         response.close()
         response.release_conn()

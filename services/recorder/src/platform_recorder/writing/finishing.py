@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from platform_recorder.layout import episode_stem, npz_name
+from platform_recorder.meta import RecordingMeta, RecordingStatus, iso_time
+from platform_recorder.storage.durable_files import fsync_dir
+from platform_recorder.writing.episodes import build_episode
+from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.life_columns import LIFE_START, episode_life_start
+from platform_recorder.writing.lives import LifePlace
+from platform_recorder.writing.npz_files import encode_npz
+from platform_recorder.writing.part_files import part_path
+from platform_recorder.writing.recording_objects import RecordingObjects
 from simulusion.bus.v1 import events_pb2
-
-from platform_recorder.durable_files import fsync_dir
-from platform_recorder.episodes import build_episode
-from platform_recorder.held_observations import HeldObservations
-from platform_recorder.life_columns import LIFE_START, episode_life_start
-from platform_recorder.lives import LifePlace
-from platform_recorder.meta import STATUS_CLOSED, STATUS_CRASHED, iso_time
-from platform_recorder.npz_files import encode_npz
-from platform_recorder.recording_objects import RecordingObjects
-from platform_recorder.session_files import episode_stem, npz_name, part_path
 
 log = logging.getLogger(__name__)
 
@@ -81,15 +81,15 @@ def _entry_extras(
     return extra
 
 
-def apply_close(meta: dict[str, Any], event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:
+def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:
     """Mark meta closed or crashed, with the reason, the log tail and the published last seq."""
     crashed = event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED
-    meta["status"] = STATUS_CRASHED if crashed else STATUS_CLOSED
-    meta["reason"] = event.reason
+    meta.status = RecordingStatus.CRASHED if crashed else RecordingStatus.CLOSED
+    meta.reason = event.reason
     if event.log_tail:
-        meta["log_tail"] = event.log_tail
-    meta["closed_at"] = iso_time(event.time)
-    meta["published_last_seq"] = event.last_seq
+        meta.log_tail = event.log_tail
+    meta.closed_at = iso_time(event.time)
+    meta.published_last_seq = event.last_seq
     if event.last_seq > last_seq:
         log.error(
             "%s: closed after publishing seq %d but only seq %d was recorded", where, event.last_seq, last_seq

@@ -1,42 +1,17 @@
-"""Recording ids, and the finished files of a recording as the API may serve them.
+"""The finished files of a recording as the API may serve them.
 
 Finished files are `meta.json`, `recording.json` and the episodes' `episode-NNNNNN.npz`
-(platform_recorder.manifest). On an object store (`Storage.needs_manifest`) only what a
+(platform_recorder.layout). On an object store (`Storage.needs_manifest`) only what a
 recording's manifest.json lists is served; a folder's files are served as they are (each one
 appears whole, by rename).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from platform_recorder.errors import InvalidRecordingIdError, RecorderError, RecordingNotFoundError
-from platform_recorder.manifest import is_finished_name, read_manifest
-from platform_recorder.meta import META_FILE
-from platform_recorder.storage import ObjectNotFoundError, Storage
-
-ID_RULE = "a recording id must not contain '/', '\\' or '..', nor start with '.'"
-
-
-class InvalidRequestError(RecorderError, ValueError):
-    """A request the API cannot take (a missing field, a wrong type, a value out of range)."""
-
-    code = "invalid_argument"
-
-
-def check_recording_id(recording_id: Any) -> str:
-    """`recording_id` if it can name a recording (a session or sub-session id).
-
-    Raises:
-        InvalidRecordingIdError: not a string, empty, or against ID_RULE (named in the message).
-    """
-    if not isinstance(recording_id, str) or not recording_id:
-        raise InvalidRecordingIdError(f"a recording id is required (a non-empty string): {recording_id!r}")
-    if "/" in recording_id or "\\" in recording_id or ".." in recording_id or recording_id.startswith("."):
-        raise InvalidRecordingIdError(f"invalid recording id {recording_id!r}: {ID_RULE}")
-    if "\x00" in recording_id:
-        raise InvalidRecordingIdError(f"invalid recording id {recording_id!r}: it must not hold a NUL byte")
-    return recording_id
+from platform_recorder.errors import InvalidRequestError, RecordingNotFoundError
+from platform_recorder.layout import META_FILE, check_recording_id, is_finished_name
+from platform_recorder.manifest import read_manifest
+from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 
 
 def served_files(storage: Storage, recording_id: str) -> dict[str, int]:

@@ -19,17 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
-from platform_recorder.meta import STATUS_RECORDING
-from platform_recorder.storage import Storage, as_storage
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.storage.interface import Storage
+from platform_recorder.storage.opening import as_storage
 
-PARENT_KEY = "parent_session_id"
-INDEX_KEY = "env_index"
 _SUB_ID = re.compile(r"^(?P<parent>.+)-(?P<index>0|[1-9][0-9]*)$")
-# What a sub-session's meta.json takes from its parent's.
-_INHERITED = ("env_id", "kwargs", "host_id", "observation_space", "action_space", "created_at")
-_CLOSE_FIELDS = ("status", "reason", "log_tail", "closed_at")
 
 
 def split_sub_session_id(session_id: str) -> tuple[str, int] | None:
@@ -40,22 +35,26 @@ def split_sub_session_id(session_id: str) -> tuple[str, int] | None:
     return match.group("parent"), int(match.group("index"))
 
 
-def is_sub_session(meta: dict[str, Any]) -> bool:
-    return bool(meta.get(PARENT_KEY))
-
-
-def sub_session_meta(parent_meta: dict[str, Any], session_id: str, index: int) -> dict[str, Any]:
-    """meta.json of sub-session `session_id` (sub-environment `index`) of the parent's recording."""
-    meta: dict[str, Any] = {"id": session_id, "session_id": session_id}
-    meta.update({key: parent_meta.get(key) for key in _INHERITED})
-    meta[PARENT_KEY] = str(parent_meta.get("session_id", ""))
-    meta[INDEX_KEY] = index
-    meta["status"] = STATUS_RECORDING
-    meta["reason"] = ""
-    if parent_meta.get("status", STATUS_RECORDING) != STATUS_RECORDING:
-        # events arriving after the parent closed: recorded, and the recording closed at once
-        meta.update({key: parent_meta[key] for key in _CLOSE_FIELDS if key in parent_meta})
-    meta.update(episodes=[], agent_keys=[], last_seq=0, missing_seqs=[], orphan_seqs=[])
+def sub_session_meta(parent: RecordingMeta, session_id: str, index: int) -> RecordingMeta:
+    """meta.json of sub-session `session_id` (sub-environment `index`) of the parent's recording:
+    what it takes from the parent's (env id, kwargs, host, spaces, start time) and, when the
+    parent already closed (events arriving after its close: recorded, and the recording closed at
+    once), how it ended."""
+    meta = RecordingMeta(
+        id=session_id,
+        session_id=session_id,
+        env_id=parent.env_id,
+        kwargs=parent.kwargs,
+        host_id=parent.host_id,
+        observation_space=parent.observation_space,
+        action_space=parent.action_space,
+        created_at=parent.created_at,
+        parent_session_id=parent.session_id,
+        env_index=index,
+    )
+    if not parent.is_recording:
+        meta.status, meta.reason = parent.status, parent.reason
+        meta.log_tail, meta.closed_at = parent.log_tail, parent.closed_at
     return meta
 
 

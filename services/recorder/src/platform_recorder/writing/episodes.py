@@ -10,12 +10,12 @@ Layout of `episode-NNNNNN.npz` (T = number of steps; docs/recording-format.md sa
     seq                 uint64 (T,): the step events' seq
     agent.<name>        float64 (T,) or (T, k): numeric agent data, NaN where a step had none
     info.is_success     float64 (T,): the step infos' `is_success` as 0/1, NaN where absent
-                        (only when some step has it; see platform_recorder.step_columns)
+                        (only when some step has it; see platform_recorder.writing.step_columns)
     teacher.action      rows like `actions` (same naming rule), from the step infos'
                         `teacher_action`, zeros where absent; teacher.valid bool (T,) says where
-                        (only when some step has it; see platform_recorder.teacher_columns)
+                        (only when some step has it; see platform_recorder.writing.teacher_columns)
     state.<name>        float64 (T+1, stop - start): the labelled parts of each observation
-                        (with the session's spec and labels; see platform_recorder.state_columns)
+                        (with the session's spec and labels; see platform_recorder.writing.state_columns)
     outcome             0-d str: the last step's `info["outcome"]` (when it has one)
     frames              JPEG bytes per observation row (fixed-width bytes, b"" where none)
     frames_rgb          uint8 (T+1, H, W, 3) for raw "rgb" frames (zeros where none)
@@ -34,24 +34,23 @@ from typing import Any
 
 import numpy as np
 from platform_contracts.values import python_from_value
-from simulusion.bus.v1 import events_pb2
-from simulusion.env.v1 import environment_pb2, values_pb2
-
-from platform_recorder.frame_thinning import thinning
-from platform_recorder.held_observations import HeldObservations
-from platform_recorder.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
-from platform_recorder.lives import LifePlace
-from platform_recorder.npz_files import RowBytes
-from platform_recorder.observation_frames import encode_observation_frames, has_frame
-from platform_recorder.state_columns import state_columns
-from platform_recorder.step_columns import (
+from platform_recorder.writing.frame_thinning import thinning
+from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
+from platform_recorder.writing.lives import LifePlace
+from platform_recorder.writing.npz_files import RowBytes
+from platform_recorder.writing.observation_frames import encode_observation_frames, has_frame
+from platform_recorder.writing.state_columns import state_columns
+from platform_recorder.writing.step_columns import (
     OUTCOME_COLUMN,
     SUCCESS_COLUMN,
     agent_columns,
     outcome_column,
     success_column,
 )
-from platform_recorder.teacher_columns import teacher_columns
+from platform_recorder.writing.teacher_columns import teacher_columns
+from simulusion.bus.v1 import events_pb2
+from simulusion.env.v1 import environment_pb2, values_pb2
 
 log = logging.getLogger(__name__)
 

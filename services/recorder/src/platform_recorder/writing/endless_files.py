@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from platform_recorder.open_episodes import OpenEpisode
+from platform_recorder.writing.open_episodes import OpenEpisode
 
 FILE_STEPS = 1000
 

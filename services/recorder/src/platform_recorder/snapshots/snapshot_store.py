@@ -7,13 +7,12 @@ Layout: `<recordings>/snapshots/<id>/` holding
 Ids are "snap-" + 12 hex digits. Readers trust only a snapshot whose snapshot.json exists, and
 check state.bin against its size and sha256.
 
-In a folder storage a snapshot's folder appears complete or not at all: both files are written
-(and fsynced) into a temporary folder `.tmp-<id>-...` beside it, which is then renamed into place
-and the parent directory fsynced. A failed save removes its temporary folder; one left by a
-crash is never listed and is removed by `remove_stale_temps` once it is old (so a save in
-progress on another recorder sharing the storage is left alone). On S3 (no renames) state.bin is
-PUT first and snapshot.json last: a save a crash interrupted leaves at most a state.bin that is
-never listed.
+A snapshot is written by one `Storage.put_new_folder`, state.bin then snapshot.json: in a folder
+storage its folder appears complete or not at all (written into a temporary folder `.tmp-<id>-...`
+beside it, renamed into place; one left by a crash is never listed and is removed by
+`remove_stale_temps` once it is old, so a save in progress on another recorder sharing the
+storage is left alone); on S3 (no renames) snapshot.json is PUT last, so a save a crash
+interrupted leaves at most a state.bin that is never listed.
 """
 
 from __future__ import annotations
@@ -23,30 +22,25 @@ import json
 import logging
 import os
 import secrets
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from simulusion.env.v1 import environment_pb2
-
-from platform_recorder.durable_files import fsync_dir
-from platform_recorder.durable_files import write_new_file as _write_new_file
 from platform_recorder.errors import (
     InvalidSnapshotIdError,
     SavedSnapshotCorruptError,
     SavedSnapshotNotFoundError,
 )
-from platform_recorder.storage import FolderStorage, ObjectNotFoundError, Storage, as_storage
+from platform_recorder.layout import SNAPSHOTS_DIR
+from platform_recorder.storage.interface import ObjectExistsError, ObjectNotFoundError, Storage
+from platform_recorder.storage.opening import as_storage
+from simulusion.env.v1 import environment_pb2
 
 log = logging.getLogger(__name__)
 
-SNAPSHOTS_DIR = "snapshots"
 STATE_FILE = "state.bin"
 INFO_FILE = "snapshot.json"
 ID_PREFIX = "snap-"
-TMP_PREFIX = ".tmp-"
 FORMAT_VERSION = 1
 # A temporary folder older than this is what a crashed save left.
 STALE_TMP_S = 3600.0
@@ -87,9 +81,6 @@ class SavedSnapshotStore:
 
     def __init__(self, recordings: Storage | Path | str) -> None:
         self.storage = as_storage(recordings)
-        self.folder = self.storage if isinstance(self.storage, FolderStorage) else None
-        # the snapshots' folder of a folder storage (None on an object store)
-        self.dir: Path | None = self.folder.root / SNAPSHOTS_DIR if self.folder is not None else None
 
     def _key(self, snapshot_id: str, name: str) -> str:
         return f"{SNAPSHOTS_DIR}/{snapshot_id}/{name}"
@@ -104,46 +95,19 @@ class SavedSnapshotStore:
         saved.size_bytes = len(state)
         if not saved.created_at:
             saved.created_at = time.time()
-        if self.folder is None:
-            self._save_objects(saved, state, fmt)
-        else:
-            self._save_folder(saved, state, fmt)
+        digest = hashlib.sha256(state).hexdigest()
+        for attempt in range(3):  # a new id when one is taken (48 random bits: never, in practice)
+            saved.id = new_snapshot_id()
+            files = [(STATE_FILE, state), (INFO_FILE, _to_json(saved, fmt, digest))]  # snapshot.json last
+            try:
+                self.storage.put_new_folder(f"{SNAPSHOTS_DIR}/{saved.id}", files)
+                break
+            except ObjectExistsError:
+                if attempt == 2:
+                    raise
         log.info("saved snapshot %s of session %s env %s (%d bytes)", saved.id, saved.session_id,
                  saved.env_id, saved.size_bytes)
         return saved
-
-    def _save_objects(self, saved: environment_pb2.SavedSnapshot, state: bytes, fmt: str) -> None:
-        """state.bin, then snapshot.json (the object readers trust) last."""
-        for _ in range(3):
-            saved.id = new_snapshot_id()
-            if not self.storage.exists(self._key(saved.id, INFO_FILE)):
-                break
-        self.storage.put_atomic(self._key(saved.id, STATE_FILE), state)
-        info = _to_json(saved, fmt, hashlib.sha256(state).hexdigest())
-        self.storage.put_atomic(self._key(saved.id, INFO_FILE), info)
-
-    def _save_folder(self, saved: environment_pb2.SavedSnapshot, state: bytes, fmt: str) -> None:
-        """Both files into a temporary folder, renamed into place."""
-        folder = self.dir
-        assert folder is not None
-        if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            fsync_dir(folder.parent)
-        for _ in range(3):
-            saved.id = new_snapshot_id()
-            if not (folder / saved.id).exists():
-                break
-        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{saved.id}-", dir=folder))
-        try:
-            tmp.chmod(0o755)
-            _write_new_file(tmp / STATE_FILE, state)
-            _write_new_file(tmp / INFO_FILE, _to_json(saved, fmt, hashlib.sha256(state).hexdigest()))
-            fsync_dir(tmp)
-            os.rename(tmp, folder / saved.id)  # fails rather than replace a non-empty folder
-            fsync_dir(folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     def _read_info(self, snapshot_id: str) -> dict[str, Any]:
         try:
@@ -194,21 +158,5 @@ class SavedSnapshotStore:
         return out
 
     def remove_stale_temps(self, older_than: float = STALE_TMP_S) -> int:
-        """Remove the temporary folders crashed saves left (older than `older_than` seconds; a
-        folder storage's: an object store has none)."""
-        if self.dir is None:
-            return 0
-        removed = 0
-        now = time.time()
-        try:
-            entries = [e for e in os.scandir(self.dir) if e.name.startswith(TMP_PREFIX)]
-        except FileNotFoundError:
-            return 0
-        for entry in entries:
-            try:
-                if now - entry.stat().st_mtime >= older_than:
-                    shutil.rmtree(entry.path)
-                    removed += 1
-            except OSError as exc:
-                log.warning("cannot remove %s: %s", entry.path, exc)
-        return removed
+        """Remove what crashed saves left (older than `older_than` seconds); how many."""
+        return self.storage.remove_stale_temporaries(f"{SNAPSHOTS_DIR}/", older_than)

@@ -3,7 +3,7 @@
 Messages: `SessionEvent`s (`.lifecycle`), `StepEvent`s (`.step`) and `StepEventBatch`es (`.steps`:
 a hold's steps, or a vector session's sub-environments' steps). Every step event, single or in a
 batch, goes to the recording of the session it names, exactly once by (session id, seq); events
-of a vector session's sub-sessions make their recordings (see platform_recorder.sub_sessions).
+of a vector session's sub-sessions make their recordings (see platform_recorder.writing.sub_sessions).
 """
 
 from __future__ import annotations
@@ -17,26 +17,19 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError, decompress_event, entries
-from simulusion.bus.v1 import events_pb2
-
-from platform_recorder.durable_files import SyncGroup
 from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
-from platform_recorder.held_observations import light_split_event
-from platform_recorder.lives import LIVES_DIR, LifePlace, check_life_name, join_life, place_meta
-from platform_recorder.meta import meta_key, new_meta
-from platform_recorder.reading import check_id
-from platform_recorder.recording import Recording
-from platform_recorder.recording_json import new_recording_info, sub_session_info
-from platform_recorder.recording_objects import RecordingObjects
-from platform_recorder.saved_snapshots import SNAPSHOTS_DIR
-from platform_recorder.storage import FolderStorage, Storage, as_storage
-from platform_recorder.sub_sessions import (
-    PARENT_KEY,
-    is_sub_session,
-    split_sub_session_id,
-    sub_session_ids,
-    sub_session_meta,
-)
+from platform_recorder.layout import META_FILE, NOT_RECORDINGS, check_recording_id
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.storage.durable_files import SyncGroup
+from platform_recorder.storage.interface import Storage
+from platform_recorder.storage.opening import as_storage
+from platform_recorder.writing.held_observations import light_split_event
+from platform_recorder.writing.lives import LifePlace, check_life_name, join_life, set_life_place
+from platform_recorder.writing.recording import Recording
+from platform_recorder.writing.recording_json import new_recording_info, sub_session_info
+from platform_recorder.writing.recording_objects import RecordingObjects
+from platform_recorder.writing.sub_sessions import split_sub_session_id, sub_session_ids, sub_session_meta
+from simulusion.bus.v1 import events_pb2
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +47,13 @@ class RecordingWriter:
     are recognised by seq.
 
     Args:
-        storage: the recordings storage (a path: a FolderStorage of it).
+        storage: the recordings storage (a path: a folder storage of it).
         max_cached: sessions whose state is kept in memory beyond those with work pending.
         meta_interval: seconds a recording's meta.json may lag behind its finished episodes
             (their events are durable in part files meanwhile); 0: written with every batch.
             While any does, call `flush_due()` now and then (`process` does it too).
         spool: the local folder of the part files (`<spool>/<id>/`); required unless `storage`
-            is a folder, whose recording folders then hold them.
+            is a local folder (`Storage.local_root`), whose recording folders then hold them.
     """
 
     def __init__(
@@ -72,11 +65,11 @@ class RecordingWriter:
     ) -> None:
         self.storage = as_storage(storage)
         if spool is None:
-            if not isinstance(self.storage, FolderStorage):
+            if self.storage.local_root is None:
                 raise ValueError(f"a spool folder for part files is required with {self.storage.description}")
-            spool = self.storage.root
+            spool = self.storage.local_root
         self.parts_root = Path(spool).absolute()
-        self.spooled = not (isinstance(self.storage, FolderStorage) and self.storage.root == self.parts_root)
+        self.spooled = self.storage.local_root != self.parts_root  # not the recordings' own folders
         self.max_cached = max_cached
         self.meta_interval = meta_interval
         self._sessions: OrderedDict[str, Recording] = OrderedDict()
@@ -91,7 +84,7 @@ class RecordingWriter:
             self.storage, session_id, self.local_dir(session_id), self.meta_interval, self.spooled
         )
 
-    def _new(self, session_id: str, meta: dict[str, Any], info: dict[str, Any]) -> Recording:
+    def _new(self, session_id: str, meta: RecordingMeta, info: dict[str, Any]) -> Recording:
         """A new recording: its meta.json and recording.json are written now."""
         objects = RecordingObjects(self.storage, session_id)
         objects.save(meta=meta, info=info)
@@ -108,7 +101,7 @@ class RecordingWriter:
             if not any(folder.glob("*.part")):
                 continue
             try:
-                check_id(folder.name)
+                check_recording_id(folder.name)
             except InvalidRecordingIdError:
                 log.warning("%s: not a recording's folder, left alone", folder)
                 continue
@@ -191,19 +184,19 @@ class RecordingWriter:
 
     def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
         """The recording of sub-session `session_id` of a recorded vector session, made now from its
-        parent's meta.json (see platform_recorder.sub_sessions); None when it is not one."""
+        parent's meta.json (see platform_recorder.writing.sub_sessions); None when it is not one."""
         split = split_sub_session_id(session_id)
-        if split is None or session_id == SNAPSHOTS_DIR:
+        if split is None or session_id in NOT_RECORDINGS:
             return None
         parent_id, index = split
         parent = self._get(parent_id)
-        if parent is None or is_sub_session(parent.meta):
+        if parent is None or parent.meta.is_sub_session:
             return None
-        num_envs = int(parent.meta.get("num_envs") or 0)
+        num_envs = int(parent.meta.num_envs or 0)
         if num_envs > 1 and index >= num_envs:
             log.warning("%s: events of sub-environment %d of %d: recorded anyway", parent.where, index, num_envs)
         meta = sub_session_meta(parent.meta, session_id, index)
-        info = sub_session_info(parent.info, session_id, index, str(meta.get("status")))
+        info = sub_session_info(parent.info, session_id, index, meta.status)
         rec = self._new(session_id, meta, info)
         log.info("recording sub-environment %d of session %s", index, parent_id)
         touched[session_id] = rec
@@ -216,23 +209,23 @@ class RecordingWriter:
             return "ignored"
         rec.request_close(event)
         touched[rec.session_id] = rec
-        if is_sub_session(rec.meta):
+        if rec.meta.is_sub_session:
             return "closed"
         sub_event = events_pb2.SessionEvent()
         sub_event.CopyFrom(event)
         sub_event.ClearField("last_seq")  # the parent's count, not theirs
         for sub_id in sub_session_ids(self.storage, rec.session_id):
             sub = self._get(sub_id)
-            if sub is not None and sub.meta.get(PARENT_KEY) == rec.session_id:
+            if sub is not None and sub.meta.parent_session_id == rec.session_id:
                 sub.request_close(sub_event)
                 touched[sub_id] = sub
         return "closed"
 
     def _lifecycle(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
         if event.kind == events_pb2.SESSION_EVENT_KIND_STARTED:
-            if not event.record:
+            if not event.options.record:
                 return "ignored"
-            if event.life.name:
+            if event.options.life:
                 # A life's earlier session may have closed in this batch: its close (and its step
                 # count in the life's index) is applied first, as the stream ordered them.
                 for rec in touched.values():
@@ -245,37 +238,35 @@ class RecordingWriter:
 
     def _start(self, event: events_pb2.SessionEvent, touched: dict[str, Recording]) -> str:
         try:
-            check_id(event.session_id)
-            if event.session_id == SNAPSHOTS_DIR:
-                raise InvalidRecordingIdError(f"{SNAPSHOTS_DIR!r} is the saved snapshots' folder")
-            if event.session_id == LIVES_DIR:
-                raise InvalidRecordingIdError(f"{LIVES_DIR!r} is the folder of the lives' indexes")
+            check_recording_id(event.session_id)
+            if event.session_id in NOT_RECORDINGS:
+                raise InvalidRecordingIdError(f"{event.session_id!r} is a folder of the recorder's own")
         except InvalidRecordingIdError as exc:
-            log.error("session %s env %s cannot be recorded: %s", event.session_id, event.env_id, exc)
+            log.error("session %s env %s cannot be recorded: %s", event.session_id, event.options.env_id, exc)
             return "ignored"
-        if event.session_id in self._sessions or self.storage.exists(meta_key(event.session_id)):
+        if event.session_id in self._sessions or self.storage.exists(f"{event.session_id}/{META_FILE}"):
             return "duplicate"
-        meta = new_meta(event)
+        meta = RecordingMeta.from_started(event)
         info = new_recording_info(event)
         place = self._join_life(event)
         if place is not None:
-            meta.update(place_meta(place))
+            set_life_place(meta, place)
             info.update(life=place.name, life_offset=place.offset)
         rec = self._new(event.session_id, meta, info)
-        log.info("recording session %s env %s%s", event.session_id, meta["env_id"],
+        log.info("recording session %s env %s%s", event.session_id, meta.env_id,
                  f" into life {place.name} from step {place.offset}" if place is not None else "")
         touched[event.session_id] = rec
         return "started"
 
     def _join_life(self, event: events_pb2.SessionEvent) -> LifePlace | None:
-        """Add a starting session to its life's index (platform_recorder.lives); its place there.
+        """Add a starting session to its life's index (platform_recorder.writing.lives); its place there.
         None: no life (or one it cannot join: logged, and the session is recorded on its own)."""
-        settings = event.life
-        if not settings.name:
+        options = event.options
+        if not options.life:
             return None
-        where = f"session {event.session_id} env {event.env_id}"
+        where = f"session {event.session_id} env {options.env_id}"
         try:
-            name = check_life_name(settings.name)
+            name = check_life_name(options.life)
         except InvalidLifeNameError as exc:
             log.error("%s is recorded without its life: %s", where, exc)
             return None
@@ -283,7 +274,7 @@ class RecordingWriter:
             log.error("%s is recorded without life %s: a life records one environment, this session "
                       "runs %d", where, name, event.spec.num_envs)
             return None
-        return join_life(self.storage, name, event.session_id, settings.frame_every, settings.max_frames,
+        return join_life(self.storage, name, event.session_id, options.frame_every, options.max_frames,
                          self._steps_so_far)
 
     def _steps_so_far(self, session_id: str) -> int | None:
@@ -299,7 +290,7 @@ class RecordingWriter:
         if session_id in self._absent:
             return None
         try:
-            check_id(session_id)
+            check_recording_id(session_id)
         except InvalidRecordingIdError:
             return None
         rec = self._load(session_id)
@@ -316,7 +307,7 @@ class RecordingWriter:
         """Drop the state of idle sessions beyond `max_cached` and of closed ones (it is on disk)."""
         for session_id in list(self._sessions):
             rec = self._sessions[session_id]
-            closed = rec.meta.get("status") != "recording"
+            closed = not rec.meta.is_recording
             if rec.quiet and (closed or len(self._sessions) > self.max_cached):
                 rec.close_files()
                 del self._sessions[session_id]

@@ -25,10 +25,9 @@ from nats.aio.msg import Msg
 from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
-from simulusion.control.v1 import control_pb2
-
 from platform_recorder.errors import RecorderError
-from platform_recorder.saved_snapshots import SavedSnapshotStore, check_snapshot_id
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore, check_snapshot_id
+from simulusion.control.v1 import control_pb2
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")

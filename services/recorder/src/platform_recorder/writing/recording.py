@@ -24,20 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from platform_contracts.step_batches import EntryForm
-from simulusion.bus.v1 import events_pb2
-
-from platform_recorder.durable_files import SyncGroup, fsync_dir
-from platform_recorder.endless_files import is_full, route_endless
-from platform_recorder.episodes import START_KINDS
-from platform_recorder.finishing import apply_close, finish_episode
-from platform_recorder.held_observations import HeldObservations
-from platform_recorder.life_columns import recorded_steps
-from platform_recorder.lives import close_in_life, place_from_meta
-from platform_recorder.meta import STATUS_RECORDING
-from platform_recorder.open_episodes import OpenEpisode, scan_parts
-from platform_recorder.recording_json import apply_close_to_info
-from platform_recorder.recording_objects import RecordingObjects
-from platform_recorder.session_files import (
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.storage.durable_files import SyncGroup, fsync_dir
+from platform_recorder.storage.interface import Storage
+from platform_recorder.writing.endless_files import is_full, route_endless
+from platform_recorder.writing.episodes import START_KINDS
+from platform_recorder.writing.finishing import apply_close, finish_episode
+from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.life_columns import recorded_steps
+from platform_recorder.writing.lives import close_in_life, place_from_meta
+from platform_recorder.writing.open_episodes import OpenEpisode, scan_parts
+from platform_recorder.writing.part_files import (
     ORPHANS_PART,
     PartWriter,
     episode_index,
@@ -45,7 +42,9 @@ from platform_recorder.session_files import (
     part_path,
     read_part,
 )
-from platform_recorder.storage import Storage
+from platform_recorder.writing.recording_json import apply_close_to_info
+from platform_recorder.writing.recording_objects import RecordingObjects
+from simulusion.bus.v1 import events_pb2
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ class Recording:
         self,
         objects: RecordingObjects,
         local_dir: Path,
-        meta: dict[str, Any],
+        meta: RecordingMeta,
         info: dict[str, Any],
         meta_interval: float = 0.0,
         spooled: bool = False,
@@ -90,11 +89,11 @@ class Recording:
         self.info = info
         self.meta_interval = meta_interval
         self.spooled = spooled
-        self.session_id = str(meta.get("session_id", objects.session_id))
-        self.env_id = str(meta.get("env_id", ""))
-        self.last_seq = int(meta.get("last_seq", 0))
-        self.missing: set[int] = {int(s) for s in meta.get("missing_seqs", [])}
-        self.finished: set[int] = {int(e["index"]) for e in meta.get("episodes", [])}
+        self.session_id = meta.session_id
+        self.env_id = meta.env_id
+        self.last_seq = int(meta.last_seq)
+        self.missing: set[int] = {int(s) for s in meta.missing_seqs}
+        self.finished: set[int] = {int(e["index"]) for e in meta.episodes}
         self.open: dict[int, OpenEpisode] = {}
         self.life = place_from_meta(meta)  # its place in a life (None: no life)
         self.endless = bool((info.get("spec") or {}).get("endless"))  # files cut by endless_files
@@ -170,7 +169,7 @@ class Recording:
                 rec.missing.update(range(rec.last_seq + 1, top + 1))
             rec.last_seq = top
         rec.missing -= found
-        rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.get("last_seq")
+        rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.last_seq
         rec._meta_urgent = True  # what recovery finishes is listed at once
         if rec.missing:
             log.warning(
@@ -307,7 +306,7 @@ class Recording:
             self._make_local_dir()
             self._orphans = PartWriter(self.dir / ORPHANS_PART)
         self._write(self._orphans, event, data, form)
-        self.meta.setdefault("orphan_seqs", []).append(event.seq)
+        self.meta.orphan_seqs.append(event.seq)
         self._meta_dirty = self._meta_urgent = True
 
     def request_close(self, event: events_pb2.SessionEvent) -> None:
@@ -335,7 +334,7 @@ class Recording:
         """Finish ended episodes and apply a close; write meta.json when it is due (see `meta_due`)
         or `force`d."""
         self.sync()  # no-op after the writer's sync: nothing must be finished from unwritten records
-        closing = self._close is not None or self.meta.get("status", STATUS_RECORDING) != STATUS_RECORDING
+        closing = self._close is not None or not self.meta.is_recording
         if closing:
             self._to_finish.update(self.open)
         elif len(self.open) > 1 and not self.missing:
@@ -357,14 +356,14 @@ class Recording:
         if self._life_due and self.life is not None:
             # after meta.json: a crash before this leaves the close unacked, so it comes again
             close_in_life(self.objects.storage, self.life, self.session_id, self.session_steps(),
-                          str(self.meta.get("status")))
+                          self.meta.status)
             self._life_due = False
 
     def session_steps(self) -> int:
         """The steps of the session recorded so far: the life steps it takes."""
         open_events = [state.events if state.events is not None else read_part(state.writer.path, held=HeldObservations())
                        for state in self.open.values()]
-        return recorded_steps(self.meta.get("episodes", []), open_events, self.life)
+        return recorded_steps(self.meta.episodes, open_events, self.life)
 
     def meta_due(self, now: float) -> bool:
         """meta.json is behind and must be written now: something other than finished episodes
@@ -379,8 +378,8 @@ class Recording:
 
     def _list(self, finished: list[tuple[int, dict[str, Any] | None]]) -> None:
         """Put finished episodes in the in-memory meta; their parts go once meta.json is written."""
-        episodes: list[dict[str, Any]] = self.meta.setdefault("episodes", [])
-        keys = set(self.meta.get("agent_keys", []))
+        episodes = self.meta.episodes
+        keys = set(self.meta.agent_keys)
         for index, entry in finished:
             self._unlink_when_listed.add(index)
             if entry is None:
@@ -393,7 +392,7 @@ class Recording:
                 episodes[:] = [by_index[i] for i in sorted(by_index)]
             else:
                 episodes.append(entry)
-        self.meta["agent_keys"] = sorted(keys)
+        self.meta.agent_keys = sorted(keys)
         self._meta_dirty = True
 
     def write_meta(self) -> None:
@@ -401,8 +400,8 @@ class Recording:
         a close; then the manifest on S3), then delete the part files of the episodes it lists.
         Those deletes need no fsync: a part that comes back after a crash is finished again by
         `load` + `settle`, idempotently."""
-        self.meta["last_seq"] = self.last_seq
-        self.meta["missing_seqs"] = sorted(self.missing)
+        self.meta.last_seq = self.last_seq
+        self.meta.missing_seqs = sorted(self.missing)
         started = time.monotonic()
         self.objects.save(meta=self.meta, info=self.info if self._info_dirty else None)
         self._meta_dirty = self._meta_urgent = self._info_dirty = False
@@ -411,7 +410,7 @@ class Recording:
         for index in sorted(self._unlink_when_listed):
             part_path(self.dir, index).unlink(missing_ok=True)
         self._unlink_when_listed.clear()
-        if self.spooled and self.meta.get("status") != STATUS_RECORDING and not self.open:
+        if self.spooled and not self.meta.is_recording and not self.open:
             self._remove_empty_spool()
 
     def _remove_empty_spool(self) -> None:

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_recorder.errors import InvalidLifeNameError
-from platform_recorder.meta import STATUS_RECORDING, iso_time
-from platform_recorder.storage import ObjectNotFoundError, Storage
+from platform_recorder.layout import LIVES_DIR
+from platform_recorder.meta import RecordingMeta, RecordingStatus, iso_time
+from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 
 log = logging.getLogger(__name__)
 
-LIVES_DIR = "lives"
 LIFE_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -144,7 +144,7 @@ def join_life(
             "max_frames=%s)", name, session_id, differs, life.get("frame_every"), life.get("max_frames"),
         )
     for entry in life["sessions"]:
-        if entry.get("status") != STATUS_RECORDING:
+        if entry.get("status") != RecordingStatus.RECORDING.value:
             continue
         steps = steps_so_far(str(entry["session_id"]))
         if steps is not None and steps > int(entry["steps"]):
@@ -153,13 +153,16 @@ def join_life(
             "life %s: session %s never closed; its %d steps so far come before session %s",
             name, entry["session_id"], int(entry["steps"]), session_id,
         )
-    entry = {"session_id": session_id, "first_step": total_steps(life), "steps": 0, "status": STATUS_RECORDING}
+    entry = {"session_id": session_id, "first_step": total_steps(life), "steps": 0,
+             "status": RecordingStatus.RECORDING.value}
     life["sessions"].append(entry)
     write_life(storage, life)
     return _place(life, len(life["sessions"]) - 1, entry)
 
 
-def close_in_life(storage: Storage, place: LifePlace, session_id: str, steps: int, status: str) -> None:
+def close_in_life(
+    storage: Storage, place: LifePlace, session_id: str, steps: int, status: RecordingStatus
+) -> None:
     """Set the step count and status of `session_id` in its life (idempotent: keyed by session id;
     nothing is written when nothing changes)."""
     life = read_life(storage, place.name)
@@ -169,26 +172,26 @@ def close_in_life(storage: Storage, place: LifePlace, session_id: str, steps: in
         life = new_life(place.name, place.frame_every, place.max_frames)
     found = _entry(life, session_id)
     if found is None:
-        entry = {"session_id": session_id, "first_step": place.offset, "steps": 0, "status": STATUS_RECORDING}
+        entry = {"session_id": session_id, "first_step": place.offset, "steps": 0,
+                 "status": RecordingStatus.RECORDING.value}
         life["sessions"].append(entry)
     else:
         entry = found[1]
-    if entry["steps"] == steps and entry["status"] == status and life.get("total_steps") == total_steps(life):
+    if entry["steps"] == steps and entry["status"] == status.value and life.get("total_steps") == total_steps(life):
         return
-    entry["steps"], entry["status"] = steps, status
+    entry["steps"], entry["status"] = steps, status.value
     write_life(storage, life)
 
 
-def place_meta(place: LifePlace) -> dict[str, Any]:
-    """The fields meta.json of a life's session carries."""
-    return {"life": place.name, "life_offset": place.offset, "life_session": place.position,
-            "frame_every": place.frame_every, "max_frames": place.max_frames}
+def set_life_place(meta: RecordingMeta, place: LifePlace) -> None:
+    """Write the session's place in its life into its meta.json."""
+    meta.life, meta.life_offset, meta.life_session = place.name, place.offset, place.position
+    meta.frame_every, meta.max_frames = place.frame_every, place.max_frames
 
 
-def place_from_meta(meta: dict[str, Any]) -> LifePlace | None:
+def place_from_meta(meta: RecordingMeta) -> LifePlace | None:
     """The life place meta.json records, or None for a session of no life."""
-    name = meta.get("life")
-    if not name:
+    if not meta.life:
         return None
-    return LifePlace(str(name), int(meta.get("life_offset") or 0), int(meta.get("life_session") or 0),
-                     int(meta.get("frame_every") or 0), int(meta.get("max_frames") or 0))
+    return LifePlace(meta.life, int(meta.life_offset or 0), int(meta.life_session or 0),
+                     int(meta.frame_every or 0), int(meta.max_frames or 0))

@@ -1,7 +1,9 @@
-"""Recordings as the API sees them: listings with saved snapshots, meta.json, file reads, deletion.
+"""Recordings as the API sees them: listings with saved snapshots, meta.json, file reads,
+episodes, deletion. The one way recordings are read (the API and the tests).
 
-Everything goes through the Storage protocol (a folder or S3), so the same code serves both.
-Methods block: call them in a thread from asyncio code.
+Everything goes through the Storage protocol (a folder or S3), so the same code serves both, and
+sees only the finished files a reader may trust (on S3 those a recording's manifest.json lists:
+platform_recorder.manifest). Methods block: call them in a thread from asyncio code.
 """
 
 from __future__ import annotations
@@ -9,29 +11,30 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from platform_recorder.episode_reading import array_json, open_episode
-from platform_recorder.errors import InvalidRecordingIdError, RecorderError, RecordingNotFoundError
-from platform_recorder.lives import LIVES_DIR
-from platform_recorder.meta import META_FILE, STATUS_RECORDING
-from platform_recorder.recording_files import (
+from platform_recorder.errors import (
+    InvalidMetaError,
+    InvalidRecordingIdError,
     InvalidRequestError,
-    check_recording_id,
-    has_trusted_meta,
-    served_file_size,
-    served_files,
+    RecorderError,
+    RecordingNotFoundError,
 )
-from platform_recorder.saved_snapshots import INFO_FILE, SNAPSHOTS_DIR
-from platform_recorder.session_files import npz_name
-from platform_recorder.storage import ObjectNotFoundError, Storage
-from platform_recorder.sub_sessions import PARENT_KEY
+from platform_recorder.layout import META_FILE, NOT_RECORDINGS, check_recording_id, npz_name
+from platform_recorder.meta import RecordingMeta
+from platform_recorder.reading.episode_files import EpisodeFile, array_json, open_episode
+from platform_recorder.reading.served_files import has_trusted_meta, served_file_size, served_files
+from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
+from platform_recorder.storage.interface import ObjectNotFoundError, Storage
+from platform_recorder.storage.opening import as_storage
 
 log = logging.getLogger(__name__)
 
 MAX_READ_BYTES = 4 * 1024 * 1024
-_SNAPSHOT_FIELDS = ("id", "label", "seq", "created_at")
 
 
 class RecordingOpenError(RecorderError):
@@ -41,17 +44,18 @@ class RecordingOpenError(RecorderError):
 
 
 class RecordingStore:
-    """Reads (and deletes) the recordings of one Storage."""
+    """Reads (and deletes) the recordings of one Storage (a folder path: a folder storage)."""
 
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
+    def __init__(self, storage: Storage | str | os.PathLike[str]) -> None:
+        self.storage = as_storage(storage)
 
-    def read_meta(self, recording_id: str) -> dict[str, Any]:
+    def read_meta(self, recording_id: str) -> RecordingMeta:
         """The recording's meta.json.
 
         Raises:
             InvalidRecordingIdError: the id breaks the id rule (named in the message).
             RecordingNotFoundError: no such recording.
+            InvalidMetaError: its meta.json is not a recording's.
         """
         check_recording_id(recording_id)
         try:
@@ -60,10 +64,12 @@ class RecordingStore:
             data = self.storage.get(f"{recording_id}/{META_FILE}")
         except ObjectNotFoundError:
             raise RecordingNotFoundError(f"recording {recording_id!r} not found") from None
-        meta = json.loads(data)
-        if not isinstance(meta, dict):
-            raise RecorderError(f"recording {recording_id!r}: meta.json is not a JSON object")
-        return meta
+        try:
+            return RecordingMeta.from_json(json.loads(data))
+        except InvalidMetaError as exc:
+            raise InvalidMetaError(f"recording {recording_id!r}: {exc}") from None
+        except ValueError as exc:  # not JSON
+            raise InvalidMetaError(f"recording {recording_id!r}: meta.json is not JSON: {exc}") from None
 
     def list_summaries(
         self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
@@ -82,7 +88,7 @@ class RecordingStore:
         snapshots = self._saved_snapshots_by_session()
         out: list[dict[str, Any]] = []
         for name in self.storage.children("", name_prefix=session_id or ""):
-            if name in (SNAPSHOTS_DIR, LIVES_DIR) or name.startswith("."):
+            if name in NOT_RECORDINGS or name.startswith("."):
                 continue
             if session_id is not None and name != session_id and not name.startswith(f"{session_id}-"):
                 continue
@@ -93,13 +99,15 @@ class RecordingStore:
             except (OSError, ValueError, RecorderError) as exc:
                 log.warning("recording %s is unreadable, not listed: %s", name, exc)
                 continue
-            if session_id is not None and session_id not in (meta.get("session_id"), meta.get(PARENT_KEY)):
+            if session_id is not None and session_id not in (meta.session_id, meta.parent_session_id):
                 continue
-            if env_id is not None and meta.get("env_id") != env_id:
+            if env_id is not None and meta.env_id != env_id:
                 continue
-            if life is not None and meta.get("life") != life:
+            if life is not None and meta.life != life:
                 continue
-            out.append(_summary(meta, snapshots))
+            summary = meta.summary()
+            summary["saved_snapshots"] = snapshots.get(meta.session_id, [])
+            out.append(summary)
         out.sort(key=lambda m: (str(m.get("created_at", "")), str(m.get("session_id", ""))), reverse=True)
         return out
 
@@ -143,6 +151,26 @@ class RecordingStore:
             InvalidRequestError: a bad index.
             RecordingNotFoundError: no such recording, finished episode, array or frame.
         """
+        with self.open_episode(recording_id, index) as (entry, episode):
+            jpegs = episode.frames(frames) if frames else {}
+            return {
+                "episode": entry,
+                "array_names": episode.array_names,
+                "array_shapes": {n: episode.array_info(n) for n in episode.array_names},
+                "frame_count": episode.frame_count(),
+                "arrays": {n: array_json(episode.array(n)) for n in arrays or []},
+                "frames": {str(i): base64.b64encode(data).decode() for i, data in jpegs.items()},
+            }
+
+    @contextmanager
+    def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeFile]]:
+        """(its entry in meta.json, the episode file open for reading member by member) of a
+        finished episode.
+
+        Raises:
+            InvalidRequestError: a bad index.
+            RecordingNotFoundError: no such recording or finished episode.
+        """
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise InvalidRequestError(f"'episode' must be an episode index (an integer >= 0), got {index!r}")
         meta = self.read_meta(recording_id)
@@ -150,22 +178,14 @@ class RecordingStore:
         try:
             size = served_file_size(self.storage, recording_id, name)
         except RecordingNotFoundError:
-            count = len(meta.get("episodes") or [])
             raise RecordingNotFoundError(
-                f"recording {recording_id!r} has no finished episode {index} ({count} in its meta.json)"
+                f"recording {recording_id!r} has no finished episode {index} ({len(meta.episodes)} in its "
+                "meta.json)"
             ) from None
-        listed = [e for e in meta.get("episodes") or [] if isinstance(e, dict) and e.get("index") == index]
+        listed = [e for e in meta.episodes if isinstance(e, dict) and e.get("index") == index]
         where = f"recording {recording_id!r} episode {index}"
         with open_episode(self.storage, f"{recording_id}/{name}", size, where) as episode:
-            jpegs = episode.frames(frames) if frames else {}
-            return {
-                "episode": listed[0] if listed else {"index": index, "file": name},
-                "array_names": episode.array_names,
-                "array_shapes": {n: episode.array_info(n) for n in episode.array_names},
-                "frame_count": episode.frame_count(),
-                "arrays": {n: array_json(episode.array(n)) for n in arrays or []},
-                "frames": {str(i): base64.b64encode(data).decode() for i, data in jpegs.items()},
-            }
+            yield (listed[0] if listed else {"index": index, "file": name}), episode
 
     def delete(self, recording_id: str) -> int:
         """Delete a closed (or crashed) recording's objects; returns how many.
@@ -177,8 +197,7 @@ class RecordingStore:
         Raises:
             RecordingOpenError: its status is still "recording".
         """
-        meta = self.read_meta(recording_id)
-        if meta.get("status", STATUS_RECORDING) == STATUS_RECORDING:
+        if self.read_meta(recording_id).is_recording:
             raise RecordingOpenError(
                 f"recording {recording_id!r} is still being recorded (status 'recording'): close its "
                 "session first, then delete it"
@@ -190,25 +209,10 @@ class RecordingStore:
     def _saved_snapshots_by_session(self) -> dict[str, list[dict[str, Any]]]:
         """{session_id: [{id, label, seq, created_at}, ...] newest first} of every saved snapshot."""
         by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for name in self.storage.children(f"{SNAPSHOTS_DIR}/"):
-            if name.startswith("."):  # a save in progress
-                continue
-            try:
-                info = json.loads(self.storage.get(f"{SNAPSHOTS_DIR}/{name}/{INFO_FILE}"))
-            except ObjectNotFoundError:
-                continue
-            except (OSError, ValueError) as exc:
-                log.warning("saved snapshot %s is unreadable, not listed: %s", name, exc)
-                continue
-            if isinstance(info, dict) and info.get("session_id"):
-                by_session[str(info["session_id"])].append({k: info.get(k) for k in _SNAPSHOT_FIELDS})
-        for found in by_session.values():
-            found.sort(key=lambda s: (s.get("created_at") or 0, str(s.get("id"))), reverse=True)
+        for snapshot in SavedSnapshotStore(self.storage).list_snapshots():  # newest first
+            if snapshot.session_id:
+                by_session[snapshot.session_id].append(
+                    {"id": snapshot.id, "label": snapshot.label, "seq": snapshot.seq,
+                     "created_at": snapshot.created_at}
+                )
         return by_session
-
-
-def _summary(meta: dict[str, Any], snapshots: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    summary = {k: v for k, v in meta.items() if k != "episodes"}
-    summary["episode_count"] = len(meta.get("episodes") or [])
-    summary["saved_snapshots"] = snapshots.get(str(meta.get("session_id", "")), [])
-    return summary

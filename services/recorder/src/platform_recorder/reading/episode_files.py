@@ -15,11 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-
-from platform_recorder.errors import RecorderError, RecordingNotFoundError
+from platform_recorder.errors import InvalidRequestError, RecorderError, RecordingNotFoundError
 from platform_recorder.meta import jsonable
-from platform_recorder.recording_files import InvalidRequestError
-from platform_recorder.storage import Storage
+from platform_recorder.storage.interface import Storage
 
 FRAMES = "frames"
 _BUFFER = 1 << 20

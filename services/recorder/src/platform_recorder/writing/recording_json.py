@@ -18,11 +18,9 @@ from typing import Any
 
 from platform_contracts.json_values import space_to_json
 from platform_contracts.values import json_from_datamap
+from platform_recorder.meta import RecordingMeta, RecordingStatus, encode_json, iso_time, strict_json
 from simulusion.bus.v1 import events_pb2
 
-from platform_recorder.meta import STATUS_RECORDING, encode_json, iso_time, strict_json
-
-RECORDING_FILE = "recording.json"
 RECORDING_FORMAT = 1
 
 
@@ -36,7 +34,7 @@ def _kwargs(kwargs_json: str) -> dict[str, Any]:
 def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
     """recording.json of a recording that starts with this STARTED event."""
     spec = event.spec
-    kwargs = _kwargs(event.kwargs_json)
+    kwargs = _kwargs(event.env_kwargs_json)
     try:
         metadata = json_from_datamap(spec.metadata)
     except Exception as exc:  # noqa: BLE001 - metadata is informative: never fail a recording on it
@@ -46,7 +44,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
     return {
         "format": RECORDING_FORMAT,
         "session_id": event.session_id,
-        "env_id": event.env_id or spec.env_id,
+        "env_id": event.options.env_id or spec.env_id,
         "kwargs": strict_json(kwargs),
         "spec": {
             "observation_space": space_to_json(spec.observation_space)
@@ -63,12 +61,14 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
         },
         "started_at": iso_time(event.time),
         "closed_at": None,
-        "status": STATUS_RECORDING,
+        "status": RecordingStatus.RECORDING.value,
         "world_changes": [],
     }
 
 
-def sub_session_info(parent: dict[str, Any], session_id: str, index: int, status: str) -> dict[str, Any]:
+def sub_session_info(
+    parent: dict[str, Any], session_id: str, index: int, status: RecordingStatus
+) -> dict[str, Any]:
     """recording.json of sub-environment `index` of a vector session (its own spaces are the
     parent's spec's; it is one environment)."""
     info = copy.deepcopy(parent)
@@ -77,41 +77,42 @@ def sub_session_info(parent: dict[str, Any], session_id: str, index: int, status
     info["env_index"] = index
     info.setdefault("spec", {})["num_envs"] = 1
     info["world_changes"] = []
-    if status == STATUS_RECORDING:
-        info["status"], info["closed_at"] = STATUS_RECORDING, None
+    if status is RecordingStatus.RECORDING:
+        info["status"], info["closed_at"] = status.value, None
     return info
 
 
-def info_from_meta(meta: dict[str, Any]) -> dict[str, Any]:
+def info_from_meta(meta: RecordingMeta) -> dict[str, Any]:
     """What recording.json can be rebuilt from meta.json alone (a recording made before it existed)."""
     info: dict[str, Any] = {
         "format": RECORDING_FORMAT,
-        "session_id": meta.get("session_id", meta.get("id")),
-        "env_id": meta.get("env_id"),
-        "kwargs": meta.get("kwargs", {}),
+        "session_id": meta.session_id,
+        "env_id": meta.env_id,
+        "kwargs": meta.kwargs,
         "spec": {
-            "observation_space": meta.get("observation_space"),
-            "action_space": meta.get("action_space"),
+            "observation_space": meta.observation_space,
+            "action_space": meta.action_space,
             "observation_labels": [],
             "metadata": {},
-            "num_envs": 1 if meta.get("parent_session_id") else int(meta.get("num_envs") or 1),
-            "endless": bool((meta.get("kwargs") or {}).get("endless") is True),
+            "num_envs": 1 if meta.is_sub_session else int(meta.num_envs or 1),
+            "endless": bool(meta.kwargs.get("endless") is True),
         },
-        "started_at": meta.get("created_at"),
-        "closed_at": meta.get("closed_at"),
-        "status": meta.get("status", STATUS_RECORDING),
+        "started_at": meta.created_at,
+        "closed_at": meta.closed_at,
+        "status": meta.status.value,
         "world_changes": [],
     }
-    for key in ("parent_session_id", "env_index"):
-        if key in meta:
-            info[key] = meta[key]
+    if meta.parent_session_id is not None:
+        info["parent_session_id"] = meta.parent_session_id
+    if meta.env_index is not None:
+        info["env_index"] = meta.env_index
     return info
 
 
-def apply_close_to_info(info: dict[str, Any], meta: dict[str, Any]) -> None:
+def apply_close_to_info(info: dict[str, Any], meta: RecordingMeta) -> None:
     """Copy a close (status, closed_at) from meta.json into recording.json."""
-    info["status"] = meta.get("status", info.get("status"))
-    info["closed_at"] = meta.get("closed_at")
+    info["status"] = meta.status.value
+    info["closed_at"] = meta.closed_at
 
 
 def encode_info(info: dict[str, Any]) -> bytes:

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from platform_contracts.frames import OBSERVATION, observation_jpeg
+from platform_recorder.writing.held_observations import HeldObservations
 from simulusion.env.v1 import environment_pb2, values_pb2
-
-from platform_recorder.held_observations import HeldObservations
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ messages is reset to its ack floor (ADR-60 consumer reset; on older servers it i
 from the ack floor): delivery resumes in stream order, and what was already written is
 recognised by seq and acked without writing. The same after a batch that could not be
 written: the puller first lets its pending pull request end, the consumer is rewound, then the
-puller drops what it had buffered (see `platform_recorder.puller`).
+puller drops what it had buffered (see `platform_recorder.writing.puller`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from nats.js.errors import APIError, NotFoundError
 from opentelemetry import trace
 from platform_contracts import streams, subjects
 from platform_contracts.tracing import extract_dict
-
-from platform_recorder.puller import Puller
-from platform_recorder.writer import RecordingWriter
+from platform_recorder.writing.puller import Puller
+from platform_recorder.writing.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")

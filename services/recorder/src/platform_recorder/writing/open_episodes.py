@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from platform_contracts.step_batches import EntryForm
+from platform_recorder.writing.episodes import START_KINDS
+from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.part_files import ORPHANS_PART, PartWriter, part_files, read_part
 from simulusion.bus.v1 import events_pb2
-
-from platform_recorder.episodes import START_KINDS
-from platform_recorder.held_observations import HeldObservations
-from platform_recorder.session_files import ORPHANS_PART, PartWriter, part_files, read_part
 
 # An open episode keeps its events in memory up to this many bytes, so that finishing it needs
 # no read back of its part file (larger ones are read back). An event with a large observation

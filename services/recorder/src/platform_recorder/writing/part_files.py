@@ -1,5 +1,5 @@
 """Part files: the append-only, length-prefixed StepEvent logs of episodes being recorded (always
-local: the recording's folder in a folder storage, the spool folder with S3), and file names.
+local: the recording's folder in a folder storage, the spool folder with S3), and their names.
 
 Format: a sequence of records `<uint32 little-endian length><serialized StepEvent>`; a length
 with its top bit set (`COMPRESSED_FLAG`) is that of a zstd frame of the serialized StepEvent,
@@ -18,10 +18,10 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError
+from platform_recorder.layout import episode_stem
+from platform_recorder.storage.durable_files import SyncGroup
+from platform_recorder.writing.held_observations import HeldObservations, light_split_event
 from simulusion.bus.v1 import events_pb2
-
-from platform_recorder.durable_files import SyncGroup
-from platform_recorder.held_observations import HeldObservations, light_split_event
 
 log = logging.getLogger(__name__)
 
@@ -34,27 +34,8 @@ ORPHANS_PART = "orphans.part"
 _EPISODE_RE = re.compile(r"^episode-(\d{6,})\.(part|npz)$")
 
 
-def episode_stem(index: int) -> str:
-    return f"episode-{index:06d}"
-
-
 def part_path(session_dir: Path, index: int) -> Path:
     return session_dir / f"{episode_stem(index)}.part"
-
-
-def npz_path(session_dir: Path, index: int) -> Path:
-    return session_dir / npz_name(index)
-
-
-def npz_name(index: int) -> str:
-    """The file (object) name of finished episode `index`: `episode-NNNNNN.npz`."""
-    return f"{episode_stem(index)}.npz"
-
-
-def npz_index(name: str) -> int | None:
-    """The episode index of an `episode-NNNNNN.npz` name, else None."""
-    match = _EPISODE_RE.match(name)
-    return int(match.group(1)) if match and match.group(2) == "npz" else None
 
 
 def episode_index(path: Path) -> int | None:

@@ -1,0 +1,1 @@
+"""The saved snapshot store (`snapshot_store`) and its NATS API (`snapshots_api`)."""
