@@ -53,14 +53,21 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
         ConfigError: a variable does not parse.
     """
     parser = argparse.ArgumentParser(prog=program_name(), description="Run the Simulusion platform locally.")
-    parser.add_argument("--host", default=env.get("PLATFORM_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=_number(env, "PLATFORM_PORT", "8000"))
-    parser.add_argument("--data-dir", default=env.get("PLATFORM_DATA_DIR", "data"))
-    parser.add_argument("--recordings", default=env.get("PLATFORM_RECORDINGS", "recordings"))
-    parser.add_argument("--nats-url", default=env.get("PLATFORM_NATS_URL") or None)
-    parser.add_argument("--nats-port", type=int, default=_number(env, "PLATFORM_NATS_PORT", ""))
+    parser.add_argument("--host", default=env.get("PLATFORM_HOST", "127.0.0.1"),
+                        help="the API's bind address (PLATFORM_HOST; default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=_number(env, "PLATFORM_PORT", "8000"),
+                        help="the API's port (PLATFORM_PORT; default 8000)")
+    parser.add_argument("--data-dir", default=env.get("PLATFORM_DATA_DIR", "data"),
+                        help="NATS store, logs, database, env host files (PLATFORM_DATA_DIR; default ./data)")
+    parser.add_argument("--recordings", default=env.get("PLATFORM_RECORDINGS", "recordings"),
+                        help="where recordings go (PLATFORM_RECORDINGS; default ./recordings)")
+    parser.add_argument("--nats-url", default=env.get("PLATFORM_NATS_URL") or None,
+                        help="use this NATS server, start none (PLATFORM_NATS_URL)")
+    parser.add_argument("--nats-port", type=int, default=_number(env, "PLATFORM_NATS_PORT", ""),
+                        help="port of the NATS server started here (PLATFORM_NATS_PORT; default a free one)")
     parser.add_argument("--start-timeout", type=float,
-                        default=_number(env, "PLATFORM_LAUNCH_TIMEOUT", "60", float))
+                        default=_number(env, "PLATFORM_LAUNCH_TIMEOUT", "60", float),
+                        help="seconds to wait for the platform to answer (PLATFORM_LAUNCH_TIMEOUT; default 60)")
     return parser.parse_args(argv)
 
 
