@@ -257,23 +257,25 @@ def test_unreachable_port() -> None:
 
 def test_server_dropping_mid_call_raises(standin: StandIn) -> None:
     session = _session("drop")
-    stream = SessionStream(standin.url, session, token=None)
-    with pytest.raises(errors.PlatformUnavailableError, match=session):
+    stream = SessionStream(standin.url, session, token=None, reconnect_timeout=1.0)
+    with pytest.raises(errors.OutcomeUnknownError, match=session):  # it read the request, then reset
         stream.call(_step(0))
-    with pytest.raises(errors.PlatformUnavailableError):
-        stream.call(_step(1))
+    started = time.monotonic()
+    with pytest.raises(errors.PlatformUnavailableError, match="could not be opened again within 1 s"):
+        stream.call(_step(1))  # every new connection is dropped too
+    assert time.monotonic() - started < 5
     stream.close()
 
 
 def test_read_timeout_closes_the_stream(standin: StandIn) -> None:
     session = _session("silent")
-    stream = SessionStream(standin.url, session, token=None, read_timeout=0.3)
+    stream = SessionStream(standin.url, session, token=None, read_timeout=0.3, reconnect_timeout=1.0)
     started = time.monotonic()
-    with pytest.raises(errors.PlatformUnavailableError, match="no response to request 1 within 0.3 s"):
+    with pytest.raises(errors.OutcomeUnknownError, match="no response to request 1 within 0.3 s"):
         stream.call(_step(0))
     assert 0.25 < time.monotonic() - started < 3
-    with pytest.raises(errors.PlatformError):
-        stream.call(_step(1))
+    with pytest.raises(errors.PlatformUnavailableError, match="no answer to a spec request"):
+        stream.call(_step(1))  # a new connection, silent too
     _wait_for(lambda: session in standin.close_codes)
     assert standin.close_codes[session] == 1000
 

@@ -11,6 +11,7 @@ PUBLIC = {
     "Held",
     "InvalidActionError",
     "InvalidRequestError",
+    "OutcomeUnknownError",
     "PendingHold",
     "PlatformError",
     "PlatformUnavailableError",
@@ -36,14 +37,16 @@ def test_public_exports_are_pinned():
 def test_connect_signature_is_pinned():
     params = list(inspect.signature(platform_sdk.connect).parameters)
     assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames", "auto_reset",
-                      "life", "frame_every", "max_frames"]
+                      "life", "frame_every", "max_frames", "reconnect_timeout"]
     resume = list(inspect.signature(platform_sdk.resume).parameters)
     assert resume == ["snapshot_id", "url", "token", "record", "life", "settings"]
     vec = list(inspect.signature(platform_sdk.make_vec).parameters)
-    assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality"]
+    assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality",
+                   "reconnect_timeout"]
 
 
 def test_errors_share_one_base():
     for name in PUBLIC - NOT_ERRORS:
         assert issubclass(getattr(platform_sdk, name), platform_sdk.PlatformError)
     assert issubclass(platform_sdk.PlatformWarning, UserWarning)
+    assert issubclass(platform_sdk.OutcomeUnknownError, platform_sdk.PlatformUnavailableError)

@@ -16,6 +16,12 @@ class PlatformUnavailableError(PlatformError):
     """The platform (or one of its services) could not be reached."""
 
 
+class OutcomeUnknownError(PlatformUnavailableError):
+    """The connection was lost after a request was sent and before its answer came: whether
+    the environment ran it is unknown (a request known not to have arrived is sent again on a
+    new connection instead). The session goes on: the next call reconnects."""
+
+
 class SessionNotFoundError(PlatformError):
     """An unknown session or environment id."""
 

@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Self, SupportsFloat
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
-from opentelemetry import trace
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
-from platform_contracts.tracing import inject_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
 from platform_sdk.client.holds import Held, PendingHold, check_hold, held_from
-from platform_sdk.client.rest import RestClient
 from platform_sdk.client.results import decode_frame, step_info, warn_all
-from platform_sdk.client.settings import resolve_token, resolve_url
+from platform_sdk.client.session import PlatformSession
 from platform_sdk.client.stream import SessionStream
 from platform_sdk.labels import labelled
-
-_tracer = trace.get_tracer("platform_sdk")
-_ERRORS: dict[int, type[errors.PlatformError]] = {
-    env_pb.ERROR_CODE_INVALID_ACTION: errors.InvalidActionError,
-    env_pb.ERROR_CODE_INVALID_ARGUMENT: errors.InvalidActionError,
-    env_pb.ERROR_CODE_NOT_FOUND: errors.SessionNotFoundError,
-}
 
 
 def connect(
@@ -41,6 +31,7 @@ def connect(
     life: str | None = None,
     frame_every: int | None = None,
     max_frames: int | None = None,
+    reconnect_timeout: float = 30.0,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -62,13 +53,16 @@ def connect(
         frame_every: with `life`, keep one frame in N (turns on `record_frames`).
         max_frames: with `life`, never keep more than M frames over the whole life; the spacing
             doubles each time a twentieth of M is used (turns on `record_frames`).
+        reconnect_timeout: seconds spent opening the stream again when the connection is lost
+            (the gateway restarted): a request known not to have arrived is then sent again, one
+            that may have run raises `OutcomeUnknownError`; 0 never reconnects.
     """
     return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
                      record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
-                     max_frames=max_frames)
+                     max_frames=max_frames, reconnect_timeout=reconnect_timeout)
 
 
-class RemoteEnv(gym.Env):
+class RemoteEnv(PlatformSession, gym.Env):
     """A session on the platform. Steps travel over one WebSocket as protobuf messages."""
 
     def __init__(
@@ -84,29 +78,16 @@ class RemoteEnv(gym.Env):
         life: str | None = None,
         frame_every: int | None = None,
         max_frames: int | None = None,
+        reconnect_timeout: float = 30.0,
     ) -> None:
-        self.env_id = env_id
         self.auto_reset = auto_reset
         self._pending: PendingHold | None = None
         self.resumed: tuple[Any, dict[str, Any]] | None = None  # set by platform_sdk.resume
-        self._rest = RestClient(resolve_url(url), resolve_token(token))
-        self._stream: SessionStream | None = None
-        self._closed = False
         self._steps = 0
-        try:
-            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, record_frames,
-                                                life=life, frame_every=frame_every, max_frames=max_frames)
-        except errors.PlatformError:
-            self._rest.close()
-            raise
-        self.session_id: str = session["id"]
-        self.session = session
-        try:
-            self._stream = SessionStream(self._rest.url, self.session_id, resolve_token(token))
-            spec = self._call(env_pb.EnvRequest(spec=env_pb.SpecRequest()), "spec").spec
-        except BaseException:
-            self.close()
-            raise
+        options = {"kwargs": kwargs or {}, "record": record, "record_frames": record_frames or None,
+                   "life": life, "frame_every": frame_every, "max_frames": max_frames, "jpeg_quality": jpeg_quality,
+                   "auto_reset": auto_reset or None}
+        spec = self._open(env_id, url, token, options, reconnect_timeout)
         self.observation_space = space_from_proto(spec.observation_space)
         self.action_space = space_from_proto(spec.action_space)
         self.render_mode = spec.render_mode or None
@@ -130,9 +111,10 @@ class RemoteEnv(gym.Env):
         self, action: Any, agent: dict[str, Any] | None = None
     ) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Gymnasium's step. `agent`: data about the decision, recorded with the step (finite
-        numbers, booleans, lists of up to 256 numbers; `compute_s` is the wall time spent
-        deciding, `refused` 1 when the agent declined to answer). A value that breaks a rule is
-        left out with a PlatformWarning naming the rule."""
+        numbers, booleans, lists of up to `MAX_AGENT_LIST_LENGTH` numbers, at most
+        `MAX_AGENT_NAMES_PER_STEP` names, see `platform_contracts.limits`; `compute_s` is the
+        wall time spent deciding, `refused` 1 when the agent declined to answer). A value that
+        breaks a rule is left out with a PlatformWarning naming the rule."""
         request = env_pb.EnvRequest()
         command = request.step
         try:
@@ -174,14 +156,7 @@ class RemoteEnv(gym.Env):
         return decode_frame(frame)
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self._stream is not None:
-            self._stream.close()
-        if getattr(self, "session_id", None):
-            self._rest.close_session(self.session_id)
-        self._rest.close()
+        self._close_session()
 
     # -- Platform extras ---------------------------------------------------------------------
     def hold(
@@ -189,8 +164,9 @@ class RemoteEnv(gym.Env):
     ) -> Held | PendingHold:
         """Repeat `action` for `steps` steps in one uninterrupted stretch (one round trip).
 
-        It stops early when the episode ends. Up to 256 steps with frames (a JPEG after every
-        step), up to 10,000 with `frames=False`. `agent` is recorded with the first step, where
+        It stops early when the episode ends. Up to `MAX_HOLD_STEPS_WITH_FRAMES` steps with
+        frames (a JPEG after every step), up to `MAX_HOLD_STEPS` with `frames=False`
+        (`platform_contracts.limits`). `agent` is recorded with the first step, where
         the decision was made. With `wait=False` it returns a `PendingHold` at once: the world
         keeps moving while the agent thinks; `pending.result()` waits for the `Held`, and any
         other request before that raises SessionBusyError.
@@ -206,11 +182,15 @@ class RemoteEnv(gym.Env):
             command.agent.CopyFrom(datamap_from_dict(agent))
         request = env_pb.EnvRequest(hold=command)
         stream = self._ready_stream()
+        self._traced(request)
         request_id = stream.send(request)
 
         def finish() -> Held:
             self._pending = None
-            response = stream.receive(request_id)
+            try:
+                response = stream.receive(request_id, request)
+            except errors.OutcomeUnknownError as exc:
+                raise self._outcome_unknown(exc, "hold") from None
             if response.HasField("error"):
                 raise self._error(response.error, "hold")
             result = response.hold
@@ -265,54 +245,24 @@ class RemoteEnv(gym.Env):
         result = self._call(env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle)), "restore").restore
         return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
-            pass
-
     # -- plumbing ---------------------------------------------------------------------------
     def _ready_stream(self) -> SessionStream:
-        if self._closed or self._stream is None:
-            raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
+        stream = super()._ready_stream()
         if self._pending is not None:
             raise errors.SessionBusyError(
                 f"session {self.session_id} ({self.env_id}): a hold of {self._pending.steps} steps is still running; "
                 "call its result() first",
                 session_id=self.session_id,
             )
-        return self._stream
+        return stream
 
-    def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
-        self._ready_stream()
-        assert self._stream is not None
-        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-            response = self._stream.call(request)  # no tracing configured: a span would be a no-op
-        else:
-            with _tracer.start_as_current_span(f"env.{what}") as span:
-                if span.get_span_context().is_valid:
-                    inject_dict(request.trace_context)  # type: ignore[arg-type]
-                response = self._stream.call(request)
-        if response.HasField("error"):
-            raise self._error(response.error, what)
-        return response
-
-    def _error(self, error: env_pb.Error, what: str) -> errors.PlatformError:
-        where = f"session {self.session_id} ({self.env_id}), {what}"
+    def _where(self, what: str) -> str:
+        where = super()._where(what)
         if what == "step":
-            where += f" {self._steps + 1}"
-        message = f"{where}: {error.message}"
-        if error.code == env_pb.ERROR_CODE_UNAVAILABLE:
-            return errors.EnvironmentCrashedError(message, log_tail=error.log_tail, session_id=self.session_id)
-        cls = _ERRORS.get(error.code, errors.PlatformError)
-        return cls(message, session_id=self.session_id)
-
+            return f"{where} {self._steps + 1}"
+        if what == "hold":
+            return f"{where} after step {self._steps}"
+        return where
 
 
 def saved_to_dict(saved: env_pb.SavedSnapshot) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import httpx
 from platform_contracts.tracing import inject_dict
 
 from platform_sdk import errors
+from platform_sdk.client.error_map import error_from_http
 
 
 class RestClient:
@@ -30,22 +31,11 @@ class RestClient:
             return None
         return response.json()
 
-    def create_session(
-        self, env_id: str, kwargs: dict[str, Any] | None, record: bool, jpeg_quality: int | None = None,
-        record_frames: bool = False, num_envs: int | None = None, *, life: str | None = None,
-        frame_every: int | None = None, max_frames: int | None = None,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"env_id": env_id, "kwargs": kwargs or {}, "record": record}
-        if record_frames:
-            body["record_frames"] = True
-        for name, value in (("life", life), ("frame_every", frame_every), ("max_frames", max_frames)):
-            if value is not None:
-                body[name] = value
-        if num_envs is not None:
-            body["num_envs"] = num_envs
-        if jpeg_quality is not None:
-            body["jpeg_quality"] = jpeg_quality
-        return self.request("POST", "/v0/sessions", body)
+    def create_session(self, env_id: str, options: dict[str, Any]) -> dict[str, Any]:
+        """POST /v0/sessions: `options` are the body's fields besides `env_id` (None: left out)."""
+        body = {"env_id": env_id, **{name: value for name, value in options.items() if value is not None}}
+        session: dict[str, Any] = self.request("POST", "/v0/sessions", body)
+        return session
 
     def close_session(self, session_id: str) -> None:
         try:
@@ -59,18 +49,4 @@ def error_from_response(response: httpx.Response) -> errors.PlatformError:
         body = response.json()
     except ValueError:
         body = {"detail": response.text}
-    detail = body.get("detail", body) if isinstance(body, dict) else body
-    message = detail if isinstance(detail, str) else str(detail)
-    status = response.status_code
-    if status == 404:
-        return errors.SessionNotFoundError(message, status=status)
-    if status == 410:
-        tail = body.get("log_tail", "") if isinstance(body, dict) else ""
-        if tail:
-            return errors.EnvironmentCrashedError(message, log_tail=tail, status=status)
-        return errors.SessionClosedError(message, status=status)
-    if status == 422:
-        return errors.InvalidActionError(message, status=status)
-    if status in (502, 503, 504):
-        return errors.PlatformUnavailableError(message, status=status)
-    return errors.PlatformError(f"HTTP {status}: {message}", status=status)
+    return error_from_http(response.status_code, body)

@@ -15,7 +15,8 @@ def saved_snapshot(snapshot_id: str, url: str | None = None, token: str | None =
     """The description of a saved snapshot (`GET /v0/snapshots/{id}`)."""
     rest = RestClient(resolve_url(url), resolve_token(token))
     try:
-        return rest.request("GET", f"/v0/snapshots/{quote(snapshot_id, safe='')}")
+        saved: dict[str, Any] = rest.request("GET", f"/v0/snapshots/{quote(snapshot_id, safe='')}")
+        return saved
     finally:
         rest.close()
 

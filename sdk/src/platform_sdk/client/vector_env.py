@@ -9,22 +9,19 @@ snapshots.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from platform_contracts.limits import MAX_NUM_ENVS
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
-from platform_sdk.client.rest import RestClient
-from platform_sdk.client.settings import resolve_token, resolve_url
-from platform_sdk.client.stream import SessionStream
-
-MAX_NUM_ENVS = 256
+from platform_sdk.client.session import PlatformSession
 
 
 def make_vec(
@@ -36,21 +33,23 @@ def make_vec(
     record: bool = False,
     autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     jpeg_quality: int | None = None,
+    reconnect_timeout: float = 30.0,
 ) -> RemoteVectorEnv:
     """Start a vector session of `num_envs` sub-environments of `env_id`.
 
     Args:
         env_id: a catalog id, e.g. "cartpole".
-        num_envs: how many sub-environments (1-256).
-        url, token, kwargs, record, jpeg_quality: as for `connect`.
+        num_envs: how many sub-environments (1 to `platform_contracts.limits.MAX_NUM_ENVS`).
+        url, token, kwargs, record, jpeg_quality, reconnect_timeout: as for `connect`.
         autoreset_mode: Gymnasium's autoreset semantics: NEXT_STEP (the default, as
             `SyncVectorEnv`), SAME_STEP (`final_obs`/`final_info` in the infos) or DISABLED.
     """
     return RemoteVectorEnv(env_id, num_envs, url=url, kwargs=kwargs, token=token, record=record,
-                           autoreset_mode=autoreset_mode, jpeg_quality=jpeg_quality)
+                           autoreset_mode=autoreset_mode, jpeg_quality=jpeg_quality,
+                           reconnect_timeout=reconnect_timeout)
 
 
-class RemoteVectorEnv(VectorEnv):
+class RemoteVectorEnv(PlatformSession, VectorEnv):
     """A vector session: `step` moves all sub-environments in one round trip."""
 
     def __init__(
@@ -63,27 +62,15 @@ class RemoteVectorEnv(VectorEnv):
         record: bool = False,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         jpeg_quality: int | None = None,
+        reconnect_timeout: float = 30.0,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or not 1 <= num_envs <= MAX_NUM_ENVS:
             raise errors.InvalidRequestError(f"{env_id}: num_envs must be between 1 and {MAX_NUM_ENVS}, not {num_envs!r}")
-        self.env_id = env_id
         self.num_envs = num_envs
         self.autoreset_mode = AutoresetMode(autoreset_mode)
-        self._closed = False
-        self._stream: SessionStream | None = None
-        self._rest = RestClient(resolve_url(url), resolve_token(token))
-        try:
-            session = self._rest.create_session(env_id, kwargs, record, jpeg_quality, num_envs=num_envs)
-        except errors.PlatformError:
-            self._rest.close()
-            raise
-        self.session_id: str = session["id"]
-        try:
-            self._stream = SessionStream(self._rest.url, self.session_id, resolve_token(token))
-            spec = self._call(env_pb.EnvRequest(spec=env_pb.SpecRequest()), "spec").spec
-        except BaseException:
-            self.close()
-            raise
+        self._steps = 0
+        options = {"kwargs": kwargs or {}, "record": record, "jpeg_quality": jpeg_quality, "num_envs": num_envs}
+        spec = self._open(env_id, url, token, options, reconnect_timeout)
         if max(spec.num_envs, 1) != num_envs:
             self.close()
             raise errors.PlatformError(
@@ -129,6 +116,7 @@ class RemoteVectorEnv(VectorEnv):
             if options_map is not None:
                 command.options.CopyFrom(options_map)
         responses = self._batch(batch, "reset")
+        self._steps = 0
         infos: dict[str, Any] = {}
         observations = []
         for i, response in enumerate(responses):
@@ -161,6 +149,7 @@ class RemoteVectorEnv(VectorEnv):
             if same_step:
                 command.auto_reset = True
         responses = self._batch(batch, "step")
+        self._steps += 1
         infos: dict[str, Any] = {}
         observations = []
         space = self.single_observation_space
@@ -192,27 +181,8 @@ class RemoteVectorEnv(VectorEnv):
         self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
         return self._observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
-            pass
-
     def close_extras(self, **kwargs: Any) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self._stream is not None:
-            self._stream.close()
-        if getattr(self, "session_id", None):
-            self._rest.close_session(self.session_id)
-        self._rest.close()
+        self._close_session()
 
     # -- snapshots of every sub-environment ---------------------------------------------------
     def snapshot(self) -> list[str]:
@@ -274,18 +244,7 @@ class RemoteVectorEnv(VectorEnv):
                 raise self._error(answer.error, f"{what} of sub-environment {sub.index}")
         return responses
 
-    def _call(self, request: env_pb.EnvRequest, what: str) -> env_pb.EnvResponse:
-        if self._closed or self._stream is None:
-            raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
-        response = self._stream.call(request)
-        if response.HasField("error"):
-            raise self._error(response.error, what)
-        return response
-
-    def _error(self, error: env_pb.Error, what: str) -> errors.PlatformError:
-        message = f"session {self.session_id} ({self.env_id}), {what}: {error.message}"
-        if error.code == env_pb.ERROR_CODE_UNAVAILABLE:
-            return errors.EnvironmentCrashedError(message, log_tail=error.log_tail, session_id=self.session_id)
-        if error.code in (env_pb.ERROR_CODE_INVALID_ACTION, env_pb.ERROR_CODE_INVALID_ARGUMENT):
-            return errors.InvalidActionError(message, session_id=self.session_id)
-        return errors.PlatformError(message, session_id=self.session_id)
+    def _where(self, what: str) -> str:
+        if what.startswith("step"):  # "step 12", "step 12 of sub-environment 3"
+            what = f"step {self._steps + 1}{what[len('step'):]}"
+        return super()._where(what)

@@ -15,14 +15,18 @@ close frames, fragments, large or split frames) goes through `ClientProtocol`.
 Errors are websockets' and the socket's own: `InvalidStatus` / `InvalidHandshake` when the
 server refuses the handshake, `ConnectionClosed` once the connection is closed (with the
 close frame received, if any), `TimeoutError` when a read times out, `OSError` when the
-server cannot be reached.
+server cannot be reached. Once closed, `last_message_unread` tells whether the last message
+sent is known not to have reached the server's application (see there).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import ssl
+import struct
+import sys
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -45,6 +49,29 @@ _RECV_SIZE = 64 * 1024
 _BINARY, _TEXT, _CONT, _CLOSE = Opcode.BINARY, Opcode.TEXT, Opcode.CONT, Opcode.CLOSE
 _OPEN = State.OPEN
 _AT_EOF = StreamReader.at_eof.__code__
+_ENDING = (State.CLOSING, State.CLOSED)
+# struct tcp_info (linux/tcp.h): tcpi_state is its first byte, tcpi_unacked the u32 at offset 24.
+_TCP_INFO_SIZE = 104
+_TCP_CLOSE_WAIT = 8
+
+
+def _peer_closed_before_last_write(sock: socket.socket) -> bool:
+    """Whether the server had closed the connection before the bytes written last reached it.
+
+    Linux tells it two ways: the server's FIN has come while bytes are still unacknowledged (a
+    FIN acknowledges all its sender received), or those bytes met a reset after that FIN (the
+    error is then EPIPE, not ECONNRESET). A server that reads a message and then resets the
+    connection gives ECONNRESET: not counted. Elsewhere this answers False (not known).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.EPIPE:
+            return True
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_SIZE)
+    except OSError:
+        return False
+    return len(info) >= 28 and info[0] == _TCP_CLOSE_WAIT and struct.unpack_from("I", info, 24)[0] > 0
 
 
 def _waits_for_a_frame(protocol: ClientProtocol) -> bool:
@@ -88,6 +115,8 @@ class BlockingWebSocket:
         self._closed_exc: ConnectionClosed | None = None
         self._at_boundary = False  # True when the parser waits for a new frame with nothing buffered
         self._fast_recv = max_size is None or max_size >= 65536  # the fast path does not check max_size
+        self._wrote_after_send = False  # a pong or close frame went out after the last message
+        self.last_message_unread = False
         deadline = None if open_timeout is None else time.monotonic() + open_timeout
         sock = socket.create_connection((uri.host, uri.port), timeout=open_timeout)
         try:
@@ -113,12 +142,14 @@ class BlockingWebSocket:
         """Send one binary message.
 
         Raises:
-            ConnectionClosed: the connection is closed (or closing).
-            OSError: the socket failed.
+            ConnectionClosed: the connection is closed (or closing), or closed now because the
+                write failed; the message was not sent (`last_message_unread` is True).
         """
         protocol = self._protocol
         if protocol.state is not _OPEN or self._closed_exc is not None:
+            self.last_message_unread = True
             raise self._closed_error()
+        self._wrote_after_send = False
         n = len(data)
         mask = os.urandom(4)
         if n < 126:
@@ -132,6 +163,7 @@ class BlockingWebSocket:
             self.socket.sendall(frame)
         except OSError as exc:  # the server went away: its close frame may still be readable
             self._read_close(exc)
+            self.last_message_unread = True  # a whole frame was not written, so none was read
             raise self._closed_error() from exc
 
     def recv(self, timeout: float | None = None) -> bytes | str:
@@ -190,6 +222,12 @@ class BlockingWebSocket:
     def closed(self) -> bool:
         return self._closed_exc is not None or self._protocol.state is State.CLOSED
 
+    # `last_message_unread`: once the connection has ended, True when the last message given to
+    # `send` is known not to have reached the server's application: it was not written (the
+    # connection was already closed, or the write failed), or nothing else was written after it
+    # and the server had closed the connection before it arrived (`_peer_closed_before_last_write`).
+    # False means not known: the server may have read it.
+
     # -- plumbing -----------------------------------------------------------------------------
     def _handshake(self, deadline: float | None) -> None:
         protocol = self._protocol
@@ -225,6 +263,7 @@ class BlockingWebSocket:
 
     def _on_read_error(self, exc: OSError) -> None:
         """A failed read (reset by the peer) is an abrupt end of stream."""
+        self._note_end()
         self._at_boundary = False
         self._protocol.receive_eof()
         self._closed_exc = self._closed_error()
@@ -238,6 +277,8 @@ class BlockingWebSocket:
             protocol.receive_data(data)
         else:
             protocol.receive_eof()
+        if protocol.state in _ENDING and self._closed_exc is None:
+            self._note_end()  # before the close frame's echo is written
         try:
             self._flush()
         except OSError:
@@ -267,9 +308,15 @@ class BlockingWebSocket:
         if self._closed_exc is None:
             self._on_read_error(cause)
 
+    def _note_end(self) -> None:
+        """The connection is ending: find out whether the last message was read (once)."""
+        if not self.last_message_unread and not self._wrote_after_send:
+            self.last_message_unread = _peer_closed_before_last_write(self.socket)
+
     def _flush(self) -> None:
         for chunk in self._protocol.data_to_send():
             if chunk:
+                self._wrote_after_send = True
                 self.socket.sendall(chunk)
             else:
                 try:
