@@ -154,7 +154,7 @@ def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dic
     keys: list[str] = []
     for flat in rows:
         keys.extend(k for k in flat if k not in keys)
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray | RowBytes] = {}
     for key in keys:
         try:
             out[key] = np.stack([np.asarray(flat[key]) for flat in rows])
@@ -200,7 +200,7 @@ def build_episode(
     spec: Mapping[str, Any] | None = None,
     life: LifePlace | None = None,
     held: HeldObservations | None = None,
-) -> tuple[dict[str, np.ndarray], dict]:
+) -> tuple[dict[str, np.ndarray | RowBytes], dict[str, Any]]:
     """The arrays of an episode and its summary (length, return, start, flags, seq range,
     `is_success` and `outcome` when the last step has them).
 
@@ -216,7 +216,7 @@ def build_episode(
     ordered = sorted(events, key=lambda e: e.seq)
     kinds = [e.WhichOneof("kind") for e in ordered]
     start = ordered[0] if ordered and kinds[0] in START_KINDS else None
-    start_kind = kinds[0] if start is not None else "none"
+    start_kind = kinds[0] if start is not None and kinds[0] is not None else "none"
     steps = [e for e, kind in zip(ordered, kinds) if kind == "step"]
     extra = [e.seq for e, kind in zip(ordered, kinds) if e is not start and kind != "step"]
     if extra:
@@ -241,7 +241,8 @@ def build_episode(
     arrays["truncated"] = np.array([r.truncated for r in results], dtype=bool)
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
     arrays.update(agent_columns(transitions, where))
-    arrays.update(success_column(results))
+    success_columns = success_column(results)
+    arrays.update(success_columns)
     arrays.update(teacher_columns(results, actions, where))
     arrays.update(outcome_column(results))
     if life is not None and ordered:
@@ -264,11 +265,11 @@ def build_episode(
         "last_seq": ordered[-1].seq if ordered else 0,
         "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),
     }
-    success = arrays.get(SUCCESS_COLUMN)
+    success = success_columns.get(SUCCESS_COLUMN)
     if success is not None and len(success) and not math.isnan(success[-1]):
         summary["is_success"] = bool(success[-1])  # the episode's outcome: its last step's
     if OUTCOME_COLUMN in arrays:
         summary["outcome"] = str(arrays[OUTCOME_COLUMN])
     if LIFE_START in arrays:
-        summary[LIFE_START] = int(arrays[LIFE_START])
+        summary[LIFE_START] = int(np.asarray(arrays[LIFE_START]))
     return arrays, summary

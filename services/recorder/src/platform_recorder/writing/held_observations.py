@@ -73,7 +73,7 @@ class HeldObservations:
     """The records of the events whose observation data was left out of them, by seq."""
 
     def __init__(self) -> None:
-        self._records: dict[int, tuple[bytes, bool]] = {}
+        self._records: dict[int, tuple[bytes, EntryForm]] = {}
 
     def __contains__(self, seq: object) -> bool:
         return seq in self._records

@@ -72,7 +72,7 @@ def _header_and_chunks(array: np.ndarray | RowBytes) -> tuple[bytes, Iterable[by
         chunks: Iterable[bytes | memoryview] = array.rows
     else:
         fields = npy_format.header_data_from_array_1_0(array)
-        chunks = (memoryview(array.reshape(-1).view(np.uint8)),)
+        chunks = (array.reshape(-1).view(np.uint8).data,)
     npy_format.write_array_header_1_0(header, fields)
     return header.getvalue(), chunks
 
@@ -118,5 +118,7 @@ def encode_npz(arrays: Mapping[str, np.ndarray | RowBytes]) -> memoryview:
 
 def _with_numpy(arrays: dict[str, np.ndarray | RowBytes]) -> memoryview:
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{name: np.asarray(array) for name, array in arrays.items()})
+    # typed Any: numpy's stub would let a `**` mapping of arrays fill its allow_pickle flag
+    members: dict[str, Any] = {name: np.asarray(array) for name, array in arrays.items()}
+    np.savez_compressed(buffer, **members)
     return buffer.getbuffer()

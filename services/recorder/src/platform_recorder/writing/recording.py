@@ -428,8 +428,10 @@ class Recording:
         if state is not None:
             state.writer.close()
             self._touched.discard(state.writer)
-        kept = state is not None and state.events is not None
-        events, held = (state.events, state.held) if kept else (None, HeldObservations())
+        if state is not None and state.events is not None:
+            events, held = state.events, state.held
+        else:
+            events, held = None, HeldObservations()
         if events is None:  # too large to have been kept: read back light
             events = read_part(part_path(self.dir, index), held=held)
         if not events:

@@ -16,10 +16,12 @@ the space's key order, Tuple in order.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
+from platform_recorder.writing.npz_files import RowBytes
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ def parse_labels(labels: Any) -> list[Label]:
     (the gateway's). None or empty: []."""
     if not labels:
         return []
-    items = labels.items() if isinstance(labels, Mapping) else labels
+    items: Iterable[Any] = labels.items() if isinstance(labels, Mapping) else labels
     out: list[Label] = []
     for item in items:
         if isinstance(item, Mapping):
@@ -92,7 +94,7 @@ def flat_observations(arrays: Mapping[str, np.ndarray], space: Mapping[str, Any]
     raise StateColumnError(f"{prefix!r}: unknown space type {kind!r}")
 
 
-def state_columns(arrays: Mapping[str, np.ndarray], spec: Mapping[str, Any] | None,
+def state_columns(arrays: Mapping[str, np.ndarray | RowBytes], spec: Mapping[str, Any] | None,
                   where: str) -> dict[str, np.ndarray]:
     """`state.<name>` for each label of `spec` (see the module docstring); {} without labels.
 

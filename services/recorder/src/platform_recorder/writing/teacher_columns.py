@@ -21,6 +21,8 @@ import numpy as np
 from platform_contracts.values import python_from_data
 from simulusion.env.v1 import environment_pb2
 
+from platform_recorder.writing.npz_files import RowBytes
+
 log = logging.getLogger(__name__)
 
 TEACHER_KEY = "teacher_action"
@@ -60,7 +62,7 @@ def _fit(value: Any, column: np.ndarray) -> np.ndarray | str:
 
 
 def teacher_columns(
-    results: Sequence[environment_pb2.StepResponse], actions: Mapping[str, np.ndarray], where: str
+    results: Sequence[environment_pb2.StepResponse], actions: Mapping[str, np.ndarray | RowBytes], where: str
 ) -> dict[str, np.ndarray]:
     """The teacher columns of an episode (see the module docstring).
 

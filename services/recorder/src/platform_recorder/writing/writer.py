@@ -346,7 +346,7 @@ def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | 
         events = [*batch.events, *(events_pb2.StepEvent.FromString(decompress_event(z)) for z in batch.zstd_events),
                   *(EntryBytes(split.SerializeToString(), EntryForm.SPLIT).event() for split in batch.split_events)]
         return [(event, None, event.ByteSize()) for event in sorted(events, key=lambda e: e.seq)]
-    out = []
+    out: list[tuple[events_pb2.StepEvent, EntryBytes | None, int]] = []
     for entry in found:
         if entry.form == EntryForm.SPLIT:
             event, size = light_split_event(entry)
