@@ -26,7 +26,8 @@ from platform_sdk.containers import (
     docker_command,
     remove_orphan_containers,
 )
-from platform_sdk.launcher import LaunchError, LaunchSpec, launch_instance, server_command
+from platform_sdk.instance_launch import LaunchError, LaunchSpec, launch_instance
+from platform_sdk.instance_processes import server_command
 
 REPO = Path(__file__).resolve().parents[2]
 BYO_EXAMPLE = REPO / "envs" / "byo-example"

@@ -24,7 +24,7 @@ import socket
 import uuid
 from pathlib import Path
 
-from platform_sdk.launcher import (
+from platform_sdk.instance_processes import (
     InstanceProcess,
     LaunchError,
     LaunchSpec,
@@ -173,7 +173,7 @@ async def _docker(*args: str) -> str:
 
 async def launch_container(spec: LaunchSpec, log_path: Path, name: str, ready_timeout: float) -> InstanceProcess:
     """Start `docker run` of `spec.image` and wait until its environment server serves on the
-    published port (see `launcher.launch_instance`, which calls this for image specs).
+    published port (see `instance_launch.launch_instance`, which calls this for image specs).
 
     Raises:
         NoDockerEngineError: no Docker engine answers.

@@ -10,7 +10,7 @@ from pathlib import Path
 from platform_contracts.compliance import CheckResult, ComplianceOptions, run_all
 
 from platform_sdk.check.connection import GrpcConnection
-from platform_sdk.launcher import LaunchSpec, launch_instance
+from platform_sdk.instance_launch import LaunchSpec, launch_instance
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from enum import Enum
 
 import grpc
 from platform_contracts import subjects
-from platform_sdk.launcher import InstanceProcess
+from platform_sdk.instance_processes import InstanceProcess
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 

@@ -1,10 +1,10 @@
-"""Start environment servers (`python -m platform_sdk`) as child processes on Unix sockets.
+"""Environment servers (`python -m platform_sdk`) as child processes on Unix sockets, and the
+vocabulary of every instance: `LaunchSpec`, `LaunchError`, `InstanceProcess`.
 
 An instance is killed when the process that launched it dies (Linux parent-death signal), so
 instances never outlive their env host. Its stdout and stderr go to `<run_dir>/<name>.log`.
-
-An instance of a Docker image runs as `docker run` of that image (`platform_sdk.containers`,
-imported only when an image is launched); its address is the container's published local port.
+`platform_sdk.instance_launch` starts either kind of instance: these processes, or a `docker
+run` of an image (`platform_sdk.containers`).
 """
 
 from __future__ import annotations
@@ -153,10 +153,11 @@ def server_options(spec: LaunchSpec) -> list[str]:
     return options
 
 
-async def launch_instance(
+async def launch_process(
     spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0
 ) -> InstanceProcess:
-    """Start an environment server for `spec` and wait until it serves.
+    """Start an environment server process for `spec` (a Gymnasium id or a factory, not an
+    image) and wait until it serves.
 
     Args:
         spec: what to run.
@@ -167,16 +168,11 @@ async def launch_instance(
 
     Raises:
         LaunchError: the process exited before it was ready, or did not get ready in time
-            (it is then killed); the error carries the log tail. For an image: also when no
-            Docker engine is reachable (a one-line message naming the image).
+            (it is then killed); the error carries the log tail.
     """
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / f"{name}.log"
-    if spec.image:
-        from platform_sdk.containers import launch_container
-
-        return await launch_container(spec, log_path, name, ready_timeout)
     socket_path, temp_dir = _socket_path(run_dir, name)
     command = server_command(spec, f"unix:{socket_path}")
     what = spec.gymnasium_id or spec.factory
