@@ -32,6 +32,9 @@ def test_box_action_from_json():
         (gs.Box(-2, 2, (1,), np.float32), ["x"], "Box"),
         (gs.Dict({"a": gs.Discrete(2)}), {"b": 1}, "missing keys ['a']"),
         (gs.Tuple([gs.Discrete(2)]), [1, 2], "Tuple"),
+        (gs.Discrete(2), -5.6411369393186605e225, "does not fit Discrete(2): out of range"),
+        (gs.Discrete(2), 2**63, "does not fit Discrete(2): out of range"),
+        (gs.MultiDiscrete([3, 3]), [2**70, 1], "MultiDiscrete([3, 3])"),
     ],
 )
 def test_mismatches_name_the_space(space, bad, fragment):

@@ -10,8 +10,10 @@ import sys
 import time
 
 import httpx
+from fastapi import FastAPI
 from platform_contracts import limits, subjects
 from platform_testing.nats_server import NatsServer
+from platform_gateway.api import errors
 from platform_testing.ports import free_port
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -52,6 +54,34 @@ async def test_starlettes_own_errors_answer_in_the_gateways_shape(gateway, broke
                                        headers={"content-type": "application/json"})
     assert not_utf8.status_code == 422, not_utf8.text
     assert not_utf8.json()["code"] == "invalid_argument" and "not valid JSON" in not_utf8.json()["detail"]
+
+
+async def test_bodies_are_strict_and_stored_ids_short(gateway, broker) -> None:
+    for path, body in (("/v0/sessions", {"env_id": "cartpole", "record": 1}),
+                       ("/v0/sessions/s-1/reset", {"seed": False}), ("/v0/sessions/s-1/reset", {"seed": "3"}),
+                       ("/v0/sessions/s-1/hold", {"action": 0, "steps": True})):
+        response = await gateway.http.post(path, json=body)
+        assert response.status_code == 422, (path, body, response.text)
+    too_long = "r" * (limits.MAX_STORED_ID_LENGTH + 1)  # a folder name of the recorder's, too long
+    for path in (f"/v0/recordings/{too_long}", f"/v0/snapshots/{too_long}"):
+        response = await gateway.http.get(path)
+        assert response.status_code == 422 and "at most 63 characters" in response.json()["detail"], path
+
+
+async def test_an_unexpected_exception_is_a_json_500() -> None:
+    app = FastAPI()
+    errors.install(app)
+
+    @app.get("/broken")
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    transport = httpx.ASGITransport(app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        response = await http.get("/broken")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "GET /broken failed inside the gateway (RuntimeError): see its log",
+                               "code": "internal"}
 
 
 async def _stand_in_recorder(nc):

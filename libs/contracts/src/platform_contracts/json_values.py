@@ -85,12 +85,14 @@ def value_from_json(obj: Any, space: pb.Space) -> pb.Value:
     kind = space.WhichOneof("kind")
     name = describe_space(space)
     if kind == "discrete":
-        if isinstance(obj, bool) or not isinstance(obj, int):
-            if isinstance(obj, float) and obj.is_integer():
-                obj = int(obj)
-            else:
-                raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected one integer")
-        return pb.Value(discrete=obj)
+        if isinstance(obj, bool) or not isinstance(obj, (int, float)) or (
+            isinstance(obj, float) and not obj.is_integer()
+        ):
+            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected one integer")
+        try:
+            return pb.Value(discrete=int(obj))
+        except ValueError:  # beyond int64
+            raise ValueMismatchError(f"action {obj!r} does not fit {name}: out of range") from None
     if kind in ("box", "multi_discrete", "multi_binary"):
         if kind == "box":
             template = array_from_tensor(space.box.low)
@@ -100,7 +102,7 @@ def value_from_json(obj: Any, space: pb.Space) -> pb.Value:
             template = np.zeros(tuple(space.multi_binary.shape), dtype=np.int8)
         try:
             array = np.asarray(obj, dtype=template.dtype)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ValueMismatchError(f"action {obj!r} does not fit {name}: {exc}") from None
         if array.shape != template.shape:
             raise ValueMismatchError(

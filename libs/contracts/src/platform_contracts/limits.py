@@ -24,6 +24,10 @@ AGENT_NAME_CHARACTERS = "letters, digits, '_', '.' and '-'"  # what AGENT_NAME_P
 MIN_SEED = 0
 MAX_SEED = 2**63 - 1
 
+# A recording or saved snapshot id names a folder: 63 characters of any kind fit a file name
+# (255 bytes of UTF-8). The platform's own ids are far shorter (`s-` and 12 hex digits).
+MAX_STORED_ID_LENGTH = 63
+
 # Vector sessions: sub-environments of one session.
 MAX_NUM_ENVS = 256
 

@@ -2,7 +2,8 @@
 
 Every error answer is `{"detail": sentence, "code": code}` (`schemas.sessions.ErrorPublic`),
 also those Starlette makes itself: an unknown route (404), a method a route does not take
-(405, with `Allow` naming every method of the path), a body that cannot be read (422).
+(405, with `Allow` naming every method of the path), a body that cannot be read (422), and
+an unexpected exception (500).
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def _methods_of(request: Request) -> list[str]:
     return sorted(methods)
 
 
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: still a JSON answer (Starlette logs the traceback after it)."""
+    detail = f"{request.method} {request.url.path} failed inside the gateway ({type(exc).__name__}): see its log"
+    return JSONResponse({"detail": detail, "code": "internal"}, status_code=500)
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     """422 with one readable sentence first, then FastAPI's per-field details in `errors`."""
     assert isinstance(exc, RequestValidationError)
@@ -91,3 +98,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(GatewayError, _gateway_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

@@ -1,4 +1,8 @@
-"""Sessions and the environment commands on them."""
+"""Sessions and the environment commands on them.
+
+Request bodies are strict (`extra="forbid", strict=True`): a value of another JSON type than
+the schema says (`"seed": false`, `"record": 1`) is a 422, as the OpenAPI document promises.
+"""
 
 from __future__ import annotations
 
@@ -65,7 +69,7 @@ class SessionBase(BaseModel):
 
 
 class SessionCreate(SessionBase):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     @model_validator(mode="after")
     def _life_settings_fit(self) -> SessionCreate:
@@ -97,7 +101,7 @@ class SessionsPublic(BaseModel):
 
 
 class ResetBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     # lt, not le: the OpenAPI document writes bounds as floats, which hold 2**63 exactly, not 2**63 - 1.
     seed: int | None = Field(
@@ -108,9 +112,11 @@ class ResetBody(BaseModel):
 
 
 class StepBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    action: Any = Field(description="an element of the action space as JSON (an integer, nested lists, ...)")
+    action: Any = Field(
+        description="an element of the action space as JSON (an integer, nested lists, ...)", examples=[0]
+    )
     agent: dict[str, Any] | None = Field(default=None, description=_AGENT)
     auto_reset: bool = Field(
         default=False,
@@ -122,12 +128,12 @@ class StepBody(BaseModel):
 class HoldBody(BaseModel):
     """One action repeated; with frames (the default) for fewer steps (see `steps`)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": [
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"anyOf": [
         {"properties": {"frames": {"const": False}}, "required": ["frames"]},
         {"properties": {"steps": {"maximum": limits.MAX_HOLD_STEPS_WITH_FRAMES}}},
     ]})
 
-    action: Any = Field(description="the action to repeat, as JSON for the action space")
+    action: Any = Field(description="the action to repeat, as JSON for the action space", examples=[0])
     steps: int = Field(
         ge=1, le=limits.MAX_HOLD_STEPS,
         description=f"how many steps: at most {limits.MAX_HOLD_STEPS:,}, and at most "
@@ -152,15 +158,18 @@ class HoldResult(BaseModel):
 
 
 class SaveSnapshotBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     label: str = Field(default="", max_length=200, description="a name for the moment, e.g. 'before the swing'")
 
 
 class RestoreSavedBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    id: str = Field(min_length=1, description="a saved snapshot id (GET /v0/snapshots lists them)")
+    id: str = Field(
+        min_length=1, max_length=limits.MAX_STORED_ID_LENGTH,
+        description="a saved snapshot id (GET /v0/snapshots lists them)",
+    )
 
 
 class SavedSnapshotPublic(BaseModel):
@@ -180,7 +189,7 @@ class SavedSnapshotsPublic(BaseModel):
 
 
 class RestoreBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     handle: str = Field(min_length=1, description="a handle returned by /snapshot")
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, Path, Query, Response, status
 from fastapi.responses import StreamingResponse
+from platform_contracts import limits
 
 from platform_gateway.api.deps import RecorderDep
 from platform_gateway.archive import stream_archive
@@ -23,6 +24,10 @@ router = APIRouter(
     responses={code: {"model": ErrorPublic} for code in (404, 422, 503)},
 )
 
+RecordingId = Annotated[str, Path(
+    min_length=1, max_length=limits.MAX_STORED_ID_LENGTH,
+    description="a recording's id: its session's (or a vector session's sub-session's, `<id>-<index>`)",
+)]
 EpisodeIndex = Annotated[int, Path(ge=0, description="the episode's index (meta.json's episodes[].index)")]
 _EPISODE_FILE = "episode-{:06d}.npz"
 
@@ -43,14 +48,14 @@ async def list_recordings(
 
 
 @router.get("/{recording_id}", response_model=RecordingPublic)
-async def get_recording(recording_id: str, recorder: RecorderDep) -> dict:
+async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> dict:
     """The recording's metadata (`meta.json`)."""
     return await recorder.get_recording(recording_id)
 
 
 @router.delete("/{recording_id}", status_code=status.HTTP_204_NO_CONTENT,
                responses={409: {"model": ErrorPublic, "description": "the recording is still recording"}})
-async def delete_recording(recording_id: str, recorder: RecorderDep) -> Response:
+async def delete_recording(recording_id: RecordingId, recorder: RecorderDep) -> Response:
     """Delete a closed recording's files. The saved snapshots its session made stay."""
     await recorder.delete_recording(recording_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -58,7 +63,7 @@ async def delete_recording(recording_id: str, recorder: RecorderDep) -> Response
 
 @router.get("/{recording_id}/archive", response_class=StreamingResponse,
             responses={200: {"content": {"application/x-tar": {}}, "description": "a .tar of its files"}})
-async def download_archive(recording_id: str, recorder: RecorderDep) -> StreamingResponse:
+async def download_archive(recording_id: RecordingId, recorder: RecorderDep) -> StreamingResponse:
     """The recording's finished files (meta.json, recording.json, episode-NNNNNN.npz) as a `.tar`
     under `<recording_id>/`, streamed."""
     files = [(f["name"], int(f["size"])) for f in await recorder.recording_files(recording_id)]
@@ -68,7 +73,7 @@ async def download_archive(recording_id: str, recorder: RecorderDep) -> Streamin
 
 @router.get("/{recording_id}/episodes/{index}", response_model=EpisodePublic)
 async def get_episode(
-    recording_id: str, index: EpisodeIndex, recorder: RecorderDep,
+    recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep,
     arrays: Annotated[str | None, Query(description="array names, e.g. rewards,actions")] = None,
 ) -> dict:
     """A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON."""
@@ -82,7 +87,7 @@ async def get_episode(
             responses={200: {"content": {"application/octet-stream": {}},
                              "description": "JSON, or with ?format=npy the array as a .npy file"}})
 async def get_array(
-    recording_id: str, index: EpisodeIndex, name: str, recorder: RecorderDep,
+    recording_id: RecordingId, index: EpisodeIndex, name: str, recorder: RecorderDep,
     array_format: Annotated[Literal["json", "npy"], Query(alias="format")] = "json",
 ) -> Any:
     """One array of an episode, as JSON (`{"dtype", "shape", "data"}`) or a `.npy` file (`numpy.load`)."""
@@ -98,7 +103,7 @@ async def get_array(
 @router.get("/{recording_id}/episodes/{index}/frames/{frame}", response_class=Response,
             responses={200: {"content": {"image/jpeg": {}}, "description": "the frame's JPEG"}})
 async def get_frame(
-    recording_id: str, index: EpisodeIndex, recorder: RecorderDep,
+    recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep,
     frame: Annotated[int, Path(ge=0, description="the frame's row: 0 is the reset's, i the i-th step's")],
 ) -> Response:
     """One recorded frame (JPEG) of an episode, by row."""
@@ -111,7 +116,7 @@ async def get_frame(
 @router.get("/{recording_id}/episodes/{index}/file", response_class=StreamingResponse,
             responses={200: {"content": {"application/octet-stream": {}}, "description": "the .npz"}})
 async def download_episode_file(
-    recording_id: str, index: EpisodeIndex, recorder: RecorderDep
+    recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep
 ) -> StreamingResponse:
     """The episode's `.npz` as stored (opens with `numpy.load`), streamed."""
     name = _EPISODE_FILE.format(index)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from platform_contracts import limits
 
 from platform_gateway.api.deps import RecorderDep
 from platform_gateway.json_views import saved_snapshot_json
@@ -22,6 +25,8 @@ async def list_saved_snapshots(recorder: RecorderDep, env_id: str | None = None,
 
 
 @router.get("/{snapshot_id}", response_model=SavedSnapshotPublic)
-async def get_saved_snapshot(snapshot_id: str, recorder: RecorderDep) -> dict:
+async def get_saved_snapshot(
+    snapshot_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH)], recorder: RecorderDep
+) -> dict:
     """One saved snapshot: its environment, arguments and moment."""
     return saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id))
