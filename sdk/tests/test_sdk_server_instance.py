@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from platform_contracts.tracing import inject_dict
-from platform_contracts.values import dict_from_datamap
+from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from platform_sdk.server.errors import StartupError
 from platform_sdk.server.instance import EnvInstance, jsonable_metadata
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -103,6 +103,15 @@ def test_render_before_the_first_reset_is_a_failed_precondition() -> None:
     assert response.error.message == "render before the first reset: call reset first"
     instance.handle(_req(reset=env_pb.ResetRequest(seed=0)))
     assert instance.handle(_req(render=env_pb.RenderRequest())).render.frame.width == 600
+
+
+def test_reset_options_the_environment_refuses_are_an_invalid_argument() -> None:
+    instance = EnvInstance(gymnasium.make("CartPole-v1"), "CartPole-v1")
+    refused = instance.handle(_req(reset=env_pb.ResetRequest(options=datamap_from_dict({"low": "abc"}))))
+    assert refused.error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT
+    assert refused.error.message.startswith("CartPole-v1: reset with options {'low': 'abc'} failed: ValueError")
+    taken = instance.handle(_req(reset=env_pb.ResetRequest(options=datamap_from_dict({"low": -0.01}))))
+    assert taken.HasField("reset")
 
 
 def test_after_close_every_command_fails() -> None:

@@ -76,6 +76,8 @@ async def test_text_json_commands(gateway, broker) -> None:
             assert answer["id"] == message.get("id")
             return answer
 
+        beyond = await ask({"id": "s", "op": "reset", "seed": -356576458973957006032896})
+        assert beyond["error"]["status"] == 422 and "out of range: it is 0 to" in beyond["error"]["detail"]
         reset = await ask({"id": "a", "op": "reset", "seed": 7})
         assert len(reset["result"]["observation"]) == 4
         step = await ask({"id": 2, "op": "step", "action": 0})

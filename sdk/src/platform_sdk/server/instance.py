@@ -210,7 +210,17 @@ class EnvInstance:
             self.check_renders()
         seed = command.seed if command.HasField("seed") else None
         options = dict_from_datamap(command.options) or None
-        observation, info = self.env.reset(seed=seed, options=options)
+        try:
+            observation, info = self.env.reset(seed=seed, options=options)
+        except Exception as exc:
+            if options is None:
+                raise
+            # The caller's options, refused by the environment (as a make's kwargs can be).
+            log.info("%s: reset with options %r failed", self.env_id, options, exc_info=True)
+            raise CommandError(
+                env_pb.ERROR_CODE_INVALID_ARGUMENT,
+                f"{self.env_id}: reset with options {options!r} failed: {type(exc).__name__}: {exc}",
+            ) from None
         self.has_reset = True
         self.observation, self.info = observation, info
         result = response.reset

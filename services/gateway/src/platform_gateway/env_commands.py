@@ -11,6 +11,7 @@ import itertools
 from typing import Any
 
 from opentelemetry import trace
+from platform_contracts import limits
 from platform_contracts.json_values import ValueMismatchError, value_from_json
 from platform_contracts.tracing import inject_dict
 from platform_contracts.values import datamap_from_dict
@@ -44,6 +45,11 @@ class EnvCommands:
     async def reset(self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None) -> dict:
         command = env_pb.ResetRequest(options=datamap_from_dict(options))
         if seed is not None:
+            if not limits.MIN_SEED <= seed <= limits.MAX_SEED:  # REST checks it too; the WebSocket's JSON not
+                raise InvalidArgumentError(
+                    f"session {session_id}, reset: seed {seed} is out of range: it is {limits.MIN_SEED} to "
+                    f"{limits.MAX_SEED:,} (2**63 - 1)"
+                )
             command.seed = seed
         info = await self.streams.directory.running(session_id)
         response = await self._run(info, "reset", env_pb.EnvRequest(reset=command))
