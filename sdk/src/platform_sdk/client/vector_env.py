@@ -84,7 +84,9 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self.render_mode = spec.render_mode or None
         self.metadata = {**dict_from_datamap(spec.metadata), "autoreset_mode": self.autoreset_mode}
         self._discrete_actions = isinstance(self.single_action_space, gym.spaces.Discrete)
-        self._observations = create_empty_array(self.single_observation_space, num_envs)
+        observations = create_empty_array(self.single_observation_space, num_envs)
+        assert observations is not None  # typed Optional by gymnasium; a space it cannot batch raises
+        self._observations = observations
         self._rewards = np.zeros(num_envs, dtype=np.float64)
         self._terminations = np.zeros(num_envs, dtype=np.bool_)
         self._truncations = np.zeros(num_envs, dtype=np.bool_)
@@ -156,7 +158,7 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         for i, response in enumerate(responses):
             kind = response.WhichOneof("result")
             if kind == "reset":
-                result = response.reset
+                result: env_pb.ResetResponse | env_pb.StepResponse = response.reset
                 self._rewards[i] = 0.0
                 self._terminations[i] = self._truncations[i] = False
                 info = dict_from_datamap(result.info)
