@@ -17,7 +17,7 @@ from simulusion.env.v1 import values_pb2 as values_pb
 from platform_gateway.session_options import kwargs_from_json, options_to_json
 
 
-def state_name(state: int) -> str:
+def state_name(state: ctl.SessionState.ValueType) -> str:
     """"running" for SESSION_STATE_RUNNING, and so on."""
     return ctl.SessionState.Name(state).removeprefix("SESSION_STATE_").lower()
 
@@ -94,7 +94,8 @@ def labels_json(spec: env_pb.SpecResponse) -> dict[str, list[int]] | None:
 
 
 def reset_json(
-    result: env_pb.ResetResponse | env_pb.RestoreResponse, spec: env_pb.SpecResponse | None = None
+    result: env_pb.ResetResponse | env_pb.RestoreResponse | env_pb.RestoreSavedResponse,
+    spec: env_pb.SpecResponse | None = None,
 ) -> dict[str, Any]:
     return {
         "observation": value_json(result.observation),
