@@ -158,7 +158,7 @@ def _import_backend() -> Any:
 
     try:
         import gymnasium.envs.mujoco  # its other dependencies (imageio, glfw)
-        import mujoco  # noqa: F401
+        import mujoco  # noqa: F401 - imported only to fail here when it is missing
     except (ImportError, gymnasium.error.DependencyNotInstalled) as exc:
         raise MujocoError(f"Gymnasium's MuJoCo tasks need MuJoCo: {INSTALL_COMMAND} ({exc})") from None
     return gymnasium

@@ -83,7 +83,7 @@ async def _run(settings: Settings) -> int:
     )
     try:
         await service.start()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any start failure is one line and exit 1
         await nc.close()
         return _fail(f"cannot start: {type(exc).__name__}: {exc}")
     assert service.task is not None
