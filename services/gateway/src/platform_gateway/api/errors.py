@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from platform_gateway.errors import GatewayError, SessionGoneError
+from platform_gateway.schemas.recordings import STORED_ID_PATTERN, STORED_ID_RULE
 
 _PARAMETER = re.compile(r"\\\{[^}]*\\\}")  # a path parameter of re.escape(template)
 _METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
@@ -91,6 +92,8 @@ def _problem(error: dict[str, Any]) -> str:
     where = ".".join(loc[1:] if loc[:1] == ["body"] else loc) or "body"
     if kind == "extra_forbidden":
         return f"{where}: unknown field"
+    if kind == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == STORED_ID_PATTERN:
+        return f"{where}: {error.get('input')!r} is not an id: {STORED_ID_RULE}"
     return f"{where}: {error.get('msg', 'invalid')}"
 
 

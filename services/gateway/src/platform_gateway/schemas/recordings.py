@@ -6,6 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# What the recorder takes as a recording or saved snapshot id (it names a folder).
+STORED_ID_PATTERN = r"^[^./\\\x00](\.?[^./\\\x00])*\.?$"
+STORED_ID_RULE = "an id must not contain '/', '\\' or '..', nor start with '.', nor hold a NUL byte"
+
 
 class SavedSnapshotRef(BaseModel):
     """A saved snapshot made by a recording's session (`GET /v0/snapshots/{id}` has the rest)."""

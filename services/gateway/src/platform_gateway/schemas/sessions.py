@@ -11,6 +11,8 @@ from typing import Any
 from platform_contracts import limits
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from platform_gateway.schemas.recordings import STORED_ID_PATTERN
+
 _LABELS = (
     "names of the parts of the flat observation, {name: [start, stop]}, for environments that "
     "define get_observation_labels (null otherwise)"
@@ -167,7 +169,7 @@ class RestoreSavedBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str = Field(
-        min_length=1, max_length=limits.MAX_STORED_ID_LENGTH,
+        min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN,
         description="a saved snapshot id (GET /v0/snapshots lists them)",
     )
 

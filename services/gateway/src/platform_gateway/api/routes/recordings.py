@@ -16,7 +16,13 @@ from platform_gateway.api.deps import RecorderDep
 from platform_gateway.archive import stream_archive
 from platform_gateway.errors import NotFoundError
 from platform_gateway.recorder import RecorderClient
-from platform_gateway.schemas.recordings import ArrayPublic, EpisodePublic, RecordingPublic, RecordingsPublic
+from platform_gateway.schemas.recordings import (
+    STORED_ID_PATTERN,
+    ArrayPublic,
+    EpisodePublic,
+    RecordingPublic,
+    RecordingsPublic,
+)
 from platform_gateway.schemas.sessions import LIFE_NAME_PATTERN, ErrorPublic
 
 router = APIRouter(
@@ -25,7 +31,7 @@ router = APIRouter(
 )
 
 RecordingId = Annotated[str, Path(
-    min_length=1, max_length=limits.MAX_STORED_ID_LENGTH,
+    min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN,
     description="a recording's id: its session's (or a vector session's sub-session's, `<id>-<index>`)",
 )]
 EpisodeIndex = Annotated[int, Path(ge=0, description="the episode's index (meta.json's episodes[].index)")]

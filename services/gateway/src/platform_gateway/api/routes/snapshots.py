@@ -9,6 +9,7 @@ from platform_contracts import limits
 
 from platform_gateway.api.deps import RecorderDep
 from platform_gateway.json_views import saved_snapshot_json
+from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 from platform_gateway.schemas.sessions import ErrorPublic, SavedSnapshotPublic, SavedSnapshotsPublic
 
 router = APIRouter(
@@ -26,7 +27,8 @@ async def list_saved_snapshots(recorder: RecorderDep, env_id: str | None = None,
 
 @router.get("/{snapshot_id}", response_model=SavedSnapshotPublic)
 async def get_saved_snapshot(
-    snapshot_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH)], recorder: RecorderDep
+    snapshot_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN)],
+    recorder: RecorderDep,
 ) -> dict:
     """One saved snapshot: its environment, arguments and moment."""
     return saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id))
