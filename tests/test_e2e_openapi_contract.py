@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 import schemathesis
-from nats.aio.client import Client as NATS
-from platform_gateway.app import create_app
-from platform_gateway.config import Settings
+from platform_gateway.app import api_app
 from platform_testing.waiting import wait_for
 from schemathesis.config import SchemathesisConfig
 
@@ -44,8 +42,9 @@ CONFIG = SchemathesisConfig.from_dict({
 })
 
 # The gateway's document, made in-process (no service needed, so pytest sees one test per
-# operation); test_the_platform_serves_this_document checks the platform serves the same one.
-DOCUMENT = create_app(Settings(api_token=None), NATS()).openapi()
+# operation, and nothing global such as tracing is set up in this process);
+# test_the_platform_serves_this_document checks the platform serves the same one.
+DOCUMENT = api_app(api_token=None).openapi()
 schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from nats.aio.client import Client as NATS
+from starlette.types import Lifespan
 from platform_contracts.tracing import setup_tracing
 
 from platform_gateway.api import errors
@@ -34,15 +35,23 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
         yield
         await gateway.close()
 
-    app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app = api_app(settings.api_token, lifespan)
     app.state.gateway = gateway
+    app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
+    return app
+
+
+def api_app(api_token: str | None, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
+    """The routes and error handlers, without the gateway's parts (`app.state.gateway`, tracing):
+    all that `/openapi.json` describes, so `api_app(token).openapi()` is the served document."""
+    app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
-    app.include_router(api_router(settings.api_token))
+    app.include_router(api_router(api_token))
 
     @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict:
+    async def healthz(request: Request) -> dict:
         """Whether the gateway runs and reaches NATS."""
+        nc = request.app.state.gateway.nc
         return {"ok": True, "nats": "connected" if nc.is_connected else "disconnected"}
 
-    app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
     return app
