@@ -1,16 +1,22 @@
-"""At start: close sessions whose instance is gone (ghosts), stop instances with no session (orphans)."""
+"""At start: close sessions whose instance is gone (ghosts), stop instances with no session (orphans).
+
+A ghost's CLOSED event is published (`platform_broker.session_endings`): no env host will, and
+the recorder finishes its recording on it.
+"""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 
+from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.envhosts import EnvHostClient
 from platform_broker.errors import UnavailableError
 from platform_broker.hosts import HostRegistry
 from platform_broker.pools import POOL_SLOT_PREFIX
+from platform_broker.session_endings import SessionEndings
 from platform_broker.store import OPEN_STATES, RUNNING, SessionStore
 
 log = logging.getLogger(__name__)
@@ -28,11 +34,12 @@ class ReconcileReport:
     pool_stopped: list[str] = field(default_factory=list)  # warm pool instances of an earlier broker stopped
 
 
-async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostClient) -> ReconcileReport:
+async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostClient,
+                    endings: SessionEndings) -> ReconcileReport:
     """Match the session table against the instances of every live env host.
 
     A STARTING/RUNNING session whose instance is not alive on its host (or whose host is not
-    live) is closed; an alive instance whose session is not RUNNING on that host is stopped.
+    live) is closed, and its CLOSED event published through `endings`; an alive instance whose session is not RUNNING on that host is stopped.
     A host that does not answer its list request is judged by its last heartbeat. Warm pool
     instances (`pool-...`, not sessions) are stopped too: the broker's pools start afresh.
     """
@@ -53,6 +60,7 @@ async def reconcile(store: SessionStore, hosts: HostRegistry, envhosts: EnvHostC
             continue
         if await store.mark_closed(session.id, GHOST_REASON):
             report.closed.append(session.id)
+            await endings.publish(session, events_pb2.SESSION_EVENT_KIND_CLOSED, GHOST_REASON)
 
     for host_id, session_ids in alive.items():
         for session_id in sorted(session_ids):

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from platform_contracts import subjects
+from platform_contracts import streams, subjects
 
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient
@@ -20,6 +20,7 @@ from platform_broker.lifecycle import LifecycleConsumer
 from platform_broker.lost_hosts import LostHostSweeper
 from platform_broker.pools import PoolKeeper
 from platform_broker.reconcile import ReconcileReport, reconcile
+from platform_broker.session_endings import SessionEndings
 from platform_broker.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -65,8 +66,9 @@ class BrokerService:
         self.pools = PoolKeeper(pools, catalog, self.hosts, self.envhosts) if pools else None
         self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, pools=self.pools)
         self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
+        self.endings = SessionEndings(nc.jetstream())  # lifecycle events of sessions the broker ends itself
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, idle_timeout)
-        self.lost_hosts = LostHostSweeper(nc, store, self.hosts)
+        self.lost_hosts = LostHostSweeper(nc, store, self.hosts, self.endings)
         self.reconcile_report: ReconcileReport | None = None
         self._subs: list[Any] = []
 
@@ -76,7 +78,8 @@ class BrokerService:
         self._subs.append(await self.hosts.subscribe(self.nc))
         await settle_subscriptions(self.nc)
         await asyncio.sleep(self.warmup)
-        self.reconcile_report = await reconcile(self.store, self.hosts, self.envhosts)
+        await streams.ensure_sessions_stream(self.nc.jetstream())  # reconcile publishes its ghosts' CLOSED there
+        self.reconcile_report = await reconcile(self.store, self.hosts, self.envhosts, self.endings)
         await self.lifecycle.start()
         self._subs.extend(await self.handlers.subscribe(self.nc))
         await settle_subscriptions(self.nc)  # the server has our subscriptions before we say we serve

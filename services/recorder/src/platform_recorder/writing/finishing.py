@@ -82,15 +82,29 @@ def _entry_extras(
 
 
 def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:
-    """Mark meta closed or crashed, with the reason, the log tail and the published last seq."""
+    """Mark meta closed or crashed, with the reason, the log tail and the published last seq.
+
+    The first close wins: a later one (the env host's, late, after the broker's for a lost env
+    host) changes nothing but a published last seq that was not known. An event's `last_seq` 0
+    says nothing was known to be published (the broker's close of a session whose env host is
+    gone): the recording ends with what was recorded, `published_last_seq` left out.
+    """
+    if not meta.is_recording:
+        if event.last_seq and not meta.published_last_seq:
+            meta.published_last_seq = event.last_seq
+            _check_published(event.last_seq, last_seq, where)
+        return
     crashed = event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED
     meta.status = RecordingStatus.CRASHED if crashed else RecordingStatus.CLOSED
     meta.reason = event.reason
     if event.log_tail:
         meta.log_tail = event.log_tail
     meta.closed_at = iso_time(event.time)
-    meta.published_last_seq = event.last_seq
-    if event.last_seq > last_seq:
-        log.error(
-            "%s: closed after publishing seq %d but only seq %d was recorded", where, event.last_seq, last_seq
-        )
+    if event.last_seq:
+        meta.published_last_seq = event.last_seq
+        _check_published(event.last_seq, last_seq, where)
+
+
+def _check_published(published: int, last_seq: int, where: str) -> None:
+    if published > last_seq:
+        log.error("%s: closed after publishing seq %d but only seq %d was recorded", where, published, last_seq)
