@@ -3,13 +3,15 @@ starts a `kill -9`ed service again while a session steps.
 
 - the broker: stepping goes on; once it is back a new session can be made, the old one lives;
 - the recorder: stepping goes on; it catches up from JetStream, every step recorded once;
-- the env host: only its sessions end (410 with the reason); new sessions work once it is back;
+- the env host: only its sessions end (410 with the reason), a recorded one's recording ends
+  `crashed` with the reason and every step JetStream holds; new sessions work once it is back;
 - a service that keeps crashing stops the platform with its last lines and status 1;
 - the launcher itself `kill -9`ed: no process of the platform is left (within 60 s).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -18,14 +20,20 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import nats
 import platform_sdk
 import pytest
+from nats.js.errors import NotFoundError
+from platform_contracts import subjects
+from platform_contracts.step_batches import parse_batch
 from platform_local.local_platform import free_port
 from platform_local.procs import descendants, pid_alive
 from platform_testing.platform import clean_env
 from platform_testing.waiting import instance_pids, wait_for
+from simulusion.bus.v1.events_pb2 import StepEvent
 
 BANNER = "Simulusion is running at"
 START_S = 120.0  # the whole platform's start on a busy 2-core machine
@@ -38,7 +46,10 @@ class Launcher:
     def __init__(self, root: Path, **settings: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = clean_env() | {"PLATFORM_PORT": str(self.port), "PLATFORM_DATA_DIR": str(root / "data"),
+        self.nats_port = free_port()  # the test reads JetStream too
+        self.nats_url = f"nats://127.0.0.1:{self.nats_port}"
+        env = clean_env() | {"PLATFORM_PORT": str(self.port), "PLATFORM_NATS_PORT": str(self.nats_port),
+                             "PLATFORM_DATA_DIR": str(root / "data"),
                              "PLATFORM_RECORDINGS": str(root / "recordings"),
                              "PLATFORM_CACHE_DIR": str(root / "cache"), **settings}
         self.process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=env, cwd=root,
@@ -164,6 +175,42 @@ def created(url: str) -> str | None:
     return sid
 
 
+def recorded_seqs(url: str, recording: dict[str, Any]) -> list[int]:
+    """The seqs of every event of a recording's episodes, as the API serves them, in order."""
+    seqs: list[int] = []
+    for episode in recording["episodes"]:
+        reply = httpx.get(f"{url}/v0/recordings/{recording['id']}/episodes/{episode['index']}",
+                          params={"arrays": "seq"}, timeout=30)
+        assert reply.status_code == 200, reply.text
+        seqs += [episode["first_seq"], *reply.json()["arrays"]["seq"]["data"]]
+    return seqs
+
+
+def ended_recording(url: str, session_id: str, status: str) -> dict[str, Any]:
+    """The session's recording once the recorder has ended it with `status`."""
+    return wait_for(lambda: (r := httpx.get(f"{url}/v0/recordings/{session_id}", timeout=10)).status_code == 200
+                    and r.json().get("status") == status and r.json(),
+                    timeout=BACK_S, what=f"the recording of {session_id} to be {status}")
+
+
+async def last_stored_seq(nats_url: str, session_id: str) -> int:
+    """The highest step seq JetStream holds for the session (its events go out in seq order)."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        top = 0
+        for subject, parse in ((subjects.session_steps(session_id), lambda data: [StepEvent.FromString(data)]),
+                               (subjects.session_step_batches(session_id), parse_batch)):
+            try:
+                msg = await js.get_last_msg(subjects.SESSIONS_STREAM, subject)
+            except NotFoundError:
+                continue
+            top = max(top, *(event.seq for event in parse(msg.data)))
+        return top
+    finally:
+        await nc.close()
+
+
 def test_a_killed_broker_is_started_again_and_sessions_step_on(launcher: Launcher) -> None:
     with platform_sdk.connect("cartpole", url=launcher.url) as env:
         env.reset(seed=0)
@@ -195,29 +242,36 @@ def test_a_killed_recorder_catches_up_and_loses_no_step(launcher: Launcher) -> N
                          and r.json().get("status") == "closed" and r.json(),
                          timeout=BACK_S, what="the recording to be closed")
     assert recording["last_seq"] == events, "every step and reset recorded"
-    seqs: list[int] = []
-    for episode in recording["episodes"]:
-        reply = httpx.get(f"{launcher.url}/v0/recordings/{sid}/episodes/{episode['index']}",
-                          params={"arrays": "seq"}, timeout=30)
-        assert reply.status_code == 200, reply.text
-        seqs += [episode["first_seq"], *reply.json()["arrays"]["seq"]["data"]]
-    assert seqs == list(range(1, events + 1)), "each event once, in order"
+    assert recorded_seqs(launcher.url, recording) == list(range(1, events + 1)), "each event once, in order"
 
 
 def test_a_killed_env_host_ends_only_its_sessions_and_comes_back(launcher: Launcher) -> None:
-    env = platform_sdk.connect("cartpole", url=launcher.url)
+    env = platform_sdk.connect("cartpole", url=launcher.url, record=True)
+    sid = env.session_id
     env.reset(seed=0)
     with Stepper(env) as stepper:
-        stepper.steps_after(20)
+        stepper.steps_after(40)
         old = launcher.kill_service("envhost")
         wait_for(lambda: stepper.error is not None, timeout=30, what="the session's step to fail")
     assert isinstance(stepper.error, platform_sdk.PlatformError), repr(stepper.error)
-    reply = wait_for(lambda: (r := httpx.post(f"{launcher.url}/v0/sessions/{env.session_id}/step",
+    reply = wait_for(lambda: (r := httpx.post(f"{launcher.url}/v0/sessions/{sid}/step",
                                               json={"action": 0}, timeout=10)).status_code == 410 and r,
                      timeout=30, what="a 410 for the env host's session")
     assert reply.json()["code"] == "gone" and reply.json()["detail"], reply.json()
-    assert not instance_pids(env.session_id)
+    assert not instance_pids(sid)
     env.close()
+
+    # No env host is left to publish the session's end: the broker's CRASHED ends its recording.
+    session = httpx.get(f"{launcher.url}/v0/sessions/{sid}", timeout=10).json()
+    assert session["state"] == "crashed" and "no heartbeat" in session["reason"], session
+    recording = ended_recording(launcher.url, sid, "crashed")
+    assert recording["reason"] == session["reason"], recording
+    stored = asyncio.run(last_stored_seq(launcher.nats_url, sid))
+    answered = 1 + len(stepper.actions)  # the first reset, then each step or reset answered
+    assert 20 < stored <= answered + 1, (stored, answered)  # the last ones may have died unpublished
+    assert recording["last_seq"] == stored and not recording["missing_seqs"], "every stored step recorded"
+    assert recorded_seqs(launcher.url, recording) == list(range(1, stored + 1)), "each event once, in order"
+    assert "published_last_seq" not in recording, "what the dead env host published is unknown"
     launcher.wait_restarted("envhost", old)
     assert wait_for(lambda: created(launcher.url), timeout=BACK_S, what="a new session on the env host started again")
     with platform_sdk.connect("cartpole", url=launcher.url) as fresh:
