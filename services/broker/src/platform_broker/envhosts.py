@@ -9,9 +9,11 @@ from google.protobuf.message import DecodeError, Message
 from platform_bus import BusUnavailableError
 from platform_bus import request as bus_request
 from platform_contracts import subjects
+from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.errors import UnavailableError
+from platform_broker.session_endings import SessionEndings
 from platform_broker.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -64,21 +66,29 @@ class EnvHostClient:
         return reply
 
 
-async def stop_and_close(store: SessionStore, envhosts: EnvHostClient, session: control_pb2.SessionInfo,
-                         reason: str) -> control_pb2.SessionInfo:
+async def stop_and_close(store: SessionStore, envhosts: EnvHostClient, endings: SessionEndings,
+                         session: control_pb2.SessionInfo, reason: str) -> control_pb2.SessionInfo:
     """Stop the session's instance on its host (best effort) and mark it CLOSED with `reason`.
 
     A host that is gone or fails to stop it is logged, not raised: the session is closed either
-    way, and an instance left behind is stopped as an orphan at the next reconcile.
+    way, and an instance left behind is stopped as an orphan at the next reconcile. A host that
+    stopped it publishes its CLOSED event; when none can (no answer, or the host does not have
+    the instance: it restarted), the broker publishes it, so the recording is finished.
     """
+    host_publishes = True
     if session.host_id:
         try:
             stopped = await envhosts.stop(session.host_id, session.id, reason)
-            if stopped.error.code and stopped.error.code != "not_found":
+            if stopped.error.code == "not_found":
+                host_publishes = False
+            elif stopped.error.code:
                 log.warning("session %s (%s): env host %s failed to stop it: %s: %s", session.id,
                             session.options.env_id, session.host_id, stopped.error.code, stopped.error.message)
         except UnavailableError as exc:
             log.warning("session %s (%s): %s; closing it anyway", session.id, session.options.env_id, exc)
+            host_publishes = False
     if await store.mark_closed(session.id, reason):
         log.info("session %s (%s) closed: %s", session.id, session.options.env_id, reason)
+        if not host_publishes:
+            await endings.publish(session, events_pb2.SESSION_EVENT_KIND_CLOSED, reason)
     return await store.get(session.id) or session

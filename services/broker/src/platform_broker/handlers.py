@@ -24,6 +24,7 @@ from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.errors import BrokerError, NotFoundError, UnavailableError
 from platform_broker.hosts import HostRegistry, HostState
 from platform_broker.pools import PoolKeeper, takes_pooled
+from platform_broker.session_endings import SessionEndings
 from platform_broker.session_options import checked_options
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
 
@@ -41,11 +42,12 @@ class Handlers:
     """Answers the broker subjects (queue group `broker`) with protobuf replies."""
 
     def __init__(self, store: SessionStore, catalog: Catalog, hosts: HostRegistry, envhosts: EnvHostClient,
-                 clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None) -> None:
+                 endings: SessionEndings, clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None) -> None:
         self.store = store
         self.catalog = catalog
         self.hosts = hosts
         self.envhosts = envhosts
+        self.endings = endings  # the CLOSED of a session whose env host is gone
         self.pools = pools
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
@@ -200,7 +202,7 @@ class Handlers:
         session = await self._existing(request.session_id)
         if session.state in ENDED_STATES:
             return control_pb2.SessionReply(session=session)
-        closed = await stop_and_close(self.store, self.envhosts, session, request.reason or DEFAULT_CLOSE_REASON)
+        closed = await stop_and_close(self.store, self.envhosts, self.endings, session, request.reason or DEFAULT_CLOSE_REASON)
         return control_pb2.SessionReply(session=closed)
 
     async def list_envs(self, request: control_pb2.ListEnvsRequest) -> control_pb2.ListEnvsReply:

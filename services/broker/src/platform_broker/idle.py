@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.hosts import HostRegistry
+from platform_broker.session_endings import SessionEndings
 from platform_broker.store import RUNNING, SessionStore
 
 log = logging.getLogger(__name__)
@@ -24,11 +25,12 @@ class IdleMonitor:
     """Every few seconds: store each RUNNING session's last activity (from its host's heartbeat)
     and stop those idle for more than `idle_timeout` seconds (0 = never stop)."""
 
-    def __init__(self, store: SessionStore, hosts: HostRegistry, envhosts: EnvHostClient, idle_timeout: float,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: SessionStore, hosts: HostRegistry, envhosts: EnvHostClient, endings: SessionEndings,
+                 idle_timeout: float, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.hosts = hosts
         self.envhosts = envhosts
+        self.endings = endings
         self.idle_timeout = idle_timeout
         self.interval = check_interval(idle_timeout)
         self._clock = clock
@@ -55,7 +57,7 @@ class IdleMonitor:
                 await self.store.touch(session.id, last)
             idle_for = self._clock() - last
             if self.idle_timeout > 0 and idle_for > self.idle_timeout:
-                await stop_and_close(self.store, self.envhosts, session, f"idle for {int(idle_for)} s")
+                await stop_and_close(self.store, self.envhosts, self.endings, session, f"idle for {int(idle_for)} s")
                 stopped.append(session.id)
         return stopped
 

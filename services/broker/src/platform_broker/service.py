@@ -64,10 +64,10 @@ class BrokerService:
         self.hosts = HostRegistry()
         self.envhosts = EnvHostClient(nc, start_timeout=start_timeout)
         self.pools = PoolKeeper(pools, catalog, self.hosts, self.envhosts) if pools else None
-        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, pools=self.pools)
-        self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
         self.endings = SessionEndings(nc.jetstream())  # lifecycle events of sessions the broker ends itself
-        self.idle = IdleMonitor(store, self.hosts, self.envhosts, idle_timeout)
+        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, self.endings, pools=self.pools)
+        self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
+        self.idle = IdleMonitor(store, self.hosts, self.envhosts, self.endings, idle_timeout)
         self.lost_hosts = LostHostSweeper(nc, store, self.hosts, self.endings)
         self.reconcile_report: ReconcileReport | None = None
         self._subs: list[Any] = []

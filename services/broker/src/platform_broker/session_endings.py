@@ -1,10 +1,11 @@
 """Lifecycle events of the sessions the broker ends itself, as their env host can no longer.
 
-A session whose env host is gone (`platform_broker.lost_hosts`) or whose instance is gone when
-the broker starts (`platform_broker.reconcile`) gets no CRASHED or CLOSED from an env host; the
-broker publishes it instead, on the session's lifecycle subject in JetStream, so the recorder
-finishes its recording with what was recorded. Its `last_seq` is 0: the broker does not know
-what the dead publisher published. The broker's own lifecycle consumer gets it too and finds
+A session whose env host is gone (`platform_broker.lost_hosts`), whose instance is gone when
+the broker starts (`platform_broker.reconcile`), or that is closed while its env host does not
+answer or has no such instance (`platform_broker.envhosts.stop_and_close`) gets no CRASHED or
+CLOSED from an env host; the broker publishes it instead, on the session's lifecycle subject
+in JetStream, so the recorder finishes its recording with what was recorded. Its `last_seq` is
+0: the broker does not know what the dead publisher published. The broker's own lifecycle consumer gets it too and finds
 the session already ended (a no-op). The `Nats-Msg-Id` is the env host's for the same kind, so
 one session's CRASHED (or CLOSED) is stored once within the stream's duplicate window.
 
