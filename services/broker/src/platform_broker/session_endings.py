@@ -7,7 +7,8 @@ CLOSED from an env host; the broker publishes it instead, on the session's lifec
 in JetStream, so the recorder finishes its recording with what was recorded. Its `last_seq` is
 0: the broker does not know what the dead publisher published. The broker's own lifecycle
 consumer gets it too and finds the session already ended (a no-op). The `Nats-Msg-Id` is the
-env host's for the same kind, so one session's CRASHED (or CLOSED) is stored once within the stream's duplicate window.
+env host's for the same kind, so one session's CRASHED (or CLOSED) is stored once within the
+stream's duplicate window.
 
 An event JetStream does not take is kept and tried again (`retry_pending`), never dropped while
 the broker runs.
