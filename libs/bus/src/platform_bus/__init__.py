@@ -1,16 +1,22 @@
 """The services' NATS plumbing: `connect` (one way to connect, one line when NATS cannot be
 reached) and `request`/`publish`/`publish_to_stream` (the trace context in the headers, every
-kind of "no answer" as `BusUnavailableError`)."""
+kind of "no answer" as `BusUnavailableError`), and `GracefulShutdown`/`stop_task` (a shutdown that ends within its
+deadline)."""
 
 from platform_bus.connection import NatsUnreachableError, connect
 from platform_bus.messaging import BusUnavailableError, publish, publish_to_stream, request, trace_headers
+from platform_bus.shutdown import SHUTDOWN_DEADLINE_S, GracefulShutdown, cancel_requested, stop_task
 
 __all__ = [
+    "SHUTDOWN_DEADLINE_S",
     "BusUnavailableError",
+    "GracefulShutdown",
     "NatsUnreachableError",
+    "cancel_requested",
     "connect",
     "publish",
     "publish_to_stream",
     "request",
+    "stop_task",
     "trace_headers",
 ]

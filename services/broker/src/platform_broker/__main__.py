@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 
-from platform_bus import NatsUnreachableError, connect
+from platform_bus import GracefulShutdown, NatsUnreachableError, connect
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -21,16 +20,17 @@ from platform_broker.store import SessionStore
 
 log = logging.getLogger("platform_broker")
 
+DRAIN_TIMEOUT_S = 2.0
+
 def fail(message: str) -> int:
     print(f"platform_broker: {message}", file=sys.stderr)
     return 1
 
 
 async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools: dict[str, int]) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    shutdown = GracefulShutdown("platform_broker", logger=log)
+    shutdown.install()
+    stop = shutdown.requested
     try:
         nc = await connect(settings.nats_url, name="platform-broker", logger=log)
     except NatsUnreachableError as exc:
@@ -56,11 +56,17 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
         log.info("broker stopping")
         return 0
     finally:
+        shutdown.begin()  # the deadline holds however the broker stops
         stopping.cancel()
-        await service.stop()
+        await service.stop(shutdown.waiting_for)
+        shutdown.waiting_for("the NATS connection to drain")
+        with contextlib.suppress(Exception):  # NATS may be gone: drain briefly, then close
+            await asyncio.wait_for(nc.drain(), DRAIN_TIMEOUT_S)
         with contextlib.suppress(Exception):
-            await nc.drain()
+            await nc.close()
+        shutdown.waiting_for("the session store to close")
         await store.close()
+        shutdown.waiting_for("the event loop's last tasks")
 
 
 def main() -> int:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
+
+from platform_bus import cancel_requested, stop_task
 
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.hosts import HostRegistry
@@ -40,11 +41,8 @@ class IdleMonitor:
         self._task = asyncio.create_task(self._run(), name="broker-idle")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task, logger=log)
+        self._task = None
 
     async def check_once(self) -> list[str]:
         """One pass; returns the ids of the sessions it stopped."""
@@ -67,4 +65,6 @@ class IdleMonitor:
             try:
                 await self.check_once()
             except Exception:
+                if cancel_requested():  # a cancel the NATS client turned into an error: stop
+                    raise asyncio.CancelledError from None
                 log.exception("idle check failed")

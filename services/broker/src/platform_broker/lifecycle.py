@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from google.protobuf.message import DecodeError
+from platform_bus import cancel_requested, stop_task
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from platform_contracts import streams, subjects
 from simulusion.bus.v1 import events_pb2
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 FETCH_BATCH = 64
 FETCH_TIMEOUT_S = 2.0
 RETRY_DELAY_S = 2.0
+UNSUBSCRIBE_TIMEOUT_S = 2.0
 
 
 class LifecycleConsumer:
@@ -40,14 +42,11 @@ class LifecycleConsumer:
         self._task = asyncio.create_task(self._run(), name="broker-lifecycle")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task, logger=log)
+        self._task = None
         if self._psub is not None:
-            with contextlib.suppress(Exception):
-                await self._psub.unsubscribe()
+            with contextlib.suppress(Exception):  # bounded: NATS may be gone
+                await asyncio.wait_for(self._psub.unsubscribe(), UNSUBSCRIBE_TIMEOUT_S)
             self._psub = None
 
     async def apply(self, event: events_pb2.SessionEvent) -> bool:
@@ -75,6 +74,8 @@ class LifecycleConsumer:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a reconnect in progress: try again shortly
+                if cancel_requested():  # nats-py raises ConnectionClosedError for a cancelled fetch
+                    raise asyncio.CancelledError from None
                 log.warning("lifecycle fetch failed: %r", exc)
                 await asyncio.sleep(RETRY_DELAY_S)
                 continue

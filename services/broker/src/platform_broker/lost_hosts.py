@@ -11,12 +11,12 @@ is heard again within it), so a silence of the bus is never taken for the death 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+from platform_bus import cancel_requested, stop_task
 from simulusion.bus.v1 import events_pb2
 
 from platform_broker.hosts import HostRegistry
@@ -61,11 +61,8 @@ class LostHostSweeper:
         self._task = asyncio.create_task(self._run(), name="broker-lost-hosts")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task, logger=log)
+        self._task = None
 
     async def sweep_once(self) -> list[str]:
         """One pass; returns the ids of the sessions it marked crashed."""
@@ -94,4 +91,6 @@ class LostHostSweeper:
             try:
                 await self.sweep_once()
             except Exception:
+                if cancel_requested():  # a cancel the NATS client turned into an error: stop
+                    raise asyncio.CancelledError from None
                 log.exception("lost env host sweep failed")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from platform_bus import cancel_requested, stop_task
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 from simulusion.session.v1.options_pb2 import SessionOptions
@@ -142,11 +143,7 @@ class PoolKeeper:
     async def stop(self) -> None:
         """Stop filling; warm instances stay (the next broker's reconcile stops them)."""
         tasks = [t for t in (self._task, *self._tasks) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await asyncio.gather(*(stop_task(task, logger=log) for task in tasks))
         self._task = None
 
     def take(self, env_id: str) -> PoolSlot | None:
@@ -194,6 +191,8 @@ class PoolKeeper:
             try:
                 await self.check_once()
             except Exception:
+                if cancel_requested():
+                    raise asyncio.CancelledError from None
                 log.exception("pool check failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.check_interval)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from platform_contracts import streams, subjects
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 # A bit more than one 2 s heartbeat period: every live env host has been heard from.
 WARMUP_S = 2.5
+REQUESTS_DRAIN_S = 5.0  # at stop: requests in flight may finish for so long, then are cancelled
+UNSUBSCRIBE_TIMEOUT_S = 1.0
 
 
 async def settle_subscriptions(nc: Any) -> None:
@@ -90,15 +92,22 @@ class BrokerService:
         log.info("broker serving: %d environments, %d live env hosts%s", len(self.catalog), len(self.hosts.live()),
                  f", warm pools {self.pools.targets}" if self.pools is not None else "")
 
-    async def stop(self) -> None:
-        """Stop taking requests, finish those in flight (up to 5 s), stop the background tasks."""
+    async def stop(self, waiting_for: Callable[[str], None] = lambda step: None) -> None:
+        """Stop taking requests, finish those in flight (up to 5 s), stop the background tasks;
+        each step is bounded (NATS may be gone), and named to `waiting_for` as it begins."""
+        waiting_for("unsubscribing the broker subjects")
         for sub in reversed(self._subs):
             with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+                await asyncio.wait_for(sub.unsubscribe(), UNSUBSCRIBE_TIMEOUT_S)
         self._subs.clear()
-        await self.handlers.wait_idle(timeout=5.0)
+        waiting_for("the requests in flight")
+        await self.handlers.wait_idle(timeout=REQUESTS_DRAIN_S)
         if self.pools is not None:
+            waiting_for("the warm pool tasks to stop")
             await self.pools.stop()
+        waiting_for("the idle monitor to stop")
         await self.idle.stop()
+        waiting_for("the lost env host sweeper to stop")
         await self.lost_hosts.stop()
+        waiting_for("the lifecycle consumer to stop")
         await self.lifecycle.stop()

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import sys
 
 # Instances are forked from this process while gRPC threads run; gRPC's fork handlers then
 # crash the child (SIGSEGV before exec). They only matter for gRPC used across fork: off.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
+from platform_bus import GracefulShutdown
 from pydantic import ValidationError
 
 from platform_envhost.config import Settings
@@ -24,15 +24,15 @@ async def run(settings: Settings) -> None:
     from platform_envhost.app import EnvHost
 
     host = EnvHost(settings)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    shutdown = GracefulShutdown(PROG, logger=logging.getLogger(PROG))
+    shutdown.install()
     try:
         await host.start()
-        await stop.wait()
+        await shutdown.requested.wait()
     finally:
-        await host.stop()
+        shutdown.begin()  # the deadline holds however the env host stops
+        await host.stop(shutdown.waiting_for)
+        shutdown.waiting_for("the event loop's last tasks")
 
 
 def _settings_error(exc: ValidationError) -> str:

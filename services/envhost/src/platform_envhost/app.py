@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -26,6 +27,9 @@ from platform_envhost.service import EnvHostService
 from platform_envhost.step_link import StepLinkServer
 
 log = logging.getLogger(__name__)
+
+EVENTS_FLUSH_AT_STOP_S = 5.0  # at stop, connected: the last session events may wait so long for their acks
+DRAIN_AT_STOP_S = 1.0
 
 SERVER_OPTIONS = [
     ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
@@ -99,12 +103,14 @@ class EnvHost:
         return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
                                self._service.instance_infos(with_log_tail=False), step_address=self.step_address)
 
-    async def stop(self) -> None:
-        """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect."""
+    async def stop(self, waiting_for: Callable[[str], None] = lambda step: None) -> None:
+        """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect; each
+        step is named to `waiting_for` as it begins (the shutdown deadline's line names it)."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
         if self._orphan_sweep is not None:
             self._orphan_sweep.cancel()
+        waiting_for("the instances to stop")
         if self._service is not None:
             await self._service.shutdown()
         if self._step_link is not None:
@@ -113,11 +119,14 @@ class EnvHost:
             await self._server.stop(grace=1.0)
         if self._table is not None:
             await self._table.close()
-        if self._publisher is not None:
-            await self._publisher.close(timeout=10.0)
+        waiting_for("JetStream's acks of the last session events")
+        if self._publisher is not None:  # with NATS gone no ack comes: do not wait for one
+            connected = self._nc is not None and self._nc.is_connected
+            await self._publisher.close(timeout=EVENTS_FLUSH_AT_STOP_S if connected else 0.0)
+        waiting_for("the NATS connection to drain")
         if self._nc is not None and not self._nc.is_closed:
             try:
-                await self._nc.drain()
+                await asyncio.wait_for(self._nc.drain(), DRAIN_AT_STOP_S)
             except (NatsError, TimeoutError):
                 await self._nc.close()
         if self.address:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import signal
 import sys
 from collections.abc import Iterator
@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import uvicorn
 import uvloop
-from platform_bus import NatsUnreachableError, connect
+from platform_bus import GracefulShutdown, NatsUnreachableError, connect
 from pydantic import ValidationError
 
 from platform_gateway.app import create_app
@@ -19,22 +19,23 @@ from platform_gateway.config import Settings
 
 class _Server(uvicorn.Server):
     """uvicorn's server, except that after SIGINT/SIGTERM it returns (exit 0) instead of
-    raising the signal again, so NATS is closed cleanly afterwards."""
+    raising the signal again, so NATS is closed cleanly afterwards; the shutdown has a deadline
+    and a second signal exits at once (`platform_bus.GracefulShutdown`)."""
+
+    def __init__(self, config: uvicorn.Config, shutdown: GracefulShutdown) -> None:
+        super().__init__(config)
+        self.graceful = shutdown
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
-            yield
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        self.graceful.install(on_request=lambda: self.handle_exit(signal.SIGTERM, None))
+        self.graceful.waiting_for("the open HTTP connections and websockets to close")
+        yield  # the handlers stay: a signal after serve() returned still counts
 
 
 async def serve(settings: Settings) -> None:
     nc = await connect(settings.nats_url, name="platform-gateway", timeout=settings.nats_connect_timeout)
+    shutdown = GracefulShutdown("platform-gateway", logger=logging.getLogger("platform_gateway"))
     try:
         config = uvicorn.Config(
             create_app(settings, nc),
@@ -49,10 +50,13 @@ async def serve(settings: Settings) -> None:
             access_log=False,
             lifespan="on",
         )
-        await _Server(config).serve()
+        await _Server(config, shutdown).serve()
     finally:
+        shutdown.begin()  # the deadline holds however the gateway stops
+        shutdown.waiting_for("the NATS connection to close")
         if not nc.is_closed:
             await nc.close()
+        shutdown.waiting_for("the event loop's last tasks")
 
 
 def main() -> int:

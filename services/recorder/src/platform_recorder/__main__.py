@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
+import contextlib
 import sys
 from pathlib import Path
 
-from platform_bus import NatsUnreachableError, connect
+from platform_bus import GracefulShutdown, NatsUnreachableError, connect
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -20,6 +20,8 @@ from platform_recorder.storage.interface import Storage, StorageConfigError
 from platform_recorder.storage.opening import storage_from_settings
 
 log = logging.getLogger("platform_recorder")
+
+DRAIN_TIMEOUT_S = 2.0
 
 
 def _fail(message: str) -> int:
@@ -58,10 +60,9 @@ def _open_storage(settings: Settings) -> Storage:
 
 
 async def _run(settings: Settings) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    shutdown = GracefulShutdown("platform_recorder", logger=log)
+    shutdown.install()
+    stop = shutdown.requested
     setup_tracing("platform-recorder")
     try:
         storage = await asyncio.to_thread(_open_storage, settings)
@@ -94,11 +95,17 @@ async def _run(settings: Settings) -> int:
         log.error("the consumer loop failed: %s", service.task.exception())
     waiter.cancel()
     log.info("stopping")
+    shutdown.begin()  # the deadline holds however the recorder stops
+    shutdown.waiting_for("the batch in progress to be written and acked")
     await service.stop()
+    shutdown.waiting_for("the NATS connection to drain")
     try:
-        await nc.drain()
-    except Exception as exc:  # noqa: BLE001 - already closed
+        await asyncio.wait_for(nc.drain(), DRAIN_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - already closed, or NATS gone
         log.debug("drain: %s", exc)
+        with contextlib.suppress(Exception):
+            await nc.close()
+    shutdown.waiting_for("the event loop's last tasks")
     return 1 if failed else 0
 
 
