@@ -30,21 +30,36 @@ def test_a_host_is_live_for_ten_seconds_after_its_heartbeat():
     assert hosts.live() == [] and hosts.get("a") is None and hosts.pick() is None
 
 
-def test_pick_the_most_free_capacity_counting_placements_since_the_heartbeat():
+def test_pick_the_most_free_capacity_counting_placements_not_yet_in_a_heartbeat():
     hosts = HostRegistry(clock=Clock())
     hosts.on_heartbeat(beat("a", capacity=4, running=1))  # 3 free
     hosts.on_heartbeat(beat("b", capacity=2))              # 2 free
     assert hosts.pick().host_id == "a"
-    hosts.note_placed("a")
+    hosts.note_placed("a", "s-1")
     assert hosts.pick().host_id == "a"  # 2 and 2: the lowest id
-    hosts.note_placed("a")
+    hosts.note_placed("a", "s-2")
     assert hosts.pick().host_id == "b"  # a has 1 free now
-    hosts.note_placed("b")
-    hosts.note_placed("b")
-    hosts.note_placed("a")
+    hosts.note_placed("b", "s-3")
+    hosts.note_placed("b", "s-4")
+    hosts.note_placed("a", "s-5")
     assert hosts.pick() is None
-    hosts.on_heartbeat(beat("b", capacity=2, running=1))  # a new heartbeat resets b's count
+    hosts.on_heartbeat(beat("b", 2, 1, "s-3"))  # b lists s-3 (counted in running); s-4 still pending
+    assert hosts.pick() is None and hosts.get("b").free == 0
+    hosts.on_heartbeat(beat("b", 2, 1, "s-3"))  # s-4's start failed: it never shows up...
+    hosts.get("b").pending["s-4"] -= 120.0    # ...and stops counting after PENDING_PLACEMENT_S
+    hosts.on_heartbeat(beat("b", 2, 1, "s-3"))
     assert hosts.pick().host_id == "b" and hosts.get("b").free == 1
+
+
+def test_a_heartbeat_sent_while_an_instance_starts_does_not_forget_it():
+    hosts = HostRegistry(clock=Clock())
+    hosts.on_heartbeat(beat("big", capacity=2))
+    hosts.on_heartbeat(beat("small", capacity=1))
+    hosts.note_placed("big", "s-1")
+    hosts.on_heartbeat(beat("big", 2, 1, "s-1"))  # s-1 is up
+    hosts.note_placed("big", "s-2")
+    hosts.on_heartbeat(beat("big", 2, 1, "s-1"))  # sent before s-2 was up: s-2 still counts
+    assert hosts.get("big").free == 0 and hosts.pick().host_id == "small"
 
 
 def test_instance_activity_comes_from_the_last_heartbeat():

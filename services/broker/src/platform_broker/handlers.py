@@ -147,7 +147,7 @@ class Handlers:
             host = self._pick_host(env_id)
             _place(session, host)
             await self.store.insert(session)
-        self.hosts.note_placed(host.host_id)
+        self.hosts.note_placed(host.host_id, session.id)
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, options=options)
         log.info("session %s (%s): starting on env host %s", session.id, env_id, host.host_id)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -15,15 +15,20 @@ from simulusion.control.v1 import control_pb2
 log = logging.getLogger(__name__)
 
 LIVE_WINDOW_S = 10.0
+# A placement not yet in any heartbeat counts against its host for at most this long (an
+# instance's start is bounded by the start timeout; one that never shows up stops counting).
+PENDING_PLACEMENT_S = 120.0
 
 
 @dataclass
 class HostState:
-    """The last heartbeat of one env host, when it came, and sessions placed on it since."""
+    """The last heartbeat of one env host, when it came, and the instances placed on it that no
+    heartbeat has listed yet (id -> when placed): a heartbeat sent while an instance was still
+    starting does not list it, so a count reset at each heartbeat would forget it."""
 
     heartbeat: control_pb2.HostHeartbeat
     seen_at: float
-    placed: int = 0
+    pending: dict[str, float] = field(default_factory=dict)
 
     @property
     def host_id(self) -> str:
@@ -40,7 +45,7 @@ class HostState:
 
     @property
     def free(self) -> int:
-        return self.heartbeat.capacity - self.heartbeat.running - self.placed
+        return self.heartbeat.capacity - self.heartbeat.running - len(self.pending)
 
 
 class HostRegistry:
@@ -57,7 +62,15 @@ class HostRegistry:
         if heartbeat.host_id not in self._hosts:
             log.info("env host %s is up at %s (capacity %d)", heartbeat.host_id, heartbeat.address,
                      heartbeat.capacity)
-        self._hosts[heartbeat.host_id] = HostState(heartbeat=heartbeat, seen_at=self._clock())
+        now = self._clock()
+        previous = self._hosts.get(heartbeat.host_id)
+        listed = {instance.session_id for instance in heartbeat.instances}
+        pending = {
+            instance_id: placed_at
+            for instance_id, placed_at in (previous.pending.items() if previous is not None else ())
+            if instance_id not in listed and now - placed_at < PENDING_PLACEMENT_S
+        }
+        self._hosts[heartbeat.host_id] = HostState(heartbeat=heartbeat, seen_at=now, pending=pending)
 
     async def subscribe(self, nc: Any) -> Any:
         """Subscribe to the heartbeats on `nc`; returns the subscription."""
@@ -88,11 +101,12 @@ class HostRegistry:
             return None
         return min(candidates, key=lambda host: (-host.free, host.host_id))
 
-    def note_placed(self, host_id: str) -> None:
-        """Count a session placed on `host_id` until its next heartbeat reports it."""
+    def note_placed(self, host_id: str, instance_id: str) -> None:
+        """Count instance `instance_id` (a session or pool slot) against `host_id` until a
+        heartbeat of that host lists it."""
         host = self._hosts.get(host_id)
         if host is not None:
-            host.placed += 1
+            host.pending[instance_id] = self._clock()
 
     def instance(self, host_id: str, session_id: str) -> control_pb2.InstanceInfo | None:
         """The instance of `session_id` in the last heartbeat of live host `host_id`."""

@@ -235,8 +235,9 @@ class PoolKeeper:
             if entry is not None and self._failures[env_id] == 0:
                 log.info("pool %s: no env host with free capacity; trying again later", env_id)
             return None
-        self.hosts.note_placed(host.host_id)
-        request = control_pb2.StartInstanceRequest(session_id=pool_slot_id(env_id), entry=entry,
+        slot_id = pool_slot_id(env_id)
+        self.hosts.note_placed(host.host_id, slot_id)
+        request = control_pb2.StartInstanceRequest(session_id=slot_id, entry=entry,
                                                    options=pool_options(env_id), pooled=True)
         try:
             reply = await self.envhosts.start(host.host_id, request)
