@@ -40,6 +40,10 @@ def make(env):
 """
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def agent_command(url: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "platform_sdk.agents.run", *args[:1], "--url", url, *args[1:]]
 
@@ -154,8 +158,11 @@ def test_a_life_has_one_writer_and_ctrl_c_closes_the_session(platform_stack):
     url = platform_stack.url
     http = httpx.Client(base_url=url, timeout=60)
     life = ["--record", "--life", "robot-1", "--max-frames", "200"]
+    # SIGINT as a terminal gives it: the default action, even where this test runs from a shell that
+    # started it in the background (which ignores SIGINT, and a child inherits that).
     holder = subprocess.Popen(agent_command(url, "cartpole", "--steps", "1000000", *life),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+                              preexec_fn=_default_sigint)
     try:
         first = holder.stdout.readline()
         start = START.match(first.strip())
