@@ -162,7 +162,7 @@ def test_a_life_has_one_writer_and_ctrl_c_closes_the_session(platform_stack):
     # started it in the background (which ignores SIGINT, and a child inherits that).
     holder = subprocess.Popen(agent_command(url, "cartpole", "--steps", "1000000", *life),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
-                              preexec_fn=_default_sigint)
+                              preexec_fn=_default_sigint)  # noqa: PLW1509 - one signal call, before exec
     try:
         first = holder.stdout.readline()
         start = START.match(first.strip())
