@@ -7,10 +7,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from platform_bus import cancel_requested, stop_task
+from platform_bus import stop_task
 
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_broker.hosts import HostRegistry
+from platform_broker.periodic import run_every
 from platform_broker.session_endings import SessionEndings
 from platform_broker.store import RUNNING, SessionStore
 
@@ -60,11 +61,4 @@ class IdleMonitor:
         return stopped
 
     async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                await self.check_once()
-            except Exception:
-                if cancel_requested():  # a cancel the NATS client turned into an error: stop
-                    raise asyncio.CancelledError from None
-                log.exception("idle check failed")
+        await run_every(self.interval, self.check_once, "idle check")

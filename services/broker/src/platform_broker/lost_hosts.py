@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from platform_bus import cancel_requested, stop_task
+from platform_bus import stop_task
 from simulusion.bus.v1 import events_pb2
 
 from platform_broker.hosts import HostRegistry
+from platform_broker.periodic import run_every
 from platform_broker.session_endings import SessionEndings
 from platform_broker.store import RUNNING, SessionStore
 
@@ -86,11 +87,4 @@ class LostHostSweeper:
         return crashed
 
     async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                await self.sweep_once()
-            except Exception:
-                if cancel_requested():  # a cancel the NATS client turned into an error: stop
-                    raise asyncio.CancelledError from None
-                log.exception("lost env host sweep failed")
+        await run_every(self.interval, self.sweep_once, "lost env host sweep")
