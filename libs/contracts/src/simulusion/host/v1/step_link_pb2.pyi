@@ -6,6 +6,8 @@ Every frame is a 4-byte little-endian length followed by that many bytes of a me
 The gateway's first frame is a StepLinkOpen and the env host answers with a StepLinkOpened;
 after that each gateway frame is a serialized simulusion.env.v1.EnvRequest and each env
 host frame the serialized EnvResponse that answers it, in order.
+The SDK may open the same link to the env host directly (the direct path), with a ticket
+the gateway issued for the session (POST /v0/sessions/{id}/ticket).
 """
 
 from collections import abc as _abc
@@ -50,7 +52,12 @@ class StepLinkOpen(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
+    TICKET_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    ticket: _builtins.str
+    """A step ticket for this session, issued by the gateway (HS256 JWT signed with
+    PLATFORM_STEP_TICKET_SECRET). Required by an env host that has the secret set.
+    """
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
@@ -58,10 +65,11 @@ class StepLinkOpen(_message.Message):
         *,
         session_id: _builtins.str = ...,
         trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        ticket: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id", "trace_context", b"trace_context"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id", "ticket", b"ticket", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
