@@ -45,6 +45,10 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """the environment cannot do this (e.g. snapshots)"""
     ERROR_CODE_UNAVAILABLE: _ErrorCode.ValueType  # 7
     """the instance died; log_tail says why"""
+    ERROR_CODE_UNAUTHENTICATED: _ErrorCode.ValueType  # 8
+    """no valid credential: a step link's ticket missing, expired or forged"""
+    ERROR_CODE_PERMISSION_DENIED: _ErrorCode.ValueType  # 9
+    """a valid credential for something else: a ticket of another session or env host"""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper): ...
 
@@ -63,6 +67,10 @@ ERROR_CODE_UNIMPLEMENTED: ErrorCode.ValueType  # 6
 """the environment cannot do this (e.g. snapshots)"""
 ERROR_CODE_UNAVAILABLE: ErrorCode.ValueType  # 7
 """the instance died; log_tail says why"""
+ERROR_CODE_UNAUTHENTICATED: ErrorCode.ValueType  # 8
+"""no valid credential: a step link's ticket missing, expired or forged"""
+ERROR_CODE_PERMISSION_DENIED: ErrorCode.ValueType  # 9
+"""a valid credential for something else: a ticket of another session or env host"""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final
