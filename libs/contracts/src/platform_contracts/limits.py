@@ -61,3 +61,7 @@ MAX_STEP_LINK_FRAME_BYTES = 256 * 1024 * 1024
 def max_hold_steps(frames: bool) -> int:
     """The most steps one hold may take, with or without a frame after every step."""
     return MAX_HOLD_STEPS_WITH_FRAMES if frames else MAX_HOLD_STEPS
+
+# Step tickets (the direct path, SDK -> env host): a ticket only opens a step link, so it lives
+# a minute; the link it opened stays up after that.
+STEP_TICKET_TTL_S = 60
