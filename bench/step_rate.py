@@ -2,7 +2,9 @@
 
 Prints: in-process steps/s; remote steps/s through the SDK for 1 lockstep session and for 8
 and 64 concurrent sessions, without and with recording; p50/p99 step latency of one session;
-each remote figure as a ratio of the in-process one.
+each remote figure as a ratio of the in-process one. Every concurrent figure is one window shared
+by all client processes (they connect, wait at a barrier, and count only the steps completed
+between one common start and end: see shared_window.py).
 
     uv run python bench/step_rate.py              # starts its own platform in a temp dir
     uv run python bench/step_rate.py --url http://127.0.0.1:8000   # an already running one
@@ -11,16 +13,15 @@ each remote figure as a ratio of the in-process one.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from shared_window import WindowRun, client_commands, run_window
 
 
 def in_process_rate(seconds: float) -> float:
@@ -37,64 +38,22 @@ def in_process_rate(seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def _run_sessions(url: str, count: int, seconds: float, record: bool, out: mp.Queue, lockstep: bool) -> None:
-    """One client process driving `count` sessions, one thread each, in lockstep."""
-    import platform_sdk
-
-    envs = [platform_sdk.connect("cartpole", url=url, record=record) for _ in range(count)]
-    barrier = threading.Barrier(count + 1)
-    counts = [0] * count
-    latencies: list[float] = []
-    stop_at = [0.0]
-
-    def drive(i: int) -> None:
-        env = envs[i]
-        env.reset(seed=i)
-        rng = np.random.default_rng(i)
-        barrier.wait()
-        while time.perf_counter() < stop_at[0]:
-            t0 = time.perf_counter()
-            _, _, term, trunc, _ = env.step(int(rng.integers(0, 2)))
-            if lockstep:
-                latencies.append(time.perf_counter() - t0)
-            counts[i] += 1
-            if term or trunc:
-                env.reset()
-
-    threads = [threading.Thread(target=drive, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    stop_at[0] = time.perf_counter() + 1e9
-    barrier.wait()
-    start = time.perf_counter()
-    stop_at[0] = start + seconds
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - start
-    for env in envs:
-        env.close()
-    out.put((sum(counts), elapsed, latencies))
+def remote_run(url: str, sessions: int, seconds: float, record: bool) -> WindowRun:
+    """`sessions` concurrent lockstep sessions over one window shared by all their client
+    processes (`shared_window`); with a single session, each step's latency."""
+    return run_window(client_commands(sys.executable, "platform", url, sessions, record), seconds)
 
 
 def remote_rate(url: str, sessions: int, seconds: float, record: bool) -> tuple[float, list[float]]:
-    """Aggregate steps/s of `sessions` concurrent lockstep sessions (spread over client processes)."""
-    # One client process per session up to 8, so the client's GIL is not what is measured.
-    procs_n = min(sessions, 8)
-    ctx = mp.get_context("spawn")
-    out: mp.Queue = ctx.Queue()
-    shares = [sessions // procs_n + (1 if i < sessions % procs_n else 0) for i in range(procs_n)]
-    procs = [
-        ctx.Process(target=_run_sessions, args=(url, share, seconds, record, out, sessions == 1)) for share in shares
-    ]
-    for p in procs:
-        p.start()
-    results = [out.get(timeout=600) for _ in procs]
-    for p in procs:
-        p.join()
-    total = sum(r[0] for r in results)
-    elapsed = max(r[1] for r in results)
-    latencies = [x for r in results for x in r[2]]
-    return total / elapsed, latencies
+    """Aggregate steps/s of `remote_run`, and the latencies of a single session's steps."""
+    run = remote_run(url, sessions, seconds, record)
+    return run.rate, run.latencies
+
+
+def stream_paths(run: WindowRun) -> str | None:
+    """Which path the SDK's streams took (`_stream.path`), where the SDK says."""
+    paths = sorted({p for r in run.results for p in r.get("paths", []) if p != "None"})
+    return ", ".join(paths) or None
 
 
 def main() -> int:
@@ -118,9 +77,14 @@ def main() -> int:
         base = in_process_rate(args.seconds)
         print(f"in-process gymnasium CartPole: {base:,.0f} steps/s")
         rows = []
+        told_path = False
         for record in (False, True):
             for n in (int(x) for x in args.sessions.split(",")):
-                rate, latencies = remote_rate(url, n, args.seconds, record)
+                run = remote_run(url, n, args.seconds, record)
+                rate, latencies = run.rate, run.latencies
+                if not told_path and (path := stream_paths(run)):
+                    print(f"SDK stream path: {path}")
+                    told_path = True
                 label = f"{n:>3} session{'s' if n > 1 else ' '} {'recorded' if record else 'unrecorded'}"
                 line = f"remote {label}: {rate:,.0f} steps/s ({rate / base:.4f} of in-process)"
                 if latencies:
