@@ -19,6 +19,7 @@ from platform_sdk.containers import remove_orphan_containers
 
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
+from platform_envhost.grpc_tickets import connect_handler
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
 from platform_envhost.instance_table import InstanceTable
 from platform_envhost.publisher import EventPublisher
@@ -82,12 +83,12 @@ class EnvHost:
         self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, router.drain, tracer)
         service_ref.append(self._service)
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
-        self._server.add_generic_rpc_handlers((router.handler(),))
+        self._server.add_generic_rpc_handlers((connect_handler(router, self.host_id, s.ticket_secret),))
         try:
             port = self._server.add_insecure_port(s.envhost_listen)
         except RuntimeError as exc:
             raise ConfigError(f"cannot listen on PLATFORM_ENVHOST_LISTEN={s.envhost_listen}: {exc}") from None
-        self._step_link = StepLinkServer(router, self._table, self.host_id, tracer)
+        self._step_link = StepLinkServer(router, self._table, self.host_id, tracer, ticket_secret=s.ticket_secret)
         step_host, step_port = await self._step_link.start(s.step_listen)
         self.step_address = s.envhost_step_advertise or f"{_reachable(step_host)}:{step_port}"
         self.address = s.envhost_advertise or f"{_reachable(s.envhost_listen.rpartition(':')[0])}:{port}"
@@ -95,8 +96,9 @@ class EnvHost:
         await self._service.start()
         self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
         self._orphan_sweep = asyncio.create_task(_remove_orphan_containers())  # in the background
-        log.info("env host %s serving on %s, step link on %s (capacity %d, run dir %s)", self.host_id,
-                 self.address, self.step_address, s.envhost_capacity, s.host_run_dir)
+        log.info("env host %s serving on %s, step link on %s (capacity %d, run dir %s, step tickets %s)",
+                 self.host_id, self.address, self.step_address, s.envhost_capacity, s.host_run_dir,
+                 "required" if s.ticket_secret else "not checked: no PLATFORM_STEP_TICKET_SECRET")
 
     def _beat(self) -> Any:
         assert self._table is not None and self._service is not None

@@ -7,7 +7,8 @@ import re
 import socket
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from platform_bus.step_tickets import secret_problem
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -48,6 +49,10 @@ class Settings(BaseSettings):
     envhost_heartbeat_interval: float = Field(default=2.0, gt=0)
     # Step events kept in memory while waiting for JetStream; beyond it steps wait.
     envhost_publish_backlog: int = Field(default=10_000, ge=1)
+    # Shared with the gateway: when set, every step link (and gRPC stream) must bring a ticket the
+    # gateway minted for the session on this host (`platform_bus.step_tickets`); unset, none is
+    # asked for and the gateway offers no direct path.
+    step_ticket_secret: SecretStr | None = None
 
     @field_validator("envhost_id")
     @classmethod
@@ -55,6 +60,19 @@ class Settings(BaseSettings):
         if not value or _UNSAFE.search(value):
             raise ValueError(f"must be letters, digits, '-' or '_' (one NATS subject token), not {value!r}")
         return value
+
+    @field_validator("step_ticket_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        problem = secret_problem(value.get_secret_value()) if value and value.get_secret_value() else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @property
+    def ticket_secret(self) -> str | None:
+        """The step ticket secret in clear (None: tickets are not checked)."""
+        return self.step_ticket_secret.get_secret_value() if self.step_ticket_secret else None
 
     @field_validator("envhost_listen")
     @classmethod

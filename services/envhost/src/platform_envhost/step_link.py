@@ -1,8 +1,12 @@
-"""The step link: the gateway's fast path to this env host (simulusion/host/v1/step_link.proto).
+"""The step link: the fast path to this env host (simulusion/host/v1/step_link.proto), opened
+by the gateway or, on the direct path, by the SDK itself.
 
 One TCP connection per session carrying length-prefixed frames (`platform_contracts.framing`).
 The first frame is a `StepLinkOpen` naming the session, answered by a `StepLinkOpened` (with
-an error, then the connection closes, when the session does not run here). After that each
+an error, then the connection closes, when the session does not run here, or when this host
+has a ticket secret and the open brings no valid ticket for the session on this host:
+`platform_bus.step_tickets`; the ticket is checked first, so a client without one learns
+nothing about which sessions run here). After that each
 frame is an `EnvRequest`'s bytes, handed to `Router.handle`, and the response's bytes go back
 in order. Per step this costs one read and one write on a plain socket: no HTTP/2, no gRPC.
 """
@@ -16,6 +20,7 @@ import socket
 
 from google.protobuf.message import DecodeError
 from opentelemetry import trace
+from platform_bus.step_tickets import TicketRefusedError, verify_ticket
 from platform_contracts.framing import FrameTooLargeError, encode_frame, read_frame
 from platform_contracts.tracing import extract_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -28,7 +33,7 @@ from platform_envhost.router import Router
 log = logging.getLogger(__name__)
 
 OPEN_TIMEOUT_S = 10.0  # a connection that does not say which session it is for is closed
-# Responses are written without awaiting a drain; only once this much is queued (a gateway
+# Responses are written without awaiting a drain; only once this much is queued (a client
 # that reads slowly) does the link wait for the socket to take it.
 DRAIN_ABOVE_BYTES = 4 * 1024 * 1024
 READ_LIMIT_BYTES = 1024 * 1024  # the reader's buffer before it stops reading the socket
@@ -48,11 +53,16 @@ def _opened_error(code: env_pb.ErrorCode.ValueType, message: str) -> bytes:
 
 
 class StepLinkServer:
-    """Serves step links for the sessions of `table`, answering through `router`."""
+    """Serves step links for the sessions of `table`, answering through `router`.
+
+    Args:
+        ticket_secret: when set, every link must open with a ticket for its session on this host.
+    """
 
     def __init__(self, router: Router, table: InstanceTable, host_id: str,
-                 tracer: trace.Tracer | None = None) -> None:
+                 tracer: trace.Tracer | None = None, *, ticket_secret: str | None = None) -> None:
         self._router = router
+        self._ticket_secret = ticket_secret
         self._table = table
         self._host_id = host_id
         self._tracer = tracer or trace.get_tracer(__name__)
@@ -97,7 +107,7 @@ class StepLinkServer:
             if session_id is not None:
                 await self._steps(session_id, reader, writer)
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the gateway closed the link (dropped it, or went away)
+            pass  # the client (gateway or SDK) closed the link (dropped it, or went away)
         except (FrameTooLargeError, TimeoutError) as exc:
             log.warning("step link from %s closed: %s", writer.get_extra_info("peername"), exc)
         except asyncio.CancelledError:
@@ -132,10 +142,17 @@ class StepLinkServer:
             with self._tracer.start_as_current_span("envhost.step_link.open", context=ctx,
                                                     kind=trace.SpanKind.SERVER,
                                                     attributes={"session.id": session_id}):
-                return self._accept(session_id, writer)
-        return self._accept(session_id, writer)
+                return self._accept(session_id, opening.ticket, writer)
+        return self._accept(session_id, opening.ticket, writer)
 
-    def _accept(self, session_id: str, writer: asyncio.StreamWriter) -> str | None:
+    def _accept(self, session_id: str, ticket: str, writer: asyncio.StreamWriter) -> str | None:
+        if self._ticket_secret is not None:
+            try:
+                verify_ticket(self._ticket_secret, ticket, session_id, self._host_id)
+            except TicketRefusedError as exc:
+                log.warning("step link from %s refused: %s", writer.get_extra_info("peername"), exc.message)
+                writer.write(_opened_error(exc.code, exc.message))
+                return None
         if self._table.get(session_id) is None:
             writer.write(_opened_error(env_pb.ERROR_CODE_NOT_FOUND,
                                        f"session {session_id} is not running on env host {self._host_id}"))
@@ -145,7 +162,7 @@ class StepLinkServer:
 
     async def _steps(self, session_id: str, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
-        """Answer the session's requests in order until the gateway closes the link."""
+        """Answer the session's requests in order until the client closes the link."""
         router = self._router
         handle, finish, write, transport = router.handle, router.finish, writer.write, writer.transport
         while True:
