@@ -55,7 +55,8 @@ class ContainerInstance(InstanceProcess):
     """
 
     def __init__(self, process: asyncio.subprocess.Process, container: str, log_path: Path) -> None:
-        super().__init__(process, "", log_path, log_path.with_suffix(".no-socket"), None)
+        # an image's entry point is a user's environment server: it speaks gRPC
+        super().__init__(process, "", log_path, log_path.with_suffix(".no-socket"), None, transport="grpc")
         self.container = container
 
     async def stop(self, timeout: float = 5.0) -> None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from platform_sdk.containers import launch_container
-from platform_sdk.instance_processes import InstanceProcess, LaunchError, LaunchSpec, launch_process
+from platform_sdk.instance_processes import InstanceProcess, LaunchError, LaunchSpec, Transport, launch_process
 
-__all__ = ["InstanceProcess", "LaunchError", "LaunchSpec", "launch_instance"]
+__all__ = ["InstanceProcess", "LaunchError", "LaunchSpec", "Transport", "launch_instance"]
 
 
 async def launch_instance(
-    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0
+    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0, transport: Transport = "grpc"
 ) -> InstanceProcess:
     """Start an instance for `spec` and wait until it serves.
 
@@ -26,6 +26,8 @@ async def launch_instance(
         run_dir: where its log (`<name>.log`) and, for a process, its socket (`<name>.sock`) go.
         name: the instance's name, unique within `run_dir`.
         ready_timeout: seconds to wait for it to serve.
+        transport: what a process is to speak ("frames": the env host's own instances); an
+            image always speaks gRPC (its `transport` says so).
 
     Raises:
         LaunchError: it exited before it was ready, or did not get ready in time (it is then
@@ -33,7 +35,7 @@ async def launch_instance(
             is reachable (a one-line message naming the image).
     """
     if not spec.image:
-        return await launch_process(spec, run_dir, name, ready_timeout=ready_timeout)
+        return await launch_process(spec, run_dir, name, ready_timeout=ready_timeout, transport=transport)
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
     return await launch_container(spec, run_dir / f"{name}.log", name, ready_timeout)

@@ -23,7 +23,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+Transport = Literal["grpc", "frames"]
+"""How an instance is spoken to: the environment protocol's gRPC stream, or the same messages
+as length-prefixed frames on its Unix socket (`python -m platform_sdk --transport frames`)."""
 
 # Unix socket paths are limited to 107 bytes; keep well under.
 MAX_SOCKET_PATH = 100
@@ -61,10 +65,13 @@ class InstanceProcess:
     """A running environment server.
 
     Attributes:
-        address: its gRPC address, e.g. "unix:/run/dir/<name>.sock".
+        address: its address, e.g. "unix:/run/dir/<name>.sock".
+        transport: what it speaks there: "grpc" (`Environment/Connect`) or "frames".
         pid: its process id.
         log_path: the file its stdout and stderr go to.
     """
+
+    transport: Transport
 
     def __init__(
         self,
@@ -73,9 +80,11 @@ class InstanceProcess:
         log_path: Path,
         socket_path: Path,
         temp_dir: Path | None,
+        transport: Transport = "grpc",
     ) -> None:
         self._process = process
         self.address = address
+        self.transport = transport
         self.pid = process.pid
         self.log_path = log_path
         self._socket_path = socket_path
@@ -119,11 +128,13 @@ class InstanceProcess:
             self._temp_dir = None
 
     def __repr__(self) -> str:
-        return f"InstanceProcess(pid={self.pid}, address={self.address!r}, alive={self.alive()})"
+        return (f"InstanceProcess(pid={self.pid}, address={self.address!r}, transport={self.transport!r}, "
+                f"alive={self.alive()})")
 
 
-def server_command(spec: LaunchSpec, listen: str) -> list[str]:
-    """The command line of the environment server for `spec`.
+def server_command(spec: LaunchSpec, listen: str, transport: Transport = "grpc") -> list[str]:
+    """The command line of the environment server for `spec` (`--transport frames` when asked:
+    gRPC is the server's default).
 
     Raises:
         LaunchError: the spec names neither or both of a Gymnasium id and a factory, or an image.
@@ -141,6 +152,8 @@ def server_command(spec: LaunchSpec, listen: str) -> list[str]:
         command += ["--kwargs", json.dumps(spec.kwargs)]
     except (TypeError, ValueError) as exc:
         raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
+    if transport != "grpc":
+        command += ["--transport", transport]
     return command + server_options(spec) + ["--listen", listen]
 
 
@@ -154,10 +167,14 @@ def server_options(spec: LaunchSpec) -> list[str]:
 
 
 async def launch_process(
-    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0
+    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0, transport: Transport = "grpc"
 ) -> InstanceProcess:
     """Start an environment server process for `spec` (a Gymnasium id or a factory, not an
     image) and wait until it serves.
+
+    The env host asks for `transport="frames"` (its own instances: the cheap framed link of
+    `platform_envhost.instance_link`); gRPC stays the default for every other caller
+    (`platform-check` speaks the environment protocol as users' servers do).
 
     Args:
         spec: what to run.
@@ -165,6 +182,7 @@ async def launch_process(
             that would be too long goes in a short temporary folder instead.
         name: the instance's name, unique within `run_dir`.
         ready_timeout: seconds to wait for its READY line.
+        transport: what it is to speak on its socket.
 
     Raises:
         LaunchError: the process exited before it was ready, or did not get ready in time
@@ -174,7 +192,7 @@ async def launch_process(
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / f"{name}.log"
     socket_path, temp_dir = _socket_path(run_dir, name)
-    command = server_command(spec, f"unix:{socket_path}")
+    command = server_command(spec, f"unix:{socket_path}", transport)
     what = spec.gymnasium_id or spec.factory
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
@@ -192,7 +210,7 @@ async def launch_process(
             if temp_dir is not None:
                 shutil.rmtree(temp_dir, ignore_errors=True)
             raise LaunchError(f"cannot start the instance {name} of {what}: {exc}") from None
-    instance = InstanceProcess(process, f"unix:{socket_path}", log_path, socket_path, temp_dir)
+    instance = InstanceProcess(process, f"unix:{socket_path}", log_path, socket_path, temp_dir, transport)
     try:
         instance.address = await wait_ready(instance, ready_timeout)
     except LaunchError as exc:

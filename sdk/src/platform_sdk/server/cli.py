@@ -3,6 +3,12 @@
 Prints exactly one line `READY <address>` on stdout once serving. Bad arguments, a factory
 that cannot be imported or raises, or spaces the protocol cannot carry: exit 2 with one line
 on stderr. SIGTERM or SIGINT: stop and exit 0.
+
+`--transport grpc` (the default) serves the gRPC stream `Environment/Connect`: what users'
+servers, `platform-check` and Docker images speak. `--transport frames` (a "unix:" address
+only) serves the same messages as length-prefixed frames (`platform_sdk.server.frame_server`):
+what the env host asks of the instances it starts itself, as gRPC's CPU cost per step was ~50
+times a CartPole step's.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ if TYPE_CHECKING:
 PROG = "python -m platform_sdk"
 ENDLESS_KWARG = "endless"
 DEFAULT_LISTEN = "127.0.0.1:50051"
+TRANSPORTS = ("grpc", "frames")
 
 log = logging.getLogger("platform_sdk.server")
 
@@ -56,6 +63,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--listen", default=DEFAULT_LISTEN, help="unix:/path/x.sock or HOST:PORT (port 0 picks one)"
     )
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="grpc",
+        help="grpc (the environment protocol's gRPC stream) or frames (length-prefixed messages on a "
+        "unix: socket, what the env host uses for the instances it starts)",
+    )
     parser.add_argument("--jpeg-quality", type=int, default=DEFAULT_JPEG_QUALITY,
                         help=f"quality of rendered frames, {MIN_JPEG_QUALITY}-{MAX_JPEG_QUALITY}")
     parser.add_argument(
@@ -65,6 +79,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="copies of the environment to host (a vector instance when > 1)",
     )
     args = parser.parse_args(argv)
+    if args.transport == "frames" and not args.listen.startswith("unix:"):
+        raise StartupError(f"--transport frames needs a 'unix:/path/x.sock' --listen address, not {args.listen!r}")
     try:
         args.kwargs = json.loads(args.kwargs)
     except json.JSONDecodeError as exc:
@@ -124,6 +140,21 @@ async def serve(args: argparse.Namespace, ready_stream: TextIO | None = None) ->
         instance.close()
 
 
+def serve_frames(args: argparse.Namespace, ready_stream: TextIO | None = None) -> None:
+    """`serve` for `--transport frames`: build the environment, serve it over frames in this
+    (the main) thread until SIGTERM or SIGINT, then close it. No event loop: see `frame_server`.
+    """
+    from platform_contracts.tracing import setup_tracing
+
+    from platform_sdk.server import frame_server
+
+    instance = build_instance(args, setup_tracing("platform-env-server"))
+    try:
+        frame_server.serve_frames(instance, args.listen, ready_stream or sys.stdout, instance.env_id)
+    finally:
+        instance.close()
+
+
 def build_instance(args: argparse.Namespace, tracer: Any = None) -> EnvInstance | VectorInstance:
     """The instance the parsed command line asks for: one `EnvInstance`, or with `--num-envs`
     N > 1 a `VectorInstance` of N.
@@ -174,7 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("SDL_AUDIODRIVER", "dummy"),
         ):
             os.environ.setdefault(name, value)
-        asyncio.run(serve(args, _claim_stdout()))
+        if args.transport == "frames":
+            serve_frames(args, _claim_stdout())
+        else:
+            asyncio.run(serve(args, _claim_stdout()))
     except StartupError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         sys.stderr.flush()

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import AsyncIterator
 from typing import Protocol
 
@@ -13,7 +11,10 @@ from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
 
+from platform_sdk.server.addresses import bindable_socket_path, socket_path
 from platform_sdk.server.errors import StartupError
+
+__all__ = ["EnvironmentServicer", "Instance", "socket_path", "start_server"]
 
 SERVER_OPTIONS = [
     ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),  # frames and observations can be large
@@ -75,23 +76,9 @@ async def start_server(instance: Instance, listen: str) -> tuple[grpc.aio.Server
     return server, address
 
 
-def socket_path(address: str) -> str | None:
-    """The file of a "unix:" address, else None."""
-    if not address.startswith("unix:"):
-        return None
-    path = address[len("unix:") :]
-    return "/" + path.lstrip("/") if path.startswith("//") else path
-
-
 def _bindable(listen: str) -> str:
-    path = socket_path(listen)
+    path = bindable_socket_path(listen)
     if path is not None:
-        if not path:
-            raise StartupError(f"--listen {listen!r}: no socket path")
-        if os.path.exists(path):  # a stale socket from an earlier run: bind would fail
-            if not stat.S_ISSOCK(os.stat(path).st_mode):
-                raise StartupError(f"--listen {listen!r}: {path} exists and is not a socket")
-            os.unlink(path)
         return f"unix:{path}"
     host, sep, port = listen.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
