@@ -145,7 +145,8 @@ class InstanceTable:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
-            process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout)
+            process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
+                                            transport="frames")  # an image speaks gRPC whatever this says
         except NoDockerEngineError as exc:  # this host cannot run images: not the caller's fault
             raise StartFailed(f"environment {entry.id!r} of session {session_id} cannot start on env host "
                               f"{self.run_dir.name}: {exc}", code="unavailable") from None

@@ -1,5 +1,6 @@
-"""A session's running environment instance: its process, its one gRPC stream, its lock and state,
-the session's options and its step records."""
+"""A session's running environment instance: its process, its one link (framed, or a gRPC stream
+for an image: `platform_envhost.instance_link`), its lock and state, the session's options and
+its step records."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
-import grpc
 from platform_contracts import subjects
 from platform_sdk.instance_processes import InstanceProcess
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -18,16 +18,11 @@ from platform_envhost.agent_data import AgentNames
 from platform_envhost.coalesced_steps import CoalescedSteps
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
+from platform_envhost.instance_link import InstanceLink, open_link
 from platform_envhost.later_frames import LaterFrames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
 
-CONNECT_METHOD = "/simulusion.env.v1.Environment/Connect"
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-CHANNEL_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-]
 LOG_TAIL_LINES = 40
 
 
@@ -62,8 +57,10 @@ class SessionRecords:
 class Instance:
     """A session's instance. Requests go through `forward` one at a time, under `lock`.
 
-    The stream to the instance carries request bytes unchanged (identity serializers): the
-    env host parses a request only to learn its command, never re-encodes it.
+    The link to the instance carries request bytes unchanged: the env host parses a request
+    only to learn its command, never re-encodes it. Its kind follows the instance's transport
+    (frames for the env host's own processes, gRPC for images); it connects on the first
+    request (`request_spec`), so constructing an Instance needs no event loop turn.
     """
 
     def __init__(self, session_id: str, options: SessionOptions, kwargs_json: str, process: InstanceProcess) -> None:
@@ -91,10 +88,7 @@ class Instance:
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""
         self.dead = asyncio.Event()
-        self._channel = grpc.aio.insecure_channel(process.address, options=CHANNEL_OPTIONS)
-        self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
-            CONNECT_METHOD, request_serializer=None, response_deserializer=None
-        )()
+        self._link: InstanceLink = open_link(process, self.describe)
 
     def take_options(self, options: SessionOptions) -> None:
         """Serve a session made with `options` from now on (a claimed warm pool instance: its
@@ -145,22 +139,10 @@ class Instance:
         """Send one request's bytes and return the response's bytes. Hold `lock` around it.
 
         Raises:
-            InstanceGone: the stream broke (the instance died or is being stopped).
+            InstanceGone: the link broke (the instance died or is being stopped); a
+                cancellation of the caller goes on as CancelledError.
         """
-        try:
-            await self._call.write(request)
-            response = await self._call.read()
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # our caller is being cancelled, not the stream
-            raise InstanceGone(f"the stream to the instance of {self.describe()} was cancelled") from None
-        except Exception as exc:  # grpc.aio.AioRpcError, a write after the call ended...
-            detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
-            raise InstanceGone(f"the stream to the instance of {self.describe()} broke: {detail}") from exc
-        if response is grpc.aio.EOF:
-            raise InstanceGone(f"the instance of {self.describe()} ended its stream")
-        return response  # type: ignore[return-value]
+        return await self._link.forward(request)
 
     async def request_spec(self) -> env_pb.SpecResponse:
         """Ask the instance for its spec (on start, before anyone else can use the stream)."""
@@ -188,5 +170,5 @@ class Instance:
             code=env_pb.ERROR_CODE_UNAVAILABLE, message=self.failure, log_tail=self.log_tail)).SerializeToString()
 
     async def close_stream(self) -> None:
-        self._call.cancel()
-        await self._channel.close(grace=None)
+        """Close the link to the instance (a request in flight fails with InstanceGone)."""
+        await self._link.close()
