@@ -5,6 +5,8 @@ Gymnasium is imported lazily, so importing this module costs nothing where it is
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from platform_contracts.values import (
     array_from_tensor,
     fill_tensor,
     python_from_value,
+    tensor_dtype_name,
     tensor_from_array,
     value_from_python,
 )
@@ -77,26 +80,90 @@ def space_from_proto(proto: pb.Space, seed: int | None = None) -> Any:
 
 def encode_value(obj: Any, space: Any) -> pb.Value:
     """Encode a value of `space` (a Gymnasium space)."""
+    value = pb.Value()
+    fill_value(value, obj, space)
+    return value
+
+
+def fill_value(value: pb.Value, obj: Any, space: Any) -> None:
+    """Write `obj`, a value of `space`, into the empty `value` in place (as `encode_value`,
+    without a message to copy).
+
+    Raises:
+        ValueError, TypeError: `obj` is not a value of `space` (`value` may be half written).
+    """
     from gymnasium import spaces as gs
 
     if isinstance(space, gs.Discrete):
-        array = np.asarray(obj)
-        if array.shape != () or not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(f"{obj!r} is not a value of {space}: expected one integer")
-        return pb.Value(discrete=int(array))
-    if isinstance(space, gs.Dict):
+        _fill_discrete(value, obj, space)
+    elif isinstance(space, gs.Dict):
         if not isinstance(obj, dict):
             raise ValueError(f"{obj!r} is not a value of {space}: expected a dict")  # noqa: TRY004 - callers catch ValueError for any mismatch
-        return pb.Value(
-            dict=pb.DictValue(entries=[pb.NamedValue(name=k, value=encode_value(obj[k], s)) for k, s in space.spaces.items()])
-        )
-    if isinstance(space, gs.Tuple):
-        return pb.Value(tuple=pb.TupleValue(values=[encode_value(v, s) for v, s in zip(obj, space.spaces, strict=True)]))
-    if isinstance(space, (gs.Box, gs.MultiDiscrete, gs.MultiBinary)):
-        value = pb.Value()
+        entries = value.dict.entries
+        value.dict.SetInParent()  # an empty Dict space still has a dict value
+        for k, s in space.spaces.items():
+            fill_value(entries.add(name=k).value, obj[k], s)
+    elif isinstance(space, gs.Tuple):
+        values = value.tuple.values
+        value.tuple.SetInParent()
+        for v, s in zip(obj, space.spaces, strict=True):
+            fill_value(values.add(), v, s)
+    elif isinstance(space, (gs.Box, gs.MultiDiscrete, gs.MultiBinary)):
         fill_tensor(value.tensor, np.asarray(obj, dtype=space.dtype))
-        return value
-    return value_from_python(obj)
+    else:
+        value.CopyFrom(value_from_python(obj))
+
+
+ValueWriter = Callable[[pb.Value, Any], None]
+
+
+# id(space) -> (space, its writer); the space is kept so that its id is not reused meanwhile.
+_WRITERS: dict[int, tuple[Any, ValueWriter]] = {}
+_MAX_WRITERS = 256  # restored environments bring new space objects: forget them all past this
+
+
+def value_writer(space: Any) -> ValueWriter:
+    """A function writing a value of `space` into an empty `Value` (`fill_value(value, obj,
+    space)`), made once per space object: the step path writes an observation per step, and
+    this leaves out the space's type checks and dtype look-ups there."""
+    entry = _WRITERS.get(id(space))
+    if entry is not None and entry[0] is space:
+        return entry[1]
+    writer = _make_writer(space)
+    if len(_WRITERS) >= _MAX_WRITERS:
+        _WRITERS.clear()
+    _WRITERS[id(space)] = (space, writer)
+    return writer
+
+
+def _make_writer(space: Any) -> ValueWriter:
+    from gymnasium import spaces as gs
+
+    if type(space) in (gs.Box, gs.MultiDiscrete, gs.MultiBinary):
+        dtype = np.dtype(space.dtype)
+        if dtype.kind != "O" and dtype.byteorder != ">":
+            return functools.partial(_fill_array, dtype, tensor_dtype_name(dtype))
+    elif type(space) is gs.Discrete:
+        return functools.partial(_fill_discrete, space=space)
+    return lambda value, obj: fill_value(value, obj, space)
+
+
+def _fill_discrete(value: pb.Value, obj: Any, space: Any) -> None:
+    if type(obj) is int:  # the common case (and what np.asarray would accept)
+        value.discrete = obj
+        return
+    array = np.asarray(obj)
+    if array.shape != () or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{obj!r} is not a value of {space}: expected one integer")
+    value.discrete = int(array)
+
+
+def _fill_array(dtype: np.dtype, name: str, value: pb.Value, obj: Any) -> None:
+    array = np.asarray(obj, dtype=dtype)
+    tensor = value.tensor
+    tensor.dtype = name
+    tensor.shape.extend(array.shape)
+    tensor.data = array.tobytes()  # C order, whatever the array's layout
 
 
 def decode_value(value: pb.Value, space: Any = None) -> Any:

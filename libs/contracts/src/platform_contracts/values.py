@@ -28,10 +28,18 @@ def fill_tensor(tensor: pb.Tensor, array: Any) -> None:
         if dtype.byteorder == ">":
             a = a.astype(dtype.newbyteorder("<"))
             dtype = a.dtype
-        name = _DTYPE_NAMES.setdefault(dtype, dtype.str.lstrip("<|="))
+        name = tensor_dtype_name(dtype)
     tensor.dtype = name
     tensor.shape.extend(a.shape)
     tensor.data = a.tobytes()  # C order, whatever the array's layout
+
+
+def tensor_dtype_name(dtype: np.dtype) -> str:
+    """The name of a (little-endian or byte-order-free) `dtype` on the wire: "float32" -> "f4"."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES.setdefault(dtype, dtype.str.lstrip("<|="))
+    return name
 
 
 def tensor_from_array(array: Any) -> pb.Tensor:

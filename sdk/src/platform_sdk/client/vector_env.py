@@ -14,13 +14,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from gymnasium.vector.utils import batch_space, create_empty_array, iterate
 from platform_contracts.limits import MAX_NUM_ENVS
-from platform_contracts.spaces import decode_value, encode_value, space_from_proto
+from platform_contracts.spaces import decode_value, space_from_proto, value_writer
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as pb
 
 from platform_sdk import errors
+from platform_sdk.client.batch_requests import DiscreteStepRequests
+from platform_sdk.client.observation_stack import ObservationStack
 from platform_sdk.client.session import PlatformSession
 
 
@@ -34,19 +37,20 @@ def make_vec(
     autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     jpeg_quality: int | None = None,
     reconnect_timeout: float = 30.0,
+    direct: bool | None = None,
 ) -> RemoteVectorEnv:
     """Start a vector session of `num_envs` sub-environments of `env_id`.
 
     Args:
         env_id: a catalog id, e.g. "cartpole".
         num_envs: how many sub-environments (1 to `platform_contracts.limits.MAX_NUM_ENVS`).
-        url, token, kwargs, record, jpeg_quality, reconnect_timeout: as for `connect`.
+        url, token, kwargs, record, jpeg_quality, reconnect_timeout, direct: as for `connect`.
         autoreset_mode: Gymnasium's autoreset semantics: NEXT_STEP (the default, as
             `SyncVectorEnv`), SAME_STEP (`final_obs`/`final_info` in the infos) or DISABLED.
     """
     return RemoteVectorEnv(env_id, num_envs, url=url, kwargs=kwargs, token=token, record=record,
                            autoreset_mode=autoreset_mode, jpeg_quality=jpeg_quality,
-                           reconnect_timeout=reconnect_timeout)
+                           reconnect_timeout=reconnect_timeout, direct=direct)
 
 
 class RemoteVectorEnv(PlatformSession, VectorEnv):
@@ -63,6 +67,7 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         jpeg_quality: int | None = None,
         reconnect_timeout: float = 30.0,
+        direct: bool | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or not 1 <= num_envs <= MAX_NUM_ENVS:
             raise errors.InvalidRequestError(f"{env_id}: num_envs must be between 1 and {MAX_NUM_ENVS}, not {num_envs!r}")
@@ -70,7 +75,7 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self._steps = 0
         options = {"kwargs": kwargs or {}, "record": record, "jpeg_quality": jpeg_quality, "num_envs": num_envs}
-        spec = self._open(env_id, url, token, options, reconnect_timeout)
+        spec = self._open(env_id, url, token, options, reconnect_timeout, direct)
         if max(spec.num_envs, 1) != num_envs:
             self.close()
             raise errors.PlatformError(
@@ -84,6 +89,11 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self.render_mode = spec.render_mode or None
         self.metadata = {**dict_from_datamap(spec.metadata), "autoreset_mode": self.autoreset_mode}
         self._discrete_actions = isinstance(self.single_action_space, gym.spaces.Discrete)
+        self._step_requests = DiscreteStepRequests(
+            num_envs, auto_reset=self.autoreset_mode is AutoresetMode.SAME_STEP
+        )
+        self._write_action = value_writer(self.single_action_space)
+        self._stack = ObservationStack(self.single_observation_space)
         observations = create_empty_array(self.single_observation_space, num_envs)
         assert observations is not None  # typed Optional by gymnasium; a space it cannot batch raises
         self._observations = observations
@@ -117,15 +127,14 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
                 command.seed = int(s)
             if options_map is not None:
                 command.options.CopyFrom(options_map)
-        responses = self._batch(batch, "reset")
+        responses = self._batch(env_pb.EnvRequest(batch=batch), "reset")
         self._steps = 0
         infos: dict[str, Any] = {}
-        observations = []
         for i, response in enumerate(responses):
             result = response.reset
-            observations.append(decode_value(result.observation, self.single_observation_space))
-            infos = self._add_info(infos, dict_from_datamap(result.info), i)
-        self._observations = concatenate(self.single_observation_space, observations, self._observations)
+            if result.HasField("info"):
+                infos = self._add_info(infos, dict_from_datamap(result.info), i)
+        self._observations = self._stack.stack([r.reset.observation for r in responses], self._observations)
         self._terminations[:] = False
         self._truncations[:] = False
         self._autoreset_envs[:] = False
@@ -133,53 +142,48 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every sub-environment in one round trip (Gymnasium's autoreset semantics)."""
-        batch = env_pb.BatchRequest()
-        add = batch.requests.add
-        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
-        same_step = self.autoreset_mode is AutoresetMode.SAME_STEP
-        resetting = self._autoreset_envs if next_step else None
-        for i, action in enumerate(self._iterate_actions(actions)):
-            request = add(index=i).request
-            if resetting is not None and resetting[i]:
-                request.reset.SetInParent()
-                continue
-            command = request.step
-            if self._discrete_actions:
-                command.action.discrete = int(action)
-            else:
-                command.action.CopyFrom(self._encode(action, i))
-            if same_step:
-                command.auto_reset = True
-        responses = self._batch(batch, "step")
+        resetting = self._autoreset_envs if self.autoreset_mode is AutoresetMode.NEXT_STEP else None
+        if self._discrete_actions:
+            request = self._step_requests.build(self._discrete_action_list(actions), resetting)
+        else:
+            request = self._step_request(actions, resetting)
+        responses = self._batch(request, "step")
         self._steps += 1
         infos: dict[str, Any] = {}
         observations = []
+        rewards = []
+        terminations = []
+        truncations = []
         space = self.single_observation_space
+        add_info = self._add_info
         for i, response in enumerate(responses):
-            kind = response.WhichOneof("result")
-            if kind == "reset":
+            if response.WhichOneof("result") == "reset":
                 result: env_pb.ResetResponse | env_pb.StepResponse = response.reset
-                self._rewards[i] = 0.0
-                self._terminations[i] = self._truncations[i] = False
-                info = dict_from_datamap(result.info)
+                rewards.append(0.0)
+                terminations.append(False)
+                truncations.append(False)
             else:
                 result = response.step
-                self._rewards[i] = result.reward
-                self._terminations[i] = result.terminated
-                self._truncations[i] = result.truncated
-                info = dict_from_datamap(result.info)
+                rewards.append(result.reward)
+                terminations.append(result.terminated)
+                truncations.append(result.truncated)
                 if result.HasField("auto_reset"):
                     ended = result.auto_reset
-                    infos = self._add_info(
+                    infos = add_info(
                         infos,
                         {"final_obs": decode_value(ended.final_observation, space),
                          "final_info": dict_from_datamap(ended.final_info)},
                         i,
                     )
-            observations.append(decode_value(result.observation, space))
-            if info:
-                infos = self._add_info(infos, info, i)
-        self._observations = concatenate(space, observations, self._observations)
+            observations.append(result.observation)
+            if result.HasField("info"):  # an empty info is left out by the instance
+                info = dict_from_datamap(result.info)
+                if info:
+                    infos = add_info(infos, info, i)
+        self._observations = self._stack.stack(observations, self._observations)
+        self._rewards[:] = rewards
+        self._terminations[:] = terminations
+        self._truncations[:] = truncations
         self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
         return self._observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
@@ -192,7 +196,7 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         batch = env_pb.BatchRequest()
         for i in range(self.num_envs):
             batch.requests.add(index=i).request.snapshot.SetInParent()
-        return [response.snapshot.handle for response in self._batch(batch, "snapshot")]
+        return [response.snapshot.handle for response in self._batch(env_pb.EnvRequest(batch=batch), "snapshot")]
 
     def restore(self, handles: Sequence[str]) -> tuple[Any, dict[str, Any]]:
         """Return every sub-environment to its snapshot (a list from `snapshot`)."""
@@ -204,46 +208,61 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         for i, handle in enumerate(handles):
             batch.requests.add(index=i).request.restore.handle = handle
         infos: dict[str, Any] = {}
-        observations = []
-        for i, response in enumerate(self._batch(batch, "restore")):
-            observations.append(decode_value(response.restore.observation, self.single_observation_space))
+        responses = self._batch(env_pb.EnvRequest(batch=batch), "restore")
+        for i, response in enumerate(responses):
             infos = self._add_info(infos, dict_from_datamap(response.restore.info), i)
-        self._observations = concatenate(self.single_observation_space, observations, self._observations)
+        self._observations = self._stack.stack([r.restore.observation for r in responses], self._observations)
         self._autoreset_envs[:] = False
         return self._observations, infos
 
     # -- plumbing -----------------------------------------------------------------------------
-    def _iterate_actions(self, actions: Any) -> Any:
-        if self._discrete_actions:
-            flat = np.asarray(actions).reshape(-1)
-            if flat.shape != (self.num_envs,):
-                raise errors.InvalidActionError(
-                    f"session {self.session_id} ({self.env_id}): {flat.size} actions for {self.num_envs} "
-                    "sub-environments", session_id=self.session_id,
-                )
+    def _discrete_action_list(self, actions: Any) -> list[int]:
+        flat = np.asarray(actions).reshape(-1)
+        if flat.shape != (self.num_envs,):
+            raise errors.InvalidActionError(
+                f"session {self.session_id} ({self.env_id}): {flat.size} actions for {self.num_envs} "
+                "sub-environments", session_id=self.session_id,
+            )
+        if flat.dtype.kind in "iu":
             return flat.tolist()
-        return iterate(self.action_space, actions)
+        return [int(action) for action in flat.tolist()]
 
-    def _encode(self, action: Any, index: int) -> Any:
+    def _step_request(self, actions: Any, resetting: np.ndarray | None) -> env_pb.EnvRequest:
+        """The step's request for actions of a space other than Discrete, built field by field."""
+        request = env_pb.EnvRequest()
+        add = request.batch.requests.add
+        same_step = self.autoreset_mode is AutoresetMode.SAME_STEP
+        for i, action in enumerate(iterate(self.action_space, actions)):
+            sub = add(index=i).request
+            if resetting is not None and resetting[i]:
+                sub.reset.SetInParent()
+                continue
+            command = sub.step
+            self._encode_into(command.action, action, i)
+            if same_step:
+                command.auto_reset = True
+        return request
+
+    def _encode_into(self, value: pb.Value, action: Any, index: int) -> None:
         try:
-            return encode_value(action, self.single_action_space)
+            self._write_action(value, action)
         except (ValueError, TypeError) as exc:
             raise errors.InvalidActionError(
                 f"session {self.session_id} ({self.env_id}), sub-environment {index}: {exc}",
                 session_id=self.session_id,
             ) from None
 
-    def _batch(self, batch: env_pb.BatchRequest, what: str) -> list[env_pb.EnvResponse]:
-        response = self._call(env_pb.EnvRequest(batch=batch), what)
-        responses = list(response.batch.responses)
-        if len(responses) != len(batch.requests):
+    def _batch(self, request: env_pb.EnvRequest, what: str) -> Sequence[env_pb.EnvResponse]:
+        asked = request.batch.requests
+        responses = self._call(request, what).batch.responses
+        if len(responses) != len(asked):
             raise errors.PlatformError(
                 f"session {self.session_id} ({self.env_id}), {what}: {len(responses)} answers for "
-                f"{len(batch.requests)} sub-environments", session_id=self.session_id,
+                f"{len(asked)} sub-environments", session_id=self.session_id,
             )
-        for sub, answer in zip(batch.requests, responses):
+        for position, answer in enumerate(responses):
             if answer.HasField("error"):
-                raise self._error(answer.error, f"{what} of sub-environment {sub.index}")
+                raise self._error(answer.error, f"{what} of sub-environment {asked[position].index}")
         return responses
 
     def _where(self, what: str) -> str:

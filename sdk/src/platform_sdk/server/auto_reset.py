@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from platform_contracts.spaces import encode_value
+from platform_contracts.spaces import value_writer
 from platform_contracts.values import datamap_from_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -75,7 +75,8 @@ def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: boo
 
 def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space: Any) -> None:
     """Encode `stepped` into `result`."""
-    result.observation.CopyFrom(encode_value(stepped.observation, observation_space))
+    write_observation = value_writer(observation_space)
+    write_observation(result.observation, stepped.observation)
     result.reward = stepped.reward
     result.terminated = stepped.terminated
     result.truncated = stepped.truncated
@@ -86,7 +87,8 @@ def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space:
     ending = stepped.ending
     if ending is not None:
         ended = result.auto_reset
-        ended.final_observation.CopyFrom(encode_value(ending.observation, observation_space))
+        ended.SetInParent()
+        write_observation(ended.final_observation, ending.observation)
         if ending.info:
             ended.final_info.CopyFrom(datamap_from_dict(ending.info))
         ended.terminated = ending.terminated

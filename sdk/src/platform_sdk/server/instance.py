@@ -14,7 +14,7 @@ from typing import Any
 
 from opentelemetry import trace
 from platform_contracts.limits import DEFAULT_JPEG_QUALITY
-from platform_contracts.spaces import encode_value
+from platform_contracts.spaces import value_writer
 from platform_contracts.tracing import extract_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -78,6 +78,8 @@ class EnvInstance:
         self.info: Any = None
         self._snapshots: dict[str, snapshots.Snapshot] = {}
         self._next_handle = 1
+        self._spaces_of: Any = None  # the environment `_spaces` belong to
+        self._spaces: tuple[Any, Any] = (None, None)
         self._later = LaterFrames(env_id, jpeg_quality)
         self._handlers: dict[str, _Handler] = {
             "spec": self._spec_command,
@@ -196,6 +198,16 @@ class EnvInstance:
             except Exception:
                 log.exception("%s: closing the replaced environment failed", self.env_id)
 
+    def _step_spaces(self) -> tuple[Any, Any]:
+        """The hosted environment's action and observation spaces, read once per environment
+        object (a wrapped environment's spaces are properties walking its wrappers; the spec
+        the client holds was built from them, so they do not change under one object)."""
+        env = self.env
+        if env is not self._spaces_of:
+            self._spaces = (env.action_space, env.observation_space)
+            self._spaces_of = env
+        return self._spaces
+
     def _answer(self, request: env_pb.EnvRequest) -> env_pb.EnvResponse:
         response = env_pb.EnvResponse()
         self.answer_into(request, response)
@@ -224,7 +236,7 @@ class EnvInstance:
         self.has_reset = True
         self.observation, self.info = observation, info
         result = response.reset
-        result.observation.CopyFrom(encode_value(observation, self.env.observation_space))
+        value_writer(self.env.observation_space)(result.observation, observation)
         result.info.CopyFrom(datamap_from_dict(info))
         if command.render:
             result.frame.CopyFrom(self.frame())
@@ -233,16 +245,17 @@ class EnvInstance:
             result.frame_later = True
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
-        self.require_reset("step")
+        if not self.has_reset:
+            self.require_reset("step")
         command = request.step
-        env = self.env
-        action = decode_action(command.action, env.action_space)
+        action_space, observation_space = self._step_spaces()
+        action = decode_action(command.action, action_space)
         render = command.render
         later = command.render_later and not render
         if render or later:
             self.check_renders()
         stepped = advance(self, action, render=render, render_later=later, auto_reset=command.auto_reset)
-        write_step(response.step, stepped, env.observation_space)
+        write_step(response.step, stepped, observation_space)
         if later:  # last: a step that fails above keeps no frame
             ending = stepped.ending
             if ending is None:
@@ -273,7 +286,7 @@ class EnvInstance:
         env, observation, info = snapshots.restore(snapshot)
         self.replace_env(env, observation, info)
         result = response.restore
-        result.observation.CopyFrom(encode_value(observation, env.observation_space))
+        value_writer(env.observation_space)(result.observation, observation)
         result.info.CopyFrom(datamap_from_dict(info))
 
     def _render(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
