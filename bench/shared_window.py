@@ -87,9 +87,14 @@ def serve(sessions: Sequence[Session], keep_latencies: bool, extra: Mapping[str,
     counts = [0] * len(sessions)
     latencies: list[float] | None = [] if keep_latencies else None
 
+    errors: list[BaseException] = []
+
     def run(i: int) -> None:
         go.wait()
-        counts[i] = drive(sessions[i], window_box[0], latencies)
+        try:
+            counts[i] = drive(sessions[i], window_box[0], latencies)
+        except Exception as exc:  # noqa: BLE001 - raised after the join: a failed session must not pass as idle
+            errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(sessions))]
     for t in threads:
@@ -103,6 +108,8 @@ def serve(sessions: Sequence[Session], keep_latencies: bool, extra: Mapping[str,
     go.set()
     for t in threads:
         t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} of {len(sessions)} session(s) failed in the window") from errors[0]
     result = {"steps": sum(counts), "latencies": latencies or [], "pid": os.getpid(), **(extra or {})}
     print(RESULT + json.dumps(result), flush=True)
 
