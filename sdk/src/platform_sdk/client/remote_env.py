@@ -32,6 +32,7 @@ def connect(
     frame_every: int | None = None,
     max_frames: int | None = None,
     reconnect_timeout: float = 30.0,
+    direct: bool | None = None,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -56,10 +57,14 @@ def connect(
         reconnect_timeout: seconds spent opening the stream again when the connection is lost
             (the gateway restarted): a request known not to have arrived is then sent again, one
             that may have run raises `OutcomeUnknownError`; 0 never reconnects.
+        direct: step over the env host's step link directly, skipping the gateway, when the
+            platform offers it and the env host can be reached (else, silently, over the
+            gateway); False always steps over the gateway. Default: `PLATFORM_DIRECT`
+            (`0`/`false` turn it off), else on. `env.step_path` says which one is used.
     """
     return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
                      record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
-                     max_frames=max_frames, reconnect_timeout=reconnect_timeout)
+                     max_frames=max_frames, reconnect_timeout=reconnect_timeout, direct=direct)
 
 
 class RemoteEnv(PlatformSession, gym.Env):
@@ -79,6 +84,7 @@ class RemoteEnv(PlatformSession, gym.Env):
         frame_every: int | None = None,
         max_frames: int | None = None,
         reconnect_timeout: float = 30.0,
+        direct: bool | None = None,
     ) -> None:
         self.auto_reset = auto_reset
         self._pending: PendingHold | None = None
@@ -87,7 +93,7 @@ class RemoteEnv(PlatformSession, gym.Env):
         options = {"kwargs": kwargs or {}, "record": record, "record_frames": record_frames or None,
                    "life": life, "frame_every": frame_every, "max_frames": max_frames, "jpeg_quality": jpeg_quality,
                    "auto_reset": auto_reset or None}
-        spec = self._open(env_id, url, token, options, reconnect_timeout)
+        spec = self._open(env_id, url, token, options, reconnect_timeout, direct)
         self.observation_space = space_from_proto(spec.observation_space)
         self.action_space = space_from_proto(spec.action_space)
         self.render_mode = spec.render_mode or None

@@ -20,9 +20,13 @@ class RestClient:
     def close(self) -> None:
         self._http.close()
 
-    def request(self, method: str, path: str, json: Any = None) -> Any:
+    def request(self, method: str, path: str, json: Any = None, timeout: float | None = None) -> Any:
+        """`timeout`: seconds for this request (default the client's)."""
         try:
-            response = self._http.request(method, path, json=json, headers=inject_dict())
+            if timeout is None:
+                response = self._http.request(method, path, json=json, headers=inject_dict())
+            else:
+                response = self._http.request(method, path, json=json, headers=inject_dict(), timeout=timeout)
         except httpx.HTTPError as exc:
             raise errors.PlatformUnavailableError(f"cannot reach the platform at {self.url}: {exc}") from None
         if response.status_code >= 400:

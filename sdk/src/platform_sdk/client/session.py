@@ -37,9 +37,11 @@ class PlatformSession:
     _stream: SessionStream | None = None
 
     def _open(
-        self, env_id: str, url: str | None, token: str | None, options: dict[str, Any], reconnect_timeout: float
+        self, env_id: str, url: str | None, token: str | None, options: dict[str, Any], reconnect_timeout: float,
+        direct: bool | None = None,
     ) -> env_pb.SpecResponse:
-        """Create the session (`options`: the REST body's fields), open its stream and return its spec."""
+        """Create the session (`options`: the REST body's fields), open its stream (`direct`: try the
+        env host's step link first, see `SessionStream`) and return its spec."""
         self.env_id = env_id
         self._closed = False
         self._stream = None
@@ -52,7 +54,8 @@ class PlatformSession:
             raise
         self.session_id = self.session["id"]
         try:
-            self._stream = SessionStream(self._rest.url, self.session_id, token, reconnect_timeout=reconnect_timeout)
+            self._stream = SessionStream(self._rest.url, self.session_id, token, reconnect_timeout=reconnect_timeout,
+                                         direct=direct, rest=self._rest)
             return self._call(env_pb.EnvRequest(spec=env_pb.SpecRequest()), "spec", idempotent=True).spec
         except BaseException:
             self._close_session()
@@ -81,6 +84,13 @@ class PlatformSession:
             self._close_session()
         except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
             pass
+
+    @property
+    def step_path(self) -> str:
+        """The path steps take now: "direct" (the env host's step link) or "gateway"."""
+        if self._stream is None:
+            raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
+        return self._stream.path
 
     # -- requests -----------------------------------------------------------------------------
     def _ready_stream(self) -> SessionStream:

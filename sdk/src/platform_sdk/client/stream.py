@@ -1,10 +1,15 @@
-"""The session's WebSocket stream: binary protobuf EnvRequest out, EnvResponse back, in lockstep.
+"""The session's stream: binary protobuf EnvRequest out, EnvResponse back, in lockstep.
 
-The socket is read in the calling thread (`BlockingWebSocket`): a step costs one write and
-one read, with no thread hand-off.
+Two paths carry it. The direct path (`direct_link.BlockingStepLink`): the env host's step link,
+opened with a ticket the gateway issues, so steps skip the gateway. The gateway's WebSocket
+(`BlockingWebSocket`): where the direct path is not offered, not wanted (`direct=False`,
+`PLATFORM_DIRECT=0`) or cannot be opened (the env host is out of reach). Either socket is read
+in the calling thread: a step costs one write and one read, with no thread hand-off. `path`
+says which one a stream uses.
 
-When the connection is lost (the gateway restarted, a dropped connection) the stream opens a
-new one to the same session, with back-off, for up to `reconnect_timeout` seconds, and checks
+When the connection is lost (the gateway or the link restarted, a dropped connection) the
+stream opens a new one to the same session (the direct path first again, with a new ticket),
+with back-off, for up to `reconnect_timeout` seconds, and checks
 it with a `spec` request before using it. A request known not to have reached the gateway
 (the connection was already gone when it was written, or the gateway had closed it before the
 request arrived) is sent again on the new connection; one that may have been read raises
@@ -14,6 +19,7 @@ anything: it all happens once a read or a write has failed.
 
 from __future__ import annotations
 
+import logging
 import time
 
 from google.protobuf.message import DecodeError
@@ -21,10 +27,14 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from platform_sdk import errors
+from platform_sdk.client.direct_link import BlockingStepLink, DirectPathUnavailable, direct_wanted, open_direct_link
 from platform_sdk.client.error_map import error_from_close, error_from_env, is_session_close
+from platform_sdk.client.rest import RestClient
 from platform_sdk.client.ws_connection import BlockingWebSocket
 
+log = logging.getLogger(__name__)
 _parse_response = env_pb.EnvResponse.FromString
+_UNAVAILABLE = env_pb.ERROR_CODE_UNAVAILABLE
 # Close codes after which the same session is worth a new connection: going away, abnormal
 # closure, service restart, try again later, bad gateway (no close frame at all counts too).
 _RECONNECT_CODES = frozenset({1001, 1006, 1012, 1013, 1014})
@@ -43,7 +53,8 @@ class _Retry(Exception):
 
 
 class SessionStream:
-    """One WebSocket per session, kept for the session's life (and opened again when lost).
+    """One connection per session (a direct step link or the gateway's WebSocket), kept for the
+    session's life and opened again when lost.
 
     Args:
         http_url: the platform's base URL (`http://` or `https://`).
@@ -54,6 +65,8 @@ class SessionStream:
             After a timeout the connection is closed: whether that step ran is unknown.
         reconnect_timeout: seconds spent opening a lost connection again before giving up
             (PlatformUnavailableError); 0 never reconnects.
+        direct: try the direct path first (None: `PLATFORM_DIRECT`, default on); it needs `rest`,
+            the client that asks the gateway for tickets.
     """
 
     def __init__(
@@ -64,6 +77,8 @@ class SessionStream:
         open_timeout: float = 30.0,
         read_timeout: float | None = None,
         reconnect_timeout: float = 30.0,
+        direct: bool | None = None,
+        rest: RestClient | None = None,
     ) -> None:
         self.session_id = session_id
         self.read_timeout = read_timeout
@@ -72,6 +87,12 @@ class SessionStream:
         self._next_id = 0
         self._closed_by_user = False
         self._url = _ws_url(http_url, session_id, token)
+        self._rest = rest if direct_wanted(direct) else None
+        self._ws: BlockingStepLink | BlockingWebSocket
+        link = self._direct_link(open_timeout)
+        if link is not None:
+            self._ws = link
+            return
         try:
             self._ws = BlockingWebSocket(self._url, open_timeout=open_timeout)
         except InvalidStatus as exc:
@@ -84,6 +105,11 @@ class SessionStream:
             raise errors.PlatformUnavailableError(
                 f"session {session_id}: cannot open the stream at {self._url}: {exc}", session_id=session_id
             ) from None
+
+    @property
+    def path(self) -> str:
+        """"direct" (the env host's step link) or "gateway" (the gateway's WebSocket)."""
+        return "direct" if isinstance(self._ws, BlockingStepLink) else "gateway"
 
     def call(self, request: env_pb.EnvRequest, idempotent: bool = False) -> env_pb.EnvResponse:
         """Send one request and wait for its response.
@@ -132,7 +158,16 @@ class SessionStream:
                 f"session {self.session_id}: response id {response.id} does not match request {request_id}",
                 session_id=self.session_id,
             )
+        if response.HasField("error") and response.error.code == _UNAVAILABLE:
+            self._session_ended(response.error)
         return response
+
+    def _session_ended(self, error: env_pb.Error) -> None:
+        """The instance died: a direct link ends as the gateway's WebSocket does after such an
+        answer (closed with 4410 and the reason), so later calls raise the same errors."""
+        link = self._ws
+        if isinstance(link, BlockingStepLink):
+            link.end_session(error.message or f"session {self.session_id}: the environment instance died")
 
     def close(self) -> None:
         """Send a close frame and close the socket. Idempotent."""
@@ -164,7 +199,7 @@ class SessionStream:
             except TimeoutError:
                 raise self._timed_out(self._ws, request_id) from None
 
-    def _timed_out(self, ws: BlockingWebSocket, request_id: int) -> errors.OutcomeUnknownError:
+    def _timed_out(self, ws: BlockingStepLink | BlockingWebSocket, request_id: int) -> errors.OutcomeUnknownError:
         ws.close()
         return errors.OutcomeUnknownError(
             f"session {self.session_id}: no response to request {request_id} within {self.read_timeout} s;"
@@ -216,10 +251,27 @@ class SessionStream:
             time.sleep(delay)
             delay = min(delay * 2, _MAX_DELAY_S)
 
-    def _checked_connection(self, remaining: float) -> BlockingWebSocket:
-        """A new connection that has answered a `spec` request (so the gateway serves the session)."""
+    def _direct_link(self, timeout: float) -> BlockingStepLink | None:
+        """The session's step link, opened directly; None when the gateway's WebSocket must do.
+
+        Raises:
+            SessionNotFoundError, SessionClosedError: the gateway refused the ticket for the session.
+        """
+        if self._rest is None:
+            return None
         try:
-            ws = BlockingWebSocket(self._url, open_timeout=min(self.open_timeout, remaining))
+            return open_direct_link(self._rest, self.session_id, timeout)
+        except DirectPathUnavailable as exc:
+            log.debug("session %s steps through the gateway: %s", self.session_id, exc)
+            return None
+
+    def _checked_connection(self, remaining: float) -> BlockingStepLink | BlockingWebSocket:
+        """A new connection that has answered a `spec` request (so the gateway or the env host
+        serves the session): the direct path when it opens, else the gateway's WebSocket."""
+        ws: BlockingStepLink | BlockingWebSocket | None = self._direct_link(remaining)
+        try:
+            if ws is None:
+                ws = BlockingWebSocket(self._url, open_timeout=min(self.open_timeout, remaining))
         except InvalidStatus as exc:
             if exc.response.status_code < 500:
                 raise self._refused(exc) from None
