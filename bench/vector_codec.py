@@ -49,7 +49,7 @@ class InProcessVectorEnv(RemoteVectorEnv):
         self._timings = timings
         super().__init__("bench", len(vector.subs), **options)
 
-    def _open(self, env_id: str, url: Any, token: Any, options: Any, reconnect_timeout: float) -> env_pb.SpecResponse:
+    def _open(self, env_id: str, *args: Any, **kwargs: Any) -> env_pb.SpecResponse:
         self.env_id, self.session_id, self._closed = env_id, "bench", False
         return self._vector.spec
 

@@ -106,3 +106,16 @@ def test_a_writer_is_made_once_per_space_object() -> None:
     assert value_writer(space) is value_writer(space)
     other = gs.Box(0, 1, (2,))
     assert value_writer(other) is not value_writer(space)
+
+
+@pytest.mark.parametrize("obj", [np.zeros(3, np.float32), np.ones((2, 2)), np.arange(8.0).reshape(2, 4)[:, ::2]])
+def test_an_array_of_another_shape_or_layout_is_written_as_encode_value_writes_it(obj: np.ndarray) -> None:
+    space = gs.Box(low=-10, high=10, shape=(4,), dtype=np.float32)
+    assert _written(space, obj).SerializeToString() == encode_value(obj, space).SerializeToString()
+
+
+def test_a_box_without_elements_is_written_as_encode_value_writes_it() -> None:
+    space = gs.Box(low=0, high=1, shape=(0, 3), dtype=np.float32)
+    obs = np.zeros((0, 3), np.float32)
+    written = _written(space, obs)
+    assert written == encode_value(obs, space) and list(written.tensor.shape) == [0, 3]

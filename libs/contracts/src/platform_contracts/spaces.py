@@ -142,7 +142,10 @@ def _make_writer(space: Any) -> ValueWriter:
     if type(space) in (gs.Box, gs.MultiDiscrete, gs.MultiBinary):
         dtype = np.dtype(space.dtype)
         if dtype.kind != "O" and dtype.byteorder != ">":
-            return functools.partial(_fill_array, dtype, tensor_dtype_name(dtype))
+            name = tensor_dtype_name(dtype)
+            shape = tuple(space.shape)
+            head = _tensor_value_head(name, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64)))
+            return functools.partial(_fill_array, dtype, name, shape, head)
     elif type(space) is gs.Discrete:
         return functools.partial(_fill_discrete, space=space)
     return lambda value, obj: fill_value(value, obj, space)
@@ -158,12 +161,28 @@ def _fill_discrete(value: pb.Value, obj: Any, space: Any) -> None:
     value.discrete = int(array)
 
 
-def _fill_array(dtype: np.dtype, name: str, value: pb.Value, obj: Any) -> None:
+def _fill_array(dtype: np.dtype, name: str, shape: tuple[int, ...], head: bytes | None,
+                value: pb.Value, obj: Any) -> None:
     array = np.asarray(obj, dtype=dtype)
+    if head is not None and array.shape == shape:
+        # The space's shape: the Value's bytes are a fixed head and the array's bytes; merging
+        # them is one call into protobuf instead of a write per field.
+        value.MergeFromString(head + array.tobytes())  # C order, whatever the array's layout
+        return
     tensor = value.tensor
     tensor.dtype = name
     tensor.shape.extend(array.shape)
-    tensor.data = array.tobytes()  # C order, whatever the array's layout
+    tensor.data = array.tobytes()
+
+
+def _tensor_value_head(name: str, shape: tuple[int, ...], size: int) -> bytes | None:
+    """The bytes of a tensor `Value` of `name` and `shape` before its `size` data bytes, as
+    protobuf serializes it (None when there is no data to follow them)."""
+    if size == 0:
+        return None
+    marker = b"\xa5" * size
+    whole = pb.Value(tensor=pb.Tensor(dtype=name, shape=shape, data=marker)).SerializeToString()
+    return whole[:-size] if whole.endswith(marker) else None
 
 
 def decode_value(value: pb.Value, space: Any = None) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,29 @@ def decode_action(value: pb.Value, space: gs.Space[Any]) -> Any:
     if not inside:
         raise CommandError(_INVALID, f"action {describe(action, space)} is not in {space}")
     return action
+
+
+def action_decoder(space: gs.Space[Any]) -> Callable[[pb.Value], Any]:
+    """`decode_action` for one space, made once (an instance decodes an action per step): a
+    Discrete space's bounds and dtype are read here rather than per action."""
+    if type(space) is gs.Discrete:
+        start = int(space.start)
+        stop = start + int(space.n)
+        make = space.dtype.type
+
+        def decode_discrete(value: pb.Value) -> Any:
+            if value.WhichOneof("kind") == "discrete":
+                integer = value.discrete
+                if start <= integer < stop:
+                    return make(integer)
+            return decode_action(value, space)
+
+        return decode_discrete
+    return functools.partial(_decode_action_of, space)
+
+
+def _decode_action_of(space: gs.Space[Any], value: pb.Value) -> Any:
+    return decode_action(value, space)
 
 
 def _decode(value: pb.Value, space: gs.Space[Any]) -> Any:

@@ -20,7 +20,7 @@ from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server import snapshots
-from platform_sdk.server.actions import decode_action
+from platform_sdk.server.actions import action_decoder
 from platform_sdk.server.auto_reset import advance, write_step
 from platform_sdk.server.batch import answer_batch
 from platform_sdk.server.errors import CommandError
@@ -79,7 +79,7 @@ class EnvInstance:
         self._snapshots: dict[str, snapshots.Snapshot] = {}
         self._next_handle = 1
         self._spaces_of: Any = None  # the environment `_spaces` belong to
-        self._spaces: tuple[Any, Any] = (None, None)
+        self._spaces: tuple[Callable[[Any], Any], Any] = (lambda value: None, None)
         self._later = LaterFrames(env_id, jpeg_quality)
         self._handlers: dict[str, _Handler] = {
             "spec": self._spec_command,
@@ -198,13 +198,14 @@ class EnvInstance:
             except Exception:
                 log.exception("%s: closing the replaced environment failed", self.env_id)
 
-    def _step_spaces(self) -> tuple[Any, Any]:
-        """The hosted environment's action and observation spaces, read once per environment
-        object (a wrapped environment's spaces are properties walking its wrappers; the spec
-        the client holds was built from them, so they do not change under one object)."""
+    def _step_spaces(self) -> tuple[Callable[[Any], Any], Any]:
+        """The hosted environment's action decoder (`actions.action_decoder`) and observation
+        space, made once per environment object (a wrapped environment's spaces are properties
+        walking its wrappers; the spec the client holds was built from them, so they do not
+        change under one object)."""
         env = self.env
         if env is not self._spaces_of:
-            self._spaces = (env.action_space, env.observation_space)
+            self._spaces = (action_decoder(env.action_space), env.observation_space)
             self._spaces_of = env
         return self._spaces
 
@@ -248,8 +249,8 @@ class EnvInstance:
         if not self.has_reset:
             self.require_reset("step")
         command = request.step
-        action_space, observation_space = self._step_spaces()
-        action = decode_action(command.action, action_space)
+        decode, observation_space = self._step_spaces()
+        action = decode(command.action)
         render = command.render
         later = command.render_later and not render
         if render or later:
