@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from platform_bus.step_tickets import secret_problem
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -25,6 +26,11 @@ class Settings(BaseSettings):
     env_timeout: float = Field(default=300.0, gt=0)
     # A session's stream to its env host unused for this many seconds is closed (reopened on use).
     stream_idle_timeout: float = Field(default=900.0, gt=0)
+    # Shared with every env host: the gateway signs step tickets with it (its own step links carry
+    # one, and POST /v0/sessions/{id}/ticket gives clients one for the direct path).
+    step_ticket_secret: SecretStr | None = None
+    # With a secret: whether clients may step over the direct path (false: only through the gateway).
+    direct_steps: bool = True
     # Seconds to wait for NATS at start before giving up.
     nats_connect_timeout: float = Field(default=5.0, gt=0)
     # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").
@@ -32,6 +38,19 @@ class Settings(BaseSettings):
     log_level: str = "info"
     # The gateway's cache (environment previews under `previews/`); `~` is expanded.
     cache_dir: Path = Path("~/.cache/simulusion-platform")
+
+    @field_validator("step_ticket_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        problem = secret_problem(value.get_secret_value()) if value and value.get_secret_value() else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @property
+    def ticket_secret(self) -> str | None:
+        """The step ticket secret in clear (None: no tickets, no direct path)."""
+        return self.step_ticket_secret.get_secret_value() if self.step_ticket_secret else None
 
     @field_validator("cache_dir")
     @classmethod

@@ -27,6 +27,7 @@ from platform_gateway.errors import (
     InvalidArgumentError,
     NotFoundError,
     SessionGoneError,
+    UnavailableError,
     UnimplementedError,
 )
 from platform_gateway.holds import check_hold
@@ -145,6 +146,10 @@ class EnvCommands:
                 return gone
             cls = NotFoundError if code == env_pb.ERROR_CODE_NOT_FOUND else ConflictError
             return cls(f"{where}: {message or env_pb.ErrorCode.Name(code)}")
+        if code in (env_pb.ERROR_CODE_UNAUTHENTICATED, env_pb.ERROR_CODE_PERMISSION_DENIED):
+            self.streams.drop(info.id)  # the env host closed the link: a new one gets a new ticket
+            return UnavailableError(f"{where}: the env host refused the gateway's step ticket ({message}); "
+                                    "PLATFORM_STEP_TICKET_SECRET must be the same on the gateway and every env host")
         if code == env_pb.ERROR_CODE_UNIMPLEMENTED:
             return UnimplementedError(f"{where}: not supported by this environment ({_first_line(message)})")
         return InternalError(f"{where} failed: {_first_line(message) or env_pb.ErrorCode.Name(code)}")

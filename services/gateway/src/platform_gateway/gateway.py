@@ -14,6 +14,7 @@ from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
+from platform_gateway.step_tickets import StepTickets
 
 
 @dataclass
@@ -25,12 +26,14 @@ class Gateway:
     streams: SessionStreams
     commands: EnvCommands
     previews: PreviewCache
+    tickets: StepTickets
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(cls, settings: Settings, nc: NATS) -> Gateway:
         broker = BrokerClient(nc, timeout=settings.request_timeout, create_timeout=settings.create_timeout)
-        streams = SessionStreams(SessionDirectory(broker), timeout=settings.env_timeout)
+        tickets = StepTickets(settings.ticket_secret, direct_steps=settings.direct_steps)
+        streams = SessionStreams(SessionDirectory(broker), timeout=settings.env_timeout, tickets=tickets)
         commands = EnvCommands(streams)
         return cls(
             settings=settings,
@@ -40,6 +43,7 @@ class Gateway:
             streams=streams,
             commands=commands,
             previews=PreviewCache(settings.cache_dir, broker, commands),
+            tickets=tickets,
         )
 
     def start(self) -> None:

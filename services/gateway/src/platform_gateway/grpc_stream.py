@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import grpc.aio
+from platform_bus.step_tickets import TICKET_METADATA
 from platform_contracts import subjects, tracing
 
 from platform_gateway.errors import StreamBrokenError
@@ -35,7 +36,8 @@ class GrpcStream:
 
     __slots__ = ("_queue", "address", "call", "dropped", "env_id", "last_used", "session_id")
 
-    def __init__(self, session_id: str, env_id: str, address: str, channel: grpc.aio.Channel) -> None:
+    def __init__(self, session_id: str, env_id: str, address: str, channel: grpc.aio.Channel,
+                 ticket: str = "") -> None:
         self.session_id = session_id
         self.env_id = env_id
         self.address = address
@@ -45,7 +47,8 @@ class GrpcStream:
         connect: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
             CONNECT_METHOD, request_serializer=None, response_deserializer=None
         )
-        metadata = tracing.grpc_metadata([(subjects.SESSION_ID_METADATA, session_id)])
+        ours = [(subjects.SESSION_ID_METADATA, session_id)] + ([(TICKET_METADATA, ticket)] if ticket else [])
+        metadata = tracing.grpc_metadata(ours)
         self.call: grpc.aio.StreamStreamCall[bytes, bytes] = connect(self._requests(), metadata=metadata)
 
     async def _requests(self) -> AsyncIterator[bytes]:

@@ -3,7 +3,8 @@
 The step link (`step_link.StepLink`, one TCP connection per session) when the broker gives the
 session a `step_address`; else a gRPC stream `Environment/Connect` (`grpc_stream.GrpcStream`,
 one `grpc.aio` channel per env host address shared by its sessions). Either is opened on first
-use. One `asyncio.Lock` per session keeps REST and WebSocket requests on a session in order,
+use, each with a ticket for the session (`step_tickets`) when the gateway has the ticket
+secret. One `asyncio.Lock` per session keeps REST and WebSocket requests on a session in order,
 one at a time (each request is followed by the read of its response). Nothing here decodes or
 encodes a message: requests and responses stay serialized bytes.
 """
@@ -26,6 +27,7 @@ from platform_gateway.errors import (
 from platform_gateway.grpc_stream import GrpcStream, new_channel
 from platform_gateway.session_directory import SessionDirectory, gone_error
 from platform_gateway.step_link import StepLink
+from platform_gateway.step_tickets import StepTickets
 
 
 class _Stream(Protocol):
@@ -45,8 +47,10 @@ class _Stream(Protocol):
 class SessionStreams:
     """Sends a session's serialized `EnvRequest`s to its env host and returns the responses."""
 
-    def __init__(self, directory: SessionDirectory, *, timeout: float = 300.0) -> None:
+    def __init__(self, directory: SessionDirectory, *, timeout: float = 300.0,
+                 tickets: StepTickets | None = None) -> None:
         self.directory = directory
+        self._tickets = tickets or StepTickets(None)
         self._timeout = timeout
         self._channels: dict[str, grpc.aio.Channel] = {}  # the gRPC fallback's, by env host address
         self._streams: dict[str, _Stream] = {}
@@ -147,9 +151,10 @@ class SessionStreams:
             raise UnavailableError("the gateway is shutting down")
         self.drop(session_id)
         info = await self.directory.running(session_id)
+        ticket = self._tickets.for_link(info)
         stream: _Stream
         if info.step_address:
-            stream = StepLink(session_id, info.options.env_id, info.step_address)
+            stream = StepLink(session_id, info.options.env_id, info.step_address, ticket)
         else:
             address = info.host_address
             if not address:
@@ -157,7 +162,7 @@ class SessionStreams:
             channel = self._channels.get(address)
             if channel is None:
                 channel = self._channels[address] = new_channel(address)
-            stream = GrpcStream(session_id, info.options.env_id, address, channel)
+            stream = GrpcStream(session_id, info.options.env_id, address, channel, ticket)
         self._streams[session_id] = stream
         return stream
 

@@ -1,7 +1,7 @@
 """A session's step link to its env host (simulusion/host/v1/step_link.proto): the fast path.
 
 One TCP connection per session, opened on first use: a `StepLinkOpen` frame naming the session
-(and carrying the trace context), the env host's `StepLinkOpened`, then one `EnvRequest` frame
+(and carrying the trace context and the gateway's ticket for it), the env host's `StepLinkOpened`, then one `EnvRequest` frame
 out and one `EnvResponse` frame back per command. Frames are a 4-byte length and the message's
 bytes (`platform_contracts.framing`); the gateway never parses them on the way through.
 """
@@ -30,10 +30,12 @@ READ_LIMIT_BYTES = 1024 * 1024  # the reader's buffer before it stops reading th
 class StepLink:
     """One session's step link; the same interface as `grpc_stream.GrpcStream`."""
 
-    __slots__ = ("_reader", "_refused", "_writer", "address", "dropped", "env_id", "last_used", "session_id")
+    __slots__ = ("_reader", "_refused", "_ticket", "_writer", "address", "dropped", "env_id", "last_used",
+                 "session_id")
 
-    def __init__(self, session_id: str, env_id: str, address: str) -> None:
+    def __init__(self, session_id: str, env_id: str, address: str, ticket: str = "") -> None:
         self.session_id = session_id
+        self._ticket = ticket
         self.env_id = env_id
         self.address = address
         self.last_used = time.monotonic()
@@ -90,7 +92,8 @@ class StepLink:
                 reader, writer = await asyncio.open_connection(host.strip("[]"), int(port),
                                                                limit=READ_LIMIT_BYTES)
                 _set_nodelay(writer)
-                opening = link_pb.StepLinkOpen(session_id=self.session_id, trace_context=inject_dict())
+                opening = link_pb.StepLinkOpen(session_id=self.session_id, trace_context=inject_dict(),
+                                               ticket=self._ticket)
                 writer.write(encode_frame(opening.SerializeToString()))
                 opened = link_pb.StepLinkOpened.FromString(await read_frame(reader))
         except TimeoutError:

@@ -220,3 +220,13 @@ class ErrorPublic(BaseModel):
     detail: str
     code: str
     log_tail: str | None = None
+
+
+class StepTicketPublic(BaseModel):
+    """What opens the session's step link on its env host directly (the direct path)."""
+
+    session_id: str
+    address: str = Field(description="the env host's step link, host:port (framed TCP: simulusion/host/v1/step_link.proto)",
+                         examples=["10.0.0.7:41234"])
+    ticket: str = Field(description="put in StepLinkOpen.ticket; only needed to open the link")
+    expires_in_s: int = Field(description="seconds the ticket can still open a link")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 from platform_contracts import limits
 
-from platform_gateway.api.deps import BrokerDep, CommandsDep, StreamsDep
+from platform_gateway.api.deps import BrokerDep, CommandsDep, GatewayDep, StreamsDep
 from platform_gateway.json_views import frame_jpeg, session_to_json
 from platform_gateway.schemas.sessions import (
     ErrorPublic,
@@ -23,7 +23,9 @@ from platform_gateway.schemas.sessions import (
     SnapshotResult,
     StepBody,
     StepResult,
+    StepTicketPublic,
 )
+from platform_gateway.session_directory import gone_error
 from platform_gateway.session_options import options_from_body
 
 _ERRORS: dict[int | str, dict] = {
@@ -59,6 +61,26 @@ async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep)
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
     return session_to_json(info)
+
+
+_TICKET = (
+    "A ticket to open the session's step link on its env host directly, skipping the gateway: connect to "
+    "`address` (framed TCP, simulusion/host/v1/step_link.proto) and send a StepLinkOpen with `ticket`. The "
+    f"ticket opens a link for {limits.STEP_TICKET_TTL_S} s; the link stays up after that. 409 when the direct path "
+    "is not offered (no PLATFORM_STEP_TICKET_SECRET, PLATFORM_DIRECT_STEPS=false, or no step link address): "
+    "then step over `/v0/sessions/{id}/stream`."
+)
+
+
+@router.post("/{session_id}/ticket", response_model=StepTicketPublic, description=_TICKET)
+async def step_ticket(session_id: str, gateway: GatewayDep) -> dict:
+    directory = gateway.streams.directory
+    info = await directory.fresh(session_id)  # the broker's word: a ticket is asked once per link
+    error = gone_error(info)
+    if error is not None:
+        raise error
+    directory.remember(info)
+    return gateway.tickets.direct(info)
 
 
 @router.post("/{session_id}/reset", response_model=ResetResult)
