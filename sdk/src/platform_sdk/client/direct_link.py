@@ -74,15 +74,16 @@ def open_direct_link(rest: RestClient, session_id: str, timeout: float) -> Block
     """Ask the gateway for a ticket and open the session's step link with it.
 
     Raises:
-        DirectPathUnavailable: not offered, unreachable or refused (use the gateway).
-        SessionNotFoundError, SessionClosedError: the gateway does not know the session, or it
-            ended: the errors of the WebSocket's 4404 and 4410 closes.
+        DirectPathUnavailable: not offered, unreachable or refused (use the gateway). A 404 is
+            one too: a gateway without the ticket route answers it as well, and the WebSocket
+            then says 4404 itself when the session is the unknown one.
+        SessionClosedError: the session ended (410): the error of the WebSocket's 4410 close.
     """
     try:
         answer = rest.request("POST", f"/v0/sessions/{session_id}/ticket", timeout=min(TICKET_TIMEOUT_S, timeout))
     except errors.PlatformError as exc:
-        if exc.status in (404, 410):
-            raise error_from_close(exc.status + 4000, str(exc), session_id) from None
+        if exc.status == 410:
+            raise error_from_close(4410, str(exc), session_id) from None
         raise DirectPathUnavailable(f"no step ticket: {exc}") from None
     address = answer["address"]
     try:

@@ -255,7 +255,7 @@ class SessionStream:
         """The session's step link, opened directly; None when the gateway's WebSocket must do.
 
         Raises:
-            SessionNotFoundError, SessionClosedError: the gateway refused the ticket for the session.
+            SessionClosedError: the gateway refused the ticket: the session ended.
         """
         if self._rest is None:
             return None
