@@ -9,6 +9,8 @@ Settings (environment, or the matching option):
     PLATFORM_NATS_URL                 use this NATS server instead of starting one
     PLATFORM_NATS_PORT                port of the NATS server started here (a free one)
     PLATFORM_LAUNCH_TIMEOUT           seconds to wait for the platform to answer (60)
+    PLATFORM_STEP_TICKET_SECRET       the gateway's and env hosts' step ticket secret (a random
+                                      one per run; empty: no direct step path)
 Every other PLATFORM_* variable passes through to the services.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import time
@@ -15,7 +16,14 @@ from typing import Self, TextIO
 from platform_local import nats_process
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
 from platform_local.restarts import RestartPolicy, ServiceRestarts
-from platform_local.services import SERVICES, PlatformLayout, missing_services, module_of, service_spec
+from platform_local.services import (
+    SERVICES,
+    STEP_TICKET_SECRET,
+    PlatformLayout,
+    missing_services,
+    module_of,
+    service_spec,
+)
 from platform_local.supervisor import ChildProcess, ServiceSpec, Supervisor
 
 READY_PATH = "/v0/envs"
@@ -85,6 +93,11 @@ class LocalPlatform:
         self.nats_port = nats_port
         self.recordings_dir = Path(recordings_dir).absolute() if recordings_dir else self.data_dir / "recordings"
         self.base_env = dict(os.environ if base_env is None else base_env)
+        # One secret for the gateway and every env host (so steps can take the direct path), the
+        # same across restarts: PLATFORM_STEP_TICKET_SECRET when set (empty: no tickets, no
+        # direct path), else a random one per platform.
+        given = self.extra_env.get(STEP_TICKET_SECRET, self.base_env.get(STEP_TICKET_SECRET))
+        self.step_ticket_secret = secrets.token_urlsafe(32) if given is None else given
         self.cwd = Path(cwd) if cwd is not None else None
         self.services = tuple(services)
         self.commands = dict(commands or {})
@@ -124,7 +137,8 @@ class LocalPlatform:
         return self.data_dir / "logs"
 
     def _layout(self) -> PlatformLayout:
-        return PlatformLayout(self.data_dir, self.recordings_dir, self.nats_url, self.host, self.port)
+        return PlatformLayout(self.data_dir, self.recordings_dir, self.nats_url, self.host, self.port,
+                              self.step_ticket_secret)
 
     def _spec(self, name: str) -> ServiceSpec:
         spec = service_spec(name, self._layout(), self.base_env, self.extra_env, self.cwd)

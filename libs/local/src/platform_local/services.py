@@ -14,6 +14,7 @@ SERVICES: tuple[str, ...] = ("broker", "envhost", "recorder", "gateway")
 """Start order; they stop in the reverse order."""
 
 _GATEWAY_ONLY = ("PLATFORM_HOST", "PLATFORM_PORT")
+STEP_TICKET_SECRET = "PLATFORM_STEP_TICKET_SECRET"
 
 
 def module_of(name: str) -> str:
@@ -44,6 +45,8 @@ class PlatformLayout:
         nats_url: the NATS server every service connects to.
         host: the gateway's bind address.
         port: the gateway's port.
+        step_ticket_secret: what the gateway signs step tickets with and every env host checks
+            them with (PLATFORM_STEP_TICKET_SECRET), unless the environment sets one.
     """
 
     data_dir: Path
@@ -51,6 +54,7 @@ class PlatformLayout:
     nats_url: str
     host: str
     port: int
+    step_ticket_secret: str = ""
 
     @property
     def logs_dir(self) -> Path:
@@ -74,6 +78,8 @@ def service_env(name: str, layout: PlatformLayout, base_env: Mapping[str, str],
     env.setdefault("PLATFORM_DATABASE_URL", f"sqlite+aiosqlite:///{layout.data_dir.resolve() / 'platform.db'}")
     env.setdefault("PLATFORM_ENVHOST_RUN_DIR", str(layout.data_dir.resolve() / "envhost"))
     env.setdefault("PLATFORM_RECORDINGS", str(layout.recordings_dir.resolve()))
+    if layout.step_ticket_secret:
+        env.setdefault(STEP_TICKET_SECRET, layout.step_ticket_secret)
     env["PLATFORM_NATS_URL"] = layout.nats_url
     env["PYTHONUNBUFFERED"] = "1"
     for key in _GATEWAY_ONLY:

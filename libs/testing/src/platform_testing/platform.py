@@ -61,6 +61,12 @@ class PlatformStack:
         return self.platform.nats_url
 
     @property
+    def step_ticket_secret(self) -> str:
+        """The gateway's and env hosts' PLATFORM_STEP_TICKET_SECRET (random per platform unless
+        `extra_env` sets it; empty: no tickets, no direct path)."""
+        return self.platform.step_ticket_secret
+
+    @property
     def recordings(self) -> Path:
         return self.platform.recordings_dir
 
