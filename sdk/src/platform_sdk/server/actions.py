@@ -36,7 +36,7 @@ def decode_action(value: pb.Value, space: gs.Space[Any]) -> Any:
         raise CommandError(_INVALID, f"the step has no action (expected a value of {space})")
     try:
         action = _decode(value, space)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:  # OverflowError: an integer beyond the dtype
         raise CommandError(_INVALID, f"cannot decode the action as a value of {space}: {exc}") from None
     try:
         inside = bool(space.contains(action))
