@@ -9,6 +9,9 @@ since the reset in its observation, so a step lost or run twice shows:
 - a step while the gateway is still down waits (with back-off) until it is back;
 - a hold in flight when the gateway dies may have run: `OutcomeUnknownError` names the session,
   the environment and the request; the session goes on (the hold did run, once).
+
+These sessions step over the gateway (`PLATFORM_DIRECT=0`); one on the direct path does not
+notice the gateway going at all.
 """
 
 from __future__ import annotations
@@ -77,6 +80,27 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
     """))
     with running_platform(root / "platform", extra_env={"PLATFORM_CATALOG": str(catalog)}) as stack:
         yield stack
+
+
+@pytest.fixture(autouse=True)
+def _through_the_gateway(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is tested here is the gateway's WebSocket: not the direct path (the SDK's default)."""
+    monkeypatch.setenv("PLATFORM_DIRECT", "0")
+
+
+def test_a_direct_session_steps_on_while_the_gateway_is_down(stack: PlatformStack) -> None:
+    with platform_sdk.connect("ticker", url=stack.url, reconnect_timeout=RECONNECT_S, direct=True) as env:
+        assert env.step_path == "direct"
+        env.reset(seed=0)
+        env.step(0)
+        stack.kill("gateway", signal.SIGKILL)
+        try:
+            for expected in range(2, 12):
+                assert env.step(0)[0][0] == expected
+            assert env.hold(0, 10, frames=False).observation[0] == 21
+        finally:
+            stack.start_service("gateway")
+        assert env.step_path == "direct"
 
 
 def _restart_gateway(stack: PlatformStack, sig: int = signal.SIGKILL) -> None:
