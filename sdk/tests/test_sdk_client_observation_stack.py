@@ -152,3 +152,16 @@ def test_an_empty_value_fails_as_the_general_path_fails() -> None:
     for name in ("box", "discrete", "dict", "tuple"):
         with pytest.raises(ValueError, match="empty Value"):
             _fast(SPACES[name], [pb.Value()])
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_values_that_match_their_space_never_take_the_general_path(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    space = SPACES[name]
+
+    def general_path(*args: Any) -> Any:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr("platform_sdk.client.observation_stack.concatenate", general_path)
+    space.seed(7)
+    values = [encode_value(space.sample(), space) for _ in range(3)]
+    ObservationStack(space).stack(values, create_empty_array(space, 3))
