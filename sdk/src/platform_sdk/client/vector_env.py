@@ -3,7 +3,9 @@
 A vector session is one instance hosting `num_envs` sub-environments; `step` sends every
 sub-environment's command in one `BatchRequest` and gets one `BatchResponse`. Each
 sub-environment is still its own recorded stream (recording `<session id>-<i>`) with its own
-snapshots.
+snapshots. The per-sub-environment work is kept small: a Discrete step's request is joined from
+cached serialized parts (`batch_requests`), and the observations are decoded together
+(`observation_stack`).
 """
 
 from __future__ import annotations
