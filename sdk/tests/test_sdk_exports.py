@@ -37,12 +37,12 @@ def test_public_exports_are_pinned():
 def test_connect_signature_is_pinned():
     params = list(inspect.signature(platform_sdk.connect).parameters)
     assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames", "auto_reset",
-                      "life", "frame_every", "max_frames", "reconnect_timeout"]
+                      "life", "frame_every", "max_frames", "reconnect_timeout", "direct"]
     resume = list(inspect.signature(platform_sdk.resume).parameters)
     assert resume == ["snapshot_id", "url", "token", "record", "life", "settings"]
     vec = list(inspect.signature(platform_sdk.make_vec).parameters)
     assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality",
-                   "reconnect_timeout"]
+                   "reconnect_timeout", "direct"]
 
 
 def test_errors_share_one_base():
