@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol, cast
 
 import grpc
@@ -44,13 +44,18 @@ Describe = Callable[[], str]
 """Names the instance's session in messages ("session s1 (cartpole)"); asked at each failure,
 as a claimed warm pool instance changes session."""
 
+Meanwhile = Callable[[], Awaitable[None]]
+"""Work run once the request is written, while the instance answers it (the step events of
+earlier answers: see `Router.build_while_forwarding`). It must not raise."""
+
 
 class InstanceLink(Protocol):
     """A link to one instance. `forward` is called one request at a time (under the instance's
     lock)."""
 
-    async def forward(self, request: bytes) -> bytes:
-        """Send one request's bytes and return the response's bytes.
+    async def forward(self, request: bytes, meanwhile: Meanwhile | None = None) -> bytes:
+        """Send one request's bytes and return the response's bytes; `meanwhile` runs between
+        the two, while the instance works.
 
         Raises:
             InstanceGone: the link broke (the instance died, or the link was closed).
@@ -90,9 +95,11 @@ class GrpcLink:
             CONNECT_METHOD, request_serializer=None, response_deserializer=None
         )()
 
-    async def forward(self, request: bytes) -> bytes:
+    async def forward(self, request: bytes, meanwhile: Meanwhile | None = None) -> bytes:
         try:
             await self._call.write(request)
+            if meanwhile is not None:
+                await meanwhile()
             response = await self._call.read()
         except asyncio.CancelledError:
             if _caller_cancelled():
@@ -129,7 +136,7 @@ class FramedLink(asyncio.Protocol):
 
     # -- the interface
 
-    async def forward(self, request: bytes) -> bytes:
+    async def forward(self, request: bytes, meanwhile: Meanwhile | None = None) -> bytes:
         transport = self._transport
         if transport is None or self._broken:
             transport = await self._connected()
@@ -141,6 +148,8 @@ class FramedLink(asyncio.Protocol):
             transport.write(HEADER.pack(len(request)))
             transport.write(request)
         try:
+            if meanwhile is not None:
+                await meanwhile()
             return await future
         except asyncio.CancelledError:
             if _caller_cancelled() or not future.cancelled():

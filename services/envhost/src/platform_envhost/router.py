@@ -17,6 +17,7 @@ sessions are answered by `batches`, save_snapshot and restore_saved by `saved_sn
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from typing import Any
@@ -98,23 +99,38 @@ class Router:
                 await finish(session_id)
 
     async def finish(self, session_id: str) -> None:
-        """Build and queue the step events of the session's requests answered so far.
+        """See that the step events of the session's requests answered so far get built and queued.
 
-        Callers send each answer first and call this after: building events then costs the
-        stepping client nothing. Events are built in the order the requests were answered
-        (`Instance.deferred_events`), up to the first one whose frame is still to come;
-        resets and steps gather into a StepEventBatch (`coalesced_steps`) sent when full or
-        soon after; a full publisher backlog makes this wait.
+        Callers send each answer first and call this after. The events are built in the order
+        the requests were answered (`Instance.deferred_events`), up to the first one whose frame
+        is still to come, while the instance works on the session's next request (the
+        instance's `meanwhile`: `build_while_forwarding`), so building them costs the stepping
+        client nothing; a timer builds and sends them when no request comes
+        (`coalesced_steps.SEND_AFTER_S`). Resets and steps gather into a StepEventBatch sent
+        when full or at that timer; a full publisher backlog makes the next request wait.
         """
         instance = self._table.get(session_id)
         if instance is not None and instance.deferred_events:
+            if instance.meanwhile is None:
+                instance.meanwhile = functools.partial(self.build_while_forwarding, instance)
+            coalesced = instance.coalesced
+            if coalesced.timer is None:
+                coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
+
+    async def build_while_forwarding(self, instance: Instance) -> None:
+        """Build the deferred events (and send a full batch) while the instance answers a
+        request. Skipped while the events are being built elsewhere (the timer's send holds
+        `events_lock`): they are not lost, only left for later. Never raises: a failure here
+        must not cost the request its answer."""
+        if not instance.deferred_events or instance.events_lock.locked():
+            return
+        try:
             async with instance.events_lock:
                 await self._build_deferred(instance)
-                coalesced = instance.coalesced
-                if coalesced.full():
+                if instance.coalesced.full():
                     await self._send_coalesced(instance)
-                elif (len(coalesced) or instance.deferred_events) and coalesced.timer is None:
-                    coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
+        except Exception:  # a bug: log it, the timer's send tries again
+            log.exception("building the step events of %s failed", instance.describe())
 
     async def drain(self, instance: Instance) -> None:
         """Publish every event of the instance's answered requests now, gathered ones included

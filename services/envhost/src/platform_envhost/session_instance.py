@@ -18,7 +18,7 @@ from platform_envhost.agent_data import AgentNames
 from platform_envhost.coalesced_steps import CoalescedSteps
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
-from platform_envhost.instance_link import InstanceLink, open_link
+from platform_envhost.instance_link import InstanceLink, Meanwhile, open_link
 from platform_envhost.later_frames import LaterFrames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
@@ -73,8 +73,10 @@ class Instance:
         self.record_frames = options.record and options.record_frames  # every reset and step asks for its frame
         self.process = process
         self.lock = asyncio.Lock()
-        # Step events of answered requests, built after the answer is sent (Router.finish), in
-        # the order the requests were answered; `events_lock` keeps that order while publishing.
+        # Step events of answered requests, built after the answer is sent, in the order the
+        # requests were answered (while the instance works on the next request: `meanwhile`,
+        # installed by the Router; or by its timer when none comes); `events_lock` keeps that
+        # order while publishing.
         # A builder adds its events to `coalesced` (sent as one StepEventBatch later) or returns
         # messages to publish at once.
         self.deferred_events: list[Callable[[], list[Outgoing]]] = []
@@ -88,6 +90,7 @@ class Instance:
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""
         self.dead = asyncio.Event()
+        self.meanwhile: Meanwhile | None = None  # run by every forward while the instance works
         self._link: InstanceLink = open_link(process, self.describe)
 
     def take_options(self, options: SessionOptions) -> None:
@@ -138,11 +141,14 @@ class Instance:
     async def forward(self, request: bytes) -> bytes:
         """Send one request's bytes and return the response's bytes. Hold `lock` around it.
 
+        Between the two, `meanwhile` (when set) runs: the instance is busy with the request, so
+        the env host's work there costs the stepping client nothing.
+
         Raises:
             InstanceGone: the link broke (the instance died or is being stopped); a
                 cancellation of the caller goes on as CancelledError.
         """
-        return await self._link.forward(request)
+        return await self._link.forward(request, self.meanwhile)
 
     async def request_spec(self) -> env_pb.SpecResponse:
         """Ask the instance for its spec (on start, before anyone else can use the stream)."""
