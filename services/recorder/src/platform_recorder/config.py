@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     recorder_ack_wait: float = Field(60.0, ge=5)
     recorder_gather: float = Field(0.2, ge=0, le=5)
     recorder_meta_interval: float = Field(1.0, ge=0, le=60)
-    recorder_nice: int = Field(10, ge=0, le=19)
+    recorder_nice: int = Field(19, ge=0, le=19)
 
     @property
     def nats_servers(self) -> list[str]:
