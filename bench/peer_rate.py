@@ -44,7 +44,9 @@ from proc_cpu import cpu_used, sample_tree
 from shared_window import client_commands, run_window
 
 CLIENTS_DIR = Path(__file__).resolve().parent / "clients"
-PEER_PACKAGES = ["openenv-core", "gymnasium"]
+# uvicorn[standard] gives OpenEnv's server uvloop and httptools (uvicorn picks them itself), as
+# the platform's gateway has: the peer is measured at its fastest.
+PEER_PACKAGES = ["openenv-core", "gymnasium", "uvicorn[standard]"]
 PLATFORM, OPENENV = "platform", "OpenEnv"
 
 
@@ -78,7 +80,7 @@ def peer_venv(cache_dir: Path) -> Path:
     an earlier run left a working one in `cache_dir`."""
     venv = cache_dir / "openenv-venv"
     python = _venv_python(venv)
-    if python.exists() and (versions := _versions(python)):
+    if python.exists() and (versions := _versions(python)) and "uvloop yes" in versions:
         print(f"OpenEnv: reusing the venv in {venv} ({versions})", flush=True)
         return python
     shutil.rmtree(venv, ignore_errors=True)
