@@ -96,12 +96,20 @@ class BusWatch:
         await nc.close()
 
 
-def pool_instance_alive(watch: BusWatch, since: float) -> bool:
-    """A heartbeat after `since` shows a live instance: the pool's warm one."""
+def alive_instances(watch: BusWatch, since: float = 0.0) -> set[str]:
+    """The ids of the live instances the heartbeats after `since` list."""
+    alive: set[str] = set()
     for beat in watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]):
-        if beat.at > since and any(i.alive for i in control_pb2.HostHeartbeat.FromString(beat.data).instances):
-            return True
-    return False
+        if beat.at > since:
+            alive |= {i.session_id for i in control_pb2.HostHeartbeat.FromString(beat.data).instances if i.alive}
+    return alive
+
+
+def new_pool_instance_alive(watch: BusWatch, since: float, old: set[str]) -> bool:
+    """A heartbeat after `since` shows a live instance that is not one of `old`: the new
+    broker's warm one (the old one is alive until its reconcile stops it, and a session
+    created meanwhile would find no warm instance to claim)."""
+    return bool(alive_instances(watch, since) - old)
 
 
 def traced_session_and_reads(url: str) -> None:
@@ -139,9 +147,12 @@ def traced_session_and_reads(url: str) -> None:
 def bus_messages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusWatch]:
     root = tmp_path_factory.mktemp("trace-context")
     with running_platform(root, extra_env={"PLATFORM_POOLS": "cartpole=1"}) as stack, BusWatch(stack.nats_url) as watch:
+        wait_for(lambda: alive_instances(watch), timeout=60, what="the first warm pool instance")
+        old = alive_instances(watch)
         restarted = time.monotonic()
         stack.restart("broker")  # reconcile: list and stop the old pool instance; the new pool: start
-        wait_for(lambda: pool_instance_alive(watch, restarted), timeout=60, what="the new warm pool instance")
+        wait_for(lambda: new_pool_instance_alive(watch, restarted, old), timeout=60,
+                 what="the new warm pool instance")
         traced_session_and_reads(stack.url)
         beats = len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]))
         wait_for(lambda: len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"])) > beats, what="one more heartbeat")
