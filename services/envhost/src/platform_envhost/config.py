@@ -7,8 +7,8 @@ import re
 import socket
 from pathlib import Path
 
-from platform_bus.step_tickets import secret_problem
-from pydantic import Field, SecretStr, field_validator
+from platform_bus.ticket_setting import TicketSecret, secret_in_clear
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     # Shared with the gateway: when set, every step link (and gRPC stream) must bring a ticket the
     # gateway minted for the session on this host (`platform_bus.step_tickets`); unset, none is
     # asked for and the gateway offers no direct path.
-    step_ticket_secret: SecretStr | None = None
+    step_ticket_secret: TicketSecret = None
 
     @field_validator("envhost_id")
     @classmethod
@@ -61,18 +61,10 @@ class Settings(BaseSettings):
             raise ValueError(f"must be letters, digits, '-' or '_' (one NATS subject token), not {value!r}")
         return value
 
-    @field_validator("step_ticket_secret")
-    @classmethod
-    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
-        problem = secret_problem(value.get_secret_value()) if value and value.get_secret_value() else None
-        if problem:
-            raise ValueError(problem)
-        return value
-
     @property
     def ticket_secret(self) -> str | None:
         """The step ticket secret in clear (None: tickets are not checked)."""
-        return self.step_ticket_secret.get_secret_value() if self.step_ticket_secret else None
+        return secret_in_clear(self.step_ticket_secret)
 
     @field_validator("envhost_listen")
     @classmethod

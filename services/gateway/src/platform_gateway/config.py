@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from platform_bus.step_tickets import secret_problem
-from pydantic import Field, SecretStr, field_validator
+from platform_bus.ticket_setting import TicketSecret, secret_in_clear
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -28,7 +28,7 @@ class Settings(BaseSettings):
     stream_idle_timeout: float = Field(default=900.0, gt=0)
     # Shared with every env host: the gateway signs step tickets with it (its own step links carry
     # one, and POST /v0/sessions/{id}/ticket gives clients one for the direct path).
-    step_ticket_secret: SecretStr | None = None
+    step_ticket_secret: TicketSecret = None
     # With a secret: whether clients may step over the direct path (false: only through the gateway).
     direct_steps: bool = True
     # Seconds to wait for NATS at start before giving up.
@@ -39,18 +39,10 @@ class Settings(BaseSettings):
     # The gateway's cache (environment previews under `previews/`); `~` is expanded.
     cache_dir: Path = Path("~/.cache/simulusion-platform")
 
-    @field_validator("step_ticket_secret")
-    @classmethod
-    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
-        problem = secret_problem(value.get_secret_value()) if value and value.get_secret_value() else None
-        if problem:
-            raise ValueError(problem)
-        return value
-
     @property
     def ticket_secret(self) -> str | None:
         """The step ticket secret in clear (None: no tickets, no direct path)."""
-        return self.step_ticket_secret.get_secret_value() if self.step_ticket_secret else None
+        return secret_in_clear(self.step_ticket_secret)
 
     @field_validator("cache_dir")
     @classmethod
