@@ -35,7 +35,7 @@ from websockets.frames import Close
 from platform_sdk import errors
 from platform_sdk.client.error_map import error_from_close
 from platform_sdk.client.rest import RestClient
-from platform_sdk.client.ws_connection import _peer_closed_before_last_write
+from platform_sdk.client.timed_socket import TimedSocket, peer_closed_before_last_write
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def open_direct_link(rest: RestClient, session_id: str, timeout: float) -> Block
         raise DirectPathUnavailable(f"cannot open the step link at {address}: {type(exc).__name__}: {exc}") from None
 
 
-class BlockingStepLink:
+class BlockingStepLink(TimedSocket):
     """One session's step link to its env host; not thread-safe (one caller at a time).
 
     Raises (constructor): OSError (unreachable, timed out), StepLinkRefusedError, ConnectionClosed
@@ -216,14 +216,7 @@ class BlockingStepLink:
 
     def _recv_into(self, target: memoryview, deadline: float | None) -> int:
         """One read into `target`; its byte count (never 0: the end of the link raises)."""
-        if deadline is None:
-            if self._timeout is not None:
-                self._set_timeout(None)
-        else:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("timed out waiting for the env host")
-            self._set_timeout(remaining)
+        self._before_read(deadline, "the env host")
         try:
             got = self.socket.recv_into(target)
         except TimeoutError:
@@ -238,15 +231,10 @@ class BlockingStepLink:
         """The link ended (EOF, reset, a broken frame): close it; the error to raise."""
         if self._closed_exc is None:
             if not self.last_message_unread:
-                self.last_message_unread = _peer_closed_before_last_write(self.socket)
+                self.last_message_unread = peer_closed_before_last_write(self.socket)
             self._closed_exc = ConnectionClosedError(None, None)
             self._closed_exc.__cause__ = cause
             if why:
                 log.warning("step link to %s closed: %s", self.address, why)
             self.socket.close()
         return self._closed_exc
-
-    def _set_timeout(self, timeout: float | None) -> None:
-        if timeout != self._timeout and self.socket.fileno() != -1:
-            self.socket.settimeout(timeout)
-            self._timeout = timeout

@@ -21,12 +21,9 @@ sent is known not to have reached the server's application (see there).
 
 from __future__ import annotations
 
-import errno
 import os
 import socket
 import ssl
-import struct
-import sys
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -44,36 +41,14 @@ from websockets.protocol import State
 from websockets.streams import StreamReader
 from websockets.uri import parse_uri
 
+from platform_sdk.client.timed_socket import TimedSocket, peer_closed_before_last_write
+
 # 64 KiB: a bigger buffer makes every recv() call mmap and munmap its bytes (~15 us).
 _RECV_SIZE = 64 * 1024
 _BINARY, _TEXT, _CONT, _CLOSE = Opcode.BINARY, Opcode.TEXT, Opcode.CONT, Opcode.CLOSE
 _OPEN = State.OPEN
 _AT_EOF = StreamReader.at_eof.__code__
 _ENDING = (State.CLOSING, State.CLOSED)
-# struct tcp_info (linux/tcp.h): tcpi_state is its first byte, tcpi_unacked the u32 at offset 24.
-_TCP_INFO_SIZE = 104
-_TCP_CLOSE_WAIT = 8
-
-
-def _peer_closed_before_last_write(sock: socket.socket) -> bool:
-    """Whether the server had closed the connection before the bytes written last reached it.
-
-    Linux tells it two ways: the server's FIN has come while bytes are still unacknowledged (a
-    FIN acknowledges all its sender received), or those bytes met a reset after that FIN (the
-    error is then EPIPE, not ECONNRESET). A server that reads a message and then resets the
-    connection gives ECONNRESET: not counted. Elsewhere this answers False (not known).
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.EPIPE:
-            return True
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_SIZE)
-    except OSError:
-        return False
-    return len(info) >= 28 and info[0] == _TCP_CLOSE_WAIT and struct.unpack_from("I", info, 24)[0] > 0
-
-
 def _waits_for_a_frame(protocol: ClientProtocol) -> bool:
     """Whether the protocol's parser is suspended between two frames (not inside one).
 
@@ -87,7 +62,7 @@ def _waits_for_a_frame(protocol: ClientProtocol) -> bool:
     return generator.gi_code is _AT_EOF
 
 
-class BlockingWebSocket:
+class BlockingWebSocket(TimedSocket):
     """One client WebSocket connection; not thread-safe (one caller at a time).
 
     Args:
@@ -225,7 +200,7 @@ class BlockingWebSocket:
     # `last_message_unread`: once the connection has ended, True when the last message given to
     # `send` is known not to have reached the server's application: it was not written (the
     # connection was already closed, or the write failed), or nothing else was written after it
-    # and the server had closed the connection before it arrived (`_peer_closed_before_last_write`).
+    # and the server had closed the connection before it arrived (`peer_closed_before_last_write`).
     # False means not known: the server may have read it.
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -245,14 +220,7 @@ class BlockingWebSocket:
 
     def _recv_bytes(self, deadline: float | None) -> bytes | None:
         """One read from the socket; None when it failed (and the connection is now closed)."""
-        if deadline is None:
-            if self._timeout is not None:
-                self._set_timeout(None)
-        else:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("timed out waiting for the server")
-            self._set_timeout(remaining)
+        self._before_read(deadline, "the server")
         try:
             return self.socket.recv(_RECV_SIZE)
         except TimeoutError:
@@ -311,7 +279,7 @@ class BlockingWebSocket:
     def _note_end(self) -> None:
         """The connection is ending: find out whether the last message was read (once)."""
         if not self.last_message_unread and not self._wrote_after_send:
-            self.last_message_unread = _peer_closed_before_last_write(self.socket)
+            self.last_message_unread = peer_closed_before_last_write(self.socket)
 
     def _flush(self) -> None:
         for chunk in self._protocol.data_to_send():
@@ -355,11 +323,5 @@ class BlockingWebSocket:
         rcvd, sent = protocol.close_rcvd, protocol.close_sent
         ok = rcvd is not None and sent is not None and rcvd.code in OK_CLOSE_CODES and sent.code in OK_CLOSE_CODES
         return (ConnectionClosedOK if ok else ConnectionClosedError)(rcvd, sent, protocol.close_rcvd_then_sent)
-
-    def _set_timeout(self, timeout: float | None) -> None:
-        if timeout != self._timeout and self.socket.fileno() != -1:
-            self.socket.settimeout(timeout)
-            self._timeout = timeout
-
 
 __all__ = ["BlockingWebSocket", "ConnectionClosed", "InvalidHandshake"]
