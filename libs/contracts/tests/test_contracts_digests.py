@@ -17,6 +17,7 @@ SPACES: dict[str, gs.Space[Any]] = {
     "box": gs.Box(low=-np.inf, high=np.inf, shape=(4,), dtype=np.float32),
     "image": gs.Box(0, 255, (6, 5, 3), np.uint8),
     "box-scalar": gs.Box(low=0, high=1, shape=(), dtype=np.float64),
+    "box-scalar-u8": gs.Box(low=0, high=9, shape=(), dtype=np.uint8),
     "discrete": gs.Discrete(7),
     "discrete-int8": gs.Discrete(3, start=-1, dtype=np.int8),
     "multi-binary": gs.MultiBinary([2, 3]),
@@ -28,7 +29,7 @@ SPACES: dict[str, gs.Space[Any]] = {
 
 
 def _leaf_columns(rows: list[Any], prefix: str = "observations") -> dict[str, np.ndarray]:
-    """The recorder's layout of a list of Python observations: one stacked array per leaf
+    """The recorder's layout of decoded observations (`decode_value`): one stacked array per leaf
     (`observations`, `observations.<key>`, `observations.<i>`, nested with dots)."""
     first = rows[0]
     if isinstance(first, dict):
@@ -41,7 +42,7 @@ def _leaf_columns(rows: list[Any], prefix: str = "observations") -> dict[str, np
         for i in range(len(first)):
             out.update(_leaf_columns([row[i] for row in rows], f"{prefix}.{i}"))
         return out
-    if isinstance(first, (int, np.integer)) and np.ndim(first) == 0 and not isinstance(first, np.ndarray):
+    if isinstance(first, np.integer):  # a decoded Discrete value (a Box's scalar decodes as a 0-d array)
         return {prefix: np.array(rows, dtype=np.int64)}
     return {prefix: np.stack([np.asarray(row) for row in rows])}
 
@@ -54,7 +55,8 @@ def test_a_value_its_python_object_and_its_recorded_row_have_one_digest(name: st
     values = [encode_value(obs, space) for obs in observations]
     from_values = [observation_digest(v) for v in values]
     from_python = [observation_digest(decode_value(v, space)) for v in values]
-    from_rows = episode_digests({**_leaf_columns(observations), "rewards": np.zeros(3), "actions": np.zeros(3)})
+    decoded = [decode_value(v, space) for v in values]
+    from_rows = episode_digests({**_leaf_columns(decoded), "rewards": np.zeros(3), "actions": np.zeros(3)})
     assert from_values == from_python == from_rows
     assert all(len(d) == 64 and int(d, 16) >= 0 for d in from_values)
 

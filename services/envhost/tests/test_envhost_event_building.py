@@ -58,9 +58,23 @@ def test_an_auto_reset_step_is_the_ending_step_then_a_reset() -> None:
     assert (reset.seq, reset.episode, reset.episode_step, reset.WhichOneof("kind")) == (3, 1, 0, "reset")
     assert reset.reset.observation == _value(100) and reset.reset.frame.data == b"first"
     assert dict_from_datamap(reset.reset.info) == {"new": 1}
+    assert not reset.HasField("reset_seed") and not reset.HasField("reset_options")  # the env reset itself
 
     [after] = _events(builder, _step_request(0), env_pb.EnvResponse(step=_step(101)))
     assert (after.seq, after.episode, after.episode_step) == (4, 1, 1)
+
+
+def test_a_reset_event_keeps_the_seed_and_options_it_was_asked() -> None:
+    builder = StepEventBuilder("s1")
+    response = env_pb.EnvResponse(reset=env_pb.ResetResponse(observation=_value(0)))
+    asked = env_pb.EnvRequest(reset=env_pb.ResetRequest(seed=0, options=datamap_from_dict({"level": 3, "x": [1.5]})))
+    [seeded] = _events(builder, asked, response)
+    assert seeded.HasField("reset_seed") and seeded.reset_seed == 0  # seed 0 is a seed
+    assert dict_from_datamap(seeded.reset_options) == {"level": 3, "x": [1.5]}
+    [plain] = _events(builder, _reset_request(), response)
+    assert not plain.HasField("reset_seed") and not plain.HasField("reset_options")
+    [step] = _events(builder, _step_request(1), env_pb.EnvResponse(step=_step(1)))
+    assert not step.HasField("reset_seed")
 
 
 def test_an_endless_restart_records_the_true_flags_of_the_ending() -> None:

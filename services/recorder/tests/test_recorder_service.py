@@ -139,7 +139,8 @@ async def test_nats_api_lists_and_gets_recordings(
     got = await ask(subjects.RECORDER_GET_RECORDING, {"id": a})
     assert got["recording"]["episodes"][0]["length"] == 2
     assert got["recording"]["observation_space"]["high"][1] == "inf"  # strict JSON
-    assert got == {"recording": json.loads((tmp_path / "recordings" / a / "meta.json").read_bytes())}
+    on_disk = json.loads((tmp_path / "recordings" / a / "meta.json").read_bytes())
+    assert got == {"recording": {**on_disk, "world_changes": []}}  # recording.json's, with meta.json
     missing = await ask(subjects.RECORDER_GET_RECORDING, {"id": "nope"})
     assert missing["error"]["code"] == "not_found" and "nope" in missing["error"]["message"]
     for bad in ({"id": "../etc"}, {"id": "a/b"}, {}, b"{not json", {"id": 3}):

@@ -10,7 +10,8 @@ of their names (so a Dict's key order does not matter), each as
 
 where dtype is NumPy's little-endian dtype string (`"<f4"`, `"|u1"`, `"<i8"`), shape the
 dimensions joined by commas (`"210,160,3"`; `""` for a scalar) and data the C-order bytes. A
-Discrete value is an int64 scalar.
+Discrete value (in Python an `int` or a NumPy integer scalar) is an int64 scalar, whatever its
+space's dtype; a Box of shape () is a 0-d array of its own dtype.
 
 The same observation gives the same digest as
 
@@ -23,7 +24,7 @@ The same observation gives the same digest as
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ OBSERVATIONS = "observations"  # the recorded observation arrays: "observations"
 _INT64 = np.dtype("<i8")
 _WIRE_DTYPES: dict[str, np.dtype] = {}
 
-Leaf = tuple[str, np.dtype, tuple[int, ...], bytes]
+Leaf = tuple[str, np.dtype, tuple[int, ...], bytes]  # (path, little-endian dtype, shape, C-order bytes)
 
 
 def observation_digest(observation: Any) -> str:
@@ -43,9 +44,14 @@ def observation_digest(observation: Any) -> str:
     Raises:
         ValueError: an empty `Value`, or an object array (not an observation).
     """
-    leaves = sorted(_leaves(observation, ""), key=lambda leaf: leaf[0])
+    return leaves_digest(_leaves(observation, ""))
+
+
+def leaves_digest(leaves: Iterable[Leaf]) -> str:
+    """The digest of an observation given as its leaves: (path, little-endian dtype, shape, the
+    C-order bytes), in any order (for readers that stream a recorded episode's rows)."""
     digest = hashlib.sha256()
-    for name, dtype, shape, data in leaves:
+    for name, dtype, shape, data in sorted(leaves, key=lambda leaf: leaf[0]):
         digest.update(f"{name}\0{dtype.str}\0{','.join(map(str, shape))}\0".encode())
         digest.update(data)
     return digest.hexdigest()
@@ -61,22 +67,29 @@ def episode_digests(arrays: Mapping[str, np.ndarray]) -> list[str]:
     Raises:
         ValueError: no observation arrays, or arrays of different row counts.
     """
-    columns = {_leaf_name(name): np.asarray(array) for name, array in arrays.items() if _leaf_name(name) is not None}
+    columns: dict[str, np.ndarray] = {}
+    for name, array in arrays.items():
+        path = leaf_name(name)
+        if path is not None:
+            columns[path] = np.asarray(array)
     if not columns:
         raise ValueError(f"no {OBSERVATIONS!r} arrays among {sorted(arrays)}")
     rows = {len(column) for column in columns.values()}
     if len(rows) != 1:
         raise ValueError(f"the observation arrays have different row counts: "
                          f"{ {name: len(column) for name, column in columns.items()} }")
-    return [observation_digest({name: column[i] for name, column in columns.items()}) for i in range(rows.pop())]
+    # Rows as arrays: a row of a 1-d column is a NumPy scalar, which `_leaves` would take for a
+    # Discrete value (a Box of shape () is not one).
+    return [leaves_digest(_array_leaf(np.asarray(column[i]), path) for path, column in columns.items())
+            for i in range(rows.pop())]
 
 
 def is_observation_array(name: str) -> bool:
     """`name` is one of a recorded episode's observation arrays."""
-    return _leaf_name(name) is not None
+    return leaf_name(name) is not None
 
 
-def _leaf_name(name: str) -> str | None:
+def leaf_name(name: str) -> str | None:
     """The leaf path of a recorded observation array's name ("observations.arm.joints" ->
     "arm.joints", "observations" -> ""), None for other arrays."""
     if name == OBSERVATIONS:

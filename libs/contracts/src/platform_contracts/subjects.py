@@ -87,6 +87,7 @@ RECORDER_RECORDING_FILES = "platform.recorder.recordings.files"
 # Raw bytes of a finished file (reply body); a failure sets the header RECORDER_ERROR_HEADER.
 RECORDER_READ_FILE = "platform.recorder.recordings.read"
 RECORDER_EPISODE = "platform.recorder.recordings.episode"
+RECORDER_EPISODE_DIGESTS = "platform.recorder.recordings.digests"
 RECORDER_DELETE_RECORDING = "platform.recorder.recordings.delete"
 RECORDER_ERROR_HEADER = "Simulusion-Error"
 # Saved snapshots (protobuf messages of simulusion.control.v1), kept by the recorder.

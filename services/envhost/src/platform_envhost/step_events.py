@@ -78,7 +78,7 @@ class StepEventBuilder:
         if kind == "step":
             self.add_step(events, request.step.action, response.step, now, agent)
         elif kind == "reset":
-            self.add_reset(events, response.reset, now)
+            self.add_reset(events, response.reset, now, request.reset)
         elif kind == "restore":
             self.add_restore(events, response.restore.observation, response.restore.info, now)
         elif kind == "restore_saved":
@@ -120,10 +120,19 @@ class StepEventBuilder:
         if result.HasField("frame"):
             reset.frame.CopyFrom(result.frame)
 
-    def add_reset(self, events: EventList, reset: env_pb.ResetResponse, now: float) -> None:
+    def add_reset(self, events: EventList, reset: env_pb.ResetResponse, now: float,
+                  request: env_pb.ResetRequest | None = None) -> None:
+        """A reset's event; with its `request`, the seed and options it asked for (`reset_seed`,
+        `reset_options`: what a play back of the episode resets with)."""
         self._start_episode()
-        events.add(session_id=self.session_id, seq=self.seq, episode=self.episode, episode_step=0,
-                   time=now).reset.CopyFrom(reset)
+        event = events.add(session_id=self.session_id, seq=self.seq, episode=self.episode, episode_step=0,
+                           time=now)
+        event.reset.CopyFrom(reset)
+        if request is not None:
+            if request.HasField("seed"):
+                event.reset_seed = request.seed
+            if request.options.fields:
+                event.reset_options.CopyFrom(request.options)
 
     def add_restore(self, events: EventList, observation: values_pb.Value, info: values_pb.DataMap,
                     now: float) -> None:

@@ -106,10 +106,17 @@ class RecordingMeta:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """meta.json's members without the episode list, with its length as `episode_count`."""
+        """meta.json's members without the episode list, with its length as `episode_count`, the
+        sum of the episodes' lengths as `step_count` and of their returns as `total_return`
+        (None without a finished episode's return; a non-finite sum as a string, like a return)."""
         out = self.to_json()
         del out["episodes"]
         out["episode_count"] = len(self.episodes)
+        out["step_count"] = sum(_number(e.get("length")) or 0 for e in self.episodes if isinstance(e, dict))
+        returns = [_number(e.get("return")) for e in self.episodes if isinstance(e, dict)]
+        known = [r for r in returns if r is not None]
+        total = float(sum(known)) if known else None
+        out["total_return"] = total if total is None or math.isfinite(total) else str(total)
         return out
 
     @classmethod
@@ -165,6 +172,21 @@ class RecordingMeta:
             num_envs=max(1, spec.num_envs),  # > 1: a vector session, recorded per sub-session
             created_at=iso_time(event.time),
         )
+
+
+def _number(value: Any) -> Any:
+    """An episode entry's length or return as a number: non-finite returns are written as
+    strings ("nan", "inf"); None for what is not a number (a failed episode has no return)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
 
 
 _MEMBERS = tuple(f.name for f in fields(RecordingMeta) if f.name != "extra")

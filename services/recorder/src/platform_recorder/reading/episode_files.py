@@ -89,6 +89,23 @@ class EpisodeFile:
         with self._zip.open(self._member(name)) as member:
             return np.lib.format.read_array(member, allow_pickle=False)
 
+    @contextmanager
+    def rows(self, name: str) -> Iterator[ArrayRows]:
+        """The array's rows one by one (`ArrayRows`), read as they are asked for: a Pong
+        episode's observations are never all in memory at once."""
+        with self._zip.open(self._member(name)) as member:
+            version = np.lib.format.read_magic(member)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+            else:
+                shape, fortran, dtype = (), True, np.dtype("O")  # read whole, below
+            if fortran or dtype.hasobject or dtype.byteorder == ">" or not shape:
+                yield ArrayRows.of_array(self.array(name))
+            else:
+                yield ArrayRows(dtype, tuple(shape), member)
+
     def frame_count(self) -> int:
         """The number of rows of the JPEG `frames` array (0 when the episode has none)."""
         if FRAMES not in self._members:
@@ -122,6 +139,43 @@ class EpisodeFile:
                 raise RecordingNotFoundError(f"{self.where}: step row {i} has no frame (none was rendered)")
             out[i] = data
         return out
+
+
+class ArrayRows:
+    """The rows of one array of an episode file (`EpisodeFile.rows`): `dtype`, `count` rows of
+    `row_shape`; `next_row()` gives the next row's C-order bytes."""
+
+    def __init__(self, dtype: np.dtype, shape: tuple[int, ...], member: Any = None,
+                 array: np.ndarray | None = None) -> None:
+        self.dtype = dtype
+        self.count = shape[0] if shape else 1
+        self.row_shape = shape[1:]
+        self._row_bytes = dtype.itemsize * int(np.prod(self.row_shape, dtype=np.int64))
+        self._member = member
+        self._array = array
+        self._next = 0
+
+    @classmethod
+    def of_array(cls, array: np.ndarray) -> ArrayRows:
+        """The rows of an array already read (C order, at least one dimension)."""
+        array = np.ascontiguousarray(array.reshape(1) if array.ndim == 0 else array)
+        if array.dtype.byteorder == ">":
+            array = array.astype(array.dtype.newbyteorder("<"))
+        return cls(array.dtype, array.shape, array=array)
+
+    def next_row(self) -> bytes:
+        """The next row's bytes.
+
+        Raises:
+            RecorderError: the file ends before the row does.
+        """
+        index, self._next = self._next, self._next + 1
+        if self._array is not None:
+            return self._array[index].tobytes()
+        data: bytes = self._member.read(self._row_bytes)
+        if len(data) != self._row_bytes:
+            raise RecorderError(f"an array's row {index} is cut short: {len(data)} of {self._row_bytes} bytes")
+        return data
 
 
 @contextmanager

@@ -24,8 +24,9 @@ from platform_recorder.errors import (
     RecorderError,
     RecordingNotFoundError,
 )
-from platform_recorder.layout import META_FILE, NOT_RECORDINGS, check_recording_id, npz_name
+from platform_recorder.layout import META_FILE, NOT_RECORDINGS, RECORDING_FILE, check_recording_id, npz_name
 from platform_recorder.meta import RecordingMeta
+from platform_recorder.reading.episode_digests import observation_digests
 from platform_recorder.reading.episode_files import EpisodeFile, array_json, open_episode
 from platform_recorder.reading.served_files import has_trusted_meta, served_file_size, served_files
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
@@ -75,7 +76,8 @@ class RecordingStore:
         self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
     ) -> list[dict[str, Any]]:
         """Summaries of the recordings, newest first: meta.json without its episode list, plus
-        `episode_count` and `saved_snapshots` (those its session saved, newest first).
+        `episode_count`, `step_count`, `total_return` (`RecordingMeta.summary`) and
+        `saved_snapshots` (those its session saved, newest first).
 
         Args:
             env_id: only this environment's.
@@ -161,6 +163,31 @@ class RecordingStore:
                 "arrays": {n: array_json(episode.array(n)) for n in arrays or []},
                 "frames": {str(i): base64.b64encode(data).decode() for i, data in jpegs.items()},
             }
+
+    def episode_digests(self, recording_id: str, index: int) -> dict[str, Any]:
+        """{"observations": [hex digest per observation row]} of a finished episode
+        (`platform_contracts.digests.observation_digest`: what a play back compares).
+
+        Raises:
+            InvalidRequestError: a bad index.
+            RecordingNotFoundError: no such recording or finished episode, or no observations.
+        """
+        with self.open_episode(recording_id, index) as (_entry, episode):
+            return {"observations": observation_digests(episode)}
+
+    def world_changes(self, recording_id: str) -> list[Any]:
+        """recording.json's `world_changes` ([] when it lists none or the recording has no
+        recording.json: one made before it existed, or one whose file is not written yet)."""
+        try:
+            served_file_size(self.storage, recording_id, RECORDING_FILE)
+            info = json.loads(self.storage.get(f"{recording_id}/{RECORDING_FILE}"))
+        except (RecordingNotFoundError, ObjectNotFoundError):
+            return []
+        except ValueError as exc:
+            log.warning("recording %s: recording.json is not JSON (%s); no world changes shown", recording_id, exc)
+            return []
+        changes = info.get("world_changes") if isinstance(info, dict) else None
+        return changes if isinstance(changes, list) else []
 
     @contextmanager
     def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeFile]]:

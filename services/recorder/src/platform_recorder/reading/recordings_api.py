@@ -1,14 +1,18 @@
 """NATS request/reply API of the recordings (JSON bodies; queue group "recorder").
 
     platform.recorder.recordings.list     {"env_id"?, "session_id"?, "life"?} -> {"recordings": [summary]}
-        summary: meta.json without "episodes", plus "episode_count" and "saved_snapshots"
-        ([{id, label, seq, created_at}] of its session); a session id also lists its sub-sessions
-    platform.recorder.recordings.get      {"id"} -> {"recording": meta}
+        summary: meta.json without "episodes", plus "episode_count", "step_count" (the episodes'
+        lengths summed), "total_return" (their returns summed; null without one) and
+        "saved_snapshots" ([{id, label, seq, created_at}] of its session); a session id also
+        lists its sub-sessions
+    platform.recorder.recordings.get      {"id"} -> {"recording": meta, with recording.json's "world_changes"}
     platform.recorder.recordings.files    {"id"} -> {"files": [{"name", "size"}]} (finished files)
     platform.recorder.recordings.read     {"id", "name", "offset"?, "length"? (<= 4 MiB)} -> the raw bytes;
         a failure answers an empty body with the header "Simulusion-Error" holding the JSON error
     platform.recorder.recordings.episode  {"id", "episode", "arrays"?: [name], "frames"?: [index]}
         -> {"episode", "array_names", "array_shapes", "frame_count", "arrays", "frames"}
+    platform.recorder.recordings.digests  {"id", "episode"} -> {"observations": [hex digest per observation row]}
+        (platform_contracts.digests.observation_digest of each row)
     platform.recorder.recordings.delete   {"id"} -> {"deleted": n_objects} (saved snapshots stay)
 Errors answer {"error": {"code", "message"}}: "invalid_argument" (a bad request; an id with
 "/", "\\", ".." or a leading "."), "not_found", "failed_precondition" (deleting a recording that
@@ -94,6 +98,7 @@ class RecordingsApi:
             subjects.RECORDER_GET_RECORDING: self._get,
             subjects.RECORDER_RECORDING_FILES: self._files,
             subjects.RECORDER_EPISODE: self._episode,
+            subjects.RECORDER_EPISODE_DIGESTS: self._digests,
             subjects.RECORDER_DELETE_RECORDING: self._delete,
         }
         for subject, work in handlers.items():
@@ -122,7 +127,10 @@ class RecordingsApi:
         return {"recordings": found}
 
     def _get(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"recording": self.store.read_meta(_required_str(body, "id")).to_json()}
+        recording_id = _required_str(body, "id")
+        recording = self.store.read_meta(recording_id).to_json()
+        recording["world_changes"] = self.store.world_changes(recording_id)
+        return {"recording": recording}
 
     def _files(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"files": self.store.files(_required_str(body, "id"))}
@@ -134,6 +142,9 @@ class RecordingsApi:
             arrays=array_names(body.get("arrays")),
             frames=frame_indexes(body.get("frames")),
         )
+
+    def _digests(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.store.episode_digests(_required_str(body, "id"), _int(body, "episode"))
 
     def _delete(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"deleted": self.store.delete(_required_str(body, "id"))}

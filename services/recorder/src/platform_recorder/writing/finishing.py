@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.values import json_from_datamap
 from platform_recorder.layout import episode_stem, npz_name
-from platform_recorder.meta import RecordingMeta, RecordingStatus, iso_time
+from platform_recorder.meta import RecordingMeta, RecordingStatus, iso_time, strict_json
 from platform_recorder.storage.durable_files import fsync_dir
 from platform_recorder.writing.episodes import build_episode
 from platform_recorder.writing.held_observations import HeldObservations
@@ -69,8 +70,9 @@ def finish_episode(
 def _entry_extras(
     ordered: Sequence[events_pb2.StepEvent], life: LifePlace | None, endless: bool
 ) -> dict[str, Any]:
-    """The meta entry's fields of lives and endless runs (those every entry gets, built or not)."""
-    extra: dict[str, Any] = {}
+    """The meta entry's fields every entry gets, built or not: the reset's seed and options, and
+    those of lives and endless runs."""
+    extra: dict[str, Any] = reset_request(ordered[0] if ordered else None)
     if life is not None:
         extra[LIFE_START] = episode_life_start(life.offset, ordered)
     if endless:
@@ -79,6 +81,17 @@ def _entry_extras(
         if first.WhichOneof("kind") == "step" and first.episode_step > 1:
             extra["continued"] = True
     return extra
+
+
+def reset_request(first: events_pb2.StepEvent | None) -> dict[str, Any]:
+    """`seed` (an int, or None) and `reset_options` (an object, or None) of the reset that started
+    the episode, as it was asked; both None for an episode that started otherwise (a restore, an
+    auto-reset or endless restart, or mid-episode)."""
+    if first is None or first.WhichOneof("kind") != "reset":
+        return {"seed": None, "reset_options": None}
+    seed = int(first.reset_seed) if first.HasField("reset_seed") else None
+    options = strict_json(json_from_datamap(first.reset_options)) if first.HasField("reset_options") else None
+    return {"seed": seed, "reset_options": options}
 
 
 def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:

@@ -27,25 +27,25 @@ from simulusion.env.v1 import values_pb2 as simulusion_dot_env_dot_v1_dot_values
 from simulusion.session.v1 import options_pb2 as simulusion_dot_session_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1esimulusion/bus/v1/events.proto\x12\x11simulusion.bus.v1\x1a#simulusion/env/v1/environment.proto\x1a\x1esimulusion/env/v1/values.proto\x1a#simulusion/session/v1/options.proto\"\x86\x02\n\tStepEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0f\n\x07\x65pisode\x18\x03 \x01(\x04\x12\x14\n\x0c\x65pisode_step\x18\x04 \x01(\x04\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x31\n\x05reset\x18\n \x01(\x0b\x32 .simulusion.env.v1.ResetResponseH\x00\x12\x31\n\x04step\x18\x0b \x01(\x0b\x32!.simulusion.bus.v1.StepTransitionH\x00\x12\x35\n\x07restore\x18\x0c \x01(\x0b\x32\".simulusion.env.v1.RestoreResponseH\x00\x42\x06\n\x04kind\"\x8c\x01\n\x0eStepEventBatch\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1c.simulusion.bus.v1.StepEvent\x12\x13\n\x0bzstd_events\x18\x02 \x03(\x0c\x12\x37\n\x0csplit_events\x18\x03 \x03(\x0b\x32!.simulusion.bus.v1.SplitStepEvent\"W\n\x0eSplitStepEvent\x12+\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1c.simulusion.bus.v1.StepEvent\x12\x18\n\x10zstd_observation\x18\x02 \x01(\x0c\"\x96\x01\n\x0eStepTransition\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1f.simulusion.env.v1.StepResponse\x12)\n\x05\x61gent\x18\x03 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"N\n\rSnapshotEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06handle\x18\x02 \x01(\t\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x0c\n\x04time\x18\x04 \x01(\x01\"\xc0\x02\n\x0cSessionEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x31\n\x04kind\x18\x02 \x01(\x0e\x32#.simulusion.bus.v1.SessionEventKind\x12\x17\n\x0f\x65nv_kwargs_json\x18\x04 \x01(\t\x12\x0f\n\x07host_id\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x10\n\x08log_tail\x18\x08 \x01(\t\x12\x0c\n\x04time\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x10\n\x08last_seq\x18\x0b \x01(\x04\x12\x36\n\x07options\x18\x0e \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x05\x10\x06J\x04\x08\x0c\x10\rJ\x04\x08\r\x10\x0e*\x95\x01\n\x10SessionEventKind\x12\"\n\x1eSESSION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1aSESSION_EVENT_KIND_STARTED\x10\x01\x12\x1d\n\x19SESSION_EVENT_KIND_CLOSED\x10\x02\x12\x1e\n\x1aSESSION_EVENT_KIND_CRASHED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1esimulusion/bus/v1/events.proto\x12\x11simulusion.bus.v1\x1a#simulusion/env/v1/environment.proto\x1a\x1esimulusion/env/v1/values.proto\x1a#simulusion/session/v1/options.proto\"\xe1\x02\n\tStepEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0f\n\x07\x65pisode\x18\x03 \x01(\x04\x12\x14\n\x0c\x65pisode_step\x18\x04 \x01(\x04\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x17\n\nreset_seed\x18\x06 \x01(\x03H\x01\x88\x01\x01\x12\x31\n\rreset_options\x18\x07 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\x12\x31\n\x05reset\x18\n \x01(\x0b\x32 .simulusion.env.v1.ResetResponseH\x00\x12\x31\n\x04step\x18\x0b \x01(\x0b\x32!.simulusion.bus.v1.StepTransitionH\x00\x12\x35\n\x07restore\x18\x0c \x01(\x0b\x32\".simulusion.env.v1.RestoreResponseH\x00\x42\x06\n\x04kindB\r\n\x0b_reset_seed\"\x8c\x01\n\x0eStepEventBatch\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1c.simulusion.bus.v1.StepEvent\x12\x13\n\x0bzstd_events\x18\x02 \x03(\x0c\x12\x37\n\x0csplit_events\x18\x03 \x03(\x0b\x32!.simulusion.bus.v1.SplitStepEvent\"W\n\x0eSplitStepEvent\x12+\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1c.simulusion.bus.v1.StepEvent\x12\x18\n\x10zstd_observation\x18\x02 \x01(\x0c\"\x96\x01\n\x0eStepTransition\x12(\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Value\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1f.simulusion.env.v1.StepResponse\x12)\n\x05\x61gent\x18\x03 \x01(\x0b\x32\x1a.simulusion.env.v1.DataMap\"N\n\rSnapshotEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06handle\x18\x02 \x01(\t\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x0c\n\x04time\x18\x04 \x01(\x01\"\xc0\x02\n\x0cSessionEvent\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x31\n\x04kind\x18\x02 \x01(\x0e\x32#.simulusion.bus.v1.SessionEventKind\x12\x17\n\x0f\x65nv_kwargs_json\x18\x04 \x01(\t\x12\x0f\n\x07host_id\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x10\n\x08log_tail\x18\x08 \x01(\t\x12\x0c\n\x04time\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x10\n\x08last_seq\x18\x0b \x01(\x04\x12\x36\n\x07options\x18\x0e \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x05\x10\x06J\x04\x08\x0c\x10\rJ\x04\x08\r\x10\x0e*\x95\x01\n\x10SessionEventKind\x12\"\n\x1eSESSION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1aSESSION_EVENT_KIND_STARTED\x10\x01\x12\x1d\n\x19SESSION_EVENT_KIND_CLOSED\x10\x02\x12\x1e\n\x1aSESSION_EVENT_KIND_CRASHED\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.bus.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONEVENTKIND']._serialized_start=1213
-  _globals['_SESSIONEVENTKIND']._serialized_end=1362
+  _globals['_SESSIONEVENTKIND']._serialized_start=1304
+  _globals['_SESSIONEVENTKIND']._serialized_end=1453
   _globals['_STEPEVENT']._serialized_start=160
-  _globals['_STEPEVENT']._serialized_end=422
-  _globals['_STEPEVENTBATCH']._serialized_start=425
-  _globals['_STEPEVENTBATCH']._serialized_end=565
-  _globals['_SPLITSTEPEVENT']._serialized_start=567
-  _globals['_SPLITSTEPEVENT']._serialized_end=654
-  _globals['_STEPTRANSITION']._serialized_start=657
-  _globals['_STEPTRANSITION']._serialized_end=807
-  _globals['_SNAPSHOTEVENT']._serialized_start=809
-  _globals['_SNAPSHOTEVENT']._serialized_end=887
-  _globals['_SESSIONEVENT']._serialized_start=890
-  _globals['_SESSIONEVENT']._serialized_end=1210
+  _globals['_STEPEVENT']._serialized_end=513
+  _globals['_STEPEVENTBATCH']._serialized_start=516
+  _globals['_STEPEVENTBATCH']._serialized_end=656
+  _globals['_SPLITSTEPEVENT']._serialized_start=658
+  _globals['_SPLITSTEPEVENT']._serialized_end=745
+  _globals['_STEPTRANSITION']._serialized_start=748
+  _globals['_STEPTRANSITION']._serialized_end=898
+  _globals['_SNAPSHOTEVENT']._serialized_start=900
+  _globals['_SNAPSHOTEVENT']._serialized_end=978
+  _globals['_SESSIONEVENT']._serialized_start=981
+  _globals['_SESSIONEVENT']._serialized_end=1301
 # @@protoc_insertion_point(module_scope)

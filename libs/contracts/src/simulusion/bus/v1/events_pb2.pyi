@@ -61,6 +61,8 @@ class StepEvent(_message.Message):
     EPISODE_FIELD_NUMBER: _builtins.int
     EPISODE_STEP_FIELD_NUMBER: _builtins.int
     TIME_FIELD_NUMBER: _builtins.int
+    RESET_SEED_FIELD_NUMBER: _builtins.int
+    RESET_OPTIONS_FIELD_NUMBER: _builtins.int
     RESET_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
     RESTORE_FIELD_NUMBER: _builtins.int
@@ -72,6 +74,13 @@ class StepEvent(_message.Message):
     """0 for the reset/restore that starts an episode"""
     time: _builtins.float
     """unix seconds"""
+    reset_seed: _builtins.int
+    """A reset event's request: its seed (unset when none was given) and options, so that the
+    episode can be played back. Unset for the reset that follows an auto-reset or an endless
+    restart (the environment reset itself, without a seed) and for other kinds.
+    """
+    @_builtins.property
+    def reset_options(self) -> _values_pb2.DataMap: ...
     @_builtins.property
     def reset(self) -> _environment_pb2.ResetResponse: ...
     @_builtins.property
@@ -86,16 +95,23 @@ class StepEvent(_message.Message):
         episode: _builtins.int = ...,
         episode_step: _builtins.int = ...,
         time: _builtins.float = ...,
+        reset_seed: _builtins.int | None = ...,
+        reset_options: _values_pb2.DataMap | None = ...,
         reset: _environment_pb2.ResetResponse | None = ...,
         step: Global___StepTransition | None = ...,
         restore: _environment_pb2.RestoreResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "reset", b"reset", "restore", b"restore", "step", b"step"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_reset_seed", b"_reset_seed", "kind", b"kind", "reset", b"reset", "reset_options", b"reset_options", "reset_seed", b"reset_seed", "restore", b"restore", "step", b"step"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["episode", b"episode", "episode_step", b"episode_step", "kind", b"kind", "reset", b"reset", "restore", b"restore", "seq", b"seq", "session_id", b"session_id", "step", b"step", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_reset_seed", b"_reset_seed", "episode", b"episode", "episode_step", b"episode_step", "kind", b"kind", "reset", b"reset", "reset_options", b"reset_options", "reset_seed", b"reset_seed", "restore", b"restore", "seq", b"seq", "session_id", b"session_id", "step", b"step", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__reset_seed: _TypeAlias = _typing.Literal["reset_seed"]  # noqa: Y015
+    _WhichOneofArgType__reset_seed: _TypeAlias = _typing.Literal["_reset_seed", b"_reset_seed"]  # noqa: Y015
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["reset", "step", "restore"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reset_seed) -> _WhichOneofReturnType__reset_seed | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___StepEvent: _TypeAlias = StepEvent  # noqa: Y015
