@@ -196,3 +196,38 @@ async def test_delete(gateway, recordings: Path) -> None:
     for method, path in (("GET", ""), ("DELETE", ""), ("GET", "/archive"), ("GET", "/episodes/0/file")):
         assert (await gateway.http.request(method, f"/v0/recordings/s-done{path}")).status_code == 404, path
     assert (recordings / "snapshots" / "snap-000000000002" / "snapshot.json").exists(), "saved snapshots stay"
+
+
+async def test_play_back_data_seeds_totals_world_changes_and_digests(gateway, recordings: Path) -> None:
+    from platform_contracts.digests import observation_digest
+
+    dict_episode = {
+        "observations.pos": np.arange(6, dtype=np.float32).reshape(3, 2),
+        "observations.grip": np.array([0, 1, 1], dtype=np.int64),
+        "actions": np.array([0, 1], dtype=np.int64),
+        "rewards": np.array([0.5, 2.0]),
+    }
+    folder = write_recording(recordings, "s-pb", episodes=[cartpole_episode(), dict_episode])
+    meta = json.loads((folder / "meta.json").read_text())
+    for entry, ret, seed in zip(meta["episodes"], ("nan", 2.5), (7, None)):
+        entry.update({"return": ret, "seed": seed, "reset_options": {"level": 1} if seed else None})
+    (folder / "meta.json").write_text(json.dumps(meta))
+    (folder / "recording.json").write_text(json.dumps({"format": 1, "world_changes": [{"seq": 1, "what": "x"}]}))
+    write_recording(recordings, "s-none")
+
+    listed = {r["id"]: r for r in (await gateway.http.get("/v0/recordings")).json()["data"]}
+    assert (listed["s-pb"]["step_count"], listed["s-pb"]["total_return"]) == (4, "nan")
+    assert (listed["s-none"]["step_count"], listed["s-none"]["total_return"]) == (0, None)
+
+    got = (await gateway.http.get("/v0/recordings/s-pb")).json()
+    assert [(e["seed"], e["reset_options"]) for e in got["episodes"]] == [(7, {"level": 1}), (None, None)]
+    assert got["world_changes"] == [{"seq": 1, "what": "x"}]
+    assert (await gateway.http.get("/v0/recordings/s-none")).json()["world_changes"] == []  # no recording.json
+
+    plain = (await gateway.http.get("/v0/recordings/s-pb/episodes/0/digests")).json()
+    assert plain == {"observations": [observation_digest(row) for row in cartpole_episode()["observations"]]}
+    nested = (await gateway.http.get("/v0/recordings/s-pb/episodes/1/digests")).json()["observations"]
+    assert nested == [observation_digest({"pos": dict_episode["observations.pos"][i], "grip": int(g)})
+                      for i, g in enumerate(dict_episode["observations.grip"])]
+    missing = await gateway.http.get("/v0/recordings/s-pb/episodes/5/digests")
+    assert missing.status_code == 404 and "no finished episode 5" in missing.json()["detail"]

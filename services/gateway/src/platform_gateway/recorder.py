@@ -56,6 +56,11 @@ class RecorderClient:
             body["frames"] = frames
         return await self._call(subjects.RECORDER_EPISODE, body)
 
+    async def episode_digests(self, recording_id: str, index: int) -> list[str]:
+        """The hex digest of each observation row of a finished episode."""
+        reply = await self._call(subjects.RECORDER_EPISODE_DIGESTS, {"id": recording_id, "episode": index})
+        return list(reply.get("observations", []))
+
     async def delete_recording(self, recording_id: str) -> int:
         """Delete a closed recording; returns how many objects went."""
         reply = await self._call(subjects.RECORDER_DELETE_RECORDING, {"id": recording_id})

@@ -21,7 +21,8 @@ class SavedSnapshotRef(BaseModel):
 
 
 class RecordingSummaryPublic(BaseModel):
-    """meta.json without its episode list, plus the episode count and the session's saved snapshots."""
+    """meta.json without its episode list, plus the episode count, the steps and return of all its
+    episodes and the session's saved snapshots."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -29,16 +30,46 @@ class RecordingSummaryPublic(BaseModel):
     session_id: str | None = None
     env_id: str | None = None
     status: str | None = None
+    created_at: str | None = None
+    life: str | None = None
     episode_count: int = 0
+    step_count: int = Field(0, description="the episodes' lengths summed")
+    total_return: float | str | None = Field(
+        None, description='the episodes\' returns summed; null without an episode; "nan"/"inf" when not finite')
     saved_snapshots: list[SavedSnapshotRef] = Field(default_factory=list)
 
 
+class EpisodeEntryPublic(BaseModel):
+    """One finished episode as meta.json lists it (docs/recording-format.md has every member)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    index: int
+    file: str | None = None
+    length: int | None = None
+    seed: int | None = Field(None, description="the seed of the reset that started it; null when none was given")
+    reset_options: dict[str, Any] | None = Field(None, description="the options of that reset; null when none")
+
+
 class RecordingPublic(BaseModel):
+    """A recording's meta.json, with recording.json's `world_changes`."""
+
     model_config = ConfigDict(extra="allow")
 
     id: str | None = None
     session_id: str | None = None
     env_id: str | None = None
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    episodes: list[EpisodeEntryPublic] = Field(default_factory=list)
+    world_changes: list[Any] = Field(
+        default_factory=list, description="changes made to the world during the session (recording.json); none yet")
+
+
+class DigestsPublic(BaseModel):
+    """The digest of each observation row of an episode: row 0 the reset's, row i the i-th step's
+    (`platform_contracts.digests.observation_digest`, as the stream's `observation: "digest"`)."""
+
+    observations: list[str]
 
 
 class RecordingsPublic(BaseModel):

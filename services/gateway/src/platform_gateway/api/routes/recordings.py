@@ -19,6 +19,7 @@ from platform_gateway.recorder import RecorderClient
 from platform_gateway.schemas.recordings import (
     STORED_ID_PATTERN,
     ArrayPublic,
+    DigestsPublic,
     EpisodePublic,
     RecordingPublic,
     RecordingsPublic,
@@ -47,15 +48,17 @@ async def list_recordings(
     recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None,
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
 ) -> dict:
-    """Recordings, newest first: meta.json without the episode list, with `episode_count` and the
-    session's `saved_snapshots`. `session_id` also lists a vector session's sub-session recordings."""
+    """Recordings, newest first: meta.json without the episode list, with `episode_count`,
+    `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
+    vector session's sub-session recordings."""
     recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life)
     return {"data": recordings, "count": len(recordings)}
 
 
 @router.get("/{recording_id}", response_model=RecordingPublic)
 async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> dict:
-    """The recording's metadata (`meta.json`)."""
+    """The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
+    with `world_changes` from its `recording.json`."""
     return await recorder.get_recording(recording_id)
 
 
@@ -87,6 +90,13 @@ async def get_episode(
     reply = await recorder.episode(recording_id, index, arrays=names)
     return {"recording_id": recording_id, "index": index, **{k: reply.get(k) for k in (
         "episode", "array_names", "array_shapes", "frame_count", "arrays")}}
+
+
+@router.get("/{recording_id}/episodes/{index}/digests", response_model=DigestsPublic)
+async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep) -> dict:
+    """The digest of each observation row of a finished episode (row 0: the reset's), as the
+    session stream gives them with `"observation": "digest"`: what a play back compares."""
+    return {"observations": await recorder.episode_digests(recording_id, index)}
 
 
 @router.get("/{recording_id}/episodes/{index}/arrays/{name}", response_model=ArrayPublic,
