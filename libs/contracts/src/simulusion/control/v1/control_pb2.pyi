@@ -50,18 +50,24 @@ class ControlError(_message.Message):
 
     CODE_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     """"invalid_argument", "not_found", "unavailable", "failed_precondition", "internal" """
     message: _builtins.str
+    field: _builtins.str
+    """The request field at fault, when one is: "kwargs.<name>" for a session kwarg, else the
+    option's name (e.g. "jpeg_quality"). Empty when the error is not about one field.
+    """
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
         message: _builtins.str = ...,
+        field: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "field", b"field", "message", b"message"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -271,6 +277,8 @@ class CatalogEntry(_message.Message):
     PATH_FIELD_NUMBER: _builtins.int
     KWARGS_JSON_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
+    FAMILY_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     description: _builtins.str
     gymnasium_id: _builtins.str
@@ -281,6 +289,14 @@ class CatalogEntry(_message.Message):
     kwargs_json: _builtins.str
     image: _builtins.str
     """a Docker image serving the environment protocol (run with `docker run`)"""
+    family: _builtins.str
+    """e.g. "Atari", "DeepMind Control"; "Custom" for catalog.toml entries without one"""
+    @_builtins.property
+    def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvOption]:
+        """The session kwargs the entry accepts, as its catalog file declares them (the broker checks a
+        create's kwargs against them; kwargs it does not declare pass through unchecked).
+        """
+
     def __init__(
         self,
         *,
@@ -291,14 +307,69 @@ class CatalogEntry(_message.Message):
         path: _builtins.str = ...,
         kwargs_json: _builtins.str = ...,
         image: _builtins.str = ...,
+        family: _builtins.str = ...,
+        options: _abc.Iterable[Global___EnvOption] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "path", b"path"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CatalogEntry: _TypeAlias = CatalogEntry  # noqa: Y015
+
+@_typing.final
+class EnvOption(_message.Message):
+    """One keyword argument a catalog entry accepts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    DEFAULT_JSON_FIELD_NUMBER: _builtins.int
+    MINIMUM_FIELD_NUMBER: _builtins.int
+    MAXIMUM_FIELD_NUMBER: _builtins.int
+    CHOICES_JSON_FIELD_NUMBER: _builtins.int
+    HELP_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    type: _builtins.str
+    """"int", "float", "bool", "string" or "choice" """
+    default_json: _builtins.str
+    """the value used when the kwarg is not given, as JSON ("null": the environment's own)"""
+    minimum: _builtins.float
+    """inclusive bounds of an int or float option"""
+    maximum: _builtins.float
+    help: _builtins.str
+    """one line"""
+    @_builtins.property
+    def choices_json(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """a "choice" option's allowed values, each as JSON"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        type: _builtins.str = ...,
+        default_json: _builtins.str = ...,
+        minimum: _builtins.float | None = ...,
+        maximum: _builtins.float | None = ...,
+        choices_json: _abc.Iterable[_builtins.str] | None = ...,
+        help: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_maximum", b"_maximum", "_minimum", b"_minimum", "maximum", b"maximum", "minimum", b"minimum"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_maximum", b"_maximum", "_minimum", b"_minimum", "choices_json", b"choices_json", "default_json", b"default_json", "help", b"help", "maximum", b"maximum", "minimum", b"minimum", "name", b"name", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__maximum: _TypeAlias = _typing.Literal["maximum"]  # noqa: Y015
+    _WhichOneofArgType__maximum: _TypeAlias = _typing.Literal["_maximum", b"_maximum"]  # noqa: Y015
+    _WhichOneofReturnType__minimum: _TypeAlias = _typing.Literal["minimum"]  # noqa: Y015
+    _WhichOneofArgType__minimum: _TypeAlias = _typing.Literal["_minimum", b"_minimum"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__maximum) -> _WhichOneofReturnType__maximum | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__minimum) -> _WhichOneofReturnType__minimum | None: ...
+
+Global___EnvOption: _TypeAlias = EnvOption  # noqa: Y015
 
 @_typing.final
 class ListEnvsRequest(_message.Message):
