@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Install the system libraries MuJoCo needs to render headless (no display, no GPU needed):
-# Mesa's EGL (the default back-end, software llvmpipe on a CPU, the GPU's EGL where one exists)
-# and OSMesa (the fallback). Debian/Ubuntu, as root; installs only what is missing and does
-# nothing when everything is there. Without root or apt-get it prints a hint and exits 0.
+# Install what the platform needs from the system, Debian/Ubuntu packages, as root:
+# - the libraries MuJoCo needs to render headless (no display, no GPU needed): Mesa's EGL (the
+#   default back-end, software llvmpipe on a CPU, the GPU's EGL where one exists) and OSMesa
+#   (the fallback);
+# - Chromium and a font for the web app's browser tests (tests/web drive /usr/bin/chromium
+#   headless through Playwright; Playwright's own browser download is not used).
+# It installs only what is missing and does nothing when everything is there. Without root or
+# apt-get it prints a hint and exits 0.
 set -euo pipefail
 
 # library (as `ldconfig -p` lists it) -> the Debian/Ubuntu package that ships it
@@ -20,7 +24,7 @@ for candidate in /sbin/ldconfig /usr/sbin/ldconfig; do
     [[ -x "$candidate" ]] && ldconfig_cmd="$candidate"
 done
 if [[ -z "$ldconfig_cmd" ]]; then
-    echo "install_system_deps: no ldconfig here (not a glibc Linux?); install Mesa's EGL and OSMesa libraries for headless MuJoCo rendering yourself"
+    echo "install_system_deps: no ldconfig here (not a glibc Linux?); install Mesa's EGL and OSMesa libraries (headless MuJoCo rendering) and Chromium (the web tests) yourself"
     exit 0
 fi
 known_libraries="$("$ldconfig_cmd" -p)"
@@ -36,16 +40,24 @@ if ! compgen -G "/usr/lib/*/dri/swrast_dri.so" >/dev/null && ! compgen -G "/usr/
     missing+=("$DRI_PACKAGE")
 fi
 
+# The browser tests' Chromium (Debian's package installs /usr/bin/chromium) and a font for its pages.
+if [[ ! -x /usr/bin/chromium ]]; then
+    missing+=("chromium")
+fi
+if ! compgen -G "/usr/share/fonts/truetype/liberation*/LiberationSans-Regular.ttf" >/dev/null; then
+    missing+=("fonts-liberation")
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install_system_deps: Mesa EGL and OSMesa libraries are present; nothing to do"
+    echo "install_system_deps: Mesa EGL, OSMesa and Chromium are present; nothing to do"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_system_deps: hint: headless MuJoCo rendering needs Mesa's EGL and OSMesa libraries (Debian names: ${missing[*]}); install them with your package manager"
+    echo "install_system_deps: hint: headless MuJoCo rendering needs Mesa's EGL and OSMesa libraries and the web tests need Chromium (Debian names: ${missing[*]}); install them with your package manager"
     exit 0
 fi
 if [[ "$(id -u)" -ne 0 ]]; then
-    echo "install_system_deps: hint: headless MuJoCo rendering needs ${missing[*]}: run 'sudo scripts/install_system_deps.sh'"
+    echo "install_system_deps: hint: the platform's tests need ${missing[*]}: run 'sudo scripts/install_system_deps.sh'"
     exit 0
 fi
 

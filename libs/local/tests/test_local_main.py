@@ -106,7 +106,8 @@ def test_local_main_runs_until_signal_and_leaves_nothing(tmp_path: Path, standin
                                                          script: bool) -> None:
     launcher = Launcher(tmp_path, standin_path, script=script)
     banner = launcher.wait_for(BANNER)
-    assert banner == f"Simulusion is running at http://127.0.0.1:{launcher.port} (docs at /docs) — Ctrl-C to stop"
+    assert banner == (f"Simulusion is running at http://127.0.0.1:{launcher.port}/ (the web app; API docs at /docs) "
+                      "— Ctrl-C to stop")
     with urllib.request.urlopen(f"http://127.0.0.1:{launcher.port}/v0/envs", timeout=5) as response:
         assert response.status == 200
     launcher.wait_until_all_started()

@@ -89,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Starting Simulusion (logs in {platform.logs_dir}) ...", flush=True)
         platform.start(should_abort=stop.is_set)
         if not stop.is_set():
-            print(f"Simulusion is running at {platform.url} (docs at /docs) — Ctrl-C to stop", flush=True)
+            print(f"Simulusion is running at {platform.url}/ (the web app; API docs at /docs) — Ctrl-C to stop",
+                  flush=True)
         while not stop.wait(0.25):
             platform.keep_running()
     except ServiceExited as error:  # a crash loop, or NATS that would not start again

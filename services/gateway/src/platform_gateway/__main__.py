@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
+from platform_gateway.web_app import where
 
 
 class _Server(uvicorn.Server):
@@ -37,8 +38,12 @@ async def serve(settings: Settings) -> None:
     nc = await connect(settings.nats_url, name="platform-gateway", timeout=settings.nats_connect_timeout)
     shutdown = GracefulShutdown("platform-gateway", logger=logging.getLogger("platform_gateway"))
     try:
+        app = create_app(settings, nc)
+        connect_host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
+        print(f"platform-gateway: {where(app.state.web_app, f'http://{connect_host}:{settings.port}')}",
+              flush=True)
         config = uvicorn.Config(
-            create_app(settings, nc),
+            app,
             host=settings.host,
             port=settings.port,
             http="httptools",

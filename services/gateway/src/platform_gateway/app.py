@@ -12,9 +12,11 @@ from platform_contracts.tracing import setup_tracing
 
 from platform_gateway.api import errors
 from platform_gateway.api.main import api_router
+from platform_gateway.api.routes import stream
 from platform_gateway.config import Settings
 from platform_gateway.gateway import Gateway
 from platform_gateway.tracing_middleware import TracingMiddleware
+from platform_gateway.web_app import mount as mount_web_app
 
 DESCRIPTION = """REST and WebSocket API of the Simulusion platform.
 
@@ -26,7 +28,8 @@ When the platform has an API token, send `Authorization: Bearer <token>`.
 
 
 def create_app(settings: Settings, nc: NATS) -> FastAPI:
-    """The gateway's app on a connected NATS client (the caller owns and closes `nc`)."""
+    """The gateway's app on a connected NATS client (the caller owns and closes `nc`): the API
+    and, at every other GET path, the web app (`platform_gateway.web_app`)."""
     gateway = Gateway.build(settings, nc)
 
     @asynccontextmanager
@@ -37,6 +40,7 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
 
     app = api_app(settings.api_token, lifespan)
     app.state.gateway = gateway
+    app.state.web_app = mount_web_app(app, settings.web_dist)
     app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
     return app
 
@@ -47,6 +51,7 @@ def api_app(api_token: str | None, lifespan: Lifespan[FastAPI] | None = None) ->
     app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
     app.include_router(api_router(api_token))
+    stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
 
     @app.get("/healthz", tags=["health"])
     async def healthz(request: Request) -> dict:

@@ -38,13 +38,16 @@ class Settings(BaseSettings):
     log_level: str = "info"
     # The gateway's cache (environment previews under `previews/`); `~` is expanded.
     cache_dir: Path = Path("~/.cache/simulusion-platform")
+    # The web app's build (`npm run build` in web/), served at `/`; relative to the working
+    # directory (`make run` runs in the repository). Looked up on each request.
+    web_dist: Path = Path("web/dist")
 
     @property
     def ticket_secret(self) -> str | None:
         """The step ticket secret in clear (None: no tickets, no direct path)."""
         return secret_in_clear(self.step_ticket_secret)
 
-    @field_validator("cache_dir")
+    @field_validator("cache_dir", "web_dist")
     @classmethod
     def _expand_user(cls, value: Path) -> Path:
         return value.expanduser()
