@@ -86,7 +86,8 @@ async def test_an_unexpected_exception_is_a_json_500() -> None:
 
 async def _stand_in_recorder(nc):
     """A stand-in for the recorder (another engineer's service): its JSON request/reply API."""
-    recordings = {"r1": {"id": "r1", "session_id": "s1", "env_id": "cartpole", "episodes": 2}}
+    episodes = [{"index": i, "file": f"episode-{i:06d}.npz", "length": 3} for i in range(2)]
+    recordings = {"r1": {"id": "r1", "session_id": "s1", "env_id": "cartpole", "episodes": episodes}}
 
     async def list_(msg) -> None:
         query = json.loads(msg.data)
@@ -113,7 +114,7 @@ async def test_recordings(gateway, nats_client) -> None:
         assert listed["count"] == 1 and listed["data"][0]["id"] == "r1"
         assert (await gateway.http.get("/v0/recordings", params={"env_id": "other"})).json()["count"] == 0
         got = await gateway.http.get("/v0/recordings/r1")
-        assert got.status_code == 200 and got.json()["episodes"] == 2
+        assert got.status_code == 200 and [e["index"] for e in got.json()["episodes"]] == [0, 1]
         missing = await gateway.http.get("/v0/recordings/r9")
         assert missing.status_code == 404 and missing.json()["detail"] == "no recording 'r9'"
     finally:

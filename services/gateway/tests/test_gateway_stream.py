@@ -77,7 +77,9 @@ async def test_text_json_commands(gateway, broker) -> None:
             return answer
 
         beyond = await ask({"id": "s", "op": "reset", "seed": -356576458973957006032896})
-        assert beyond["error"]["status"] == 422 and "out of range: it is 0 to" in beyond["error"]["detail"]
+        assert beyond["error"]["status"] == 422 and beyond["error"]["field"] == "seed"
+        assert "seed: Input should be greater than or equal to 0 (seed of the environment's RNG, 0 to" in (
+            beyond["error"]["detail"])
         reset = await ask({"id": "a", "op": "reset", "seed": 7})
         assert len(reset["result"]["observation"]) == 4
         step = await ask({"id": 2, "op": "step", "action": 0})
@@ -88,7 +90,9 @@ async def test_text_json_commands(gateway, broker) -> None:
         unknown = await ask({"id": 4, "op": "jump"})
         assert unknown["error"]["status"] == 422 and "reset, step" in unknown["error"]["detail"]
         frame = await ask({"id": 5, "op": "render"})
-        assert frame["result"]["mime"] == "image/jpeg" and frame["result"]["width"] > 0
+        assert frame["result"]["frame"]["mime"] == "image/jpeg" and frame["result"]["frame"]["width"] > 0
+        jpeg = await asyncio.wait_for(ws.recv(), 10)  # the frame itself follows, as a binary message
+        assert isinstance(jpeg, bytes) and len(jpeg) == frame["result"]["frame"]["size"]
         handle = (await ask({"id": 6, "op": "snapshot"}))["result"]["handle"]
         restored = await ask({"id": 7, "op": "restore", "handle": handle})
         assert len(restored["result"]["observation"]) == 4

@@ -35,35 +35,54 @@ from platform_gateway.session_directory import gone_error
 from platform_gateway.session_streams import SessionStreams
 
 _ids = itertools.count(1 << 48)
+_NO_FRAMES = ("", "human", "ansi")  # render modes without frames (as the environment server's)
 
 
 class EnvCommands:
-    """reset / step / snapshot / restore / render of a session, as JSON-ready dicts."""
+    """reset / step / snapshot / restore / render of a session, as JSON-ready dicts (the
+    `*_response` methods: the env host's answer, for the stream's own views)."""
 
     def __init__(self, streams: SessionStreams) -> None:
         self.streams = streams
 
     async def reset(self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None) -> dict:
+        info, response = await self.reset_response(session_id, seed, options)
+        return json_views.reset_json(response.reset, info.spec)
+
+    async def reset_response(
+        self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None, render: bool = False
+    ) -> tuple[ctl.SessionInfo, env_pb.EnvResponse]:
+        """The session and the env host's answer to a reset; with `render`, its frame too (for an
+        environment that renders frames: `renders_frames`)."""
         command = env_pb.ResetRequest(options=datamap_from_dict(options))
         if seed is not None:
-            if not limits.MIN_SEED <= seed <= limits.MAX_SEED:  # REST checks it too; the WebSocket's JSON not
+            if not limits.MIN_SEED <= seed <= limits.MAX_SEED:  # REST checks it too
                 raise InvalidArgumentError(
                     f"session {session_id}, reset: seed {seed} is out of range: it is {limits.MIN_SEED} to "
                     f"{limits.MAX_SEED:,} (2**63 - 1)"
                 )
             command.seed = seed
         info = await self.streams.directory.running(session_id)
-        response = await self._run(info, "reset", env_pb.EnvRequest(reset=command))
-        return json_views.reset_json(response.reset, info.spec)
+        command.render = render and renders_frames(info)
+        return info, await self._run(info, "reset", env_pb.EnvRequest(reset=command))
 
     async def step(
         self, session_id: str, action: Any, agent: dict[str, Any] | None = None, auto_reset: bool = False
     ) -> dict:
+        info, response = await self.step_response(session_id, action, agent, auto_reset)
+        return {**json_views.step_json(response.step, info.spec), "warnings": list(response.warnings)}
+
+    async def step_response(
+        self, session_id: str, action: Any, agent: dict[str, Any] | None = None, auto_reset: bool = False,
+        render: bool = False,
+    ) -> tuple[ctl.SessionInfo, env_pb.EnvResponse]:
+        """The session and the env host's answer to a step (`action` as JSON); with `render`, the
+        frame after it too (for an environment that renders frames)."""
         info = await self.streams.directory.running(session_id)
         value = self._action(info, action, "step")
-        command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent), auto_reset=auto_reset)
-        response = await self._run(info, "step", env_pb.EnvRequest(step=command))
-        return {**json_views.step_json(response.step, info.spec), "warnings": list(response.warnings)}
+        command = env_pb.StepRequest(action=value, agent=datamap_from_dict(agent), auto_reset=auto_reset,
+                                     render=render and renders_frames(info))
+        return info, await self._run(info, "step", env_pb.EnvRequest(step=command))
 
     async def hold(
         self, session_id: str, action: Any, steps: int, frames: bool = True, agent: dict[str, Any] | None = None
@@ -85,10 +104,14 @@ class EnvCommands:
 
     async def restore_saved(self, session_id: str, snapshot_id: str) -> dict:
         """Return the session to a saved snapshot of the same environment and arguments."""
+        info, response = await self.restore_saved_response(session_id, snapshot_id)
+        return json_views.reset_json(response.restore_saved, info.spec)
+
+    async def restore_saved_response(self, session_id: str, snapshot_id: str) -> tuple[ctl.SessionInfo,
+                                                                                          env_pb.EnvResponse]:
         info = await self.streams.directory.running(session_id)
         request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
-        response = await self._run(info, "restore_saved", request)
-        return json_views.reset_json(response.restore_saved, info.spec)
+        return info, await self._run(info, "restore_saved", request)
 
     @staticmethod
     def _action(info: ctl.SessionInfo, action: Any, command: str) -> Any:
@@ -103,10 +126,13 @@ class EnvCommands:
         return {"handle": response.snapshot.handle}
 
     async def restore(self, session_id: str, handle: str) -> dict:
+        info, response = await self.restore_response(session_id, handle)
+        return json_views.reset_json(response.restore, info.spec)
+
+    async def restore_response(self, session_id: str, handle: str) -> tuple[ctl.SessionInfo, env_pb.EnvResponse]:
         info = await self.streams.directory.running(session_id)
         request = env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle))
-        response = await self._run(info, "restore", request)
-        return json_views.reset_json(response.restore, info.spec)
+        return info, await self._run(info, "restore", request)
 
     async def render(self, session_id: str) -> env_pb.Frame:
         info = await self.streams.directory.running(session_id)
@@ -164,6 +190,12 @@ class EnvCommands:
             self.streams.forget(session_id)
             return error
         return None
+
+
+def renders_frames(info: ctl.SessionInfo) -> bool:
+    """The session's environment renders frames (a render mode such as "rgb_array", not none,
+    "human" or "ansi"): asking it for one does not fail the command."""
+    return info.spec.render_mode not in _NO_FRAMES
 
 
 def _first_line(message: str) -> str:

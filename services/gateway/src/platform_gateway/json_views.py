@@ -104,12 +104,15 @@ def reset_json(
     }
 
 
-def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None) -> dict[str, Any]:
+def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None,
+              final_obs: bool = True) -> dict[str, Any]:
     """A step's answer. After an auto-reset (or an endless restart) the observation and info are
-    the new episode's first, and info holds `final_obs`, `final_info` (and `restarted`)."""
+    the new episode's first, and info holds `final_obs` (unless `final_obs` is False), `final_info`
+    (and `restarted`)."""
     info = json_from_datamap(result.info)
     if result.HasField("auto_reset"):
-        info["final_obs"] = value_json(result.auto_reset.final_observation)
+        if final_obs:
+            info["final_obs"] = value_json(result.auto_reset.final_observation)
         info["final_info"] = json_from_datamap(result.auto_reset.final_info)
         if not (result.terminated or result.truncated):
             info["restarted"] = True
@@ -149,10 +152,21 @@ def saved_snapshot_json(saved: env_pb.SavedSnapshot) -> dict[str, Any]:
     }
 
 
-def frame_jpeg(frame: env_pb.Frame) -> bytes:
-    """The frame as JPEG bytes (raw RGB frames are encoded here)."""
+def frame_jpeg(frame: env_pb.Frame, observation: values_pb.Value | None = None) -> bytes:
+    """The frame as JPEG bytes: raw RGB frames, and a frame that is its `observation` (an Atari
+    screen, encoding "observation"), are encoded here.
+
+    Raises:
+        ValueError: an "observation" frame without its image observation.
+    """
     if frame.encoding == "jpeg":
         return frame.data
+    if frame.encoding == "observation":  # platform_contracts.frames.OBSERVATION
+        if observation is None or observation.WhichOneof("kind") != "tensor":
+            raise ValueError("a frame that is its observation came without an image observation")
+        from platform_contracts.frames import observation_jpeg  # imports simplejpeg: only when needed
+
+        return observation_jpeg(frame, observation.tensor.data)
     import simplejpeg
 
     array = np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)

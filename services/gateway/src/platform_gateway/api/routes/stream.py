@@ -1,9 +1,17 @@
 """`/v0/sessions/{id}/stream`: the SDK's fast path, and JSON commands for browsers.
 
 A BINARY message is a serialized `EnvRequest`: its bytes go unparsed to the session's gRPC
-stream and the response's bytes come back as one binary message. A TEXT message is a JSON
-command `{"id": ..., "op": "reset|step|snapshot|restore|render", ...}` answered with JSON
-`{"id": ..., "op": ..., "result": {...}}` or `{"id": ..., "op": ..., "error": {...}}`.
+stream (or step link) and the response's bytes come back as one binary message.
+
+A TEXT message is a JSON command (`schemas.stream.StreamCommand`, e.g. `{"id": 1, "op": "step",
+"action": 0, "frame": true, "observation": "digest"}`; ops reset, step, hold, snapshot, restore,
+save_snapshot, restore_saved, render), answered with one text message `{"id", "op", "result"}`
+or `{"id", "op", "error": {"status", "detail", "code", "field"?, "log_tail"?}}`
+(`schemas.stream.StreamAnswer`). When the answer's `result.frame` is set (`"frame": true` on
+reset, step, restore and restore_saved; always for render) exactly one BINARY message follows
+it: that frame's JPEG bytes (`result.frame.size` of them). `"observation"` says how the answer
+carries the observation: "full" (JSON, the default), "digest" (its hex SHA-256,
+platform_contracts.digests) or "none". A malformed command is a 422 error naming the `field`.
 
 Close codes: 4401 bad token (when the server cannot answer HTTP 401), 4404 unknown
 session, 4410 closed or crashed session (after sending the response that says so), 1013
@@ -15,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -30,7 +38,8 @@ from platform_gateway.errors import (
     UnavailableError,
 )
 from platform_gateway.gateway import Gateway
-from platform_gateway.json_ops import run_json
+from platform_gateway.json_ops import message_head, parse_command, run_command
+from platform_gateway.schemas.stream import openapi_components
 
 router = APIRouter(tags=["sessions"])
 _UNAVAILABLE = env_pb.ERROR_CODE_UNAVAILABLE
@@ -132,29 +141,39 @@ async def _fail_binary(websocket: WebSocket, request: bytes, exc: GatewayError) 
 
 
 async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str, text: str) -> bool:
-    """Answer one JSON command; False when the socket was closed."""
+    """Answer one JSON command (and send the frame it announces); False when the socket was closed."""
+    ident, op = None, None
+    jpeg: bytes | None = None
     try:
-        message = json.loads(text)
-    except ValueError as exc:
-        await websocket.send_json({"id": None, "error": _error_json(422, "invalid_argument", f"not JSON: {exc}")})
-        return True
-    if not isinstance(message, dict):
-        detail = 'a command is a JSON object like {"id": 1, "op": "step", "action": 0}'
-        await websocket.send_json({"id": None, "error": _error_json(422, "invalid_argument", detail)})
-        return True
-    answer: dict[str, Any] = {"id": message.get("id"), "op": message.get("op")}
-    try:
-        answer["result"] = await run_json(gateway.commands, session_id, message)
+        ident, op, message = message_head(text)
+        command = parse_command(message, session_id)
+        result, jpeg = await run_command(gateway.commands, session_id, command)
     except GatewayError as exc:
-        answer["error"] = {"status": exc.status, **error_body(exc)}
-        await websocket.send_json(answer)
+        error: dict[str, Any] = {"status": exc.status, **error_body(exc)}
+        error.setdefault("field", getattr(exc, "field", None))
+        await websocket.send_text(json.dumps({"id": ident, "op": op, "error": error}, separators=(",", ":")))
         if isinstance(exc, (SessionGoneError, SessionNotFoundError)):
             await websocket.close(close_code(exc), close_reason(exc.message))
             return False
         return True
-    await websocket.send_json(answer)
+    await websocket.send_text(json.dumps({"id": ident, "op": op, "result": result}, separators=(",", ":")))
+    if jpeg is not None:
+        await websocket.send_bytes(jpeg)
     return True
 
 
-def _error_json(status: int, code: str, detail: str) -> dict[str, Any]:
-    return {"status": status, "code": code, "detail": detail}
+def add_stream_schemas(app: FastAPI) -> None:
+    """Declare the stream's messages (`schemas.stream.openapi_components`) in the app's OpenAPI
+    document's `components.schemas` (a WebSocket route has no place in its paths); names the REST
+    routes already declare (shared models) are kept as they are."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = build()
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in openapi_components().items():
+                schemas.setdefault(name, schema)
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
