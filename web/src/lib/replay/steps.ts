@@ -11,7 +11,7 @@ export interface EpisodeSteps {
 }
 
 /** What a meta.json episode entry says about its rows. */
-export function episodeSteps(entry: { length?: unknown; start?: unknown }): EpisodeSteps {
+export function episodeSteps(entry: Readonly<Record<string, unknown>>): EpisodeSteps {
   const length = typeof entry.length === "number" && entry.length >= 0 ? Math.floor(entry.length) : 0;
   return { length, resetRow: entry.start !== "none" };
 }

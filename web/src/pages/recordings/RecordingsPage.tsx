@@ -1,4 +1,178 @@
-// Placeholder until this page is built (issue 15); replaced by its own component.
+// The Recordings page (`/recordings?env_id=&life=&session_id=`): every recording the platform
+// kept, newest first, filtered by environment, life and session (the filters live in the URL);
+// each row opens its replay, downloads its archive or deletes it after a confirmation.
+//
+// data-testids:
+//   recordings-table, recording-row-<id>, open-<id> (link to the replay), archive-<id> (the .tar
+//   link), delete-<id>, delete-dialog, confirm-delete, cancel-delete, filter-env (select),
+//   filter-life, filter-session (text), filter-clear, recordings-count, recordings-error,
+//   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id>, return-<id>,
+//   life-<id>, status-<id>, snapshots-<id>.
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { Link, useSearchParams } from "react-router-dom";
+import { api, type ApiError, apiError, must } from "../../api/client";
+import { formatNumber } from "../../lib/format";
+import { DeleteRecordingDialog } from "./DeleteRecordingDialog";
+import { FILTER_NAMES, type Filters, RecordingFilters } from "./RecordingFilters";
+import {
+  createdAt, deletable, lifeName, type RecordingSummary, recordingId, stepCount, totalReturn,
+} from "./recordingFields";
+import "./recordings.css";
+
+function filtersOf(params: URLSearchParams): Filters {
+  return { env_id: params.get("env_id") ?? "", life: params.get("life") ?? "", session_id: params.get("session_id") ?? "" };
+}
+
+function message(error: unknown): string {
+  if (typeof error === "object" && error !== null && "detail" in error) return String((error as ApiError).detail);
+  return error instanceof Error ? error.message : String(error);
+}
+
 export function RecordingsPage() {
-  return <section><h1>Recordings</h1></section>;
+  const [params, setParams] = useSearchParams();
+  const filters = useMemo(() => filtersOf(params), [params]);
+  const [recordings, setRecordings] = useState<RecordingSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [envIds, setEnvIds] = useState<string[]>([]);
+  const [reload, setReload] = useState(0);
+  const [toDelete, setToDelete] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+
+  const setFilters = useCallback((next: Filters) => {
+    const search = new URLSearchParams();
+    for (const name of FILTER_NAMES) if (next[name]) search.set(name, next[name]);
+    setParams(search, { replace: true });
+  }, [setParams]);
+
+  useEffect(() => {
+    let live = true;
+    must(api.GET("/v0/envs"))
+      .then((envs) => { if (live) setEnvIds(envs.data.map((e) => e.id).sort()); })
+      .catch(() => { /* the filter then lists only the environments of the recordings shown */ });
+    return () => { live = false; };
+  }, []);
+
+  useEffect(() => {
+    let live = true;
+    const query = {
+      env_id: filters.env_id || undefined,
+      life: filters.life || undefined,
+      session_id: filters.session_id || undefined,
+    };
+    must(api.GET("/v0/recordings", { params: { query } }))
+      .then((body) => { if (live) { setRecordings(body.data); setError(null); } })
+      .catch((e: unknown) => { if (live) { setRecordings([]); setError(message(e)); } });
+    return () => { live = false; };
+  }, [filters, reload]);
+
+  const knownEnvs = useMemo(() => {
+    const ids = new Set(envIds);
+    for (const r of recordings ?? []) if (r.env_id) ids.add(r.env_id);
+    return [...ids].sort();
+  }, [envIds, recordings]);
+
+  const confirmDelete = async () => {
+    if (toDelete === null) return;
+    setDeleting(true);
+    setDeleteError(null);
+    try {
+      const { error: body, response } = await api.DELETE("/v0/recordings/{recording_id}", {
+        params: { path: { recording_id: toDelete } },
+      });
+      if (!response.ok) throw apiError(response, body);
+      setToDelete(null);
+      setReload((n) => n + 1);
+    } catch (e) {
+      setDeleteError(message(e));
+    } finally {
+      setDeleting(false);
+    }
+  };
+
+  return (
+    <section className="recordings-page">
+      <h1>Recordings</h1>
+      <RecordingFilters filters={filters} envIds={knownEnvs} onChange={setFilters} />
+      {error && <p className="error" role="alert" data-testid="recordings-error">{error}</p>}
+      {recordings === null ? (
+        <p className="muted">Loading…</p>
+      ) : recordings.length === 0 && !error ? (
+        <p className="muted" data-testid="recordings-empty">
+          No recordings{filters.env_id || filters.life || filters.session_id ? " match these filters" : " yet"}.
+          Start a session with recording on (the Options dialog, or <code>platform_sdk.connect(..., record=True)</code>).
+        </p>
+      ) : (
+        <>
+          <p className="muted" data-testid="recordings-count">{recordings.length} recording{recordings.length === 1 ? "" : "s"}</p>
+          <div className="table-scroll">
+            <table className="recordings-table" data-testid="recordings-table">
+              <thead>
+                <tr>
+                  <th scope="col">Recording</th>
+                  <th scope="col">Environment</th>
+                  <th scope="col">Date</th>
+                  <th scope="col" className="num">Episodes</th>
+                  <th scope="col" className="num">Steps</th>
+                  <th scope="col" className="num">Return</th>
+                  <th scope="col">Life</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Saved snapshots</th>
+                  <th scope="col"><span className="visually-hidden">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {recordings.map((r) => <RecordingRow key={recordingId(r)} recording={r} onDelete={(id) => {
+                  setDeleteError(null);
+                  setToDelete(id);
+                }} />)}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+      <DeleteRecordingDialog recordingId={toDelete} busy={deleting} error={deleteError}
+        onConfirm={() => void confirmDelete()} onCancel={() => setToDelete(null)} />
+    </section>
+  );
+}
+
+function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; onDelete: (id: string) => void }) {
+  const id = recordingId(recording);
+  const life = lifeName(recording);
+  const snapshots = recording.saved_snapshots ?? [];
+  const canDelete = deletable(recording);
+  return (
+    <tr data-testid={`recording-row-${id}`}>
+      <td><Link to={`/recordings/${encodeURIComponent(id)}`} data-testid={`open-${id}`} title="Open its replay"><code>{id}</code></Link></td>
+      <td data-testid={`env-${id}`}>{recording.env_id ?? "–"}</td>
+      <td>{createdAt(recording)}</td>
+      <td className="num" data-testid={`episodes-${id}`}>{recording.episode_count}</td>
+      <td className="num" data-testid={`steps-${id}`}>{formatNumber(stepCount(recording))}</td>
+      <td className="num" data-testid={`return-${id}`}>{formatNumber(totalReturn(recording))}</td>
+      <td data-testid={`life-${id}`}>{life ?? <span className="muted">–</span>}</td>
+      <td data-testid={`status-${id}`}><span className={`status status-${recording.status ?? "unknown"}`}>{recording.status ?? "–"}</span></td>
+      <td data-testid={`snapshots-${id}`}>
+        {snapshots.length === 0 ? <span className="muted">–</span> : (
+          <ul className="snapshot-list">
+            {snapshots.map((s) => (
+              <li key={s.id} title={`saved snapshot ${s.id}${s.seq != null ? ` at seq ${s.seq}` : ""}`}>
+                {s.label ? s.label : <code>{s.id}</code>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td className="row-actions">
+        <Link to={`/recordings/${encodeURIComponent(id)}`} className="button-link">Replay</Link>
+        <a href={`/v0/recordings/${encodeURIComponent(id)}/archive`} download={`${id}.tar`} data-testid={`archive-${id}`}
+          className="button-link" title="Download its files as a .tar">Archive</a>
+        <button type="button" data-testid={`delete-${id}`} disabled={!canDelete} className="danger-outline"
+          title={canDelete ? "Delete this recording" : "Still recording: close its session first"}
+          onClick={() => onDelete(id)}>
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
 }

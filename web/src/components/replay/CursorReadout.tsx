@@ -1,0 +1,43 @@
+// What the recording says at the cursor step: the step, its reward (as plotted), the return so
+// far, info.is_success there, and every agent value.
+import { formatNumber } from "../../lib/format";
+import { type EpisodePlots, valueAtStep } from "../../lib/replay/plotData";
+
+interface Props {
+  step: number;
+  last: number;
+  plots: EpisodePlots;
+  returnSoFar: number | null;
+  ended: string | null;
+}
+
+function shown(value: number | null): string {
+  return value === null ? "–" : String(value);
+}
+
+export function CursorReadout({ step, last, plots, returnSoFar, ended }: Props) {
+  const reward = plots.plots.find((p) => p.id === "reward");
+  const success = plots.plots.find((p) => p.id === "is_success");
+  const agents = plots.plots.filter((p) => p.id.startsWith("agent."));
+  const successValue = success ? valueAtStep(success.series[0], step) : null;
+  return (
+    <dl className="cursor-readout" aria-live="off">
+      <div><dt>Step</dt><dd data-testid="cursor-step">{step}</dd><span className="muted"> / {last}</span></div>
+      <div><dt>Reward</dt><dd data-testid="cursor-reward">{reward ? shown(valueAtStep(reward.series[0], step)) : "–"}</dd></div>
+      <div><dt>Return so far</dt><dd data-testid="cursor-return">{formatNumber(returnSoFar)}</dd></div>
+      <div>
+        <dt>is_success</dt>
+        <dd data-testid="cursor-success" className={successValue === 1 ? "good" : undefined}>
+          {success ? (successValue === null ? "–" : successValue === 1 ? "yes" : "no") : "not reported"}
+        </dd>
+      </div>
+      {step === last && ended && <div><dt>Episode end</dt><dd data-testid="cursor-ended">{ended}</dd></div>}
+      {agents.flatMap((p) => p.series.map((s) => (
+        <div key={`${p.id}-${s.label}`}>
+          <dt>{`agent.${s.label}`}</dt>
+          <dd data-testid={`cursor-agent-${s.label}`}>{shown(valueAtStep(s, step))}</dd>
+        </div>
+      )))}
+    </dl>
+  );
+}

@@ -1,0 +1,40 @@
+// What the Recordings table shows of a recording summary (meta.json fields pass through the
+// API untyped beside the declared ones, so they are read here with their types checked).
+import type { Schemas } from "../../api/client";
+
+export type RecordingSummary = Schemas["RecordingSummaryPublic"];
+
+function field(summary: RecordingSummary, name: string): unknown {
+  return (summary as Record<string, unknown>)[name];
+}
+
+export function recordingId(summary: RecordingSummary): string {
+  return String(summary.id ?? summary.session_id ?? "");
+}
+
+export function createdAt(summary: RecordingSummary): string {
+  const value = field(summary, "created_at");
+  if (typeof value !== "string") return "–";
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
+}
+
+export function stepCount(summary: RecordingSummary): number | null {
+  const value = field(summary, "step_count");
+  return typeof value === "number" ? value : null;
+}
+
+export function totalReturn(summary: RecordingSummary): number | string | null {
+  const value = field(summary, "total_return");
+  return typeof value === "number" || typeof value === "string" ? value : null;
+}
+
+export function lifeName(summary: RecordingSummary): string | null {
+  const value = field(summary, "life");
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+/** Whether the recording can be deleted (a recording still being written cannot). */
+export function deletable(summary: RecordingSummary): boolean {
+  return summary.status !== "recording";
+}
