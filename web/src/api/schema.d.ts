@@ -81,8 +81,9 @@ export interface paths {
         };
         /**
          * List Recordings
-         * @description Recordings, newest first: meta.json without the episode list, with `episode_count` and the
-         *     session's `saved_snapshots`. `session_id` also lists a vector session's sub-session recordings.
+         * @description Recordings, newest first: meta.json without the episode list, with `episode_count`,
+         *     `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
+         *     vector session's sub-session recordings.
          */
         get: operations["list_recordings_v0_recordings_get"];
         put?: never;
@@ -102,7 +103,8 @@ export interface paths {
         };
         /**
          * Get Recording
-         * @description The recording's metadata (`meta.json`).
+         * @description The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
+         *     with `world_changes` from its `recording.json`.
          */
         get: operations["get_recording_v0_recordings__recording_id__get"];
         put?: never;
@@ -170,6 +172,27 @@ export interface paths {
          * @description One array of an episode, as JSON (`{"dtype", "shape", "data"}`) or a `.npy` file (`numpy.load`).
          */
         get: operations["get_array_v0_recordings__recording_id__episodes__index__arrays__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/recordings/{recording_id}/episodes/{index}/digests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Digests
+         * @description The digest of each observation row of a finished episode (row 0: the reset's), as the
+         *     session stream gives them with `"observation": "digest"`: what a play back compares.
+         */
+        get: operations["get_digests_v0_recordings__recording_id__episodes__index__digests_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -504,6 +527,15 @@ export interface components {
             /** Shape */
             shape: number[];
         };
+        /**
+         * DigestsPublic
+         * @description The digest of each observation row of an episode: row 0 the reset's, row i the i-th step's
+         *     (`platform_contracts.digests.observation_digest`, as the stream's `observation: "digest"`).
+         */
+        DigestsPublic: {
+            /** Observations */
+            observations: string[];
+        };
         /** EnvPublic */
         EnvPublic: {
             /**
@@ -551,6 +583,32 @@ export interface components {
             data: components["schemas"]["EnvPublic"][];
         };
         /**
+         * EpisodeEntryPublic
+         * @description One finished episode as meta.json lists it (docs/recording-format.md has every member).
+         */
+        EpisodeEntryPublic: {
+            /** File */
+            file?: string | null;
+            /** Index */
+            index: number;
+            /** Length */
+            length?: number | null;
+            /**
+             * Reset Options
+             * @description the options of that reset; null when none
+             */
+            reset_options?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Seed
+             * @description the seed of the reset that started it; null when none was given
+             */
+            seed?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * EpisodePublic
          * @description A finished episode: its summary from meta.json, its arrays' names and shapes, how many
          *     JPEG frames it has, and the arrays asked for with `?arrays=`.
@@ -591,6 +649,20 @@ export interface components {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
         };
+        /** HoldAnswer */
+        HoldAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "hold";
+            result: components["schemas"]["HoldResult"];
+        };
         /**
          * HoldBody
          * @description One action repeated; with frames (the default) for fewer steps (see `steps`).
@@ -626,6 +698,47 @@ export interface components {
         } | {
             steps?: unknown;
         };
+        /**
+         * HoldCommand
+         * @description One action repeated for up to `steps` steps (see POST /v0/sessions/{id}/hold).
+         */
+        HoldCommand: {
+            /**
+             * Action
+             * @description the action to repeat, as JSON for the action space
+             */
+            action: unknown;
+            /**
+             * Agent
+             * @description data about the agent's decision, recorded with the step (see POST /v0/sessions/{id}/step) (with the first step)
+             * @default null
+             */
+            agent: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Frames
+             * @description a base64 JPEG after every step (in the answer's `frames`)
+             * @default true
+             */
+            frames: boolean;
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "hold";
+            /**
+             * Steps
+             * @description how many steps
+             */
+            steps: number;
+        };
         /** HoldResult */
         HoldResult: {
             /**
@@ -656,22 +769,39 @@ export interface components {
              */
             warnings?: string[];
         };
-        /** RecordingPublic */
+        /**
+         * RecordingPublic
+         * @description A recording's meta.json, with recording.json's `world_changes`.
+         */
         RecordingPublic: {
             /** Env Id */
             env_id?: string | null;
+            /** Episodes */
+            episodes?: components["schemas"]["EpisodeEntryPublic"][];
             /** Id */
             id?: string | null;
+            /** Kwargs */
+            kwargs?: {
+                [key: string]: unknown;
+            };
             /** Session Id */
             session_id?: string | null;
+            /**
+             * World Changes
+             * @description changes made to the world during the session (recording.json); none yet
+             */
+            world_changes?: unknown[];
         } & {
             [key: string]: unknown;
         };
         /**
          * RecordingSummaryPublic
-         * @description meta.json without its episode list, plus the episode count and the session's saved snapshots.
+         * @description meta.json without its episode list, plus the episode count, the steps and return of all its
+         *     episodes and the session's saved snapshots.
          */
         RecordingSummaryPublic: {
+            /** Created At */
+            created_at?: string | null;
             /** Env Id */
             env_id?: string | null;
             /**
@@ -681,12 +811,25 @@ export interface components {
             episode_count: number;
             /** Id */
             id?: string | null;
+            /** Life */
+            life?: string | null;
             /** Saved Snapshots */
             saved_snapshots?: components["schemas"]["SavedSnapshotRef"][];
             /** Session Id */
             session_id?: string | null;
             /** Status */
             status?: string | null;
+            /**
+             * Step Count
+             * @description the episodes' lengths summed
+             * @default 0
+             */
+            step_count: number;
+            /**
+             * Total Return
+             * @description the episodes' returns summed; null without an episode; "nan"/"inf" when not finite
+             */
+            total_return?: number | string | null;
         } & {
             [key: string]: unknown;
         };
@@ -696,6 +839,51 @@ export interface components {
             count: number;
             /** Data */
             data: components["schemas"]["RecordingSummaryPublic"][];
+        };
+        /** RenderAnswer */
+        RenderAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "render";
+            result: components["schemas"]["StreamRenderResult"];
+        };
+        /**
+         * RenderCommand
+         * @description The current frame: the answer describes it, one binary message with its JPEG follows.
+         */
+        RenderCommand: {
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "render";
+        };
+        /** ResetAnswer */
+        ResetAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "reset";
+            result: components["schemas"]["StreamResetResult"];
         };
         /** ResetBody */
         ResetBody: {
@@ -708,6 +896,50 @@ export interface components {
              * @description seed of the environment's RNG, 0 to 9,223,372,036,854,775,807 (2**63 - 1)
              */
             seed?: number | null;
+        };
+        /**
+         * ResetCommand
+         * @description Start a new episode.
+         */
+        ResetCommand: {
+            /**
+             * Frame
+             * @description also send the frame after the command: the answer's `result.frame` describes it and one binary message with its JPEG bytes follows the answer (`frame` null, and no binary message, for an environment that renders no frames)
+             * @default false
+             */
+            frame: boolean;
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Observation
+             * @description "full": the observation as JSON; "digest": `observation` null and `observation_digest` its hex SHA-256 (platform_contracts.digests, as GET .../episodes/{n}/digests); "none": `observation` null (for large image observations shown as frames)
+             * @default full
+             * @enum {string}
+             */
+            observation: "full" | "digest" | "none";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "reset";
+            /**
+             * Options
+             * @description the environment's reset options
+             * @default null
+             */
+            options: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Seed
+             * @description seed of the environment's RNG, 0 to 9,223,372,036,854,775,807 (2**63 - 1)
+             * @default null
+             */
+            seed: number | null;
         };
         /** ResetResult */
         ResetResult: {
@@ -725,6 +957,20 @@ export interface components {
                 [key: string]: number[];
             } | null;
         };
+        /** RestoreAnswer */
+        RestoreAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "restore";
+            result: components["schemas"]["StreamResetResult"];
+        };
         /** RestoreBody */
         RestoreBody: {
             /**
@@ -732,6 +978,55 @@ export interface components {
              * @description a handle returned by /snapshot
              */
             handle: string;
+        };
+        /**
+         * RestoreCommand
+         * @description Return to a snapshot taken in this session.
+         */
+        RestoreCommand: {
+            /**
+             * Frame
+             * @description also send the frame after the command: the answer's `result.frame` describes it and one binary message with its JPEG bytes follows the answer (`frame` null, and no binary message, for an environment that renders no frames)
+             * @default false
+             */
+            frame: boolean;
+            /**
+             * Handle
+             * @description a handle from a snapshot answer
+             */
+            handle: string;
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Observation
+             * @description "full": the observation as JSON; "digest": `observation` null and `observation_digest` its hex SHA-256 (platform_contracts.digests, as GET .../episodes/{n}/digests); "none": `observation` null (for large image observations shown as frames)
+             * @default full
+             * @enum {string}
+             */
+            observation: "full" | "digest" | "none";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "restore";
+        };
+        /** RestoreSavedAnswer */
+        RestoreSavedAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "restore_saved";
+            result: components["schemas"]["StreamResetResult"];
         };
         /** RestoreSavedBody */
         RestoreSavedBody: {
@@ -741,6 +1036,55 @@ export interface components {
              */
             id: string;
         };
+        /**
+         * RestoreSavedCommand
+         * @description Return to a saved snapshot of the same environment and arguments.
+         */
+        RestoreSavedCommand: {
+            /**
+             * Frame
+             * @description also send the frame after the command: the answer's `result.frame` describes it and one binary message with its JPEG bytes follows the answer (`frame` null, and no binary message, for an environment that renders no frames)
+             * @default false
+             */
+            frame: boolean;
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Observation
+             * @description "full": the observation as JSON; "digest": `observation` null and `observation_digest` its hex SHA-256 (platform_contracts.digests, as GET .../episodes/{n}/digests); "none": `observation` null (for large image observations shown as frames)
+             * @default full
+             * @enum {string}
+             */
+            observation: "full" | "digest" | "none";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "restore_saved";
+            /**
+             * Snapshot Id
+             * @description a saved snapshot's id (GET /v0/snapshots lists them)
+             */
+            snapshot_id: string;
+        };
+        /** SaveSnapshotAnswer */
+        SaveSnapshotAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "save_snapshot";
+            result: components["schemas"]["SavedSnapshotPublic"];
+        };
         /** SaveSnapshotBody */
         SaveSnapshotBody: {
             /**
@@ -749,6 +1093,29 @@ export interface components {
              * @default
              */
             label: string;
+        };
+        /**
+         * SaveSnapshotCommand
+         * @description Keep the session's state durably (GET /v0/snapshots lists them).
+         */
+        SaveSnapshotCommand: {
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Label
+             * @description a name for the moment
+             * @default
+             */
+            label: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "save_snapshot";
         };
         /** SavedSnapshotPublic */
         SavedSnapshotPublic: {
@@ -972,10 +1339,55 @@ export interface components {
             /** Data */
             data: components["schemas"]["SessionPublic"][];
         };
+        /** SnapshotAnswer */
+        SnapshotAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "snapshot";
+            result: components["schemas"]["SnapshotResult"];
+        };
+        /**
+         * SnapshotCommand
+         * @description Keep the full state in the instance; the answer's handle restores it.
+         */
+        SnapshotCommand: {
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "snapshot";
+        };
         /** SnapshotResult */
         SnapshotResult: {
             /** Handle */
             handle: string;
+        };
+        /** StepAnswer */
+        StepAnswer: {
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @constant
+             */
+            op: "step";
+            result: components["schemas"]["StreamStepResult"];
         };
         /** StepBody */
         StepBody: {
@@ -998,6 +1410,55 @@ export interface components {
              * @default false
              */
             auto_reset: boolean;
+        };
+        /**
+         * StepCommand
+         * @description One step.
+         */
+        StepCommand: {
+            /**
+             * Action
+             * @description an element of the action space as JSON (an integer, nested lists, ...)
+             */
+            action: unknown;
+            /**
+             * Agent
+             * @description data about the agent's decision, recorded with the step (see POST /v0/sessions/{id}/step)
+             * @default null
+             */
+            agent: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Auto Reset
+             * @description when the step ends the episode, reset at once
+             * @default false
+             */
+            auto_reset: boolean;
+            /**
+             * Frame
+             * @description also send the frame after the command: the answer's `result.frame` describes it and one binary message with its JPEG bytes follows the answer (`frame` null, and no binary message, for an environment that renders no frames)
+             * @default false
+             */
+            frame: boolean;
+            /**
+             * Id
+             * @description any JSON number or string, given back in the answer; null when left out
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Observation
+             * @description "full": the observation as JSON; "digest": `observation` null and `observation_digest` its hex SHA-256 (platform_contracts.digests, as GET .../episodes/{n}/digests); "none": `observation` null (for large image observations shown as frames)
+             * @default full
+             * @enum {string}
+             */
+            observation: "full" | "digest" | "none";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "step";
         };
         /** StepResult */
         StepResult: {
@@ -1052,6 +1513,166 @@ export interface components {
              * @description put in StepLinkOpen.ticket; only needed to open the link
              */
             ticket: string;
+        };
+        /**
+         * StreamAnswer
+         * @description The answer to one StreamCommand: `result` (by `op`) or `error`
+         */
+        StreamAnswer: components["schemas"]["ResetAnswer"] | components["schemas"]["StepAnswer"] | components["schemas"]["HoldAnswer"] | components["schemas"]["SnapshotAnswer"] | components["schemas"]["RestoreAnswer"] | components["schemas"]["SaveSnapshotAnswer"] | components["schemas"]["RestoreSavedAnswer"] | components["schemas"]["RenderAnswer"] | components["schemas"]["StreamErrorAnswer"];
+        /**
+         * StreamCommand
+         * @description A JSON text command of the session stream (`op` says which)
+         */
+        StreamCommand: components["schemas"]["ResetCommand"] | components["schemas"]["StepCommand"] | components["schemas"]["HoldCommand"] | components["schemas"]["SnapshotCommand"] | components["schemas"]["RestoreCommand"] | components["schemas"]["SaveSnapshotCommand"] | components["schemas"]["RestoreSavedCommand"] | components["schemas"]["RenderCommand"];
+        /** StreamError */
+        StreamError: {
+            /** Code */
+            code: string;
+            /** Detail */
+            detail: string;
+            /**
+             * Field
+             * @description the command's field at fault (422), e.g. `seed`
+             * @default null
+             */
+            field: string | null;
+            /**
+             * Log Tail
+             * @description the instance's last log lines when it crashed (410)
+             * @default null
+             */
+            log_tail: string | null;
+            /**
+             * Status
+             * @description the HTTP status the same error has over REST (422, 404, 409, 410, ...)
+             */
+            status: number;
+        };
+        /**
+         * StreamErrorAnswer
+         * @description A command that failed. With status 410 (the session ended or its instance died) the socket
+         *     then closes with code 4410.
+         */
+        StreamErrorAnswer: {
+            error: components["schemas"]["StreamError"];
+            /**
+             * Id
+             * @description the command's id
+             */
+            id: number | string | null;
+            /**
+             * Op
+             * @description the command's op (null when the message had none)
+             */
+            op: string | null;
+        };
+        /**
+         * StreamFrame
+         * @description A frame sent as the binary message right after the answer that holds this.
+         */
+        StreamFrame: {
+            /** Height */
+            height: number;
+            /**
+             * Mime
+             * @default image/jpeg
+             * @constant
+             */
+            mime: "image/jpeg";
+            /**
+             * Size
+             * @description bytes of the binary message that follows
+             */
+            size: number;
+            /** Width */
+            width: number;
+        };
+        /** StreamRenderResult */
+        StreamRenderResult: {
+            frame: components["schemas"]["StreamFrame"];
+        };
+        /**
+         * StreamResetResult
+         * @description The answer of reset, restore and restore_saved.
+         */
+        StreamResetResult: {
+            /**
+             * @description the frame asked with `frame: true`, else null
+             * @default null
+             */
+            frame: components["schemas"]["StreamFrame"] | null;
+            /** Info */
+            info: {
+                [key: string]: unknown;
+            };
+            /**
+             * Observation
+             * @description the observation as JSON; null with "observation": "digest" or "none"
+             */
+            observation: unknown;
+            /**
+             * Observation Digest
+             * @description with "observation": "digest": its hex SHA-256
+             * @default null
+             */
+            observation_digest: string | null;
+            /**
+             * Observation Labels
+             * @description names of the parts of the flat observation, {name: [start, stop]} (null when the environment has none)
+             * @default null
+             */
+            observation_labels: {
+                [key: string]: number[];
+            } | null;
+        };
+        /**
+         * StreamStepResult
+         * @description A step's answer. After an auto-reset (or an endless restart) observation, info and frame are
+         *     the new episode's first; info holds `final_obs` ("full" only) and `final_info`.
+         */
+        StreamStepResult: {
+            /**
+             * @description the frame asked with `frame: true`, else null
+             * @default null
+             */
+            frame: components["schemas"]["StreamFrame"] | null;
+            /** Info */
+            info: {
+                [key: string]: unknown;
+            };
+            /**
+             * Observation
+             * @description the observation as JSON; null with "observation": "digest" or "none"
+             */
+            observation: unknown;
+            /**
+             * Observation Digest
+             * @description with "observation": "digest": its hex SHA-256
+             * @default null
+             */
+            observation_digest: string | null;
+            /**
+             * Observation Labels
+             * @description names of the parts of the flat observation, {name: [start, stop]} (null when the environment has none)
+             * @default null
+             */
+            observation_labels: {
+                [key: string]: number[];
+            } | null;
+            /**
+             * Reward
+             * @description the reward ("inf", "-inf" or "nan" when not finite)
+             */
+            reward: number | string;
+            /** Terminated */
+            terminated: boolean;
+            /** Truncated */
+            truncated: boolean;
+            /**
+             * Warnings
+             * @description what was left out of the request
+             */
+            warnings: string[];
         };
         /** ValidationError */
         ValidationError: {
@@ -1473,6 +2094,58 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ArrayPublic"];
                     "application/octet-stream": unknown;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_digests_v0_recordings__recording_id__episodes__index__digests_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a recording's id: its session's (or a vector session's sub-session's, `<id>-<index>`) */
+                recording_id: string;
+                /** @description the episode's index (meta.json's episodes[].index) */
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DigestsPublic"];
                 };
             };
             /** @description Not Found */

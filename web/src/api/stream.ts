@@ -2,7 +2,8 @@
 // with ids, each answered once; an answer that announces a frame (`result.frame`, or render's
 // `frame`) is paired with the one binary message (the JPEG bytes) the gateway sends right after
 // it. A 410 answer (the environment crashed) or close code 4410 puts the stream in its
-// "crashed" state with the log tail; every command still waiting is refused then.
+// "crashed" state with the log tail; every command still waiting is refused then. The messages'
+// types are the gateway's own (StreamCommand, StreamAnswer, StreamFrame in schema.d.ts).
 //
 //   const stream = await SessionStream.open(sessionId);
 //   const first = await stream.reset({ seed: 7, frame: true, observation: "none" });
@@ -12,36 +13,29 @@
 import type { components } from "./schema";
 
 type Schemas = components["schemas"];
-/** The generated schema's type `K` where the gateway documents it, else `Fallback`. */
-type Generated<K extends string, Fallback> = K extends keyof Schemas ? Schemas[K] : Fallback;
+/** A command's own fields (the stream adds `id` and `op`); those with defaults may be left out. */
+type Fields<C, Required extends keyof C = never> = Pick<C, Required> & Partial<Omit<C, "id" | "op" | Required>>;
 
 /** What an answer says of the binary message that follows it. */
-export type StreamFrame = Generated<"StreamFrame", { mime: string; width: number; height: number; size: number }>;
+export type StreamFrame = Schemas["StreamFrame"];
 /** A frame as received: what the answer announced plus the bytes (a JPEG Blob). */
 export type ReceivedFrame = StreamFrame & { blob: Blob };
 /** How much of the observation an answer carries: all of it, its sha256 digest, or nothing. */
-export type ObservationMode = "full" | "digest" | "none";
+export type ObservationMode = Schemas["StepCommand"]["observation"];
 
-/** What reset, step and the restores add to their REST results on the stream. */
-interface StreamExtras {
-  frame?: StreamFrame | null;
-  observation_digest?: string | null;
-}
-export type ResetAnswer = Schemas["ResetResult"] & StreamExtras;
-export type StepAnswer = Schemas["StepResult"] & StreamExtras;
+export type ResetCommand = Fields<Schemas["ResetCommand"]>;
+export type StepCommand = Fields<Schemas["StepCommand"], "action">;
+export type HoldCommand = Fields<Schemas["HoldCommand"], "action" | "steps">;
+/** What restore and restore_saved take beside the handle or id. */
+export type FrameOptions = Fields<Schemas["RestoreCommand"]>;
+
+export type ResetAnswer = Schemas["StreamResetResult"];
+export type StepAnswer = Schemas["StreamStepResult"];
 export type HoldAnswer = Schemas["HoldResult"];
 export type SnapshotAnswer = Schemas["SnapshotResult"];
 export type SavedSnapshotAnswer = Schemas["SavedSnapshotPublic"];
-export type RenderAnswer = { frame?: StreamFrame | null };
-
-export interface FrameOptions {
-  /** Ask for the frame after the command (a binary JPEG message). */
-  frame?: boolean;
-  observation?: ObservationMode;
-}
-export interface ResetCommand extends FrameOptions { seed?: number | null; options?: Record<string, unknown> | null }
-export interface StepCommand extends FrameOptions { action: unknown; agent?: Record<string, unknown> | null; auto_reset?: boolean }
-export interface HoldCommand { action: unknown; steps: number; frames?: boolean; agent?: Record<string, unknown> | null }
+export type RenderAnswer = Schemas["StreamRenderResult"];
+export type StreamCommand = Schemas["StreamCommand"];
 
 /** One answer: the command's result, and its frame when it announced one. */
 export interface StreamReply<R> {
@@ -66,12 +60,15 @@ export class StreamError extends Error {
   readonly status: number;
   readonly code: string;
   readonly logTail: string | null;
-  constructor(status: number, code: string, detail: string, logTail: string | null = null) {
+  /** The command's field the error is about (e.g. "action"), when it names one. */
+  readonly field: string | null;
+  constructor(status: number, code: string, detail: string, logTail: string | null = null, field: string | null = null) {
     super(detail);
     this.name = "StreamError";
     this.status = status;
     this.code = code;
     this.logTail = logTail;
+    this.field = field;
   }
 }
 
@@ -80,11 +77,12 @@ interface Waiting {
   reject: (error: StreamError) => void;
 }
 
+/** A `StreamAnswer` as it comes off the wire (read defensively: any of it may be missing). */
 interface WireAnswer {
-  id?: number | null;
+  id?: Schemas["StreamErrorAnswer"]["id"];
   op?: string | null;
   result?: Record<string, unknown>;
-  error?: { status?: number; detail?: string; code?: string; log_tail?: string | null };
+  error?: Partial<Schemas["StreamError"]>;
 }
 
 /** The stream's URL for the page's origin (ws: or wss: like http: or https:). */
@@ -177,7 +175,7 @@ export class SessionStream {
     return this.send("snapshot", {});
   }
 
-  restore(handle: string, options: FrameOptions = {}): Promise<StreamReply<ResetAnswer>> {
+  restore(handle: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<ResetAnswer>> {
     return this.send("restore", { handle, ...options });
   }
 
@@ -186,16 +184,17 @@ export class SessionStream {
     return this.send("save_snapshot", { label });
   }
 
-  restoreSaved(id: string, options: FrameOptions = {}): Promise<StreamReply<ResetAnswer>> {
-    return this.send("restore_saved", { id, ...options });
+  /** Restores a saved snapshot (`snapshot_id`) into this session. */
+  restoreSaved(snapshotId: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<ResetAnswer>> {
+    return this.send("restore_saved", { snapshot_id: snapshotId, ...options });
   }
 
   render(): Promise<StreamReply<RenderAnswer>> {
     return this.send("render", {});
   }
 
-  /** Sends one command `{id, op, ...fields}`; resolves with its answer (and frame). */
-  send<R>(op: string, fields: Record<string, unknown>): Promise<StreamReply<R>> {
+  /** Sends one command `{id, op, ...fields}` (a `StreamCommand`); resolves with its answer (and frame). */
+  send<R>(op: StreamCommand["op"], fields: Record<string, unknown>): Promise<StreamReply<R>> {
     if (this.stateNow !== "open") return Promise.reject(this.goneError());
     const id = this.nextId++;
     return new Promise<StreamReply<R>>((resolve, reject) => {
@@ -253,8 +252,8 @@ export class SessionStream {
     }
     const id = typeof answer.id === "number" ? answer.id : null;
     if (answer.error) {
-      const { status = 500, code = "unknown", detail = "the command failed", log_tail = null } = answer.error;
-      const error = new StreamError(status, code, detail, log_tail);
+      const { status = 500, code = "unknown", detail = "the command failed", log_tail = null, field = null } = answer.error;
+      const error = new StreamError(status, code, detail, log_tail, field);
       if (status === 410) {
         this.logTail = log_tail ?? this.logTail;
         this.reason = detail;
