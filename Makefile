@@ -12,10 +12,10 @@ UV ?= $(shell command -v uv 2>/dev/null || { u="$$(python3 -m site --user-base 2
 RUN := $(UV) run --no-sync
 
 help:
-	@echo "make run        start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
-	@echo "make test       check generated code, lint and types, then the tests (each member in its own env)"
-	@echo "make gen        regenerate libs/contracts from the .proto files"
-	@echo "make check-gen  fail if the generated code differs from the .proto files"
+	@echo "make run        build the web app if its sources changed, start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
+	@echo "make test       check generated code, lint and types, then the tests (each member in its own env, then web/)"
+	@echo "make gen        regenerate libs/contracts from the .proto files and the web app's API types from the gateway"
+	@echo "make check-gen  fail if the generated code differs from the .proto files or the gateway's OpenAPI"
 	@echo "make check      ruff and mypy (strict on libs/contracts and sdk)"
 	@echo "make bench      run the benchmarks (bench/*.py)"
 	@echo "make lint       ruff"
@@ -35,7 +35,10 @@ setup:
 	  $$uv --version >/dev/null 2>&1 || uv="python3 -m uv"; \
 	  if [ -f uv.lock ]; then $$uv sync --all-packages --frozen; else $$uv sync --all-packages; fi
 
+# The web app (web/ -> web/dist, served at /) is built first when its sources changed; without
+# Node.js 20+, or when its build fails, the platform still starts (the script says why).
 run: setup
+	@$(RUN) python scripts/build_web.py --keep-going
 	$(RUN) python -m platform_local
 
 # Each workspace member's tests in an environment of that member alone (.venvs/<name>, kept
@@ -43,21 +46,26 @@ run: setup
 test: setup check-gen check
 	@UV="$(UV)" $(RUN) python scripts/test_members.py
 
+# libs/contracts from the .proto files; web/openapi.json from the gateway and the web app's
+# client types (web/src/api/schema.d.ts) from it (scripts/gen_web.py: needs Node.js 20+).
 gen: setup
 	$(RUN) bash scripts/gen_contracts.sh
+	$(RUN) python scripts/gen_web.py
 
 # Temporal's rule: regenerate and fail on any difference. It compares the generated files
 # before and after `make gen` (in a fresh clone: the committed ones), so uncommitted but
 # consistent contract work passes locally too.
-GENERATED := libs/contracts/src/simulusion
+GENERATED := libs/contracts/src/simulusion web/openapi.json web/src/api/schema.d.ts
 check-gen: setup
 	@snapshot() { find $(GENERATED) -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; }; \
 	  before="$$(snapshot)"; \
 	  out="$$($(RUN) bash scripts/gen_contracts.sh 2>&1)" || { echo "$$out" >&2; exit 1; }; \
+	  out="$$($(RUN) python scripts/gen_web.py 2>&1)" || { echo "$$out" >&2; exit 1; }; \
 	  after="$$(snapshot)"; \
 	  if [ "$$before" != "$$after" ]; then \
-	    diff <(echo "$$before") <(echo "$$after") | grep '^[<>]' | awk '{print "  " $$NF}' | sort -u >&2 || true; \
-	    echo "Protos changed: run make gen and commit" >&2; exit 1; \
+	    changed="$$(diff <(echo "$$before") <(echo "$$after") | grep '^[<>]' | awk '{print $$NF}' | sort -u | paste -sd' ' - || true)"; \
+	    echo "check-gen: generated files differ from their sources (.proto files, the gateway's OpenAPI): $$changed" >&2; \
+	    echo "check-gen: run make gen and commit them" >&2; exit 1; \
 	  fi; echo "check-gen: generated code is up to date"
 
 bench: setup

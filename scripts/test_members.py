@@ -1,22 +1,25 @@
-"""Run each workspace member's own tests in an environment of that member alone, then the
-cross-service tests (tests/) in the workspace's environment.
+"""Run each workspace member's own tests in an environment of that member alone, then the web
+app's (web/: its type check and Vitest tests), then the cross-service tests (tests/) in the
+workspace's environment.
 
 A member's environment (.venvs/<name>, kept between runs) is `uv sync --package <name>`: the
 member, its [project] dependencies and its own dev group, nothing a sibling declares. So a
 member whose code or tests import a package it does not declare fails here, by name.
 
     python scripts/test_members.py                   every member, then tests/
-    python scripts/test_members.py sdk tests          some of them (a name or a path)
+    python scripts/test_members.py sdk web tests      some of them (a name or a path)
     python scripts/test_members.py --sync-only        build or refresh the environments only
     python scripts/test_members.py broker -- -x -k main   arguments after -- go to pytest
 
-uv is `$UV` (a command line, as the Makefile passes it) or `uv` on PATH.
+uv is `$UV` (a command line, as the Makefile passes it) or `uv` on PATH. The web step needs
+Node.js 20+ (scripts/web_node.py) and runs `npm ci` first when web/node_modules is stale.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -25,14 +28,18 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import web_node
+
 REPO = Path(__file__).resolve().parents[1]
 ENVS = REPO / ".venvs"
 CROSS_SERVICE = "tests"
+WEB = "web"
 
 
 @dataclass(frozen=True)
 class Suite:
-    """One pytest run: a member's tests in its own environment, or tests/ in the workspace's."""
+    """One pytest run: a member's tests in its own environment, or tests/ in the workspace's; or
+    the web app's checks (`WEB`: tsc and Vitest, no Python environment)."""
 
     name: str
     folder: str  # relative to the repository
@@ -71,7 +78,7 @@ def workspace_members() -> list[tuple[str, str]]:
 
 def all_suites() -> list[Suite]:
     suites = [Suite(name, f"{folder}/tests", True) for name, folder in workspace_members()]
-    return [*suites, Suite(CROSS_SERVICE, CROSS_SERVICE, False)]
+    return [*suites, Suite(WEB, WEB, False), Suite(CROSS_SERVICE, CROSS_SERVICE, False)]
 
 
 def select(suites: list[Suite], wanted: list[str]) -> list[Suite]:
@@ -127,7 +134,57 @@ def run_pytest(suite: Suite, pytest_args: list[str]) -> tuple[bool, str]:
     return process.wait() == 0, last
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def run_web(suite: Suite, sync_only: bool) -> Outcome:
+    """web/: `npm ci` when node_modules is stale (the "env" time), then `npx tsc -b` (the type
+    check, tests included) and `npx vitest run`; the result names Vitest's count."""
+    outcome = Outcome(suite)
+    print(f"\n==> {suite.name} (web/: tsc -b, vitest run)", flush=True)
+    problem = web_node.node_problem()
+    if problem is not None:
+        outcome.ok, outcome.result = False, f"{problem}: {web_node.INSTALL_NODE}"
+        print(f"    {outcome.result}", flush=True)
+        return outcome
+    started = time.monotonic()
+    outcome.ok = web_node.ensure_dependencies(lambda message: print(f"    {message}", flush=True))
+    outcome.sync_s = time.monotonic() - started
+    if not outcome.ok:
+        outcome.result = "npm ci failed"
+        return outcome
+    if sync_only:
+        outcome.result = "node_modules ready"
+        return outcome
+    started = time.monotonic()
+    try:
+        typecheck = subprocess.run(["npx", "tsc", "-b"], cwd=REPO / WEB)
+        if typecheck.returncode != 0:
+            outcome.ok, outcome.result = False, "tsc -b: type errors (above)"
+            return outcome
+        outcome.ok, last = _stream(["npx", "vitest", "run"], REPO / WEB, dict(os.environ, CI="1"))
+        summary = [line for line in last if line.lstrip().startswith("Tests")]
+        outcome.result = "tsc ok; vitest " + (" ".join(summary[-1].split()[1:]) if summary else "failed")
+    finally:
+        outcome.test_s = time.monotonic() - started
+    return outcome
+
+
+def _stream(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[bool, list[str]]:
+    """Runs `command`, copying its output to ours; returns (passed, its last 20 lines, plain text)."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, bufsize=1)
+    assert process.stdout is not None
+    last: list[str] = []
+    for line in process.stdout:
+        sys.stdout.write(line)
+        last = [*last[-19:], _ANSI.sub("", line).rstrip()]
+    return process.wait() == 0, last
+
+
 def run(suite: Suite, pytest_args: list[str], sync_only: bool) -> Outcome:
+    if suite.name == WEB:
+        return run_web(suite, sync_only)
     outcome = Outcome(suite)
     where = f".venvs/{suite.name}" if suite.isolated else "the workspace's environment"
     print(f"\n==> {suite.name} ({suite.folder}) in {where}", flush=True)
