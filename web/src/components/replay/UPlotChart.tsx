@@ -77,7 +77,8 @@ export function UPlotChart({ spec, x, step, marks, onSeek, height = 150, testId 
     const options: uPlot.Options = {
       width: Math.max(200, element.clientWidth),
       height,
-      scales: { x: { time: false } },
+      // A 0/1 flag (is_success, play back's match) keeps its two levels in view.
+      scales: { x: { time: false }, ...(spec.stepped ? { y: { range: [-0.1, 1.1] as uPlot.Range.MinMax } } : {}) },
       legend: { live: true },
       cursor: { y: false, drag: { x: false, y: false, setScale: false }, points: { size: 6 } },
       hooks: { ready: [(u) => placeCursor(u, stepNow.current)] },

@@ -1,4 +1,223 @@
-// Placeholder until this page is built (issue 15); replaced by its own component.
+// The Replay page (`/recordings/:recordingId?episode=3&step=120`): a recorded episode's frames
+// with its reward, agent data and info.is_success plotted step by step, the cursor shared by
+// the frame and every plot; its episodes' boundaries to pick from; the recording's world changes
+// on the timeline; and "Play back", which plays the recorded actions in a new session and marks
+// each step match or diverged. The URL keeps the episode and step (a deep link).
+//
+// data-testids:
+//   replay-title, replay-error, episode-<n> (a segment of the episode strip), episode-select,
+//   episode-details, episode-length, episode-return, episode-ending, episode-seed,
+//   replay-frame (the <img>, with data-frame-row / data-frame-step / data-loading), no-frames,
+//   frame-note (a thinned life's nearest kept frame), frame-error, scrubber (range input),
+//   play (play/pause), step-back, step-forward, speed (select),
+//   cursor-step, cursor-reward, cursor-return, cursor-success, cursor-ended, cursor-agent-<name>,
+//   plot-reward, plot-agent-<name>, plot-is_success, plot-play-back (uPlot charts; each legend
+//   shows the plotted values at the cursor), world-change-<i>, divergence-mark,
+//   play-back (button), play-back-status, play-back-progress, first-divergent-step,
+//   play-back-error, plots-load-ms (data-ms: arrays fetched to plots drawn).
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import { CursorReadout } from "../../components/replay/CursorReadout";
+import { EpisodePicker } from "../../components/replay/EpisodePicker";
+import { FramePlayer } from "../../components/replay/FramePlayer";
+import { ReplayPlots } from "../../components/replay/ReplayPlots";
+import type { TimelineMark } from "../../components/replay/TimelineMarks";
+import type { ChartMark } from "../../components/replay/UPlotChart";
+import { useFrames } from "../../components/replay/useFrames";
+import { frameCount } from "../../lib/replay/frames";
+import { controlRate, stepsDue } from "../../lib/replay/playerClock";
+import { chooseEpisode, parseReplayQuery } from "../../lib/replay/replayQuery";
+import { clampStep, firstStep, lastStep } from "../../lib/replay/steps";
+import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/replay/worldChanges";
+import { PlayBackPanel } from "./PlayBackPanel";
+import { type EpisodeData, type RecordingMeta, useEpisode, useRecording } from "./replayData";
+import { usePlayBack } from "./usePlayBack";
+import "./replay.css";
+
+const WORLD_CHANGE_COLOR = "#9b2fae";
+const DIVERGENCE_COLOR = "#b3261e";
+
 export function ReplayPage() {
-  return <section><h1>Replay</h1></section>;
+  const { recordingId = "" } = useParams();
+  const recording = useRecording(recordingId);
+  return (
+    <section className="replay-page">
+      <p className="breadcrumbs"><Link to="/recordings">Recordings</Link> / <code>{recordingId}</code></p>
+      {recording.state === "loading" && <p className="muted">Loading recording…</p>}
+      {recording.state === "error" && <p className="error" role="alert" data-testid="replay-error">{recording.message}</p>}
+      {recording.state === "ready" && <RecordingReplay meta={recording.value} />}
+    </section>
+  );
+}
+
+function RecordingReplay({ meta }: { meta: RecordingMeta }) {
+  const [params, setParams] = useSearchParams();
+  const query = useMemo(() => parseReplayQuery(params), [params]);
+  const episode = chooseEpisode(query.episode, meta.episodes.map((e) => e.index));
+  const data = useEpisode(meta.id, episode, meta);
+
+  const pick = useCallback((index: number) => {
+    setParams({ episode: String(index), step: "0" }, { replace: false });
+  }, [setParams]);
+
+  return (
+    <>
+      <h1 data-testid="replay-title">
+        Replay of <code>{meta.id}</code>{meta.envId && <> · {meta.envId}</>}
+      </h1>
+      {meta.episodes.length === 0 ? (
+        <p className="muted" data-testid="replay-error">
+          This recording has no finished episode yet{meta.raw.status === "recording" ? " (it is still recording)" : ""}.
+        </p>
+      ) : (
+        <EpisodePicker episodes={meta.episodes} current={episode} onPick={pick} />
+      )}
+      {data.state === "loading" && episode !== null && <p className="muted">Loading episode {episode}…</p>}
+      {data.state === "error" && <p className="error" role="alert" data-testid="replay-error">{data.message}</p>}
+      {data.state === "ready" && data.value.index === episode && (
+        <EpisodeReplay key={`${meta.id}-${episode}`} meta={meta} data={data.value} askedStep={query.step} />
+      )}
+    </>
+  );
+}
+
+function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: EpisodeData; askedStep: number | null }) {
+  const [, setParams] = useSearchParams();
+  const first = firstStep(data.steps);
+  const last = lastStep(data.steps);
+  const [step, setStepState] = useState(() => clampStep(data.steps, askedStep ?? first));
+  const [playing, setPlaying] = useState(false);
+  const [speed, setSpeed] = useState(1);
+  const rate = useMemo(() => controlRate(meta.raw), [meta.raw]);
+  const stepRef = useRef(step);
+  stepRef.current = step;
+
+  const setStep = useCallback((next: number) => setStepState(clampStep(data.steps, next)), [data.steps]);
+
+  // The deep link follows the cursor (not on every frame while playing).
+  useEffect(() => {
+    if (playing) return;
+    const timer = window.setTimeout(() => {
+      setParams((old) => {
+        if (old.get("step") === String(step) && old.get("episode") === String(data.index)) return old;
+        const next = new URLSearchParams(old);
+        next.set("episode", String(data.index));
+        next.set("step", String(step));
+        return next;
+      }, { replace: true });
+    }, 250);
+    return () => window.clearTimeout(timer);
+  }, [step, playing, data.index, setParams]);
+
+  // Follow a changed ?step= (the browser's back button, an edited link).
+  useEffect(() => {
+    if (askedStep !== null && askedStep !== stepRef.current) setStepState(clampStep(data.steps, askedStep));
+    // only when the link changes
+  }, [askedStep, data.steps]);
+
+  // Play at the control rate times the speed; stop at the episode's end.
+  useEffect(() => {
+    if (!playing) return;
+    if (stepRef.current >= last) setStepState(first);
+    let carry = 0;
+    let before = performance.now();
+    let handle = requestAnimationFrame(function tick(now) {
+      const due = stepsDue(carry, now - before, rate, speed);
+      carry = due.carry;
+      before = now;
+      if (due.steps > 0) {
+        const next = Math.min(last, stepRef.current + due.steps);
+        setStepState(next);
+        if (next >= last) {
+          setPlaying(false);
+          return;
+        }
+      }
+      handle = requestAnimationFrame(tick);
+    });
+    return () => cancelAnimationFrame(handle);
+  }, [playing, rate, speed, first, last]);
+
+  // Keyboard: ←/→ step, Space play/pause (not while typing, nor on the scrubber's own arrows).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      const target = e.target as HTMLElement | null;
+      const tag = target?.tagName;
+      if (tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && (target as HTMLInputElement).type !== "range")) return;
+      if (target?.closest("dialog")) return;
+      const onScrubber = tag === "INPUT";
+      if (e.key === "ArrowRight" && !onScrubber) {
+        e.preventDefault();
+        setPlaying(false);
+        setStep(stepRef.current + 1);
+      } else if (e.key === "ArrowLeft" && !onScrubber) {
+        e.preventDefault();
+        setPlaying(false);
+        setStep(stepRef.current - 1);
+      } else if (e.key === " " || e.code === "Space") {
+        e.preventDefault();
+        setPlaying((p) => !p);
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [setStep]);
+
+  const frames = useFrames({
+    recordingId: meta.id, episode: data.index, source: data.frames, step, playing, stepsPerSecond: rate * speed,
+  });
+
+  const playBack = usePlayBack(meta, data);
+
+  const worldMarks = useMemo(() => {
+    const before = stepsBeforeEpisode(meta.episodes, data.index, meta.raw.life_offset);
+    return worldChangeMarks(meta.worldChanges, before, data.steps.length);
+  }, [meta, data]);
+
+  const divergent = playBack.firstDivergent;
+  const timelineMarks = useMemo<TimelineMark[]>(() => [
+    ...worldMarks.map((m) => ({ step: m.step, kind: "world-change" as const, label: m.label })),
+    ...(divergent !== null ? [{ step: divergent, kind: "divergence" as const, label: "first divergent step" }] : []),
+  ], [worldMarks, divergent]);
+  const chartMarks = useMemo<ChartMark[]>(() => [
+    ...worldMarks.map((m) => ({ step: m.step, color: WORLD_CHANGE_COLOR })),
+    ...(divergent !== null ? [{ step: divergent, color: DIVERGENCE_COLOR }] : []),
+  ], [worldMarks, divergent]);
+
+  const returnSoFar = useMemo(() => {
+    if (data.rewards.length === 0) return null;
+    let total = 0;
+    for (let i = 0; i < Math.min(step, data.rewards.length); i++) total += data.rewards[i];
+    return total;
+  }, [data.rewards, step]);
+
+  const ended = data.entry.terminated === true ? "terminated" : data.entry.truncated === true ? "truncated" : null;
+  const seek = useCallback((s: number) => { setPlaying(false); setStep(s); }, [setStep]);
+
+  return (
+    <div className="episode-replay">
+      <div className="replay-main">
+        <FramePlayer shown={frames.shown} wanted={frames.wanted} frameError={frames.failed}
+          hasFrames={frameCount(data.frames) > 0} step={step} first={first} last={last} playing={playing}
+          speed={speed} marks={timelineMarks} onStep={seek} onPlaying={setPlaying} onSpeed={setSpeed} />
+        <aside className="replay-side">
+          <CursorReadout step={step} last={last} plots={data.plots} returnSoFar={returnSoFar} ended={ended} />
+          {worldMarks.length > 0 && (
+            <section className="world-changes" aria-label="World changes">
+              <h2>World changes</h2>
+              <ul>{worldMarks.map((m, i) => (
+                <li key={i}><button type="button" className="link-button" onClick={() => seek(m.step)}>step {m.step}</button>: {m.label}</li>
+              ))}</ul>
+            </section>
+          )}
+          <PlayBackPanel playBack={playBack} onSeek={seek} />
+        </aside>
+      </div>
+      <p className="muted plots-load" data-testid="plots-load-ms" data-ms={Math.round(data.loadMs)}>
+        {data.steps.length.toLocaleString()} steps · arrays loaded in {Math.round(data.loadMs)} ms · click a plot to go to its step
+      </p>
+      <ReplayPlots plots={data.plots} extra={playBack.plots} step={step} marks={chartMarks} onSeek={seek} />
+    </div>
+  );
 }

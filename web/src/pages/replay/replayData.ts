@@ -1,0 +1,111 @@
+// What the Replay page loads: the recording's metadata (GET /v0/recordings/{id}: meta.json with
+// recording.json's world_changes), and for the open episode its arrays for the plots
+// (?arrays=rewards,agent.*,info.is_success and a thinned life's frame_steps), never its frames.
+import { useEffect, useState } from "react";
+import { api, type ApiError, must } from "../../api/client";
+import { flatNumbers } from "../../lib/replay/arrays";
+import type { FrameSource } from "../../lib/replay/frames";
+import { episodePlots, type EpisodePlots, FRAME_STEPS, plotArrayNames, REWARDS } from "../../lib/replay/plotData";
+import { episodeSteps, type EpisodeSteps } from "../../lib/replay/steps";
+
+/** An entry of meta.json's `episodes`. */
+export type EpisodeEntry = Record<string, unknown> & { index: number };
+
+export interface RecordingMeta {
+  raw: Record<string, unknown>;
+  id: string;
+  envId: string | null;
+  episodes: EpisodeEntry[];
+  worldChanges: unknown[];
+}
+
+export interface EpisodeData {
+  index: number;
+  entry: EpisodeEntry;
+  arrayNames: string[];
+  steps: EpisodeSteps;
+  plots: EpisodePlots;
+  rewards: number[];
+  frames: FrameSource;
+  /** Milliseconds from asking for the arrays to having the plot data. */
+  loadMs: number;
+}
+
+export type Loaded<T> = { state: "loading" } | { state: "error"; message: string } | { state: "ready"; value: T };
+
+export function errorMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null && "detail" in error) return String((error as ApiError).detail);
+  return error instanceof Error ? error.message : String(error);
+}
+
+function toMeta(raw: Record<string, unknown>, id: string): RecordingMeta {
+  const episodes = (Array.isArray(raw.episodes) ? raw.episodes : [])
+    .filter((e): e is EpisodeEntry => typeof e === "object" && e !== null && typeof (e as EpisodeEntry).index === "number")
+    .sort((a, b) => a.index - b.index);
+  return {
+    raw, id,
+    envId: typeof raw.env_id === "string" ? raw.env_id : null,
+    episodes,
+    worldChanges: Array.isArray(raw.world_changes) ? raw.world_changes : [],
+  };
+}
+
+export function useRecording(recordingId: string): Loaded<RecordingMeta> {
+  const [loaded, setLoaded] = useState<Loaded<RecordingMeta>>({ state: "loading" });
+  useEffect(() => {
+    let live = true;
+    setLoaded({ state: "loading" });
+    must(api.GET("/v0/recordings/{recording_id}", { params: { path: { recording_id: recordingId } } }))
+      .then((raw) => { if (live) setLoaded({ state: "ready", value: toMeta(raw as Record<string, unknown>, recordingId) }); })
+      .catch((e: unknown) => { if (live) setLoaded({ state: "error", message: errorMessage(e) }); });
+    return () => { live = false; };
+  }, [recordingId]);
+  return loaded;
+}
+
+/** A thinned life's file keeps only some frames, with `frame_steps` (each kept frame's life step). */
+function isThinned(arrayNames: readonly string[]): boolean {
+  return arrayNames.includes(FRAME_STEPS);
+}
+
+export async function loadEpisode(recordingId: string, index: number, meta: RecordingMeta): Promise<EpisodeData> {
+  const started = performance.now();
+  const path = { recording_id: recordingId, index };
+  const head = await must(api.GET("/v0/recordings/{recording_id}/episodes/{index}", { params: { path } }));
+  const thinned = isThinned(head.array_names);
+  const names = [...plotArrayNames(head.array_names), ...(thinned ? [FRAME_STEPS] : [])];
+  const body = names.length === 0 ? head : await must(api.GET("/v0/recordings/{recording_id}/episodes/{index}", {
+    params: { path, query: { arrays: names.join(",") } },
+  }));
+  const arrays = body.arrays ?? {};
+  const entry = { ...(meta.episodes.find((e) => e.index === index) ?? {}), ...body.episode, index } as EpisodeEntry;
+  const steps = episodeSteps(entry);
+  const rewards = arrays[REWARDS] ? flatNumbers(arrays[REWARDS]) : [];
+  let frames: FrameSource = { kind: "none" };
+  if (thinned && arrays[FRAME_STEPS]) {
+    const lifeStart = typeof entry.life_start === "number" ? entry.life_start : 0;
+    frames = { kind: "thinned", lifeSteps: flatNumbers(arrays[FRAME_STEPS]), lifeStart };
+  } else if (head.frame_count > 0) {
+    frames = { kind: "rows", count: head.frame_count, steps };
+  }
+  const plotArrays = Object.fromEntries(Object.entries(arrays).filter(([name]) => name !== FRAME_STEPS));
+  return {
+    index, entry, arrayNames: head.array_names, steps, rewards, frames,
+    plots: episodePlots(plotArrays, steps.length),
+    loadMs: performance.now() - started,
+  };
+}
+
+export function useEpisode(recordingId: string, index: number | null, meta: RecordingMeta | null): Loaded<EpisodeData> {
+  const [loaded, setLoaded] = useState<Loaded<EpisodeData>>({ state: "loading" });
+  useEffect(() => {
+    if (index === null || meta === null) return;
+    let live = true;
+    setLoaded({ state: "loading" });
+    loadEpisode(recordingId, index, meta)
+      .then((value) => { if (live) setLoaded({ state: "ready", value }); })
+      .catch((e: unknown) => { if (live) setLoaded({ state: "error", message: errorMessage(e) }); });
+    return () => { live = false; };
+  }, [recordingId, index, meta]);
+  return loaded;
+}
