@@ -44,11 +44,14 @@ def test_recordings_api_end_to_end(platform_stack):
     meta = wait_for(lambda: (m := http.get(f"/v0/recordings/{sid}").json()).get("status") == "closed"
                     and len(m.get("episodes", [])) == 2 and m, what="the recording closed with 2 episodes")
     assert meta["env_id"] == "cartpole" and meta["episodes"][0]["length"] == len(rewards)
+    assert [(e["seed"], e["reset_options"]) for e in meta["episodes"]] == [(3, None), (4, None)]
+    assert meta["world_changes"] == []
 
     listed = http.get("/v0/recordings", params={"session_id": sid}).json()
     assert [r["id"] for r in listed["data"]] == [sid]
     summary = listed["data"][0]
     assert summary["episode_count"] == 2 and "episodes" not in summary
+    assert summary["step_count"] == len(rewards) + 3 and summary["total_return"] == sum(rewards) + 3.0
     snapshots = [(s["id"], s["label"]) for s in summary["saved_snapshots"]]
     assert snapshots == [(saved["id"], "after the first episode")]
     assert sid in [r["id"] for r in http.get("/v0/recordings", params={"env_id": "cartpole"}).json()["data"]]
