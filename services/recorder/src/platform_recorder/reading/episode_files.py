@@ -113,8 +113,18 @@ class EpisodeFile:
         shape = self.array_info(FRAMES)["shape"]
         return int(shape[0]) if shape else 0
 
-    def frames(self, indexes: Sequence[int]) -> dict[int, bytes]:
-        """JPEG bytes of the frames at `indexes` (rows of the `frames` array).
+    def member_signature(self, name: str) -> tuple[int, int]:
+        """(CRC-32, size) of an array's member: what tells one stored version of it from another."""
+        info = self._zip.getinfo(self._member(name))
+        return info.CRC, info.file_size
+
+    def frame_rows(self) -> list[bytes]:
+        """Every row of the JPEG `frames` array as bytes (`b""` where a row has no frame)."""
+        return [bytes(row) for row in self.array(FRAMES)] if self.frame_count() else []
+
+    def frames(self, indexes: Sequence[int], rows: Sequence[bytes] | None = None) -> dict[int, bytes]:
+        """JPEG bytes of the frames at `indexes` (rows of the `frames` array; `rows`: those rows
+        already read, e.g. by `RecentFrames`).
 
         Raises:
             RecordingNotFoundError: no JPEG frames, an index out of range (the range is named),
@@ -131,7 +141,7 @@ class EpisodeFile:
                 raise RecordingNotFoundError(
                     f"{self.where} has frames 0..{count - 1} ({count} frames); there is no frame {i}"
                 )
-        frames = self.array(FRAMES)
+        frames = self.array(FRAMES) if rows is None else rows
         out: dict[int, bytes] = {}
         for i in indexes:
             data = bytes(frames[i])

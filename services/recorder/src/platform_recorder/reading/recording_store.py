@@ -28,6 +28,7 @@ from platform_recorder.layout import META_FILE, NOT_RECORDINGS, RECORDING_FILE, 
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.episode_digests import observation_digests
 from platform_recorder.reading.episode_files import EpisodeFile, array_json, open_episode
+from platform_recorder.reading.recent_frames import RecentFrames
 from platform_recorder.reading.served_files import has_trusted_meta, served_file_size, served_files
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from platform_recorder.storage.interface import ObjectNotFoundError, Storage
@@ -49,6 +50,7 @@ class RecordingStore:
 
     def __init__(self, storage: Storage | str | os.PathLike[str]) -> None:
         self.storage = as_storage(storage)
+        self.recent_frames = RecentFrames()
 
     def read_meta(self, recording_id: str) -> RecordingMeta:
         """The recording's meta.json.
@@ -154,7 +156,7 @@ class RecordingStore:
             RecordingNotFoundError: no such recording, finished episode, array or frame.
         """
         with self.open_episode(recording_id, index) as (entry, episode):
-            jpegs = episode.frames(frames) if frames else {}
+            jpegs = self.recent_frames.frames(f"{recording_id}/{index}", episode, frames) if frames else {}
             return {
                 "episode": entry,
                 "array_names": episode.array_names,
