@@ -113,6 +113,8 @@ async def test_list_envs_has_the_builtins(broker, ask):
     by_id = {entry.id: entry for entry in reply.envs}
     assert {"cartpole", "acrobot", "mountaincar", "mountaincar-continuous", "pendulum"} <= set(by_id)
     assert by_id["pendulum"].gymnasium_id == "Pendulum-v1" and by_id["pendulum"].description
+    assert by_id["pendulum"].family == "Classic control"  # with its options, as the catalog declares them
+    assert [option.name for option in by_id["pendulum"].options] == ["max_episode_steps", "g", "endless"]
 
 
 async def test_unknown_env_is_not_found(broker, envhost, ask):
@@ -172,6 +174,31 @@ async def test_bad_options_are_invalid_arguments(broker, envhost, ask):
         reply = await create(ask, **options)
         assert reply.error.code == "invalid_argument" and message in reply.error.message, options
     assert host.starts == [] and await list_ids(ask, include_closed=True) == []
+
+
+async def test_bad_options_name_their_field(broker, envhost, ask):
+    host = await envhost()
+    await broker()
+    for options, field in (({"jpeg_quality": 101}, "jpeg_quality"), ({"record_frames": True}, "record_frames"),
+                           ({"num_envs": 257}, "num_envs"), ({"kwargs_json": "[1]"}, "kwargs"),
+                           ({"life": "bad name!", "record": True}, "life"), ({"life": "arm-1"}, "record")):
+        reply = await create(ask, **options)
+        assert (reply.error.code, reply.error.field) == ("invalid_argument", field), options
+    assert host.starts == []
+
+
+async def test_kwargs_are_checked_against_the_entrys_options_before_anything_starts(broker, envhost, ask):
+    host = await envhost()
+    await broker()
+    reply = await create(ask, "pong", '{"frameskip": 0}')
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.frameskip")
+    assert reply.error.message.startswith("kwargs.frameskip of 'pong' must be an integer >= 1, not 0 (")
+    reply = await create(ask, "cartpole", '{"max_episode_steps": 2.5}')
+    assert reply.error.field == "kwargs.max_episode_steps" and "must be an integer >= 1, not 2.5" in reply.error.message
+    assert host.starts == [] and await list_ids(ask, include_closed=True) == []  # no process, no session row
+    reply = await create(ask, "pong", '{"frameskip": 2, "not_declared": [1, 2]}')
+    assert not reply.error.code, reply.error  # undeclared kwargs pass through to the environment
+    assert host.starts[-1].options.kwargs_json == '{"frameskip": 2, "not_declared": [1, 2]}'
 
 
 async def test_no_live_host_is_unavailable(broker, ask):

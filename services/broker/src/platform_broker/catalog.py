@@ -2,10 +2,20 @@
 
 A catalog file adds (or replaces) entries::
 
+    family = "My lab"           # the family of the file's entries (default "Custom")
+
+    [options.level]             # an option every entry of the file accepts (see env_options)
+    type = "int"
+    default = 1
+    minimum = 1
+    help = "The level to start at."
+
     [envs.lunar]
     gymnasium_id = "LunarLander-v3"
     description = "Land on the pad"
     kwargs = { continuous = true }
+    family = "Box2D"            # this entry's own family
+    options.gravity = { type = "float", default = -10.0, help = "Gravity (m/s^2)." }
 
     [envs.my-env]
     factory = "my_module:make_env"
@@ -14,7 +24,8 @@ A catalog file adds (or replaces) entries::
     [envs.my-sim]
     image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
 
-Each entry has exactly one of `gymnasium_id`, `factory` and `image`.
+Each entry has exactly one of `gymnasium_id`, `factory` and `image`. The built-in files
+(`builtin/*.toml`, one per family) have the same format.
 """
 
 from __future__ import annotations
@@ -23,25 +34,38 @@ import json
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from simulusion.control.v1 import control_pb2
 
+from platform_broker.env_options import OptionError, entry_options, option_tables
 from platform_broker.errors import ConfigError
+from platform_broker.option_values import allowed, shown, value_fits
 
 ENV_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 # A Docker image reference: no whitespace, and no leading '-' (it goes on a `docker run` line).
 IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
-ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs"}
+ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options"}
+FILE_KEYS = {"envs", "family", "options"}
+DEFAULT_FAMILY = "Custom"
 
 # Built-in entries: one TOML file per family in platform_broker/builtin/, same format as catalog.toml.
 BUILTIN_PACKAGE = "platform_broker.builtin"
 # Families listed first, in this order; any other built-in file follows in name order.
 BUILTIN_ORDER = ("classic_control.toml", "atari.toml", "gymnasium_mujoco.toml", "dm_control.toml")
+
+
+@dataclass(frozen=True)
+class FileDefaults:
+    """What a catalog file gives all its entries: a family and option declarations."""
+
+    family: str = DEFAULT_FAMILY
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 class Catalog:
@@ -77,9 +101,7 @@ def builtin_entries() -> dict[str, control_pb2.CatalogEntry]:
     for item in sorted(folder.iterdir(), key=lambda f: (rank.get(f.name, len(rank)), f.name)):
         if not item.name.endswith(".toml"):
             continue
-        label = Path(f"<built-in {item.name}>")
-        for env_id, raw in tomllib.loads(item.read_text(encoding="utf-8")).get("envs", {}).items():
-            entries[env_id] = parse_entry(env_id, raw, label)
+        entries.update(parse_file(tomllib.loads(item.read_text(encoding="utf-8")), Path(f"<built-in {item.name}>")))
     return entries
 
 
@@ -100,19 +122,37 @@ def load_catalog(path: str | Path | None) -> Catalog:
         raise ConfigError(f"catalog {path}: cannot read it: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"catalog {path}: not valid TOML: {exc}") from None
-    unknown = set(data) - {"envs"}
-    if unknown:
-        raise ConfigError(f"catalog {path}: unknown top-level keys {sorted(unknown)}; only [envs.<id>] tables")
-    envs = data.get("envs", {})
-    if not isinstance(envs, dict):
-        raise ConfigError(f"catalog {path}: 'envs' must be a table of [envs.<id>] entries")
-    for env_id, raw in envs.items():
-        entries[env_id] = parse_entry(env_id, raw, path)
+    entries.update(parse_file(data, path))
     return Catalog(entries)
 
 
-def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.CatalogEntry:
-    """One `[envs.<id>]` table as a CatalogEntry; `path` is resolved against the file's folder."""
+def parse_file(data: Mapping[str, Any], path: Path) -> dict[str, control_pb2.CatalogEntry]:
+    """The entries of one catalog file's TOML (`path` names it in messages and anchors `path` keys).
+
+    Raises:
+        ConfigError: an unknown top-level key, a bad `family` or `options`, or a bad entry.
+    """
+    unknown = set(data) - FILE_KEYS
+    if unknown:
+        raise ConfigError(f"catalog {path}: unknown top-level keys {sorted(unknown)}; "
+                          "only family, [options.<name>] and [envs.<id>] tables")
+    envs = data.get("envs", {})
+    if not isinstance(envs, dict):
+        raise ConfigError(f"catalog {path}: 'envs' must be a table of [envs.<id>] entries")
+    family = data.get("family", DEFAULT_FAMILY)
+    if not isinstance(family, str) or not family.strip():
+        raise ConfigError(f"catalog {path}: 'family' must be a non-empty string, e.g. family = \"My lab\"")
+    try:
+        options = option_tables(data.get("options", {}), "options")
+    except OptionError as exc:
+        raise ConfigError(f"catalog {path}: {exc}") from None
+    defaults = FileDefaults(family=family, options=options)
+    return {env_id: parse_entry(env_id, raw, path, defaults) for env_id, raw in envs.items()}
+
+
+def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefaults | None = None) -> control_pb2.CatalogEntry:
+    """One `[envs.<id>]` table as a CatalogEntry; `path` is resolved against the file's folder;
+    `defaults`: the file's family and options (None: family "Custom", no file options)."""
 
     def bad(problem: str) -> ConfigError:
         return ConfigError(f"catalog {catalog_path}: entry '{env_id}': {problem}")
@@ -124,7 +164,7 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.Catalo
     unknown = set(raw) - ENTRY_KEYS
     if unknown:
         raise bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(ENTRY_KEYS)}")
-    for key in ("gymnasium_id", "factory", "image", "path", "description"):
+    for key in ("gymnasium_id", "factory", "image", "path", "description", "family"):
         if key in raw and not isinstance(raw[key], str):
             raise bad(f"'{key}' must be a string")
     gymnasium_id, factory, image = raw.get("gymnasium_id", ""), raw.get("factory", ""), raw.get("image", "")
@@ -149,8 +189,34 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path) -> control_pb2.Catalo
         kwargs_json = json.dumps(kwargs)
     except (TypeError, ValueError) as exc:  # TOML dates and times are not JSON
         raise bad(f"'kwargs' must hold JSON values only: {exc}") from None
+    defaults = defaults or FileDefaults()
+    try:
+        options = _options_of(raw, kwargs, defaults)
+    except OptionError as exc:
+        raise bad(str(exc)) from None
+    family = raw.get("family", defaults.family)
+    if not family.strip():
+        raise bad("'family' must not be empty")
     default = f"Gymnasium {gymnasium_id}" if gymnasium_id else (f"Docker image {image}" if image else factory)
     return control_pb2.CatalogEntry(
         id=env_id, description=raw.get("description") or default, gymnasium_id=gymnasium_id, factory=factory,
-        path=path, kwargs_json=kwargs_json, image=image,
+        path=path, kwargs_json=kwargs_json, image=image, family=family, options=options,
     )
+
+
+def _options_of(raw: Mapping[str, Any], kwargs: Mapping[str, Any], defaults: FileDefaults) -> list[control_pb2.EnvOption]:
+    """An entry's options (the file's with its own over them); a kwarg the entry sets is its
+    option's default.
+
+    Raises:
+        OptionError: a bad declaration, or an entry kwarg its option does not allow.
+    """
+    options = entry_options(defaults.options, option_tables(raw.get("options", {}), "options"))
+    for option in options:
+        if option.name in kwargs:
+            value = kwargs[option.name]
+            if not value_fits(option, value):
+                raise OptionError(f"kwargs.{option.name} = {shown(value)} is not allowed by its option: "
+                                  f"it must be {allowed(option)}")
+            option.default_json = json.dumps(value)
+    return options

@@ -9,14 +9,17 @@ class BrokerError(Exception):
     Attributes:
         code: the `ControlError.code` a reply carries for it ("invalid_argument", "not_found",
             "unavailable", "failed_precondition", "internal").
+        field: the request field at fault (`ControlError.field`): "kwargs.<name>" for a session
+            kwarg, else the option's name (e.g. "jpeg_quality"); "" when not about one field.
     """
 
     code = "internal"
 
-    def __init__(self, message: str, code: str | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None, *, field: str = "") -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
+        self.field = field
 
     @property
     def message(self) -> str:

@@ -25,7 +25,8 @@ from platform_broker.errors import BrokerError, NotFoundError, UnavailableError
 from platform_broker.hosts import HostRegistry, HostState
 from platform_broker.pools import PoolKeeper, takes_pooled
 from platform_broker.session_endings import SessionEndings
-from platform_broker.session_options import checked_options
+from platform_broker.kwargs_check import check_kwargs
+from platform_broker.session_options import checked_options, session_kwargs
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class Handlers:
                 reply = reply_cls(error=control_pb2.ControlError(
                     code="invalid_argument", message=f"{subject}: the request is not a {request_cls.__name__}"))
             except BrokerError as exc:
-                reply = reply_cls(error=control_pb2.ControlError(code=exc.code, message=exc.message))
+                reply = reply_cls(error=control_pb2.ControlError(code=exc.code, message=exc.message, field=exc.field))
             except Exception as exc:
                 log.exception("%s failed", subject)
                 reply = reply_cls(error=control_pb2.ControlError(code="internal", message=f"{subject}: {exc!r}"))
@@ -122,6 +123,7 @@ class Handlers:
             shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
             raise NotFoundError(f"unknown environment '{env_id}'; known: {shown}")
         options = checked_options(request.options)
+        check_kwargs(entry, session_kwargs(options))
         now = self._clock()
         session = control_pb2.SessionInfo(id=new_session_id(), options=options, state=STARTING, created_at=now,
                                           last_active_at=now)

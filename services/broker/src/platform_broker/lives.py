@@ -21,15 +21,16 @@ def check_life(options: SessionOptions) -> None:
     """
     if not options.life:
         if options.frame_every or options.max_frames:
-            raise InvalidArgumentError("frame_every and max_frames thin the frames of a life: give the life a name")
+            raise InvalidArgumentError("frame_every and max_frames thin the frames of a life: give the life a name",
+                                       field="life")
         return
     if not LIFE_NAME.match(options.life):
-        raise InvalidArgumentError(f"life name {options.life!r} is not valid: use {LIFE_NAME_RULE}")
+        raise InvalidArgumentError(f"life name {options.life!r} is not valid: use {LIFE_NAME_RULE}", field="life")
     if not options.record:
-        raise InvalidArgumentError(f"life {options.life} is a recording: it needs record=true")
+        raise InvalidArgumentError(f"life {options.life} is a recording: it needs record=true", field="record")
     if options.num_envs > 1:
         raise InvalidArgumentError(f"life {options.life} records one environment: a vector session "
-                                   f"(num_envs={options.num_envs}) cannot append to it")
+                                   f"(num_envs={options.num_envs}) cannot append to it", field="num_envs")
 
 
 class LifeHeldError(FailedPreconditionError):

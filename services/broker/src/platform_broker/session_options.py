@@ -30,12 +30,14 @@ def checked_options(options: SessionOptions) -> SessionOptions:
     completed.kwargs_json = json.dumps(session_kwargs(options))
     if options.jpeg_quality > MAX_JPEG_QUALITY:
         raise InvalidArgumentError(f"jpeg_quality must be between {MIN_JPEG_QUALITY} and {MAX_JPEG_QUALITY} "
-                                   f"(0 for the default), not {options.jpeg_quality}")
+                                   f"(0 for the default), not {options.jpeg_quality}", field="jpeg_quality")
     if options.num_envs > MAX_NUM_ENVS:
-        raise InvalidArgumentError(f"num_envs must be between 1 and {MAX_NUM_ENVS} (0 for 1), not {options.num_envs}")
+        raise InvalidArgumentError(f"num_envs must be between 1 and {MAX_NUM_ENVS} (0 for 1), not {options.num_envs}",
+                                   field="num_envs")
     completed.num_envs = max(1, options.num_envs)
     if options.record_frames and not options.record:
-        raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true")
+        raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true",
+                                   field="record_frames")
     check_life(completed)
     if options.frame_every or options.max_frames:
         completed.record_frames = True
@@ -54,7 +56,8 @@ def session_kwargs(options: SessionOptions) -> dict[str, Any]:
     try:
         kwargs = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidArgumentError(f"kwargs for '{options.env_id}' are not valid JSON: {exc}") from None
+        raise InvalidArgumentError(f"kwargs for '{options.env_id}' are not valid JSON: {exc}", field="kwargs") from None
     if not isinstance(kwargs, dict):
-        raise InvalidArgumentError(f"kwargs for '{options.env_id}' must be a JSON object, got {type(kwargs).__name__}")
+        raise InvalidArgumentError(f"kwargs for '{options.env_id}' must be a JSON object, got {type(kwargs).__name__}",
+                                   field="kwargs")
     return kwargs
