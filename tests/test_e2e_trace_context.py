@@ -138,6 +138,7 @@ def traced_session_and_reads(url: str) -> None:
         wait_for(lambda: http.get(f"/v0/recordings/{session_id}").json().get("status") == "closed",
                  what="the recording to close")
         assert http.get(f"/v0/recordings/{session_id}/episodes/0").status_code == 200
+        assert http.get(f"/v0/recordings/{session_id}/episodes/0/digests").status_code == 200
         archive = http.get(f"/v0/recordings/{session_id}/archive")
         assert archive.status_code == 200 and archive.content
         assert http.delete(f"/v0/recordings/{session_id}").status_code == 204
@@ -172,4 +173,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "session_steps",
             "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 5 + 1 + 4 + 6 + 3 + 4
+    assert len(SUBJECTS) == 5 + 1 + 4 + 7 + 3 + 4
