@@ -131,6 +131,8 @@ class StandInBroker:
     spec: env_pb.SpecResponse
     step_address: str = ""  # the step link of sessions it creates (empty: the gRPC stream)
     catalog: dict[str, str] = field(default_factory=lambda: {"cartpole": "CartPole-v1"})
+    entries: list[ctl.CatalogEntry] = field(default_factory=list)  # listed after `catalog`'s, as they are
+    create_error: ctl.ControlError | None = None  # when set, every create answers it
     sessions: dict[str, ctl.SessionInfo] = field(default_factory=dict)
     headers: list[dict[str, str]] = field(default_factory=list)
     subs: list[Any] = field(default_factory=list)
@@ -174,6 +176,8 @@ class StandInBroker:
 
     async def _create(self, data: bytes) -> bytes:
         options = ctl.CreateSessionRequest.FromString(data).options
+        if self.create_error is not None:
+            return ctl.SessionReply(error=self.create_error).SerializeToString()
         if options.env_id not in self.catalog:
             error = ctl.ControlError(code="not_found", message=f"unknown env {options.env_id!r}; known: cartpole")
             return ctl.SessionReply(error=error).SerializeToString()
@@ -206,7 +210,7 @@ class StandInBroker:
     async def _envs(self, data: bytes) -> bytes:
         entries = [ctl.CatalogEntry(id=k, description=f"{v} from Gymnasium", gymnasium_id=v)
                    for k, v in self.catalog.items()]
-        return ctl.ListEnvsReply(envs=entries).SerializeToString()
+        return ctl.ListEnvsReply(envs=[*entries, *self.entries]).SerializeToString()
 
 
 @pytest.fixture

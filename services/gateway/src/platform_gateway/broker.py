@@ -56,5 +56,6 @@ class BrokerClient:
         except DecodeError:
             raise UnavailableError(f"broker unavailable: unreadable reply on {subject}") from None
         if reply.HasField("error") and reply.error.code:  # type: ignore[attr-defined]
-            raise from_control_error(reply.error.code, reply.error.message)  # type: ignore[attr-defined]
+            error = reply.error  # type: ignore[attr-defined]
+            raise from_control_error(error.code, error.message, error.field)
         return reply

@@ -1,8 +1,8 @@
 """The gateway's errors: one base class; each subclass carries its HTTP status and a code.
 
 Routes never build HTTP errors themselves: `api.errors` turns any `GatewayError` into a
-JSON response `{"detail": message, "code": code}` (plus `log_tail` when there is one), with
-the class's `headers`.
+JSON response `{"detail": message, "code": code}` (plus `log_tail` when there is one, and
+`field` when the error is about one request field), with the class's `headers`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ class GatewayError(Exception):
     code: str = "internal"
     headers: ClassVar[Mapping[str, str]] = {}  # sent with the answer
 
-    def __init__(self, message: str, *, log_tail: str = "") -> None:
+    def __init__(self, message: str, *, log_tail: str = "", field: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.log_tail = log_tail
+        self.field = field  # the request field at fault ("kwargs.frameskip", "jpeg_quality"), "" if none
 
 
 class InvalidArgumentError(GatewayError):
@@ -104,6 +105,6 @@ _CONTROL_ERRORS: dict[str, type[GatewayError]] = {
 }
 
 
-def from_control_error(code: str, message: str) -> GatewayError:
-    """The gateway error for a `ControlError` (or a recorder error) code."""
-    return _CONTROL_ERRORS.get(code, InternalError)(message)
+def from_control_error(code: str, message: str, field: str = "") -> GatewayError:
+    """The gateway error for a `ControlError` (or a recorder error) code, naming its `field`."""
+    return _CONTROL_ERRORS.get(code, InternalError)(message, field=field)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -52,9 +53,32 @@ def entry_to_json(entry: ctl.CatalogEntry, *, preview_cached: bool) -> dict[str,
         "factory": entry.factory or None,
         "path": entry.path or None,
         "kwargs": kwargs_from_json(entry.kwargs_json),
+        "family": entry.family,
+        "options": [option_json(option) for option in entry.options],
         "preview": f"/v0/envs/{quote(entry.id, safe='')}/preview",
         "preview_cached": preview_cached,
     }
+
+
+def option_json(option: ctl.EnvOption) -> dict[str, Any]:
+    """One option a catalog entry declares (`schemas.envs.EnvOptionPublic`)."""
+    return {
+        "name": option.name,
+        "type": option.type,
+        "default": json.loads(option.default_json) if option.default_json else None,
+        "minimum": _bound(option, "minimum"),
+        "maximum": _bound(option, "maximum"),
+        "choices": [json.loads(choice) for choice in option.choices_json] if option.type == "choice" else None,
+        "help": option.help,
+    }
+
+
+def _bound(option: ctl.EnvOption, name: str) -> int | float | None:
+    """A bound as its option's type: 1 for an int option, 0.5 for a float one; None when unset."""
+    if not option.HasField(name):  # type: ignore[arg-type]
+        return None
+    value: float = getattr(option, name)
+    return int(value) if option.type == "int" and value.is_integer() else value
 
 
 def value_json(value: values_pb.Value) -> Any:

@@ -1,7 +1,9 @@
 """Translate gateway errors (and malformed requests) into JSON responses.
 
 Every error answer is `{"detail": sentence, "code": code}` (`schemas.sessions.ErrorPublic`),
-also those Starlette makes itself: an unknown route (404), a method a route does not take
+with `"field"` naming the request field at fault when there is one (a body or query field by
+its name, a session kwarg as `kwargs.<name>`, from the broker or FastAPI's validation), also
+those Starlette makes itself: an unknown route (404), a method a route does not take
 (405, with `Allow` naming every method of the path), a body that cannot be read (422), and
 an unexpected exception (500).
 """
@@ -23,10 +25,15 @@ _PARAMETER = re.compile(r"\\\{[^}]*\\\}")  # a path parameter of re.escape(templ
 _METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
+_LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
+
+
 def error_body(exc: GatewayError) -> dict[str, str]:
     body = {"detail": exc.message, "code": exc.code}
     if exc.log_tail or isinstance(exc, SessionGoneError):
         body["log_tail"] = exc.log_tail
+    if exc.field:
+        body["field"] = exc.field
     return body
 
 
@@ -78,7 +85,22 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     detail = f"invalid request to {request.method} {request.url.path}: " + "; ".join(problems or ["invalid"])
     detail += " (the expected bodies are in /docs)"
     errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
-    return JSONResponse({"detail": detail, "code": "invalid_argument", "errors": errors}, status_code=422)
+    body: dict[str, Any] = {"detail": detail, "code": "invalid_argument", "errors": errors}
+    field = next((name for name in map(_field, exc.errors()) if name), None)
+    if field:
+        body["field"] = field
+    return JSONResponse(body, status_code=422)
+
+
+def _field(error: dict[str, Any]) -> str | None:
+    """The field a validation error is about, as the body names it ("jpeg_quality",
+    "life.frame_every"); None for the body as a whole or JSON that cannot be read."""
+    if error.get("type") == "json_invalid":
+        return None
+    loc = [str(part) for part in error.get("loc", ())]
+    if loc[:1] and loc[0] in _LOCATIONS:
+        loc = loc[1:]
+    return ".".join(loc) or None
 
 
 def _problem(error: dict[str, Any]) -> str:

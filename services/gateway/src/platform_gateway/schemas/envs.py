@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+
+class EnvOptionPublic(BaseModel):
+    """One kwarg an environment accepts (its catalog file declares it). A session's kwargs are
+    checked against these (422 naming `kwargs.<name>`); kwargs not listed pass through unchecked."""
+
+    name: str = Field(description="the kwarg's name", examples=["frameskip"])
+    type: Literal["int", "float", "bool", "string", "choice"]
+    default: Any = Field(description="the value when the kwarg is not given; null: the environment's own")
+    minimum: int | float | None = Field(default=None, description="inclusive lower bound (int and float options)")
+    maximum: int | float | None = Field(default=None, description="inclusive upper bound (int and float options)")
+    choices: list[Any] | None = Field(default=None, description='the allowed values of a "choice" option')
+    help: str = Field(default="", description="one line on what it does")
 
 
 class EnvPublic(BaseModel):
@@ -14,6 +27,11 @@ class EnvPublic(BaseModel):
     factory: str | None = Field(default=None, description='"module:function" building the environment')
     path: str | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict, description="the entry's default keyword arguments")
+    family: str = Field(description='its family: "Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", '
+                        'or for catalog.toml entries their own (default "Custom")', examples=["Atari"])
+    options: list[EnvOptionPublic] = Field(
+        default_factory=list, description="the kwargs it accepts, each with its type, default, range or choices and help"
+    )
     preview: str = Field(
         description="URL of the entry's preview frame (JPEG), e.g. `/v0/envs/cartpole/preview`"
     )

@@ -220,6 +220,12 @@ class ErrorPublic(BaseModel):
     detail: str
     code: str
     log_tail: str | None = None
+    field: str | None = Field(
+        default=None,
+        description='the request field at fault, when the error is about one: "kwargs.<name>" for a session '
+        'kwarg, a body field by its name (e.g. "jpeg_quality", "life.frame_every")',
+        examples=["kwargs.frameskip"],
+    )
 
 
 class StepTicketPublic(BaseModel):
