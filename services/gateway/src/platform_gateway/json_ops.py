@@ -41,11 +41,11 @@ _MODELS = dict(zip(OPS, COMMANDS, strict=True))
 
 
 class InvalidCommandError(InvalidArgumentError):
-    """A text message that is not a command; `field` names the part at fault (None: the whole)."""
+    """A text message that is not a command; `field` names the part at fault ("": the whole)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
-        self.field = field
+        self.field = field or ""
 
 
 def message_head(text: str) -> tuple[Any, Any, dict[str, Any]]:
