@@ -46,7 +46,7 @@ export function PlayBackPanel({ playBack: p, onSeek }: Props) {
           {p.phase === "idle" ? "Play back" : "Play back again"}
         </button>
       )}
-      <p data-testid="play-back-status" data-phase={p.phase} className={statusClass} role="status">{statusText(p)}</p>
+      <p data-testid="play-back-status" data-phase={p.phase} data-session-id={p.sessionId ?? undefined} className={statusClass} role="status">{statusText(p)}</p>
       {p.verdicts.length > 0 && (
         <p className="muted" data-testid="play-back-progress" data-matched={matched} data-diverged={diverged} data-played={p.verdicts.length - 1}>
           {matched} of {p.verdicts.length} checks match (the reset and {p.verdicts.length - 1} steps){diverged > 0 ? `, ${diverged} diverged` : ""}.
