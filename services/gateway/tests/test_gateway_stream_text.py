@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from platform_contracts.digests import observation_digest
 from platform_contracts.values import tensor_from_array
 from platform_gateway.app import api_app
 from platform_gateway.json_views import frame_jpeg
-from platform_gateway.schemas.stream import openapi_components
+from platform_gateway.schemas.stream import ANSWERS, StreamErrorAnswer, openapi_components
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 from websockets.asyncio.client import ClientConnection, connect
@@ -38,6 +38,7 @@ async def _ask(ws: ClientConnection, message: dict[str, Any]) -> tuple[dict[str,
     assert isinstance(text, str), "a command is answered by a text message first"
     answer = json.loads(text)
     assert answer["id"] == message.get("id") and answer["op"] == message.get("op")
+    _conforms(answer)
     frame = (answer.get("result") or {}).get("frame")
     if frame is None:
         return answer, None
@@ -105,6 +106,7 @@ async def test_malformed_commands_are_422_naming_the_field(gateway, broker, mess
         assert answer["id"] == message["id"] and answer["op"] == message.get("op")
         error = answer["error"]
         assert (error["status"], error["code"], error["field"]) == (422, "invalid_argument", field), error
+        assert set(error) == set(schemas_of("StreamError")["required"]), "every field the schema says"
         assert says in error["detail"], error["detail"]
         ok, _ = await _ask(ws, {"id": "next", "op": "reset"})  # the socket stays up
         assert "result" in ok
@@ -166,6 +168,23 @@ def test_the_openapi_document_declares_every_stream_message() -> None:
     assert json.dumps(api_app(None).openapi(), sort_keys=True) == json.dumps(document, sort_keys=True)
     for name, schema in openapi_components().items():
         assert schemas[name] == schema, f"{name}: the REST routes declare it otherwise"
+
+
+def _conforms(answer: dict[str, Any]) -> None:
+    """The answer is its op's answer model (or the error answer), holding every field its schema requires."""
+    model = StreamErrorAnswer if "error" in answer else next(m for m in ANSWERS if m.model_fields["op"].annotation
+                                                              == Literal[answer["op"]])
+    parsed = model.model_validate(answer)
+    schemas = openapi_components()
+    assert set(schemas[model.__name__]["required"]) <= set(answer)
+    inner = "error" if "error" in answer else "result"
+    ref = schemas[model.__name__]["properties"][inner]["$ref"].rsplit("/", 1)[1]
+    assert set(schemas[ref]["required"]) <= set(answer[inner]), (ref, answer[inner])
+    assert parsed.id == answer["id"]
+
+
+def schemas_of(name: str) -> dict[str, Any]:
+    return dict(openapi_components()[name])
 
 
 def _walk(node: Any) -> Any:

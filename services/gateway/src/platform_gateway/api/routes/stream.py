@@ -151,6 +151,7 @@ async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str,
     except GatewayError as exc:
         error: dict[str, Any] = {"status": exc.status, **error_body(exc)}
         error["field"] = error.get("field") or getattr(exc, "field", "") or None  # always there: null for none
+        error.setdefault("log_tail", None)
         await websocket.send_text(json.dumps({"id": ident, "op": op, "error": error}, separators=(",", ":")))
         if isinstance(exc, (SessionGoneError, SessionNotFoundError)):
             await websocket.close(close_code(exc), close_reason(exc.message))
