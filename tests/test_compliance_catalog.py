@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from platform_broker.catalog import BUILTIN_PACKAGE, parse_entry
+from platform_broker.catalog import BUILTIN_PACKAGE, parse_file
 from platform_contracts.compliance import CHECKS, ComplianceOptions
 from platform_sdk.check.runner import check_launch_spec
 from platform_sdk.instance_launch import LaunchSpec
@@ -34,9 +34,8 @@ def family_entries() -> dict[str, list[control_pb.CatalogEntry]]:
     families = {}
     for item in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda f: f.name):
         if item.name.endswith(".toml"):
-            raw = tomllib.loads(item.read_text(encoding="utf-8")).get("envs", {})
-            label = Path(f"<built-in {item.name}>")
-            families[item.name] = [parse_entry(env_id, table, label) for env_id, table in raw.items()]
+            data = tomllib.loads(item.read_text(encoding="utf-8"))
+            families[item.name] = list(parse_file(data, Path(f"<built-in {item.name}>")).values())
     return families
 
 
