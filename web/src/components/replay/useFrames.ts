@@ -24,7 +24,7 @@ interface Options {
   settleMs?: number;
 }
 
-export function useFrames({ recordingId, episode, source, step, playing, stepsPerSecond, settleMs = 40 }: Options) {
+export function useFrames({ recordingId, episode, source, step, playing, stepsPerSecond, settleMs = 20 }: Options) {
   const [shown, setShown] = useState<ShownFrame | null>(null);
   const [failed, setFailed] = useState<string | null>(null);
   const wanted = useRef<FrameChoice | null>(null);
@@ -45,7 +45,7 @@ export function useFrames({ recordingId, episode, source, step, playing, stepsPe
       createUrl: (blob) => URL.createObjectURL(blob),
       revokeUrl: (url) => URL.revokeObjectURL(url),
       capacity: 400,
-      concurrency: 4,
+      concurrency: 2,
       onLoaded: (row) => {
         const choice = wanted.current;
         if (choice && choice.row === row) show(made, choice);

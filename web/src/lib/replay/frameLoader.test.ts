@@ -1,35 +1,41 @@
 import { describe, expect, it, vi } from "vitest";
 import { FrameLoader } from "./frameLoader";
 
+function fakeFetches() {
+  const started: number[] = [];
+  const aborted: number[] = [];
+  const finish = new Map<number, () => void>();
+  const fetchFrame = (row: number, signal: AbortSignal) =>
+    new Promise<Blob>((resolve) => {
+      started.push(row);
+      signal.addEventListener("abort", () => aborted.push(row));
+      finish.set(row, () => resolve(new Blob([String(row)])));
+    });
+  return { started, aborted, finish, fetchFrame };
+}
+
 describe("frame loader", () => {
-  it("fetches wanted rows a few at a time, aborts unwanted ones, caches the rest", async () => {
-    const started: number[] = [];
-    const aborted: number[] = [];
-    const resolvers = new Map<number, () => void>();
+  it("fetches the frame to show first, then prefetches a few at a time, aborting unwanted rows", async () => {
+    const f = fakeFetches();
     const loaded: number[] = [];
     const loader = new FrameLoader({
-      fetchFrame: (row, signal) =>
-        new Promise<Blob>((resolve) => {
-          started.push(row);
-          signal.addEventListener("abort", () => aborted.push(row));
-          resolvers.set(row, () => resolve(new Blob([String(row)])));
-        }),
-      createUrl: (blob) => `blob:${blob.size}`,
-      revokeUrl: () => {},
-      concurrency: 2,
-      onLoaded: (row) => loaded.push(row),
+      fetchFrame: f.fetchFrame, createUrl: (blob) => `blob:${blob.size}`, revokeUrl: () => {},
+      concurrency: 2, onLoaded: (row) => loaded.push(row),
     });
-    loader.want([1, 2, 3]);
-    expect(started).toEqual([1, 2]);
-    resolvers.get(1)!();
-    await vi.waitFor(() => expect(loaded).toEqual([1]));
-    expect(started).toEqual([1, 2, 3]);
-    loader.want([7, 3]);
-    expect(aborted).toEqual([2]);
-    expect(started).toEqual([1, 2, 3, 7]);
-    expect(loader.url(1)).toBe("blob:1");
+    loader.want([5, 6, 4, 7]);
+    expect(f.started).toEqual([5]); // prefetches wait for the frame on screen
+    f.finish.get(5)!();
+    await vi.waitFor(() => expect(loaded).toEqual([5]));
+    expect(f.started).toEqual([5, 6, 4]);
+    loader.want([40, 41, 4]); // the scrubber moved: 6 is no longer wanted, 4 still is
+    expect(f.aborted).toEqual([6]);
+    expect(f.started).toEqual([5, 6, 4, 40]); // the new frame at once, beside the prefetch still wanted
+    f.finish.get(40)!();
+    await vi.waitFor(() => expect(loaded).toEqual([5, 40]));
+    expect(f.started).toEqual([5, 6, 4, 40, 41]);
+    expect(loader.url(5)).toBe("blob:1");
     loader.dispose();
-    expect(aborted).toEqual([2, 3, 7]);
+    expect(f.aborted).toEqual([6, 4, 41]);
   });
 
   it("does not ask again for a row that failed", async () => {

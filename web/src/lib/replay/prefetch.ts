@@ -13,7 +13,7 @@ export interface PrefetchWindow {
 
 /** The window for a player: scrubbing or paused looks both ways; playing looks ahead. */
 export function prefetchWindow(playing: boolean, stepsPerSecond: number, shownPerSecond = 30): PrefetchWindow {
-  if (!playing) return { ahead: 12, behind: 12, stride: 1 };
+  if (!playing) return { ahead: 8, behind: 6, stride: 1 };
   const stride = Math.max(1, Math.ceil(stepsPerSecond / shownPerSecond));
   return { ahead: 48, behind: 4, stride };
 }
