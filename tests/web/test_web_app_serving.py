@@ -27,9 +27,9 @@ def test_the_root_loads_the_app_without_console_errors(page: Page, console, scre
     assert response.headers["cache-control"] == "no-cache"
     expect(page).to_have_title("Simulusion")
     expect_the_app_shell(page)
-    page.wait_for_load_state("networkidle")
-    assert not console.problems  # also checked after every test; here to see it before the picture
+    expect(page.get_by_role("heading", level=1)).to_be_visible()  # the Environments page rendered
     assert screenshot(page, "serving-root").stat().st_size > 0
+    assert not console.problems, console.problems  # also checked after every test
 
 
 def test_the_apps_assets_are_cached_and_index_is_not(web_platform) -> None:
