@@ -10,7 +10,9 @@ and measures, on the page's own clock (`performance.now()`):
 - frame after a scrub: the scrubber is moved through 8 positions 16 ms apart (as a hand drags
   it), then rests at a random step; the time from its last move to that step's frame on screen
   (`replay-frame` of that step, loaded). The episode's first frame (the recorder reads the
-  episode's frames once) is timed apart from the others.
+  episode's frames once) is timed apart from the others;
+- playing: frames shown per second for 4 s at 1x and at 4x the default 30 steps a second, and
+  how many steps the frame on screen trails the cursor (no growing backlog).
 
 Targets (issue 15): plots <= 2 s, frame <= 150 ms.
 
@@ -75,6 +77,31 @@ def wait_closed(url: str, sid: str) -> None:
     raise SystemExit(f"recording {sid} did not close within 120 s")
 
 
+WATCH = """() => {
+  window.__shown = [];
+  const img = () => document.querySelector('[data-testid=replay-frame]');
+  const cursor = () => +document.querySelector('[data-testid=cursor-step]').textContent;
+  window.__watch = new MutationObserver(() => window.__shown.push([performance.now(), +img().dataset.frameStep, cursor()]));
+  window.__watch.observe(img(), { attributes: true, attributeFilter: ['src'] });
+}"""
+
+
+def play(page, speed: str, seconds: float = 4.0) -> tuple[float, int, int]:
+    """(frames shown per second, median and largest steps the frame trails the cursor) while playing."""
+    page.get_by_test_id("scrubber").fill("3000")
+    page.get_by_test_id("speed").select_option(speed)
+    page.locator("h1").click()
+    page.evaluate(WATCH)
+    page.keyboard.press("Space")
+    time.sleep(seconds)
+    page.keyboard.press("Space")
+    shown = page.evaluate("() => { window.__watch.disconnect(); return window.__shown; }")
+    if len(shown) < 2:
+        return 0.0, 0, 0
+    lag = sorted(cursor - step for _, step, cursor in shown)
+    return (len(shown) - 1) / ((shown[-1][0] - shown[0][0]) / 1000), lag[len(lag) // 2], lag[-1]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_platform_arguments(parser)
@@ -106,6 +133,7 @@ def main() -> int:
 
             first = scrub()
             frames = [scrub() for _ in range(args.scrubs)]
+            playing = {speed: play(page, speed) for speed in ("1", "4")}
             browser.close()
 
     print(f"episode: {steps:,} steps (recording {sid})")
@@ -114,6 +142,9 @@ def main() -> int:
     print(f"frame after the scrubber stops: the episode's first {first:.0f} ms; then median "
           f"{statistics.median(frames):.0f} ms, p90 {sorted(frames)[int(0.9 * len(frames)) - 1]:.0f} ms, "
           f"max {max(frames):.0f} ms ({len(frames)} scrubs; target <= 150 ms)")
+    for speed, (fps, lag, worst) in playing.items():
+        print(f"playing at {speed}x: {fps:.1f} frames shown a second; the frame trails the cursor by "
+              f"median {lag}, at most {worst} steps")
     return 0
 
 

@@ -39,7 +39,7 @@ export function FramePlayer(props: Props) {
           <p className="muted frame-none">Loading frame…</p>
         )}
       </div>
-      {hasFrames && wanted && !wanted.exact && (
+      {hasFrames && wanted && !wanted.exact && !playing && (
         <p className="muted frame-note" data-testid="frame-note">
           No frame kept at step {step}: showing the nearest kept one, step {wanted.step}.
         </p>

@@ -4,7 +4,7 @@
 // fetch waits for it to rest `settleMs`; a cached frame shows at once.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { FrameLoader } from "../../lib/replay/frameLoader";
-import { frameCount, frameForStep, type FrameChoice, type FrameSource } from "../../lib/replay/frames";
+import { frameCount, frameForStep, type FrameChoice, type FrameSource, stepOfFrame } from "../../lib/replay/frames";
 import { prefetchRows, prefetchWindow } from "../../lib/replay/prefetch";
 
 export interface ShownFrame {
@@ -69,20 +69,28 @@ export function useFrames({ recordingId, episode, source, step, playing, stepsPe
     return true;
   }
 
-  const choice = useMemo(() => frameForStep(source, step), [source, step]);
+  const reach = useMemo(() => prefetchWindow(playing, stepsPerSecond), [playing, stepsPerSecond]);
+  const stride = reach.stride;
+  // Playing faster than the screen shows, only every stride-th row is fetched and shown.
+  const choice = useMemo((): FrameChoice | null => {
+    const own = frameForStep(source, step);
+    if (!own || stride <= 1) return own;
+    const row = Math.floor(own.row / stride) * stride;
+    return row === own.row ? own : { row, step: stepOfFrame(source, row) ?? own.step, exact: false };
+  }, [source, step, stride]);
 
   useEffect(() => {
     wanted.current = choice;
     if (!loader || !choice) return;
     const cached = show(loader, choice);
-    const rows = prefetchRows(choice.row, frameCount(source), prefetchWindow(playing, stepsPerSecond));
+    const rows = prefetchRows(choice.row, frameCount(source), reach);
     if (playing || cached) {
       loader.want(rows);
       return;
     }
     const timer = window.setTimeout(() => loader.want(rows), settleMs);
     return () => window.clearTimeout(timer);
-  }, [loader, choice, playing, stepsPerSecond, settleMs, source]);
+  }, [loader, choice, playing, reach, settleMs, source]);
 
   return { shown, wanted: choice, failed };
 }
