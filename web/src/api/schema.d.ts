@@ -536,6 +536,50 @@ export interface components {
             /** Observations */
             observations: string[];
         };
+        /**
+         * EnvOptionPublic
+         * @description One kwarg an environment accepts (its catalog file declares it). A session's kwargs are
+         *     checked against these (422 naming `kwargs.<name>`); kwargs not listed pass through unchecked.
+         */
+        EnvOptionPublic: {
+            /**
+             * Choices
+             * @description the allowed values of a "choice" option
+             */
+            choices?: unknown[] | null;
+            /**
+             * Default
+             * @description the value when the kwarg is not given; null: the environment's own
+             */
+            default: unknown;
+            /**
+             * Help
+             * @description one line on what it does
+             * @default
+             */
+            help: string;
+            /**
+             * Maximum
+             * @description inclusive upper bound (int and float options)
+             */
+            maximum?: number | null;
+            /**
+             * Minimum
+             * @description inclusive lower bound (int and float options)
+             */
+            minimum?: number | null;
+            /**
+             * Name
+             * @description the kwarg's name
+             * @example frameskip
+             */
+            name: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "int" | "float" | "bool" | "string" | "choice";
+        };
         /** EnvPublic */
         EnvPublic: {
             /**
@@ -548,6 +592,12 @@ export interface components {
              * @description "module:function" building the environment
              */
             factory?: string | null;
+            /**
+             * Family
+             * @description its family: "Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", or for catalog.toml entries their own (default "Custom")
+             * @example Atari
+             */
+            family: string;
             /** Gymnasium Id */
             gymnasium_id?: string | null;
             /**
@@ -562,6 +612,11 @@ export interface components {
             kwargs?: {
                 [key: string]: unknown;
             };
+            /**
+             * Options
+             * @description the kwargs it accepts, each with its type, default, range or choices and help
+             */
+            options?: components["schemas"]["EnvOptionPublic"][];
             /** Path */
             path?: string | null;
             /**
@@ -641,6 +696,12 @@ export interface components {
             code: string;
             /** Detail */
             detail: string;
+            /**
+             * Field
+             * @description the request field at fault, when the error is about one: "kwargs.<name>" for a session kwarg, a body field by its name (e.g. "jpeg_quality", "life.frame_every")
+             * @example kwargs.frameskip
+             */
+            field?: string | null;
             /** Log Tail */
             log_tail?: string | null;
         };

@@ -4,18 +4,9 @@
 import type { components } from "../../api/schema";
 
 type EnvPublic = components["schemas"]["EnvPublic"];
-type Declared = EnvPublic extends { options?: (infer O)[] | null } ? O : never;
 
 /** One declared option, as the catalog lists it. */
-export interface EnvOption {
-  name: string;
-  type: "int" | "float" | "bool" | "string" | "choice" | string;
-  default?: unknown;
-  minimum?: number | null;
-  maximum?: number | null;
-  choices?: unknown[] | null;
-  help?: string | null;
-}
+export type EnvOption = components["schemas"]["EnvOptionPublic"];
 
 /** The platform's own `endless` (every entry lists it; added here when an entry does not). */
 export const ENDLESS_OPTION: EnvOption = {
@@ -27,7 +18,7 @@ export const ENDLESS_OPTION: EnvOption = {
 
 /** An entry's options, `endless` included. */
 export function entryOptions(entry: EnvPublic): EnvOption[] {
-  const declared = ((entry as { options?: Declared[] | null }).options ?? []) as unknown as EnvOption[];
+  const declared = entry.options ?? [];
   return declared.some((o) => o.name === ENDLESS_OPTION.name) ? declared : [...declared, ENDLESS_OPTION];
 }
 

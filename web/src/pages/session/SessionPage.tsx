@@ -1,4 +1,126 @@
-// Placeholder until this page is built (issue 15); replaced by its own component.
+// The Session page (`/sessions/:id`, `?resume=<saved snapshot id>` to begin there): the live
+// picture over the session's stream, Play / Pause / Step / Random agent at the control rate,
+// the controls chosen from the action space with the key map on screen, the live panel,
+// snapshots, Close; a crashed session shows its log tail instead of the picture.
+//
+// data-testid: session-page, session-env, session-state, session-error, play, pause, step,
+// random-agent, reset, auto-reset, close-session, episode-end, play-error, recording-link;
+// Picture.tsx: frame, no-frame, crashed, log-tail; LivePanel.tsx: live, step-count, reward,
+// episode-return, seed, origin, fps, last-action, info, observation, obs-<label>;
+// ControlsPanel.tsx: controls, key-map, key-<action>, slider-<i>, slider-value-<i>,
+// level-<dim>-<value>, toggle-<i>, no-controls; SnapshotsPanel.tsx: snapshots, snapshot-take,
+// snapshot-list, snapshot-<n>, snapshot-restore-<n>, snapshot-label, snapshot-save,
+// snapshot-error, saved-snapshots, saved-snapshot-<id>, resume-<id>.
+import { useEffect } from "react";
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import { ControlsPanel } from "./ControlsPanel";
+import { LivePanel } from "./LivePanel";
+import { Picture } from "./Picture";
+import { type SessionInfo, useSessionInfo } from "./sessionInfo";
+import { SnapshotsPanel } from "./SnapshotsPanel";
+import { usePlay } from "./usePlay";
+import "./session.css";
+
 export function SessionPage() {
-  return <section><h1>Session</h1></section>;
+  const { sessionId = "" } = useParams();
+  const [params] = useSearchParams();
+  const loaded = useSessionInfo(sessionId);
+  if (loaded.state === "loading") return <section className="session-page"><p className="muted">Loading session {sessionId}…</p></section>;
+  if (loaded.state === "error") {
+    return (
+      <section className="session-page" data-testid="session-page">
+        <h1>Session {sessionId}</h1>
+        <p className="error" role="alert" data-testid="session-error">{loaded.message}</p>
+        <p><Link to="/">Back to the environments</Link></p>
+      </section>
+    );
+  }
+  const { session } = loaded;
+  if (session.state === "crashed" || session.state === "closed") return <EndedSession session={session} />;
+  return <LiveSession key={session.id} session={session} resumeFrom={params.get("resume")} />;
+}
+
+function EndedSession({ session }: { session: SessionInfo }) {
+  return (
+    <section className="session-page" data-testid="session-page">
+      <SessionHeader session={session} state={session.state} />
+      {session.state === "crashed" ? (
+        <div className="picture crashed" data-testid="crashed" role="alert">
+          <h2>The environment crashed</h2>
+          {session.reason ? <p>{session.reason}</p> : null}
+          <pre className="log-tail" data-testid="log-tail" tabIndex={0}>{session.log_tail || "(no log lines)"}</pre>
+        </div>
+      ) : (
+        <p data-testid="session-closed">This session is closed{session.reason ? `: ${session.reason}` : ""}.</p>
+      )}
+      <p><Link to="/">Start another session</Link></p>
+    </section>
+  );
+}
+
+function SessionHeader({ session, state, onClose }: { session: SessionInfo; state: string; onClose?: () => void }) {
+  return (
+    <header className="session-header">
+      <h1><span data-testid="session-env">{session.env_id}</span> <span className="muted session-id">{session.id}</span></h1>
+      <span className={`state state-${state}`} data-testid="session-state">{state}</span>
+      {session.record ? (
+        <Link data-testid="recording-link" to={`/recordings?session_id=${encodeURIComponent(session.id)}`}>Recording</Link>
+      ) : null}
+      {onClose ? <button type="button" data-testid="close-session" onClick={onClose}>Close session</button> : null}
+    </header>
+  );
+}
+
+function LiveSession({ session, resumeFrom }: { session: SessionInfo; resumeFrom: string | null }) {
+  const play = usePlay(session, resumeFrom);
+  const [, setParams] = useSearchParams();
+  const ready = play.phase === "ready";
+  const ended = play.view.ended;
+
+  useEffect(() => {
+    // Resumed once: a reload should not go back to the snapshot.
+    if (resumeFrom && ready) setParams({}, { replace: true });
+  }, [ready, resumeFrom, setParams]);
+
+  const state = play.phase === "ready" ? (play.mode === "paused" ? "paused" : play.mode) : play.phase;
+  return (
+    <section className="session-page" data-testid="session-page">
+      <SessionHeader session={session} state={state} onClose={play.phase === "closed" ? undefined : () => void play.closeSession()} />
+      {play.phase === "closed" ? <p data-testid="session-closed">This session is closed. <Link to="/">Start another</Link>.</p> : null}
+      <div className="session-layout">
+        <div className="session-main">
+          <Picture play={play} envId={session.env_id} />
+          <div className="toolbar" role="toolbar" aria-label="Play">
+            <button type="button" className="primary" data-testid="play" disabled={!ready || !!ended || play.mode === "playing"}
+              onClick={() => play.play("playing")}>Play</button>
+            <button type="button" data-testid="pause" disabled={!ready || play.mode === "paused"} onClick={play.pause}>Pause</button>
+            <button type="button" data-testid="step" disabled={!ready || !!ended || play.mode !== "paused"} onClick={play.step}>Step</button>
+            <button type="button" data-testid="random-agent" disabled={!ready || !!ended || play.mode === "random" || !play.actionSpace}
+              onClick={() => play.play("random")}>Random agent</button>
+            <button type="button" data-testid="reset" disabled={!ready} onClick={play.reset}>Reset</button>
+            <label className="checkbox">
+              <input type="checkbox" data-testid="auto-reset" checked={play.autoReset} onChange={(e) => play.setAutoReset(e.target.checked)} />
+              auto reset
+            </label>
+          </div>
+          {ended ? (
+            <p className="episode-end" role="status">
+              Episode over: <strong data-testid="episode-end">{ended}</strong> after {play.view.step} steps.
+              <button type="button" className="primary" onClick={play.reset}>Reset (new seed)</button>
+            </p>
+          ) : null}
+          {play.error ? (
+            <p className="error" role="alert" data-testid="play-error">
+              {play.error} <button type="button" onClick={play.dismissError}>Dismiss</button>
+            </p>
+          ) : null}
+          <ControlsPanel play={play} />
+        </div>
+        <aside className="session-side">
+          <LivePanel play={play} />
+          <SnapshotsPanel play={play} session={session} />
+        </aside>
+      </div>
+    </section>
+  );
 }

@@ -1,0 +1,24 @@
+// The session as GET /v0/sessions/{id} describes it (spaces, metadata, labels, state).
+import { useEffect, useState } from "react";
+import { api, must, type Schemas } from "../../api/client";
+import { errorText } from "../../lib/errors";
+
+export type SessionInfo = Schemas["SessionPublic"];
+
+export type Loaded = { state: "loading" } | { state: "error"; message: string; status: number | null } | { state: "loaded"; session: SessionInfo };
+
+export function useSessionInfo(sessionId: string): Loaded {
+  const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
+  useEffect(() => {
+    let live = true;
+    setLoaded({ state: "loading" });
+    must(api.GET("/v0/sessions/{session_id}", { params: { path: { session_id: sessionId } } }))
+      .then((session) => { if (live) setLoaded({ state: "loaded", session }); })
+      .catch((e: unknown) => {
+        const status = typeof e === "object" && e !== null && "status" in e ? Number((e as { status: unknown }).status) : null;
+        if (live) setLoaded({ state: "error", message: errorText(e), status });
+      });
+    return () => { live = false; };
+  }, [sessionId]);
+  return loaded;
+}
