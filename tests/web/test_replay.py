@@ -5,13 +5,14 @@ and one unseeded one cut short by the close); the Recordings page lists it and f
 replay is scrubbed and stepped and must show each step's recorded reward at the cursor (as the
 uPlot chart plots it) with that step's frame; a deep link opens an episode at a step; play back
 of a seeded episode matches the recording on every step, of the unseeded one diverges at the
-reset; a thinned life shows the nearest kept frame; a recording is deleted after a confirmation.
+reset, of a MultiDiscrete test environment made with kwargs matches too; a thinned life shows the nearest kept frame; a recording is deleted after a confirmation.
 """
 
 from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -30,16 +31,16 @@ class Recorded:
     rewards: list[list[float]]  # per episode
 
 
-def wait_closed(http: httpx.Client, sid: str, episodes: int) -> dict:
-    return wait_for(
-        lambda: (m := http.get(f"/v0/recordings/{sid}").json()).get("status") == "closed"
-        and len(m.get("episodes", [])) == episodes and m,
-        timeout=60, what=f"recording {sid} closed with {episodes} episodes",
-    )
+def wait_closed(http: httpx.Client, sid: str, episodes: int) -> None:
+    def closed() -> bool:
+        meta = http.get(f"/v0/recordings/{sid}").json()
+        return meta.get("status") == "closed" and len(meta.get("episodes", [])) == episodes
+
+    wait_for(closed, timeout=60, what=f"recording {sid} closed with {episodes} episodes")
 
 
 @pytest.fixture(scope="module")
-def http(web_platform) -> httpx.Client:
+def http(web_platform) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=web_platform.url, timeout=60) as client:
         yield client
 
@@ -244,6 +245,26 @@ def test_play_back_of_an_unseeded_episode_names_the_first_divergent_step(page: P
     expect(page.get_by_test_id("divergence-mark")).to_be_visible()
     page.get_by_test_id("first-divergent-step").click()
     expect_cursor(page, 0, None)
+
+
+def test_play_back_uses_the_recordings_kwargs_and_multi_discrete_actions(page: Page, web_platform, http):
+    rng = np.random.default_rng(9)
+    with platform_sdk.connect("levels", url=web_platform.url, kwargs={"max_steps": 40}, record=True,
+                              record_frames=True) as env:
+        sid = env.session_id
+        env.reset(seed=5)
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(rng.integers(0, [3, 3, 2]))
+            done = terminated or truncated
+    wait_closed(http, sid, 1)
+    open_replay(page, sid, "?episode=0&step=40")
+    page.get_by_test_id("play-back").click()
+    status = page.get_by_test_id("play-back-status")
+    expect(status).to_have_attribute("data-phase", "done", timeout=LONG)
+    expect(status).to_have_text("Matches the recording on every step (40 steps).")
+    played = http.get(f"/v0/sessions/{status.get_attribute('data-session-id')}").json()
+    assert (played["env_id"], played["kwargs"], played["record"]) == ("levels", {"max_steps": 40}, False)
 
 
 def test_a_thinned_life_shows_the_nearest_kept_frame_and_plots_every_step(
