@@ -48,7 +48,7 @@ def http(web_platform) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="module")
 def pendulum(web_platform, http) -> Recorded:
     """Pendulum recorded with frames and agent data: episodes 0 and 1 seeded (200 steps each,
-    truncated), episode 2 unseeded and closed after 30 steps."""
+    truncated), episode 2 unseeded and closed after 30 steps; a snapshot saved after episode 0."""
     rng = np.random.default_rng(5)
     rewards: list[list[float]] = []
     with platform_sdk.connect("pendulum", url=web_platform.url, record=True, record_frames=True) as env:
@@ -64,6 +64,8 @@ def pendulum(web_platform, http) -> Recorded:
                 episode.append(float(reward))
                 done = terminated or truncated
             rewards.append(episode)
+            if seed == 11:
+                env.save_snapshot("after the first episode")
     wait_closed(http, sid, 3)
     return Recorded(sid, rewards)
 
@@ -103,11 +105,12 @@ def test_the_recordings_page_lists_filters_and_links_a_recording(page: Page, pen
     expect(row).to_be_visible()
     expect(page.get_by_test_id(f"env-{sid}")).to_have_text("pendulum")
     expect(page.get_by_test_id(f"episodes-{sid}")).to_have_text("3")
-    expect(page.get_by_test_id(f"steps-{sid}")).to_have_text(str(sum(len(e) for e in pendulum.rewards)))
+    expect(page.get_by_test_id(f"steps-{sid}")).to_have_text(f"{sum(len(e) for e in pendulum.rewards):,}")
     total = sum(sum(e) for e in pendulum.rewards)
     assert float(page.get_by_test_id(f"return-{sid}").inner_text()) == pytest.approx(total, abs=1e-3)
     expect(page.get_by_test_id(f"status-{sid}")).to_have_text("closed")
     expect(page.get_by_test_id(f"life-{sid}")).to_have_text("–")
+    expect(page.get_by_test_id(f"snapshots-{sid}")).to_have_text("after the first episode")
     screenshot(page, "recordings")
 
     page.get_by_test_id("filter-env").select_option("pendulum")

@@ -144,13 +144,13 @@ function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; on
   const canDelete = deletable(recording);
   return (
     <tr data-testid={`recording-row-${id}`}>
-      <td><Link to={`/recordings/${encodeURIComponent(id)}`} data-testid={`open-${id}`} title="Open its replay"><code>{id}</code></Link></td>
+      <td><Link to={`/recordings/${encodeURIComponent(id)}`} data-testid={`open-${id}`} title="Open its replay"><code className="nowrap">{id}</code></Link></td>
       <td data-testid={`env-${id}`}>{recording.env_id ?? "–"}</td>
-      <td>{createdAt(recording)}</td>
+      <td className="nowrap">{createdAt(recording)}</td>
       <td className="num" data-testid={`episodes-${id}`}>{recording.episode_count}</td>
-      <td className="num" data-testid={`steps-${id}`}>{formatNumber(stepCount(recording))}</td>
+      <td className="num" data-testid={`steps-${id}`}>{stepCount(recording)?.toLocaleString("en-US") ?? "–"}</td>
       <td className="num" data-testid={`return-${id}`}>{formatNumber(totalReturn(recording))}</td>
-      <td data-testid={`life-${id}`}>{life ?? <span className="muted">–</span>}</td>
+      <td data-testid={`life-${id}`} className="nowrap">{life ?? <span className="muted">–</span>}</td>
       <td data-testid={`status-${id}`}><span className={`status status-${recording.status ?? "unknown"}`}>{recording.status ?? "–"}</span></td>
       <td data-testid={`snapshots-${id}`}>
         {snapshots.length === 0 ? <span className="muted">–</span> : (
@@ -163,7 +163,8 @@ function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; on
           </ul>
         )}
       </td>
-      <td className="row-actions">
+      <td>
+        <div className="row-actions">
         <Link to={`/recordings/${encodeURIComponent(id)}`} className="button-link">Replay</Link>
         <a href={`/v0/recordings/${encodeURIComponent(id)}/archive`} download={`${id}.tar`} data-testid={`archive-${id}`}
           className="button-link" title="Download its files as a .tar">Archive</a>
@@ -172,6 +173,7 @@ function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; on
           onClick={() => onDelete(id)}>
           Delete
         </button>
+        </div>
       </td>
     </tr>
   );

@@ -16,7 +16,7 @@ export function createdAt(summary: RecordingSummary): string {
   const value = field(summary, "created_at");
   if (typeof value !== "string") return "–";
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? value : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
 export function stepCount(summary: RecordingSummary): number | null {
