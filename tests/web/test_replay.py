@@ -5,12 +5,15 @@ and one unseeded one cut short by the close); the Recordings page lists it and f
 replay is scrubbed and stepped and must show each step's recorded reward at the cursor (as the
 uPlot chart plots it) with that step's frame; a deep link opens an episode at a step; play back
 of a seeded episode matches the recording on every step, of the unseeded one diverges at the
-reset, of a MultiDiscrete test environment made with kwargs matches too; a thinned life shows the nearest kept frame; a recording is deleted after a confirmation.
+reset, of a MultiDiscrete test environment made with kwargs matches too; a recording's world
+changes are marked on its timeline; a thinned life shows the nearest kept frame; a recording
+is deleted after a confirmation.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -288,6 +291,36 @@ def test_a_thinned_life_shows_the_nearest_kept_frame_and_plots_every_step(
     expect_frame_of_step(page, 8)
     expect(page.get_by_test_id("frame-note")).to_have_count(0)
     screenshot(page, "replay-thinned")
+
+
+def test_the_recordings_world_changes_are_marked_on_the_timeline(page: Page, web_platform, http):
+    # Nothing records world changes before the robots issue: one is written into the closed
+    # recording's recording.json, as the recorder would, to see the replay draw it.
+    with platform_sdk.connect("cartpole", url=web_platform.url, record=True, record_frames=True) as env:
+        sid = env.session_id
+        for seed in (1, 2):
+            env.reset(seed=seed)
+            for t in range(8):
+                env.step(t % 2)
+    wait_closed(http, sid, 2)
+    lengths = [e["length"] for e in http.get(f"/v0/recordings/{sid}").json()["episodes"]]
+    at = lengths[0] + 3  # the session's step count: episode 1's step 3
+    path = web_platform.recordings / sid / "recording.json"
+    recording = json.loads(path.read_text())
+    recording["world_changes"] = [{"at": at, "change": "mass", "body": "pole", "scale": 2.0}]
+    written = path.with_suffix(".tmp")
+    written.write_text(json.dumps(recording))
+    written.replace(path)
+
+    open_replay(page, sid, "?episode=1&step=0")
+    mark = page.get_by_test_id("world-change-0")
+    expect(mark).to_have_attribute("title", 'step 3: mass (body="pole", scale=2)')
+    left = float(mark.evaluate("(e) => e.style.left").removesuffix("%"))
+    assert left == pytest.approx(100 * 3 / lengths[1])
+    mark.click()
+    expect(page.get_by_test_id("cursor-step")).to_have_text("3")
+    page.get_by_test_id("episode-0").click()
+    expect(page.get_by_test_id("world-change-0")).to_have_count(0)  # not in that episode
 
 
 def test_delete_asks_first_then_removes_the_recording(page: Page, web_platform, http):
