@@ -9,7 +9,7 @@ import { actionArrayNames, recordedActions } from "../../lib/replay/actions";
 import { flatNumbers } from "../../lib/replay/arrays";
 import { firstDivergentStep, judgeReset, judgeStep, playBackBlocker, type RecordedEpisode, type StepVerdict } from "../../lib/replay/playBack";
 import type { PlotSpec } from "../../lib/replay/plotData";
-import { openPlayBackLink, type PlayBackLink } from "./playBackLink";
+import { openPlayBackLink, type PlayBackLink, type PlayedAnswer } from "./playBackLink";
 import { type EpisodeData, errorMessage, type RecordingMeta } from "./replayData";
 
 export type PlayBackPhase = "idle" | "starting" | "playing" | "done" | "stopped" | "error";
@@ -34,6 +34,10 @@ export interface PlayBackState {
 const FRAME_EVERY_MS = 100;
 /** Milliseconds between updates of the page while playing back. */
 const PUBLISH_EVERY_MS = 60;
+/** Step commands sent ahead of their answers. */
+const PIPELINE = 8;
+
+type Settled = { answer: PlayedAnswer } | { error: unknown };
 
 async function recordedEpisode(meta: RecordingMeta, data: EpisodeData) {
   const path = { recording_id: meta.id, index: data.index };
@@ -112,14 +116,23 @@ export function usePlayBack(meta: RecordingMeta, data: EpisodeData): PlayBackSta
       showFrame(reset.frame);
       const out: StepVerdict[] = [judgeReset(recorded, reset.digest)];
       setVerdicts([...out]);
+      // Up to PIPELINE steps are on their way at once (the stream answers them in order).
+      const inFlight: Promise<Settled>[] = [];
+      let sent = 0;
       let lastFrame = performance.now();
-      let lastPublish = lastFrame;
-      for (let i = 0; i < actions.length; i++) {
-        if (stopped) return;
+      const sendNext = (to: PlayBackLink) => {
         const now = performance.now();
-        const withFrame = now - lastFrame >= FRAME_EVERY_MS || i === actions.length - 1;
+        const withFrame = now - lastFrame >= FRAME_EVERY_MS || sent === actions.length - 1;
         if (withFrame) lastFrame = now;
-        const answer = await link.step(actions[i], withFrame);
+        inFlight.push(to.step(actions[sent++], withFrame).then((answer) => ({ answer }), (error: unknown) => ({ error })));
+      };
+      while (sent < actions.length && inFlight.length < PIPELINE) sendNext(link);
+      let lastPublish = performance.now();
+      for (let i = 0; i < actions.length; i++) {
+        const settled = await inFlight.shift()!;
+        if (stopped) return;
+        if ("error" in settled) throw settled.error;
+        const answer = settled.answer;
         const verdict = judgeStep(recorded, i + 1, answer);
         out.push(verdict);
         if (answer.frame) showFrame(answer.frame);
@@ -128,7 +141,9 @@ export function usePlayBack(meta: RecordingMeta, data: EpisodeData): PlayBackSta
           setVerdicts([...out]);
         }
         if ((answer.terminated || answer.truncated) && i < actions.length - 1) break; // ended before the recording did
+        if (sent < actions.length && link) sendNext(link);
       }
+      await Promise.all(inFlight); // steps sent past an early end: their answers (or errors) do not count
       setVerdicts([...out]);
       setPhase("done");
     })()
