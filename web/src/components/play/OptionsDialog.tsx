@@ -45,6 +45,14 @@ export function OptionsDialog({ entry, onClose }: Props) {
     return () => element?.close();
   }, []);
 
+  useEffect(() => {
+    // The first field with an error gets the focus (and scrolls into view).
+    const name = Object.keys(errors.options)[0] ?? Object.keys(errors.session)[0];
+    const id = name ? `option-${name}` : errors.raw ? "option-raw" : null;
+    if (id) document.getElementById(id)?.focus();
+    else if (errors.top) dialog.current?.querySelector<HTMLElement>("[data-testid=options-error]")?.scrollIntoView({ block: "nearest" });
+  }, [errors]);
+
   async function submit(event: FormEvent) {
     event.preventDefault();
     const { kwargs, rawError } = buildKwargs(options, values, raw);

@@ -26,7 +26,7 @@ export function ControlsPanel({ play }: { play: Play }) {
               <input type="range" data-testid={`slider-${s.index}`} min={s.min} max={s.max} step={s.step}
                 value={values[s.index]} aria-valuetext={formatNumber(values[s.index])}
                 onChange={(e) => setValue(s.index, Number(e.target.value))} />
-              <output data-testid={`slider-value-${s.index}`}>{formatNumber(values[s.index], 2)}</output>
+              <output data-testid={`slider-value-${s.index}`}>{controls.integer ? String(values[s.index]) : values[s.index].toFixed(2)}</output>
             </label>
           ))}
           <p className="muted">A slider's value holds at every step until you move it (arrow keys move a focused one).</p>

@@ -1,5 +1,5 @@
 // The live picture (the last JPEG frame), or the log tail once the environment crashed.
-// data-testid: frame (the <img>), no-frame, log-tail, crashed.
+// data-testid: frame (the <img>), no-frame, crashed, crash-reason, log-tail.
 import type { Play } from "./usePlay";
 
 export function Picture({ play, envId }: { play: Play; envId: string }) {
@@ -7,6 +7,7 @@ export function Picture({ play, envId }: { play: Play; envId: string }) {
     return (
       <div className="picture crashed" data-testid="crashed" role="alert">
         <h2>The environment crashed</h2>
+        {play.crashReason ? <p data-testid="crash-reason">{play.crashReason}</p> : null}
         <p>Its last log lines:</p>
         <pre className="log-tail" data-testid="log-tail" tabIndex={0}>{play.logTail ?? "reading the log…"}</pre>
       </div>

@@ -5,13 +5,13 @@
 //
 // data-testid: session-page, session-env, session-state, session-error, play, pause, step,
 // random-agent, reset, auto-reset, close-session, episode-end, play-error, recording-link;
-// Picture.tsx: frame, no-frame, crashed, log-tail; LivePanel.tsx: live, step-count, reward,
+// Picture.tsx: frame, no-frame, crashed, crash-reason, log-tail; LivePanel.tsx: live, step-count, reward,
 // episode-return, seed, origin, fps, last-action, info, observation, obs-<label>;
 // ControlsPanel.tsx: controls, key-map, key-<action>, slider-<i>, slider-value-<i>,
 // level-<dim>-<value>, toggle-<i>, no-controls; SnapshotsPanel.tsx: snapshots, snapshot-take,
 // snapshot-list, snapshot-<n>, snapshot-restore-<n>, snapshot-label, snapshot-save,
 // snapshot-error, saved-snapshots, saved-snapshot-<id>, resume-<id>.
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { ControlsPanel } from "./ControlsPanel";
 import { LivePanel } from "./LivePanel";
@@ -71,7 +71,8 @@ function SessionHeader({ session, state, onClose }: { session: SessionInfo; stat
   );
 }
 
-function LiveSession({ session, resumeFrom }: { session: SessionInfo; resumeFrom: string | null }) {
+function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; resumeFrom: string | null }) {
+  const [resumeFrom] = useState(asked); // as the page opened: the URL loses it once resumed
   const play = usePlay(session, resumeFrom);
   const [, setParams] = useSearchParams();
   const ready = play.phase === "ready";
@@ -85,7 +86,8 @@ function LiveSession({ session, resumeFrom }: { session: SessionInfo; resumeFrom
   const state = play.phase === "ready" ? (play.mode === "paused" ? "paused" : play.mode) : play.phase;
   return (
     <section className="session-page" data-testid="session-page">
-      <SessionHeader session={session} state={state} onClose={play.phase === "closed" ? undefined : () => void play.closeSession()} />
+      <SessionHeader session={session} state={state} onClose={play.phase === "closed" || play.phase === "crashed" ? undefined : () => void play.closeSession()} />
+      {play.phase === "crashed" ? <p><Link to={`/?q=${encodeURIComponent(session.env_id)}`}>Start another {session.env_id} session</Link></p> : null}
       {play.phase === "closed" ? <p data-testid="session-closed">This session is closed. <Link to="/">Start another</Link>.</p> : null}
       <div className="session-layout">
         <div className="session-main">

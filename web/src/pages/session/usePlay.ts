@@ -57,6 +57,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const [values, setValuesState] = useState<ControlValues>(() => initialValues(controls));
   const [error, setError] = useState<string | null>(null);
   const [logTail, setLogTail] = useState<string | null>(null);
+  const [crashReason, setCrashReason] = useState<string | null>(null);
   const [fps, setFps] = useState(0);
   const [autoReset, setAutoResetState] = useState(false);
   const [snapshots, setSnapshots] = useState<InSessionSnapshot[]>([]);
@@ -110,7 +111,8 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
       text = data?.log_tail ?? null;
       reason = reason ?? data?.reason ?? null;
     }
-    setLogTail(text ?? reason ?? "the environment crashed and left no log");
+    setCrashReason(reason);
+    setLogTail(text ?? "(no log lines)");
   }, [session.id, setMode]);
 
   const failed = useCallback((e: unknown) => {
@@ -360,7 +362,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   }, [mode]);
 
   return {
-    controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, fps,
+    controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, crashReason, fps,
     autoReset, snapshots, actionSpace,
     play, pause, step, reset: resetNow, setValue, setAutoReset, takeSnapshot, restoreSnapshot, saveSnapshot, closeSession,
     dismissError: () => setError(null),

@@ -1,0 +1,322 @@
+"""The Environments and Session pages in a real browser against the real platform.
+
+CartPole is started from the Environments page with recording on (the Options dialog) and
+played with the keyboard until the episode ends: the step count and return the page shows
+must be the recording's (the server's own account of the episode), and the recorded actions
+both of the arrow keys' actions. A Pendulum slider's value must be the action the server
+received at each step (held from step to step while playing); the `levels` test environment's
+level buttons too. A bad option value (Pong's frameskip 0) shows the server's 422 beside that
+field. Snapshots are taken and restored in the session, saved with a label, listed and
+resumed into a new session at that moment. A killed environment shows its log tail instead of
+the picture. Screenshots go to test-output/web/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from platform_testing.waiting import instance_pids, wait_for
+from playwright.sync_api import Page, expect
+
+LONG = 30_000  # ms: a session started on a busy machine (no warm instance)
+
+
+@pytest.fixture(scope="module")
+def http(web_platform) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=web_platform.url, timeout=60) as client:
+        yield client
+
+
+def session_id(page: Page) -> str:
+    match = re.search(r"/sessions/([^/?#]+)", page.url)
+    assert match, f"not on a session page: {page.url}"
+    return match.group(1)
+
+
+def start(page: Page, env_id: str, *, record: bool = False) -> str:
+    """Starts `env_id` from the Environments page (the Options dialog when recording) and waits
+    for its first frame; returns the session id."""
+    page.goto(f"/?q={env_id}")
+    if record:
+        page.get_by_test_id(f"options-{env_id}").click()
+        page.get_by_test_id("option-record").check()
+        page.get_by_test_id("options-start").click()
+    else:
+        page.get_by_test_id(f"start-{env_id}").click()
+    expect(page.get_by_test_id("frame")).to_be_visible(timeout=LONG)
+    expect(page.get_by_test_id("step-count")).to_have_text("0")
+    return session_id(page)
+
+
+def shown_number(page: Page, test_id: str) -> float:
+    return float(page.get_by_test_id(test_id).inner_text())
+
+
+def step(page: Page, times: int = 1) -> None:
+    """Clicks Step `times` times, each once the previous answer is shown."""
+    for _ in range(times):
+        before = int(page.get_by_test_id("step-count").inner_text())
+        page.get_by_test_id("step").click()
+        expect(page.get_by_test_id("step-count")).to_have_text(str(before + 1))
+
+
+def close_and_read(page: Page, http: httpx.Client, sid: str) -> dict:
+    """Closes the session from the page; returns its recording's meta.json once closed."""
+    page.get_by_test_id("close-session").click()
+    expect(page.get_by_test_id("session-closed")).to_be_visible()
+
+    def closed() -> dict | None:
+        meta = http.get(f"/v0/recordings/{sid}").json()
+        return meta if meta.get("status") == "closed" and meta.get("episodes") else None
+
+    return wait_for(closed, timeout=60, what=f"recording {sid} closed with its episodes")
+
+
+def recorded_actions(http: httpx.Client, sid: str, episode: int = 0) -> list:
+    body = http.get(f"/v0/recordings/{sid}/episodes/{episode}", params={"arrays": "actions,rewards"}).json()
+    return body["arrays"]["actions"]["data"]
+
+
+def test_the_environments_page_searches_filters_and_shows_previews(page: Page, screenshot) -> None:
+    page.goto("/")
+    expect(page.get_by_test_id("env-card-cartpole")).to_be_visible()
+    expect(page.get_by_test_id("family-cartpole")).to_have_text("Classic control")
+    expect(page.get_by_test_id("family-pong")).to_have_text("Atari")
+    for env_id in ("cartpole", "acrobot", "mountaincar", "pendulum"):  # each made by a short session
+        expect(page.get_by_test_id(f"preview-{env_id}")).to_be_visible(timeout=LONG)
+        assert page.get_by_test_id(f"preview-{env_id}").evaluate("img => img.naturalWidth") > 0
+    screenshot(page, "environments")
+
+    page.get_by_test_id("env-search").fill("pong")
+    expect(page.get_by_test_id("env-card-pong")).to_be_visible()
+    expect(page.get_by_test_id("env-card-cartpole")).to_have_count(0)
+    assert "q=pong" in page.url
+
+    page.get_by_test_id("env-search").fill("")
+    page.get_by_test_id("env-family").select_option("Test")
+    expect(page.locator("[data-testid^=env-card-]")).to_have_count(1)
+    expect(page.get_by_test_id("env-card-levels")).to_be_visible()
+    assert "family=Test" in page.url
+
+    page.goto("/?family=DeepMind+Control&q=walker")
+    cards = page.locator("[data-testid^=env-card-]")
+    expect(cards.first).to_be_visible()
+    assert {c.get_attribute("data-testid") for c in cards.all()} == {
+        "env-card-dmc-walker-stand", "env-card-dmc-walker-walk", "env-card-dmc-walker-run"}
+
+
+def test_a_bad_option_shows_the_servers_422_next_to_its_field(page: Page, console, http, screenshot) -> None:
+    console.allow(r"status of 422")  # Chromium logs the refused create
+    page.goto("/?q=pong")
+    page.get_by_test_id("options-pong").click()
+    dialog = page.get_by_test_id("options-dialog")
+    expect(dialog).to_be_visible()
+    frameskip = page.get_by_test_id("option-frameskip")
+    expect(frameskip).to_have_value("4")  # the declared default
+    expect(page.get_by_test_id("option-endless")).not_to_be_checked()
+    screenshot(page, "options-dialog")
+
+    sessions_before = http.get("/v0/sessions").json()["count"]
+    frameskip.fill("0")
+    page.get_by_test_id("options-start").click()
+    error = page.get_by_test_id("option-error-frameskip")
+    expect(error).to_contain_text("frameskip")
+    expect(error).to_contain_text(">= 1")
+    expect(frameskip).to_be_focused()
+    assert "/sessions/" not in page.url
+    assert http.get("/v0/sessions").json()["count"] == sessions_before
+    screenshot(page, "options-dialog-422")
+
+    page.get_by_test_id("option-raw").fill("{not json")
+    page.get_by_test_id("options-start").click()
+    expect(page.get_by_test_id("option-error-raw")).to_contain_text("not JSON")
+
+
+def test_cartpole_played_with_the_keyboard_shows_the_recorded_count_and_return(page: Page, http, screenshot) -> None:
+    sid = start(page, "cartpole", record=True)
+    expect(page.get_by_test_id("key-map")).to_contain_text("action 0 (left)")
+    page.get_by_test_id("play").click()
+    keys = ("ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft")
+    deadline = time.monotonic() + 60
+    i = 0
+    while not page.get_by_test_id("episode-end").is_visible():
+        assert time.monotonic() < deadline, "the CartPole episode did not end within 60 s of play"
+        page.keyboard.press(keys[i % len(keys)])
+        i += 1
+        page.wait_for_timeout(40)
+    screenshot(page, "session-cartpole")
+    ending = page.get_by_test_id("episode-end").inner_text()
+    shown_steps = int(page.get_by_test_id("step-count").inner_text())
+    shown_return = shown_number(page, "episode-return")
+    assert shown_steps > 0
+
+    meta = close_and_read(page, http, sid)
+    episode = meta["episodes"][0]
+    assert episode["length"] == shown_steps
+    assert episode["return"] == pytest.approx(shown_return)
+    assert episode["terminated" if ending == "terminated" else "truncated"] is True
+    assert isinstance(episode["seed"], int)  # the page chose it, so the episode can be played back
+    actions = recorded_actions(http, sid)
+    assert len(actions) == shown_steps
+    assert set(actions) == {0, 1}, "both arrow keys' actions reached the server"
+
+
+def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page: Page, http) -> None:
+    sid = start(page, "pendulum", record=True)
+    slider = page.get_by_test_id("slider-0")
+    expect(slider).to_have_attribute("min", "-2")
+    expect(slider).to_have_attribute("max", "2")
+    slider.focus()
+    page.keyboard.press("End")
+    expect(page.get_by_test_id("slider-value-0")).to_have_text("2.00")
+    step(page, 3)
+    page.get_by_test_id("slider-0").focus()
+    page.keyboard.press("Home")
+    step(page, 2)
+    page.get_by_test_id("slider-0").focus()
+    for _ in range(25):
+        page.keyboard.press("ArrowRight")  # 25 steps of 0.02 from -2
+    expect(page.get_by_test_id("slider-value-0")).to_have_text("-1.50")
+    page.get_by_test_id("play").click()
+    expect(page.get_by_test_id("step-count")).not_to_have_text(re.compile(r"^[0-9]$"))  # 10 steps or more
+    page.get_by_test_id("pause").click()
+    expect(page.get_by_test_id("play")).to_be_enabled()
+    shown_steps = int(page.get_by_test_id("step-count").inner_text())
+    expect(page.get_by_test_id("last-action")).to_have_text("[-1.5]")
+
+    close_and_read(page, http, sid)
+    actions = [row[0] for row in recorded_actions(http, sid)]
+    assert len(actions) == shown_steps
+    assert actions[:5] == [2.0, 2.0, 2.0, -2.0, -2.0]
+    assert actions[5:] == [pytest.approx(-1.5)] * (shown_steps - 5)
+
+
+def test_named_sliders_for_a_mujoco_environment(page: Page, http, screenshot) -> None:
+    sid = start(page, "halfcheetah")
+    names = http.get(f"/v0/sessions/{sid}").json()["metadata"]["action_names"]
+    assert names == ["bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot"]
+    for i, name in enumerate(names):
+        expect(page.get_by_test_id(f"slider-{i}")).to_be_visible()
+        expect(page.get_by_text(name, exact=True)).to_be_visible()
+    page.get_by_test_id("slider-2").focus()
+    page.keyboard.press("End")
+    step(page, 2)
+    expect(page.get_by_test_id("last-action")).to_have_text("[0,0,1,0,0,0]")
+    screenshot(page, "session-halfcheetah")
+    page.get_by_test_id("close-session").click()
+    expect(page.get_by_test_id("session-closed")).to_be_visible()
+
+
+def test_level_buttons_choose_the_multidiscrete_action(page: Page, http, screenshot) -> None:
+    sid = start(page, "levels", record=True)
+    for dim, count in enumerate((3, 3, 2)):
+        for value in range(count):
+            expect(page.get_by_test_id(f"level-{dim}-{value}")).to_be_visible()
+    expect(page.get_by_test_id("level-0-0")).to_have_attribute("aria-pressed", "true")
+    page.get_by_test_id("level-0-2").click()
+    page.get_by_test_id("level-1-1").click()
+    page.get_by_test_id("level-2-1").click()
+    expect(page.get_by_test_id("level-0-2")).to_have_attribute("aria-pressed", "true")
+    expect(page.get_by_test_id("level-0-0")).to_have_attribute("aria-pressed", "false")
+    step(page)
+    expect(page.get_by_test_id("reward")).to_have_text("14")  # 2 + 3*1 + 9*1
+    page.get_by_test_id("level-0-0").click()
+    step(page, 2)
+    expect(page.get_by_test_id("reward")).to_have_text("12")
+    expect(page.get_by_test_id("episode-return")).to_have_text("38")
+    expect(page.get_by_test_id("info")).to_have_text('{"levels":[0,1,1]}')
+    screenshot(page, "session-levels")
+
+    close_and_read(page, http, sid)
+    assert recorded_actions(http, sid) == [[2, 1, 1], [0, 1, 1], [0, 1, 1]]
+
+
+def test_snapshots_restore_in_session_and_resume_into_a_new_one(page: Page, http) -> None:
+    sid = start(page, "acrobot")
+    step(page, 4)
+    page.get_by_test_id("snapshot-take").click()
+    expect(page.get_by_test_id("snapshot-1")).to_contain_text("step 4")
+    at_snapshot = page.get_by_test_id("observation").inner_text()
+    step(page, 3)
+    assert page.get_by_test_id("observation").inner_text() != at_snapshot
+    page.get_by_test_id("snapshot-restore-1").click()
+    expect(page.get_by_test_id("step-count")).to_have_text("4")
+    expect(page.get_by_test_id("observation")).to_have_text(at_snapshot)
+
+    page.get_by_test_id("snapshot-label").fill("four steps in")
+    page.get_by_test_id("snapshot-save").click()
+    saved = page.get_by_test_id("saved-snapshots").locator("[data-testid^=saved-snapshot-]")
+    expect(saved).to_have_count(1)
+    expect(saved.first).to_contain_text("four steps in")
+    snapshot_id = saved.first.get_attribute("data-testid").removeprefix("saved-snapshot-")
+    listed = http.get("/v0/snapshots", params={"session_id": sid}).json()["data"]
+    assert [(s["id"], s["label"]) for s in listed] == [(snapshot_id, "four steps in")]
+
+    page.get_by_test_id(f"resume-{snapshot_id}").click()
+    page.wait_for_url(lambda url: sid not in url and "/sessions/" in url)
+    expect(page.get_by_test_id("origin")).to_contain_text(f"resumed from saved snapshot {snapshot_id}")
+    expect(page.get_by_test_id("observation")).to_have_text(at_snapshot)
+    resumed = session_id(page)
+    assert resumed != sid
+    assert http.get(f"/v0/sessions/{resumed}").json()["env_id"] == "acrobot"
+    assert "resume=" not in page.url  # a reload does not go back to the snapshot
+    step(page)
+    page.get_by_test_id("close-session").click()
+    expect(page.get_by_test_id("session-closed")).to_be_visible()
+    http.delete(f"/v0/sessions/{sid}")
+
+
+def test_a_killed_environment_shows_its_log_tail(page: Page, http, console, screenshot) -> None:
+    console.allow(r"status of 410")  # the crashed session's REST answers
+    sid = start(page, "levels")
+    step(page)
+    pids = instance_pids(sid)
+    assert pids, f"the environment process of session {sid} is running"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    page.get_by_test_id("step").click()
+    tail = page.get_by_test_id("log-tail")
+    expect(tail).to_be_visible(timeout=LONG)
+    expect(tail).to_contain_text("serving")  # the instance's own log lines
+    expect(page.get_by_test_id("frame")).to_have_count(0)
+    expect(page.get_by_test_id("session-state")).to_have_text("crashed")
+    screenshot(page, "session-crashed")
+    def crashed() -> dict | None:
+        state = http.get(f"/v0/sessions/{sid}").json()
+        return state if state["state"] == "crashed" else None
+
+    state = wait_for(crashed, timeout=30, what=f"the broker to mark session {sid} crashed")
+    assert state["log_tail"].strip().splitlines()[-1] in tail.inner_text()
+
+    page.reload()
+    expect(page.get_by_test_id("log-tail")).to_contain_text("serving")
+    expect(page.get_by_test_id("frame")).to_have_count(0)
+
+
+def test_the_session_page_on_narrow_screens_with_visible_focus(narrow_page: Page, open_page, web_platform, screenshot) -> None:
+    start(narrow_page, "levels")
+    for test_id in ("frame", "play", "step", "level-2-1", "step-count", "snapshot-take"):
+        box = narrow_page.get_by_test_id(test_id).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 1024, f"{test_id} fits the 1024 px width"
+    narrow_page.get_by_test_id("step").focus()
+    narrow_page.keyboard.press("Shift+Tab")  # back over Pause (disabled while paused) to Play
+    expect(narrow_page.get_by_test_id("play")).to_be_focused()
+    style = narrow_page.get_by_test_id("play").evaluate("b => getComputedStyle(b).outlineStyle + ' ' + getComputedStyle(b).outlineWidth")
+    assert style.startswith("solid") and not style.endswith(" 0px"), f"the focused button shows an outline ({style})"
+    screenshot(narrow_page, "session-narrow-1024")
+    narrow_page.get_by_test_id("close-session").click()
+
+    phone = open_page(web_platform.url, {"width": 390, "height": 844})
+    start(phone, "levels")
+    for test_id in ("frame", "play", "level-0-2", "step-count"):
+        box = phone.get_by_test_id(test_id).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, f"{test_id} fits the 390 px width"
+    screenshot(phone, "session-narrow-390", full_page=True)
+    phone.get_by_test_id("close-session").click()
+    expect(phone.get_by_test_id("session-closed")).to_be_visible()
