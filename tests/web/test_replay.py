@@ -329,6 +329,11 @@ def test_delete_asks_first_then_removes_the_recording(page: Page, web_platform, 
         env.reset(seed=1)
         env.step(0)
     wait_closed(http, sid, 1)
+    open_replay(page, sid)  # recorded without frames: the data is plotted all the same
+    expect(page.get_by_test_id("no-frames")).to_be_visible()
+    expect(page.get_by_test_id("replay-frame")).to_have_count(0)
+    page.get_by_test_id("scrubber").fill("1")
+    expect_cursor(page, 1, 1.0)
     page.goto(f"/recordings?session_id={sid}")
     page.get_by_test_id(f"delete-{sid}").click()
     dialog = page.get_by_test_id("delete-dialog")

@@ -54,7 +54,10 @@ function RecordingReplay({ meta }: { meta: RecordingMeta }) {
   const [params, setParams] = useSearchParams();
   const query = useMemo(() => parseReplayQuery(params), [params]);
   const episode = chooseEpisode(query.episode, meta.episodes.map((e) => e.index));
-  const data = useEpisode(meta.id, episode, meta);
+  const entry = meta.episodes.find((e) => e.index === episode);
+  // An episode whose arrays could not be built has no file to read (meta.json says why).
+  const unreadable = entry !== undefined && entry.file === null;
+  const data = useEpisode(meta.id, unreadable ? null : episode, meta);
 
   const pick = useCallback((index: number) => {
     setParams({ episode: String(index), step: "0" }, { replace: false });
@@ -72,9 +75,15 @@ function RecordingReplay({ meta }: { meta: RecordingMeta }) {
       ) : (
         <EpisodePicker episodes={meta.episodes} current={episode} onPick={pick} />
       )}
-      {data.state === "loading" && episode !== null && <p className="muted">Loading episode {episode}…</p>}
-      {data.state === "error" && <p className="error" role="alert" data-testid="replay-error">{data.message}</p>}
-      {data.state === "ready" && data.value.index === episode && (
+      {unreadable && (
+        <p className="error" data-testid="replay-error">
+          Episode {episode} could not be written as a file{typeof entry.error === "string" ? `: ${entry.error}` : ""}; its
+          events are kept in its .failed.part file.
+        </p>
+      )}
+      {!unreadable && data.state === "loading" && episode !== null && <p className="muted">Loading episode {episode}…</p>}
+      {!unreadable && data.state === "error" && <p className="error" role="alert" data-testid="replay-error">{data.message}</p>}
+      {!unreadable && data.state === "ready" && data.value.index === episode && (
         <EpisodeReplay key={`${meta.id}-${episode}`} meta={meta} data={data.value} askedStep={query.step} />
       )}
     </>
