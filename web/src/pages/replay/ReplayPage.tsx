@@ -13,8 +13,11 @@
 //   cursor-step, cursor-reward, cursor-return, cursor-success, cursor-ended, cursor-agent-<name>,
 //   plot-reward, plot-agent-<name>, plot-is_success, plot-play-back (uPlot charts; each legend
 //   shows the plotted values at the cursor), world-change-<i>, divergence-mark,
-//   play-back (button), play-back-status, play-back-progress, first-divergent-step,
-//   play-back-error, plots-load-ms (data-ms: arrays fetched to plots drawn).
+//   play-back (button), play-back-stop, play-back-blocked, play-back-status (data-phase: idle,
+//   starting, playing, done, stopped, error; data-session-id: the played session),
+//   play-back-progress (data-played, data-matched, data-diverged), first-divergent-step
+//   (data-step), play-back-error, play-back-frame, plots-load-ms (data-ms: the episode's
+//   arrays asked for to plot data ready).
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { CursorReadout } from "../../components/replay/CursorReadout";
