@@ -70,6 +70,7 @@ async def test_episodes_keep_their_reset_seed_and_options_and_summaries_count_st
     assert [(e["seed"], e["reset_options"]) for e in entries] == [
         (0, {"level": 2, "mode": "hard"}), (None, None), (None, None)]
     assert meta["world_changes"] == []
+    assert meta["spec"] == json.loads((root / sid / "recording.json").read_text())["spec"]
 
     [summary] = [r for r in (await ask(nc, subjects.RECORDER_LIST_RECORDINGS, {}))["recordings"]
                  if r["session_id"] == sid]

@@ -832,7 +832,7 @@ export interface components {
         };
         /**
          * RecordingPublic
-         * @description A recording's meta.json, with recording.json's `world_changes`.
+         * @description A recording's meta.json, with recording.json's `world_changes` and `spec`.
          */
         RecordingPublic: {
             /** Env Id */
@@ -847,6 +847,13 @@ export interface components {
             };
             /** Session Id */
             session_id?: string | null;
+            /**
+             * Spec
+             * @description the environment's spec as the session started (recording.json): spaces, observation_labels, metadata (e.g. control_rate); null when not known
+             */
+            spec?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * World Changes
              * @description changes made to the world during the session (recording.json); none yet

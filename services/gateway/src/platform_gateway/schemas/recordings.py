@@ -52,7 +52,7 @@ class EpisodeEntryPublic(BaseModel):
 
 
 class RecordingPublic(BaseModel):
-    """A recording's meta.json, with recording.json's `world_changes`."""
+    """A recording's meta.json, with recording.json's `world_changes` and `spec`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -63,6 +63,9 @@ class RecordingPublic(BaseModel):
     episodes: list[EpisodeEntryPublic] = Field(default_factory=list)
     world_changes: list[Any] = Field(
         default_factory=list, description="changes made to the world during the session (recording.json); none yet")
+    spec: dict[str, Any] | None = Field(
+        None, description="the environment's spec as the session started (recording.json): spaces, "
+        "observation_labels, metadata (e.g. control_rate); null when not known")
 
 
 class DigestsPublic(BaseModel):

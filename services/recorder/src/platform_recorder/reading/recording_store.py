@@ -177,19 +177,25 @@ class RecordingStore:
         with self.open_episode(recording_id, index) as (_entry, episode):
             return {"observations": observation_digests(episode)}
 
-    def world_changes(self, recording_id: str) -> list[Any]:
-        """recording.json's `world_changes` ([] when it lists none or the recording has no
-        recording.json: one made before it existed, or one whose file is not written yet)."""
+    def session_facts(self, recording_id: str) -> dict[str, Any]:
+        """What recording.json adds to meta.json for a reader: `world_changes` (a list; [] when it
+        lists none) and `spec` (the environment's spec as the session started: spaces, labels,
+        metadata such as `control_rate`; None when unknown). Both are empty when the recording has
+        no recording.json (one made before it existed, or one whose file is not written yet)."""
         try:
             served_file_size(self.storage, recording_id, RECORDING_FILE)
             info = json.loads(self.storage.get(f"{recording_id}/{RECORDING_FILE}"))
         except (RecordingNotFoundError, ObjectNotFoundError):
-            return []
+            info = {}
         except ValueError as exc:
-            log.warning("recording %s: recording.json is not JSON (%s); no world changes shown", recording_id, exc)
-            return []
-        changes = info.get("world_changes") if isinstance(info, dict) else None
-        return changes if isinstance(changes, list) else []
+            log.warning("recording %s: recording.json is not JSON (%s); no world changes or spec shown",
+                        recording_id, exc)
+            info = {}
+        if not isinstance(info, dict):
+            info = {}
+        changes, spec = info.get("world_changes"), info.get("spec")
+        return {"world_changes": changes if isinstance(changes, list) else [],
+                "spec": spec if isinstance(spec, dict) else None}
 
     @contextmanager
     def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeFile]]:

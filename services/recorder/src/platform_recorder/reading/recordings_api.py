@@ -5,7 +5,7 @@
         lengths summed), "total_return" (their returns summed; null without one) and
         "saved_snapshots" ([{id, label, seq, created_at}] of its session); a session id also
         lists its sub-sessions
-    platform.recorder.recordings.get      {"id"} -> {"recording": meta, with recording.json's "world_changes"}
+    platform.recorder.recordings.get      {"id"} -> {"recording": meta, with recording.json's "world_changes" and "spec"}
     platform.recorder.recordings.files    {"id"} -> {"files": [{"name", "size"}]} (finished files)
     platform.recorder.recordings.read     {"id", "name", "offset"?, "length"? (<= 4 MiB)} -> the raw bytes;
         a failure answers an empty body with the header "Simulusion-Error" holding the JSON error
@@ -129,7 +129,7 @@ class RecordingsApi:
     def _get(self, body: dict[str, Any]) -> dict[str, Any]:
         recording_id = _required_str(body, "id")
         recording = self.store.read_meta(recording_id).to_json()
-        recording["world_changes"] = self.store.world_changes(recording_id)
+        recording.update(self.store.session_facts(recording_id))
         return {"recording": recording}
 
     def _files(self, body: dict[str, Any]) -> dict[str, Any]:
