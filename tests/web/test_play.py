@@ -186,7 +186,7 @@ def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page
     page.get_by_test_id("play").click()
     expect(page.get_by_test_id("step-count")).not_to_have_text(re.compile(r"^[0-9]$"))  # 10 steps or more
     page.get_by_test_id("pause").click()
-    expect(page.get_by_test_id("play")).to_be_enabled()
+    expect(page.get_by_test_id("step")).to_be_enabled()  # the step in flight when paused has its answer
     shown_steps = int(page.get_by_test_id("step-count").inner_text())
     expect(page.get_by_test_id("last-action")).to_have_text("[-1.5]")
 
@@ -320,3 +320,13 @@ def test_the_session_page_on_narrow_screens_with_visible_focus(narrow_page: Page
     screenshot(phone, "session-narrow-390", full_page=True)
     phone.get_by_test_id("close-session").click()
     expect(phone.get_by_test_id("session-closed")).to_be_visible()
+
+
+def test_a_session_closed_elsewhere_says_so_not_crashed(page: Page, http) -> None:
+    sid = start(page, "levels")
+    step(page)
+    assert http.delete(f"/v0/sessions/{sid}").status_code == 200
+    page.get_by_test_id("step").click()
+    expect(page.get_by_test_id("session-closed")).to_be_visible()
+    expect(page.get_by_test_id("log-tail")).to_have_count(0)
+    expect(page.get_by_test_id("session-state")).to_have_text("closed")

@@ -88,7 +88,11 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
     <section className="session-page" data-testid="session-page">
       <SessionHeader session={session} state={state} onClose={play.phase === "closed" || play.phase === "crashed" ? undefined : () => void play.closeSession()} />
       {play.phase === "crashed" ? <p><Link to={`/?q=${encodeURIComponent(session.env_id)}`}>Start another {session.env_id} session</Link></p> : null}
-      {play.phase === "closed" ? <p data-testid="session-closed">This session is closed. <Link to="/">Start another</Link>.</p> : null}
+      {play.phase === "closed" ? (
+        <p data-testid="session-closed">
+          This session is closed{play.closedReason ? `: ${play.closedReason}` : ""}. <Link to="/">Start another</Link>.
+        </p>
+      ) : null}
       <div className="session-layout">
         <div className="session-main">
           <Picture play={play} envId={session.env_id} />
@@ -96,7 +100,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
             <button type="button" className="primary" data-testid="play" disabled={!ready || !!ended || play.mode === "playing"}
               onClick={() => play.play("playing")}>Play</button>
             <button type="button" data-testid="pause" disabled={!ready || play.mode === "paused"} onClick={play.pause}>Pause</button>
-            <button type="button" data-testid="step" disabled={!ready || !!ended || play.mode !== "paused"} onClick={play.step}>Step</button>
+            <button type="button" data-testid="step" disabled={!ready || !!ended || play.mode !== "paused" || play.stepping} onClick={play.step}>Step</button>
             <button type="button" data-testid="random-agent" disabled={!ready || !!ended || play.mode === "random" || !play.actionSpace}
               onClick={() => play.play("random")}>Random agent</button>
             <button type="button" data-testid="reset" disabled={!ready} onClick={play.reset}>Reset</button>

@@ -44,7 +44,7 @@ const FRESH: EpisodeView = {
 };
 
 export function usePlay(session: SessionInfo, resumeFrom: string | null) {
-  const controls: Controls = useRef(chooseControls(asSpace(session.action_space), session.metadata)).current;
+  const [controls] = useState<Controls>(() => chooseControls(asSpace(session.action_space), session.metadata));
   const actionSpace = asSpace(session.action_space);
   const observation = observationMode(asSpace(session.observation_space));
   const rate = controlRate(session.metadata);
@@ -58,8 +58,10 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const [error, setError] = useState<string | null>(null);
   const [logTail, setLogTail] = useState<string | null>(null);
   const [crashReason, setCrashReason] = useState<string | null>(null);
+  const [closedReason, setClosedReason] = useState<string | null>(null);
   const [fps, setFps] = useState(0);
   const [autoReset, setAutoResetState] = useState(false);
+  const [stepping, setStepping] = useState(false); // a step in flight (Step waits for its answer)
   const [snapshots, setSnapshots] = useState<InSessionSnapshot[]>([]);
 
   const stream = useRef<SessionStream | null>(null);
@@ -99,18 +101,24 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     }
   }, []);
 
+  /** The session went away (410, close 4410): crashed, with the log tail, or closed (e.g. elsewhere). */
   const crashed = useCallback(async (tail: string | null, reason: string | null) => {
     setMode("paused");
+    let text = tail;
+    if (!text) {
+      const { data } = await api.GET("/v0/sessions/{session_id}", { params: { path: { session_id: session.id } } });
+      if (data?.state === "closed") {
+        setClosedReason(data.reason ?? reason);
+        setPhase("closed");
+        return;
+      }
+      text = data?.log_tail ?? null;
+      reason = reason ?? data?.reason ?? null;
+    }
     setPhase("crashed");
     if (frameRef.current) URL.revokeObjectURL(frameRef.current);
     frameRef.current = null;
     setFrameUrl(null);
-    let text = tail;
-    if (!text) {
-      const { data } = await api.GET("/v0/sessions/{session_id}", { params: { path: { session_id: session.id } } });
-      text = data?.log_tail ?? null;
-      reason = reason ?? data?.reason ?? null;
-    }
     setCrashReason(reason);
     setLogTail(text ?? "(no log lines)");
   }, [session.id, setMode]);
@@ -183,6 +191,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     if (!s || s.state !== "open" || viewRef.current.ended || pacer.current.busy) return false;
     const action = nextAction();
     pacer.current.sent(performance.now());
+    setStepping(true);
     try {
       const { result, frame } = await s.step({ action, frame: true, observation });
       const ended = applyStep(result, frame, action);
@@ -196,6 +205,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
       return false;
     } finally {
       pacer.current.answered();
+      setStepping(false);
     }
   }, [applyStep, failed, nextAction, observation, reset]);
 
@@ -362,8 +372,8 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   }, [mode]);
 
   return {
-    controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, crashReason, fps,
-    autoReset, snapshots, actionSpace,
+    controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, crashReason, closedReason, fps,
+    autoReset, snapshots, actionSpace, stepping,
     play, pause, step, reset: resetNow, setValue, setAutoReset, takeSnapshot, restoreSnapshot, saveSnapshot, closeSession,
     dismissError: () => setError(null),
   };
