@@ -5,10 +5,11 @@ played with the keyboard until the episode ends: the step count and return the p
 must be the recording's (the server's own account of the episode), and the recorded actions
 both of the arrow keys' actions. A Pendulum slider's value must be the action the server
 received at each step (held from step to step while playing); the `levels` test environment's
-level buttons too. A bad option value (Pong's frameskip 0) shows the server's 422 beside that
-field. Snapshots are taken and restored in the session, saved with a label, listed and
-resumed into a new session at that moment. A killed environment shows its log tail instead of
-the picture. Screenshots go to test-output/web/.
+level buttons too, and its Random agent's sampled actions, played no faster than the control
+rate. A bad option value (Pong's frameskip 0) shows the server's 422 beside that field.
+Snapshots are taken and restored in the session, saved with a label, listed and resumed into a
+new session at that moment. A killed environment shows its log tail instead of the picture, a
+session closed elsewhere says it is closed. Screenshots go to test-output/web/.
 """
 
 from __future__ import annotations
@@ -233,8 +234,24 @@ def test_level_buttons_choose_the_multidiscrete_action(page: Page, http, screens
     expect(page.get_by_test_id("info")).to_have_text('{"levels":[0,1,1]}')
     screenshot(page, "session-levels")
 
+    # The Random agent plays sampled actions at the control rate (10 a second for levels).
+    began = time.monotonic()
+    page.get_by_test_id("random-agent").click()
+    page.wait_for_function("() => Number(document.querySelector('[data-testid=step-count]').textContent) >= 23",
+                           timeout=LONG)
+    page.get_by_test_id("pause").click()
+    elapsed = time.monotonic() - began
+    expect(page.get_by_test_id("step")).to_be_enabled()
+    played = int(page.get_by_test_id("step-count").inner_text()) - 3
+    assert played / elapsed <= 10 * 1.15, f"{played} steps in {elapsed:.2f} s: faster than the control rate"
+
     close_and_read(page, http, sid)
-    assert recorded_actions(http, sid) == [[2, 1, 1], [0, 1, 1], [0, 1, 1]]
+    actions = recorded_actions(http, sid)
+    assert actions[:3] == [[2, 1, 1], [0, 1, 1], [0, 1, 1]]
+    sampled = actions[3:]
+    assert len(sampled) == played
+    assert all(0 <= r < 3 and 0 <= g < 3 and 0 <= b < 2 for r, g, b in sampled)
+    assert len({tuple(a) for a in sampled}) > 1, "the Random agent's actions vary"
 
 
 def test_snapshots_restore_in_session_and_resume_into_a_new_one(page: Page, http) -> None:
