@@ -167,6 +167,14 @@ def test_cartpole_played_with_the_keyboard_shows_the_recorded_count_and_return(p
     assert len(actions) == shown_steps
     assert set(actions) == {0, 1}, "both arrow keys' actions reached the server"
 
+    # The play, recorded, plays back into a new session step for step (the Replay page's Play back).
+    page.goto(f"/recordings/{sid}?episode=0")
+    page.get_by_test_id("play-back").click()
+    status = page.get_by_test_id("play-back-status")
+    expect(status).to_have_attribute("data-phase", "done", timeout=60_000)
+    expect(status).to_have_text(f"Matches the recording on every step ({shown_steps} steps).")
+    expect(page.get_by_test_id("play-back-progress")).to_have_attribute("data-diverged", "0")
+
 
 def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page: Page, http) -> None:
     sid = start(page, "pendulum", record=True)
