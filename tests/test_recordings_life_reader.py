@@ -180,4 +180,5 @@ def test_the_recordings_exports_are_pinned() -> None:
     from platform_sdk import recordings
 
     assert set(recordings.__all__) == {
-        "Episode", "EpisodeFolder", "LifeEpisode", "LifeReader", "LifeSession", "ThinnedRecordingError"}
+        "Episode", "EpisodeFolder", "LifeEpisode", "LifeReader", "LifeSession", "ThinnedRecordingError",
+        "PlayBack", "PlayBackError", "PlayedStep", "RecordingNotFoundError", "play_back"}
