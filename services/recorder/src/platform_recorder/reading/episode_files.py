@@ -12,7 +12,7 @@ import io
 import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from platform_recorder.errors import InvalidRequestError, RecorderError, RecordingNotFoundError
@@ -75,14 +75,11 @@ class EpisodeFile:
     def array_info(self, name: str) -> dict[str, Any]:
         """{"dtype", "shape"} from the member's .npy header, without reading its data."""
         with self._zip.open(self._member(name)) as member:
-            version = np.lib.format.read_magic(member)
-            if version == (1, 0):
-                shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-            elif version == (2, 0):
-                shape, _, dtype = np.lib.format.read_array_header_2_0(member)
-            else:  # a format version without a public header reader: read the array
-                array = self.array(name)
-                shape, dtype = array.shape, array.dtype
+            header = _npy_header(member)
+        if header is None:  # a format version without a public header reader: read the array
+            array = self.array(name)
+            return {"dtype": array.dtype.str, "shape": list(array.shape)}
+        shape, _, dtype = header
         return {"dtype": dtype.str, "shape": list(shape)}
 
     def array(self, name: str) -> np.ndarray:
@@ -94,13 +91,8 @@ class EpisodeFile:
         """The array's rows one by one (`ArrayRows`), read as they are asked for: a Pong
         episode's observations are never all in memory at once."""
         with self._zip.open(self._member(name)) as member:
-            version = np.lib.format.read_magic(member)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-            elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
-            else:
-                shape, fortran, dtype = (), True, np.dtype("O")  # read whole, below
+            header = _npy_header(member)
+            shape, fortran, dtype = header if header is not None else ((), True, np.dtype("O"))  # read whole, below
             if fortran or dtype.hasobject or dtype.byteorder == ">" or not shape:
                 yield ArrayRows.of_array(self.array(name))
             else:
@@ -230,3 +222,14 @@ def array_names(value: Any) -> list[str]:
     if not isinstance(value, list) or any(not isinstance(n, str) for n in value):
         raise InvalidRequestError(f"'arrays' must be a list of array names, got {value!r}")
     return value
+
+
+def _npy_header(member: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype] | None:
+    """(shape, fortran_order, dtype) from a .npy member's header, leaving it at the data; None
+    for a format version NumPy has no public header reader for."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(member)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(member)
+    return None
