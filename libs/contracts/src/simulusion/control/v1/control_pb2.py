@@ -26,15 +26,15 @@ from simulusion.env.v1 import environment_pb2 as simulusion_dot_env_dot_v1_dot_e
 from simulusion.session.v1 import options_pb2 as simulusion_dot_session_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\x1a#simulusion/session/v1/options.proto\"<\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\"\xd7\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12\x36\n\x07options\x18\x0f \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x0e\x10\x0f\"T\n\x14\x43reateSessionRequest\x12\x36\n\x07options\x18\x08 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x01\x10\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xcb\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x08 \x01(\t\x12\x31\n\x07options\x18\t \x03(\x0b\x32 .simulusion.control.v1.EnvOption\"\xa5\x01\n\tEnvOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x03 \x01(\t\x12\x14\n\x07minimum\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07maximum\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x0c\x63hoices_json\x18\x06 \x03(\t\x12\x0c\n\x04help\x18\x07 \x01(\tB\n\n\x08_minimumB\n\n\x08_maximum\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb2\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12\x36\n\x07options\x18\n \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x08J\x04\x08\t\x10\n\"\x81\x01\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x05 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"?\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\x1a#simulusion/session/v1/options.proto\"<\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\"\xd7\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12\x36\n\x07options\x18\x0f \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x0e\x10\x0f\"T\n\x14\x43reateSessionRequest\x12\x36\n\x07options\x18\x08 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x01\x10\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"-\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xdf\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x08 \x01(\t\x12\x31\n\x07options\x18\t \x03(\x0b\x32 .simulusion.control.v1.EnvOption\x12\x12\n\nworld_json\x18\n \x01(\t\"\xa5\x01\n\tEnvOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x03 \x01(\t\x12\x14\n\x07minimum\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07maximum\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x0c\x63hoices_json\x18\x06 \x03(\t\x12\x0c\n\x04help\x18\x07 \x01(\tB\n\n\x08_minimumB\n\n\x08_maximum\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb2\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12\x36\n\x07options\x18\n \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x08J\x04\x08\t\x10\n\"\x81\x01\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x05 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"?\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.control.v1.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONSTATE']._serialized_start=3266
-  _globals['_SESSIONSTATE']._serialized_end=3419
+  _globals['_SESSIONSTATE']._serialized_start=3286
+  _globals['_SESSIONSTATE']._serialized_end=3439
   _globals['_CONTROLERROR']._serialized_start=136
   _globals['_CONTROLERROR']._serialized_end=196
   _globals['_SESSIONINFO']._serialized_start=199
@@ -52,43 +52,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLOSESESSIONREQUEST']._serialized_start=966
   _globals['_CLOSESESSIONREQUEST']._serialized_end=1023
   _globals['_CATALOGENTRY']._serialized_start=1026
-  _globals['_CATALOGENTRY']._serialized_end=1229
-  _globals['_ENVOPTION']._serialized_start=1232
-  _globals['_ENVOPTION']._serialized_end=1397
-  _globals['_LISTENVSREQUEST']._serialized_start=1399
-  _globals['_LISTENVSREQUEST']._serialized_end=1416
-  _globals['_LISTENVSREPLY']._serialized_start=1418
-  _globals['_LISTENVSREPLY']._serialized_end=1536
-  _globals['_STARTINSTANCEREQUEST']._serialized_start=1539
-  _globals['_STARTINSTANCEREQUEST']._serialized_end=1717
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=1720
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=1849
-  _globals['_CLAIMINSTANCEREPLY']._serialized_start=1851
-  _globals['_CLAIMINSTANCEREPLY']._serialized_end=1970
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=1972
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=2076
-  _globals['_SAVESNAPSHOTREPLY']._serialized_start=2078
-  _globals['_SAVESNAPSHOTREPLY']._serialized_end=2201
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=2203
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2260
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2263
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2421
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2423
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2486
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2489
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2619
-  _globals['_STARTINSTANCEREPLY']._serialized_start=2621
-  _globals['_STARTINSTANCEREPLY']._serialized_end=2740
-  _globals['_STOPINSTANCEREQUEST']._serialized_start=2742
-  _globals['_STOPINSTANCEREQUEST']._serialized_end=2799
-  _globals['_STOPINSTANCEREPLY']._serialized_start=2801
-  _globals['_STOPINSTANCEREPLY']._serialized_end=2889
-  _globals['_LISTINSTANCESREQUEST']._serialized_start=2891
-  _globals['_LISTINSTANCESREQUEST']._serialized_end=2913
-  _globals['_INSTANCEINFO']._serialized_start=2915
-  _globals['_INSTANCEINFO']._serialized_end=3006
-  _globals['_LISTINSTANCESREPLY']._serialized_start=3008
-  _globals['_LISTINSTANCESREPLY']._serialized_end=3084
-  _globals['_HOSTHEARTBEAT']._serialized_start=3087
-  _globals['_HOSTHEARTBEAT']._serialized_end=3263
+  _globals['_CATALOGENTRY']._serialized_end=1249
+  _globals['_ENVOPTION']._serialized_start=1252
+  _globals['_ENVOPTION']._serialized_end=1417
+  _globals['_LISTENVSREQUEST']._serialized_start=1419
+  _globals['_LISTENVSREQUEST']._serialized_end=1436
+  _globals['_LISTENVSREPLY']._serialized_start=1438
+  _globals['_LISTENVSREPLY']._serialized_end=1556
+  _globals['_STARTINSTANCEREQUEST']._serialized_start=1559
+  _globals['_STARTINSTANCEREQUEST']._serialized_end=1737
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=1740
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=1869
+  _globals['_CLAIMINSTANCEREPLY']._serialized_start=1871
+  _globals['_CLAIMINSTANCEREPLY']._serialized_end=1990
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=1992
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=2096
+  _globals['_SAVESNAPSHOTREPLY']._serialized_start=2098
+  _globals['_SAVESNAPSHOTREPLY']._serialized_end=2221
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=2223
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2280
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2283
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2441
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2443
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2506
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2509
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2639
+  _globals['_STARTINSTANCEREPLY']._serialized_start=2641
+  _globals['_STARTINSTANCEREPLY']._serialized_end=2760
+  _globals['_STOPINSTANCEREQUEST']._serialized_start=2762
+  _globals['_STOPINSTANCEREQUEST']._serialized_end=2819
+  _globals['_STOPINSTANCEREPLY']._serialized_start=2821
+  _globals['_STOPINSTANCEREPLY']._serialized_end=2909
+  _globals['_LISTINSTANCESREQUEST']._serialized_start=2911
+  _globals['_LISTINSTANCESREQUEST']._serialized_end=2933
+  _globals['_INSTANCEINFO']._serialized_start=2935
+  _globals['_INSTANCEINFO']._serialized_end=3026
+  _globals['_LISTINSTANCESREPLY']._serialized_start=3028
+  _globals['_LISTINSTANCESREPLY']._serialized_end=3104
+  _globals['_HOSTHEARTBEAT']._serialized_start=3107
+  _globals['_HOSTHEARTBEAT']._serialized_end=3283
 # @@protoc_insertion_point(module_scope)

@@ -279,6 +279,7 @@ class CatalogEntry(_message.Message):
     IMAGE_FIELD_NUMBER: _builtins.int
     FAMILY_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    WORLD_JSON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     description: _builtins.str
     gymnasium_id: _builtins.str
@@ -291,6 +292,11 @@ class CatalogEntry(_message.Message):
     """a Docker image serving the environment protocol (run with `docker run`)"""
     family: _builtins.str
     """e.g. "Atari", "DeepMind Control"; "Custom" for catalog.toml entries without one"""
+    world_json: _builtins.str
+    """What a world-change timeline may name in this environment, as JSON (the catalog entry's
+    `world` table; platform_sdk.world_changes.WorldFacts): {"mujoco": bool, "bodies": [...],
+    "actuators": [...], "geoms": [...], "observation_size": int | null}; "" when unknown.
+    """
     @_builtins.property
     def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvOption]:
         """The session kwargs the entry accepts, as its catalog file declares them (the broker checks a
@@ -309,10 +315,11 @@ class CatalogEntry(_message.Message):
         image: _builtins.str = ...,
         family: _builtins.str = ...,
         options: _abc.Iterable[Global___EnvOption] | None = ...,
+        world_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path", "world_json", b"world_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

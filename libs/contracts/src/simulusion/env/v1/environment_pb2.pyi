@@ -113,6 +113,7 @@ class EnvRequest(_message.Message):
     SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
     RESTORE_SAVED_FIELD_NUMBER: _builtins.int
     TAKE_FRAMES_FIELD_NUMBER: _builtins.int
+    WORLD_CHANGES_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
@@ -150,6 +151,10 @@ class EnvRequest(_message.Message):
     def restore_saved(self) -> Global___RestoreSavedRequest: ...
     @_builtins.property
     def take_frames(self) -> Global___TakeFramesRequest: ...
+    @_builtins.property
+    def world_changes(self) -> Global___WorldChangesRequest:
+        """Served by the env host from the log it keeps of the session's applied world changes."""
+
     def __init__(
         self,
         *,
@@ -169,12 +174,13 @@ class EnvRequest(_message.Message):
         save_snapshot: Global___SaveSnapshotRequest | None = ...,
         restore_saved: Global___RestoreSavedRequest | None = ...,
         take_frames: Global___TakeFramesRequest | None = ...,
+        world_changes: Global___WorldChangesRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "world_changes", b"world_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "trace_context", b"trace_context"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "trace_context", b"trace_context", "world_changes", b"world_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames"]  # noqa: Y015
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames", "world_changes"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 
@@ -202,6 +208,7 @@ class EnvResponse(_message.Message):
     SAVE_SNAPSHOT_FIELD_NUMBER: _builtins.int
     RESTORE_SAVED_FIELD_NUMBER: _builtins.int
     TAKE_FRAMES_FIELD_NUMBER: _builtins.int
+    WORLD_CHANGES_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def error(self) -> Global___Error: ...
@@ -245,6 +252,8 @@ class EnvResponse(_message.Message):
     def restore_saved(self) -> Global___RestoreSavedResponse: ...
     @_builtins.property
     def take_frames(self) -> Global___TakeFramesResponse: ...
+    @_builtins.property
+    def world_changes(self) -> Global___WorldChangesResponse: ...
     def __init__(
         self,
         *,
@@ -266,12 +275,13 @@ class EnvResponse(_message.Message):
         save_snapshot: Global___SaveSnapshotResponse | None = ...,
         restore_saved: Global___RestoreSavedResponse | None = ...,
         take_frames: Global___TakeFramesResponse | None = ...,
+        world_changes: Global___WorldChangesResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "world_changes", b"world_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "later_frames", b"later_frames", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "error", b"error", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "later_frames", b"later_frames", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "result", b"result", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "warnings", b"warnings", "world_changes", b"world_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames", "world_changes"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
@@ -442,6 +452,7 @@ class ResetResponse(_message.Message):
     INFO_FIELD_NUMBER: _builtins.int
     FRAME_FIELD_NUMBER: _builtins.int
     FRAME_LATER_FIELD_NUMBER: _builtins.int
+    FOR_RECORDING_FIELD_NUMBER: _builtins.int
     frame_later: _builtins.bool
     """the request's `render_later` was done: its frame comes later"""
     @_builtins.property
@@ -450,6 +461,8 @@ class ResetResponse(_message.Message):
     def info(self) -> _values_pb2.DataMap: ...
     @_builtins.property
     def frame(self) -> Global___Frame: ...
+    @_builtins.property
+    def for_recording(self) -> Global___ForRecording: ...
     def __init__(
         self,
         *,
@@ -457,14 +470,52 @@ class ResetResponse(_message.Message):
         info: _values_pb2.DataMap | None = ...,
         frame: Global___Frame | None = ...,
         frame_later: _builtins.bool = ...,
+        for_recording: Global___ForRecording | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["for_recording", b"for_recording", "frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["for_recording", b"for_recording", "frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResetResponse: _TypeAlias = ResetResponse  # noqa: Y015
+
+@_typing.final
+class ForRecording(_message.Message):
+    """What an instance tells the platform and never the agent: the env host takes it out of an
+    answer before the answer goes on to the client, and keeps it in the step event's copy.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORLD_CHANGES_JSON_FIELD_NUMBER: _builtins.int
+    TRUE_OBSERVATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def world_changes_json(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The world changes (platform_sdk.world_changes) this reset or step applied, in timeline
+        order, each a JSON object: the timeline entry's fields, "index" (its place in the
+        timeline) and "session_step" (the session's steps before it: its `at`).
+        """
+
+    @_builtins.property
+    def true_observation(self) -> _values_pb2.Value:
+        """The observation as it is before sensor changes (sensor_offset, sensor_noise) made it the
+        one the agent sees; set only while such a change is in force.
+        """
+
+    def __init__(
+        self,
+        *,
+        world_changes_json: _abc.Iterable[_builtins.str] | None = ...,
+        true_observation: _values_pb2.Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["true_observation", b"true_observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["true_observation", b"true_observation", "world_changes_json", b"world_changes_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForRecording: _TypeAlias = ForRecording  # noqa: Y015
 
 @_typing.final
 class StepRequest(_message.Message):
@@ -520,6 +571,7 @@ class StepResponse(_message.Message):
     FRAME_FIELD_NUMBER: _builtins.int
     AUTO_RESET_FIELD_NUMBER: _builtins.int
     FRAME_LATER_FIELD_NUMBER: _builtins.int
+    FOR_RECORDING_FIELD_NUMBER: _builtins.int
     reward: _builtins.float
     terminated: _builtins.bool
     truncated: _builtins.bool
@@ -539,6 +591,8 @@ class StepResponse(_message.Message):
         on the step; `auto_reset` keeps what the environment said.
         """
 
+    @_builtins.property
+    def for_recording(self) -> Global___ForRecording: ...
     def __init__(
         self,
         *,
@@ -550,10 +604,11 @@ class StepResponse(_message.Message):
         frame: Global___Frame | None = ...,
         auto_reset: Global___AutoReset | None = ...,
         frame_later: _builtins.bool = ...,
+        for_recording: Global___ForRecording | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "for_recording", b"for_recording", "frame", b"frame", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "for_recording", b"for_recording", "frame", b"frame", "frame_later", b"frame_later", "info", b"info", "observation", b"observation", "reward", b"reward", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -568,6 +623,7 @@ class AutoReset(_message.Message):
     TERMINATED_FIELD_NUMBER: _builtins.int
     TRUNCATED_FIELD_NUMBER: _builtins.int
     FINAL_FRAME_FIELD_NUMBER: _builtins.int
+    FINAL_FOR_RECORDING_FIELD_NUMBER: _builtins.int
     terminated: _builtins.bool
     truncated: _builtins.bool
     @_builtins.property
@@ -578,6 +634,10 @@ class AutoReset(_message.Message):
     def final_frame(self) -> Global___Frame:
         """when the step asked for its frame"""
 
+    @_builtins.property
+    def final_for_recording(self) -> Global___ForRecording:
+        """of the final observation"""
+
     def __init__(
         self,
         *,
@@ -586,10 +646,11 @@ class AutoReset(_message.Message):
         terminated: _builtins.bool = ...,
         truncated: _builtins.bool = ...,
         final_frame: Global___Frame | None = ...,
+        final_for_recording: Global___ForRecording | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["final_for_recording", b"final_for_recording", "final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["final_for_recording", b"final_for_recording", "final_frame", b"final_frame", "final_info", b"final_info", "final_observation", b"final_observation", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -649,6 +710,7 @@ class HoldResponse(_message.Message):
     TRUNCATED_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
     KEPT_FIELD_NUMBER: _builtins.int
+    FOR_RECORDING_FIELD_NUMBER: _builtins.int
     steps: _builtins.int
     """steps taken"""
     terminated: _builtins.bool
@@ -665,6 +727,12 @@ class HoldResponse(_message.Message):
     def kept(self) -> _containers.RepeatedCompositeFieldContainer[Global___StepResponse]:
         """with keep_steps: every step, in order"""
 
+    @_builtins.property
+    def for_recording(self) -> Global___ForRecording:
+        """Without keep_steps: the world changes the hold's steps applied, and the last observation's
+        true value (with keep_steps each kept step carries its own).
+        """
+
     def __init__(
         self,
         *,
@@ -676,10 +744,11 @@ class HoldResponse(_message.Message):
         truncated: _builtins.bool = ...,
         info: _values_pb2.DataMap | None = ...,
         kept: _abc.Iterable[Global___StepResponse] | None = ...,
+        for_recording: Global___ForRecording | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["for_recording", b"for_recording", "info", b"info", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frames", b"frames", "info", b"info", "kept", b"kept", "observation", b"observation", "rewards", b"rewards", "steps", b"steps", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["for_recording", b"for_recording", "frames", b"frames", "info", b"info", "kept", b"kept", "observation", b"observation", "rewards", b"rewards", "steps", b"steps", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1131,6 +1200,51 @@ class TakeFramesRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TakeFramesRequest: _TypeAlias = TakeFramesRequest  # noqa: Y015
+
+@_typing.final
+class WorldChangesRequest(_message.Message):
+    """The session's world changes: its timeline, and the log of those applied so far (the log is
+    the env host's: restoring a snapshot does not shorten it; a change met again is logged again).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorldChangesRequest: _TypeAlias = WorldChangesRequest  # noqa: Y015
+
+@_typing.final
+class WorldChangesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIMELINE_JSON_FIELD_NUMBER: _builtins.int
+    APPLIED_JSON_FIELD_NUMBER: _builtins.int
+    timeline_json: _builtins.str
+    """the session's `world_changes` kwarg, checked ([] for none)"""
+    @_builtins.property
+    def applied_json(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """ForRecording.world_changes_json entries plus "seq" (the step event's, 0 unrecorded) and "time" (unix seconds)"""
+
+    def __init__(
+        self,
+        *,
+        timeline_json: _builtins.str = ...,
+        applied_json: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["applied_json", b"applied_json", "timeline_json", b"timeline_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorldChangesResponse: _TypeAlias = WorldChangesResponse  # noqa: Y015
 
 @_typing.final
 class TakeFramesResponse(_message.Message):
