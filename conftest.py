@@ -7,7 +7,17 @@ not registered, and a test asking for one fails with pytest's "fixture ... not f
 """
 
 import importlib.util
+import os
+from pathlib import Path
 
 pytest_plugins = (
     ["platform_testing.fixtures", "platform_testing.platform"] if importlib.util.find_spec("platform_testing") else []
 )
+
+
+# Menagerie robots for tests: a local copy (nothing here downloads robots). A run that sets
+# MENAGERIE_ROOT keeps it; otherwise the copy beside the checkout is used when it is there, and a
+# robot test without either fails with the Menagerie loader's error naming MENAGERIE_ROOT.
+_LOCAL_MENAGERIE = Path(__file__).resolve().parent.parent / "shared" / "menagerie"
+if "MENAGERIE_ROOT" not in os.environ and _LOCAL_MENAGERIE.is_dir():
+    os.environ["MENAGERIE_ROOT"] = str(_LOCAL_MENAGERIE)
