@@ -4,6 +4,7 @@ boundary kept, one step moving the hand by at most hand_step."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 from typing import Any
@@ -17,7 +18,7 @@ select_gl_backend()  # before MuJoCo is imported
 
 import mujoco  # noqa: E402
 
-from platform_sdk.robots.arm_scene import ArmLayout, arm_spec  # noqa: E402
+from platform_sdk.robots.arm_scene import ArmLayout, arm_spec, home_qpos  # noqa: E402
 from platform_sdk.robots.arms import ARMS, PANDA_NOHAND, ArmFacts, arm_facts  # noqa: E402
 from platform_sdk.robots.errors import RobotError  # noqa: E402
 from platform_sdk.robots.hand_control import HandController, HandSettings  # noqa: E402
@@ -192,17 +193,34 @@ def test_the_gripper_closes_and_opens_on_command() -> None:
 def test_the_controller_pickles_its_target_not_mink_and_continues_identically() -> None:
     model, data, _, controller = _arm_at_home("ufactory_xarm7", control="hand_steps")
     _decide(controller, [4, 1, 3, 1], model, data, times=5)
-    copy = pickle.loads(pickle.dumps(controller))
-    assert copy._ik is None and copy._model is None  # neither mink's objects nor the model pickle
-    assert np.array_equal(copy.target, controller.target) and copy.gripper_closed
+    restored = pickle.loads(pickle.dumps(controller))
+    assert restored._ik is None and restored._model is None  # neither mink's objects nor the model
+    assert np.array_equal(restored.target, controller.target) and restored.gripper_closed
     twin = mujoco.MjData(model)
     twin_state = np.empty(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_INTEGRATION))
     mujoco.mj_getState(model, data, twin_state, mujoco.mjtState.mjSTATE_INTEGRATION)
     mujoco.mj_setState(model, twin, twin_state, mujoco.mjtState.mjSTATE_INTEGRATION)
     for action in ([0, 2, 4, 0], [3, 3, 1, 1], [2, 2, 2, 0]):
         controller.apply(action, data)
-        copy.apply(action, twin)
+        restored.apply(action, twin)
         assert np.array_equal(data.ctrl, twin.ctrl)
         mujoco.mj_step(model, data, nstep=DECISION_SUBSTEPS)
         mujoco.mj_step(model, twin, nstep=DECISION_SUBSTEPS)
     assert np.array_equal(data.qpos, twin.qpos)
+
+
+def test_a_hand_heavier_than_built_sags_the_controller_knows_the_masses_as_built() -> None:
+    model, layout = _scene("franka_emika_panda")
+    heavier = copy.copy(model)  # the environment's own model, edited by a world change
+    heavier.body_mass[heavier.body("hand").id] *= 8
+    sags = []
+    for physics in (model, heavier):
+        data = mujoco.MjData(physics)
+        data.qpos[:] = home_qpos(physics, layout.home)
+        mujoco.mj_forward(physics, data)
+        source = functools.partial(_scene_model, "franka_emika_panda")
+        controller = HandController(layout.facts, layout.home, HandSettings(control="hand_steps"), source)
+        _decide(controller, STAY, physics, data, times=40)
+        sags.append(controller.home_position[2] - _hand(physics, data, layout.facts)[2])
+    assert abs(sags[0]) < 0.001  # as built: held where it should be
+    assert sags[1] > 0.003  # heavier: lower than the controller thinks
