@@ -100,6 +100,9 @@ def test_holding_it_lifts_carries_over_the_target_bin_lowers_and_opens() -> None
     over = np.array([0.7, 0.15, 0.32])
     lower = teacher.suggest(_view(hand_target=over, hand_position=over, block_position=over, **held))
     assert lower.phase == "descend to bin" and lower.move[2] < 0 and lower.close
+    near = over + [0.012, -0.012, 0.0]  # within the bin's slack: straight down, no dithering
+    straight = teacher.suggest(_view(hand_target=near, hand_position=near, block_position=near, **held))
+    assert straight.phase == "descend to bin" and not straight.move[:2].any()
     release = np.array([0.7, 0.15, BIN[2] + teacher.release_height])
     let_go = teacher.suggest(
         _view(hand_target=release, hand_position=release, block_position=release, **held)

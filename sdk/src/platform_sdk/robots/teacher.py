@@ -39,6 +39,7 @@ from platform_sdk.robots.pick_place_scene import BIN_FLOOR_HALF, BIN_HEIGHT, BLO
 TRAVEL_CLEARANCE = 0.06  # m the hand travels above the bins' rims with an open gripper
 CARRY_CLEARANCE = 0.04  # m the carried block's bottom stays above the rims
 RELEASE_CLEARANCE = 0.01  # m between the block's bottom and the bin floor when it is let go
+BIN_AIM = 0.015  # m: the block counts as over the bin this close to its centre (0.045 of slack)
 SETTLED = 0.008  # m: the hand is settled when it is this close to its target
 ON_BLOCK = 0.02  # m: the hand counts as on the block when its site is this close to its centre
 CLOSED_ON_NOTHING = 0.1  # gripper opening (0 closed, 1 open) below which the fingers hold nothing
@@ -174,11 +175,16 @@ class PickPlaceTeacher:
         # aim the block, not the hand, at the bin: the grasp may hold it off the hand's site
         grip = view.hand_position - view.block_position
         drop = self._reachable(base + [0.0, 0.0, self.release_height] + grip)
-        if not self._over(view.hand_target, drop):
+        # the grip's offset wavers as the hand lags its target: a bin's slack, not the finest
+        # move, says when the block is over it (else the teacher dithers at the boundary)
+        over = np.abs(view.hand_target[:2] - drop[:2]) <= max(self.actions.tolerance, BIN_AIM)
+        if not over.all():
             carry_z = base[2] + self.carry_height + grip[2]
             return self._travel(view, drop, carry_z, close=True, phase="above target bin")
         if not self._at(view.hand_target[2], drop[2]) or not self._settled(view):
-            return Suggestion(self._towards(view.hand_target, drop), True, "descend to bin")
+            down = view.hand_target.copy()
+            down[2] = drop[2]
+            return Suggestion(self._towards(view.hand_target, down), True, "descend to bin")
         return Suggestion(np.zeros(3), False, "open")
 
     def _retreat(self, view: TeacherView) -> Suggestion:
