@@ -18,98 +18,37 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-# Model arrays left out of diffs: assets and structures derived from them at compile time.
-FIXED_ARRAY_PREFIXES: tuple[str, ...] = ("tex_", "mesh_", "skin_", "bvh_", "flex_", "oct_")
+from platform_sdk.adapters import mujoco_state
+from platform_sdk.adapters.mujoco_state import FIXED_ARRAY_PREFIXES, PhysicsState, copy_arrays, mutable_array_names
 
-
-@dataclass(frozen=True)
-class PhysicsState:
-    """What a snapshot keeps of a physics (see the module docstring)."""
-
-    model_arrays: dict[str, np.ndarray]
-    options: dict[str, Any]
-    integration: np.ndarray
-
-
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def mutable_array_names(model: Any) -> tuple[str, ...]:
-    """The names of the arrays of `model` (a raw `mujoco.MjModel`) that a diff compares."""
-    names = _NAMES.get(type(model))
-    if names is None:  # the same for every model of a type: computed once
-        names = tuple(
-            name
-            for name in dir(model)
-            if not name.startswith(("_", *FIXED_ARRAY_PREFIXES))
-            and isinstance(getattr(model, name, None), np.ndarray)
-        )
-        _NAMES[type(model)] = names
-    return names
-
-
-def copy_arrays(model: Any) -> dict[str, np.ndarray]:
-    """Copies of the arrays of `model` (a raw `mujoco.MjModel`) that diffs compare."""
-    return {name: np.array(getattr(model, name)) for name in mutable_array_names(model)}
+__all__ = [
+    "FIXED_ARRAY_PREFIXES",
+    "PhysicsState",
+    "apply",
+    "built_physics",
+    "capture",
+    "copy_arrays",
+    "forget_built_models",
+    "mutable_array_names",
+    "remember_built_model",
+]
 
 
 def capture(physics: Any, built: dict[str, np.ndarray]) -> PhysicsState:
     """The state of `physics` (a dm_control Physics); `built` = `copy_arrays` of its model as built."""
-    import mujoco
-
-    model = physics.model.ptr
-    changed = {}
-    for name, original in built.items():
-        current = getattr(model, name)
-        if not _same_bits(current, original):
-            changed[name] = np.array(current)
-    options = {name: _copy(getattr(model.opt, name)) for name in _option_names(model.opt)}
-    kind = mujoco.mjtState.mjSTATE_INTEGRATION
-    integration = np.empty(mujoco.mj_stateSize(model, kind), np.float64)
-    mujoco.mj_getState(model, physics.data.ptr, integration, kind)
-    return PhysicsState(model_arrays=changed, options=options, integration=integration)
+    return mujoco_state.capture(physics.model.ptr, physics.data.ptr, built)
 
 
 def apply(physics: Any, state: PhysicsState) -> None:
     """Put `state` into `physics`, whose model is as built, then recompute derived quantities."""
-    import mujoco
-
-    model = physics.model.ptr
-    for name, value in state.model_arrays.items():
-        np.copyto(getattr(model, name), value)
-    for name, value in state.options.items():
-        target = getattr(model.opt, name)
-        if isinstance(target, np.ndarray):
-            np.copyto(target, value)
-        else:
-            setattr(model.opt, name, value)
-    kind = mujoco.mjtState.mjSTATE_INTEGRATION
-    mujoco.mj_setState(model, physics.data.ptr, state.integration, kind)
+    mujoco_state.apply(physics.model.ptr, physics.data.ptr, state)
     # dm_control's (legacy) step starts with mj_step2, which needs the mj_step1 of the state
     # it finishes: mj_forward recomputes it (and more, which the next step recomputes again)
     physics.forward()
-
-
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bit-equal (NaN equals NaN, 0.0 differs from -0.0); the arrays compared are small."""
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
-
-
-def _option_names(options: Any) -> list[str]:
-    return [
-        name
-        for name in dir(options)
-        if not name.startswith("_") and isinstance(getattr(options, name), (int, float, np.ndarray))
-    ]
-
-
-def _copy(value: Any) -> Any:
-    return np.array(value) if isinstance(value, np.ndarray) else value
 
 
 # The model as built of the last configuration snapshotted, so that a restore copies it instead
