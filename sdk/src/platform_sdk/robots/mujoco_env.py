@@ -21,8 +21,10 @@ environment continues bit for bit.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,6 +42,11 @@ from platform_sdk.adapters.mujoco_rendering import (
 from platform_sdk.robots.errors import RobotError
 
 RENDER_MODES: tuple[str, ...] = ("rgb_array",)
+# Environments with a render context: closed at exit, before MuJoCo's EGL module terminates its
+# display (a context freed after that, by the garbage collector, raises inside EGL). The hook is
+# registered after the first context exists, so that it runs before MuJoCo's own exit hook.
+_RENDERING: weakref.WeakSet[MujocoRobotEnv] = weakref.WeakSet()
+_exit_hook: list[bool] = []
 _NOT_PICKLED = ("model", "data", "_renderer", "_built")
 
 
@@ -212,6 +219,10 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
             height, width = self._render_size
             self._renderer = mujoco.Renderer(self.model, height, width)
             configure_scene(self._renderer.scene, self._render_quality)
+            _RENDERING.add(self)
+            if not _exit_hook:
+                atexit.register(_close_renderers)
+                _exit_hook.append(True)
         self._renderer.update_scene(self.data, camera=self._camera)
         frame: np.ndarray = self._renderer.render()
         return frame
@@ -270,6 +281,11 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
         elif not space.contains(value):
             raise RobotError(f"{self.robot_name} {self.task_name}: action {action!r} is outside the action space {space}")
         return value
+
+
+def _close_renderers() -> None:
+    for env in list(_RENDERING):
+        env.close()
 
 
 def _labels_of(parts: list[tuple[str, np.ndarray]]) -> list[tuple[str, int, int]]:
