@@ -83,7 +83,7 @@ def test_labels_name_the_arm_and_the_task_parts_in_order(robot: str) -> None:
     names = [name for name, _, _ in labels]
     assert names[-4:] == TASK_PARTS
     assert {"joint_angles", "hand_position", "gripper", "hand_target"} <= set(names)
-    assert labels[-1][2] == observation.size == env.observation_space.shape[0]
+    assert (labels[-1][2],) == observation.shape == env.observation_space.shape
     parts = _labelled(env, observation)
     assert np.allclose(parts["block_position"], env.block_position)
     assert np.allclose(parts["block_from_hand"], env.block_position - env.hand_position)
@@ -194,8 +194,9 @@ def test_the_same_seed_gives_the_same_episode(robot: str) -> None:
 def test_a_pickled_env_mid_episode_continues_bit_exact(robot: str) -> None:
     env = PickPlaceEnv(robot)
     _, info = env.reset(seed=4)
-    for _ in range(18):  # the teacher has the block in hand by now
+    for _ in range(18):
         _, _, _, _, info = env.step(info["teacher_action"])
+    assert env.grasped  # mid-task: the teacher has the block in hand
     copy = pickle.loads(pickle.dumps(env))
     original_info, copy_info = info, dict(info)
     for _ in range(15):
