@@ -220,6 +220,21 @@ async def broker(nats_client: Any, env_server: EnvServer) -> AsyncIterator[Stand
     await stand_in.stop()
 
 
+@pytest.fixture
+async def start_broker(nats_client: Any) -> AsyncIterator[Callable[[str, env_pb.SpecResponse], Awaitable[StandInBroker]]]:
+    """Start stand-in brokers whose sessions run on an env host at `address` with `spec` (a test's
+    own stand-in env host); each is stopped at the end of the test."""
+    started: list[StandInBroker] = []
+
+    async def start(address: str, spec: env_pb.SpecResponse) -> StandInBroker:
+        started.append(await StandInBroker(nats_client, address, spec).start())
+        return started[-1]
+
+    yield start
+    for stand_in in started:
+        await stand_in.stop()
+
+
 @dataclass
 class RunningGateway:
     url: str

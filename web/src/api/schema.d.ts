@@ -458,6 +458,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/sessions/{session_id}/world-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * World Changes
+         * @description The session's world-change timeline (its `world_changes` kwarg) and the changes applied so far,
+         *     oldest first. 404 for an unknown session; 410 once it has ended: a recorded session's changes are then
+         *     in its recording's `world_changes` (GET /v0/recordings/{id}).
+         */
+        get: operations["world_changes_v0_sessions__session_id__world_changes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/snapshots": {
         parameters: {
             query?: never;
@@ -856,9 +878,11 @@ export interface components {
             } | null;
             /**
              * World Changes
-             * @description changes made to the world during the session (recording.json); none yet
+             * @description the world changes applied during the session (recording.json), in the order of their step events: each timeline entry plus `index`, `session_step`, `seq` (the step event that applied it), `episode` and `episode_step`
              */
-            world_changes?: unknown[];
+            world_changes?: {
+                [key: string]: unknown;
+            }[];
         } & {
             [key: string]: unknown;
         };
@@ -1754,6 +1778,29 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /**
+         * WorldChangesPublic
+         * @description A running session's world changes: its timeline and those applied so far (the env host's
+         *     log: restoring a snapshot does not shorten it, and a change met again is listed again).
+         */
+        WorldChangesPublic: {
+            /**
+             * Applied
+             * @description each change as it was applied, oldest first: its timeline entry plus `index` (its place in the timeline), `session_step` (the session's steps before it), `seq` (the recorded step event that applied it; 0 when the session is not recorded), `time` (unix seconds) and, in a vector session, `env_index`
+             */
+            applied: {
+                [key: string]: unknown;
+            }[];
+            /** Session Id */
+            session_id: string;
+            /**
+             * Timeline
+             * @description the session's `world_changes` kwarg: entries {at, change, ...fields, reveal?} (platform_sdk.world_changes lists the kinds and their fields)
+             */
+            timeline: {
+                [key: string]: unknown;
+            }[];
         };
     };
     responses: never;
@@ -3523,6 +3570,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StepTicketPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Implemented */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    world_changes_v0_sessions__session_id__world_changes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorldChangesPublic"];
                 };
             };
             /** @description Not Found */

@@ -1,4 +1,5 @@
-"""The REST calls the SDK makes outside the step path: create, get and close sessions."""
+"""The REST calls the SDK makes outside the step path: create, get and close sessions, and read
+a session's world changes."""
 
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ class RestClient:
         body = {"env_id": env_id, **{name: value for name, value in options.items() if value is not None}}
         session: dict[str, Any] = self.request("POST", "/v0/sessions", body)
         return session
+
+    def world_changes(self, session_id: str) -> dict[str, Any]:
+        """GET /v0/sessions/{id}/world-changes: {"session_id", "timeline", "applied"}."""
+        changes: dict[str, Any] = self.request("GET", f"/v0/sessions/{session_id}/world-changes")
+        return changes
 
     def close_session(self, session_id: str) -> None:
         try:

@@ -92,6 +92,22 @@ class PlatformSession:
             raise errors.SessionClosedError(f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed")
         return self._stream.path
 
+    def world_changes(self) -> dict[str, Any]:
+        """The session's world changes: {"session_id", "timeline": its `world_changes` kwarg,
+        "applied": each change applied so far, oldest first: the timeline entry plus "index",
+        "session_step", "seq" (its recorded step event, 0 unrecorded), "time" and, in a vector
+        session, "env_index"} (GET /v0/sessions/{id}/world-changes).
+
+        Raises:
+            SessionClosedError: the session has ended (a recorded one's changes are in its
+                recording's `world_changes`).
+        """
+        if self._closed:
+            raise errors.SessionClosedError(
+                f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed: its world changes, when it "
+                "was recorded, are in its recording's world_changes", session_id=getattr(self, "session_id", None))
+        return self._rest.world_changes(self.session_id)
+
     # -- requests -----------------------------------------------------------------------------
     def _ready_stream(self) -> SessionStream:
         if self._closed or self._stream is None:

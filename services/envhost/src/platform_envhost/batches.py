@@ -8,7 +8,7 @@ message may be) whose events name each sub-environment's sub-session
 (auto-reset ones as a step and a reset), restores and holds are recorded as they are outside a
 batch. When the session records frames, or has holds to record, the request is re-encoded with
 `render` / `keep_steps` set, and kept steps the client did not ask for are removed from the
-response.
+response. Sub-answers lose their `ForRecording` (the events keep it; `for_recording`).
 
 save_snapshot and restore_saved are the env host's own commands: a batch holding any goes to
 the instance one sub-request at a time, in order.
@@ -23,6 +23,7 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
+from platform_envhost import for_recording
 from platform_envhost.agent_data import check_agent_data
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.holds import MAX_HOLD_STEPS_WITH_FRAMES, strip_hold
@@ -81,22 +82,32 @@ class BatchAnswerer:
                         defer: bool = True) -> bytes:
         """The batch in one request to the instance. With `defer`, its events are built after the
         answer is sent (`Instance.deferred_events`), else before this returns."""
-        if not instance.record:
-            return await instance.forward(raw)
         subs = request.batch.requests
+        if not instance.record:
+            answer = await instance.forward(raw)
+            return unrecorded_changes(instance, subs, answer) if instance.has_timeline else answer
         added = ask_to_record(raw, subs, instance.record_frames)
         answer = await instance.forward(added.raw if added is not None else raw)
         now = time.time()
         if defer and (added is None or not added.strip):  # the answer goes back as it is: record it later
+            if instance.has_timeline:  # ... but for its ForRecording, which only the events keep
+                client_answer, response = for_recording.for_the_client(answer)
+                instance.deferred_events.append(lambda: self._events(instance, subs, response, now, headers, agents))
+                return client_answer
             instance.deferred_events.append(
                 lambda: self._events(instance, subs, env_pb.EnvResponse.FromString(answer), now, headers, agents)
             )
             return answer
         response = env_pb.EnvResponse.FromString(answer)
         await self._publish(self._events(instance, subs, response, now, headers, agents))
-        if added is None or not added.strip or response.HasField("error") or response.WhichOneof("result") != "batch":
+        if response.HasField("error") or response.WhichOneof("result") != "batch":
             return answer
-        for position in added.strip:
+        carried = instance.has_timeline and for_recording.carries(response)
+        if not carried and (added is None or not added.strip):
+            return answer
+        if carried:
+            for_recording.strip(response)
+        for position in added.strip if added is not None else ():
             asked = subs[position].request.hold
             strip_hold(response.batch.responses[position].hold, keep_steps=asked.keep_steps, frames=asked.frames)
         return response.SerializeToString()
@@ -168,6 +179,18 @@ class BatchAnswerer:
             builder.add(batch.events, inner, response, time.time())
             await self._publish(batch_messages(batch, instance.records.batches, headers, self._max_payload()))
         return response
+
+
+def unrecorded_changes(instance: Instance, subs: object, answer: bytes) -> bytes:
+    """The answer to a batch of a session that is not recorded, without its ForRecording; the
+    world changes each sub-environment applied are logged (seq 0)."""
+    client_answer, response = for_recording.for_the_client(answer)
+    if client_answer is answer or response.WhichOneof("result") != "batch":
+        return client_answer
+    now = time.time()
+    for sub, answered in zip(subs, response.batch.responses, strict=False):  # type: ignore[call-overload]
+        instance.world_changes.add(for_recording.applied_changes(answered), 0, now, sub.index)
+    return client_answer
 
 
 class _Asked:

@@ -27,11 +27,11 @@ class DeferredEvents:
     are messages of their own (they carry its trace context), a snapshot's event goes on its own
     subject, the others gather in `instance.coalesced`."""
 
-    __slots__ = ("agent", "answer", "builder", "due", "headers", "instance", "now", "request", "response")
+    __slots__ = ("agent", "answer", "builder", "due", "headers", "instance", "now", "parsed", "request", "response")
 
     def __init__(self, instance: Instance, builder: StepEventBuilder, request: env_pb.EnvRequest, answer: bytes,
                  headers: dict[str, str], agent: values_pb.DataMap | None, now: float,
-                 due: FrameDue | None) -> None:
+                 due: FrameDue | None, parsed: env_pb.EnvResponse | None = None) -> None:
         self.instance = instance
         self.builder = builder
         self.request = request
@@ -40,13 +40,15 @@ class DeferredEvents:
         self.agent = agent
         self.now = now
         self.due = due  # the frame asked with render_later, when it was
+        self.parsed = parsed  # `answer` parsed already (when the router had to look into it), else None
         self.response: env_pb.EnvResponse | None = None
 
     def parse(self) -> env_pb.EnvResponse:
         """The answer, parsed once: the frames it carries go to the requests they belong to."""
         response = self.response
         if response is None:
-            response = self.response = env_pb.EnvResponse.FromString(self.answer)
+            parsed, self.parsed = self.parsed, None
+            response = self.response = parsed if parsed is not None else env_pb.EnvResponse.FromString(self.answer)
             if response.later_frames:
                 self.instance.later_frames.arrived(response.later_frames, self.instance.describe())
                 response.ClearField("later_frames")

@@ -3,7 +3,8 @@
 The env host asks the instance to keep the hold's steps (`keep_steps`, merged into the request
 by appending bytes, as the router does with `render_later`), turns the kept steps into one
 `StepEventBatch` (the agent data with the first step) and forwards the response without them
-(unless the client asked for them itself). A session with `record_frames` also asks for a frame
+(unless the client asked for them itself), always without their `ForRecording` (kept in the
+events). A session with `record_frames` also asks for a frame
 after every step; they go into the events and back only when the client asked for frames.
 
 A hold longer than `HOLD_CHUNK_STEPS` goes to the instance in chunks of that many steps, one
@@ -24,6 +25,7 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
+from platform_envhost import for_recording
 from platform_envhost.step_events import StepEventBuilder
 
 HOLD_CHUNK_STEPS = MAX_HOLD_STEPS_WITH_FRAMES  # a chunk can always bring its frames back
@@ -61,7 +63,7 @@ async def recorded_hold(forward: Forward, request: env_pb.EnvRequest, raw: bytes
         if response.HasField("error") or response.WhichOneof("result") != "hold":
             return answer
         await _publish_steps(publish, builder, hold.action, response.hold, agent)
-        if hold.keep_steps and (hold.frames or not record_frames):
+        if hold.keep_steps and (hold.frames or not record_frames) and not for_recording.carries(response):
             return answer  # the client asked for everything the instance sent
         strip_hold(response.hold, keep_steps=hold.keep_steps, frames=hold.frames)
         return response.SerializeToString()
@@ -111,7 +113,8 @@ async def _publish_steps(publish: PublishBatch, builder: StepEventBuilder, actio
 
 def strip_hold(hold: env_pb.HoldResponse, *, keep_steps: bool, frames: bool) -> None:
     """Remove from `hold` what the env host asked for and the client did not (`keep_steps`,
-    `frames`: what the client asked)."""
+    `frames`: what the client asked), and what is never the client's (`ForRecording`)."""
+    for_recording.strip_hold(hold)
     if not keep_steps:
         hold.ClearField("kept")
     if not frames:

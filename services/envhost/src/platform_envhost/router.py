@@ -6,6 +6,10 @@ session's instance unchanged and the response bytes come back unchanged; a reque
 merges them): `render_later` for sessions that record frames (`later_frames`: the frame comes
 with the next answer, encoded after this one went out), `keep_steps` for recorded holds, and
 the warnings about agent data that breaks a rule (`agent_data`), appended to the response.
+A session with a world-change timeline has each reset, step, hold and batch answer checked for
+a `ForRecording`, which is taken out before the answer goes back (`for_recording`) and kept in
+its step events; the changes applied are logged (`world_change_log`), and WorldChangesRequest
+is answered from that log.
 
 For a recorded session the response of a reset, step, restore, snapshot or hold is then parsed
 too and turned into events for the publisher, after the answer is sent (`finish`,
@@ -36,6 +40,7 @@ from platform_envhost.coalesced_steps import SEND_AFTER_S
 from platform_envhost.deferred_events import DeferredEvents, frame_follows, parse_answers, take_owed_frames
 from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import batch_messages
+from platform_envhost.for_recording import CARRIERS, applied_changes, for_the_client
 from platform_envhost.holds import recorded_hold
 from platform_envhost.instance_table import InstanceTable
 from platform_envhost.later_frames import RENDER, FrameDue, asks_render_later
@@ -253,6 +258,9 @@ class Router:
             return with_warnings(answer, warnings)
         if command in SAVED_COMMANDS:
             return await self._saved_command(instance, request, headers)
+        if command == "world_changes":
+            await self.drain(instance)  # the events answered so far are built: their changes are logged
+            return instance.world_changes.answer(request.id)
         agent, warnings = None, []
         if command == "step" or command == "hold":
             carrier = request.step if command == "step" else request.hold
@@ -260,6 +268,8 @@ class Router:
                 agent, warnings = check_agent_data(carrier.agent, instance.agent_names(0))
         if builder is None or command not in RECORDED_COMMANDS:
             answer = await instance.forward(raw)
+            if instance.has_timeline and command in CARRIERS:
+                answer = self._unrecorded_changes(instance, answer)
         elif command == "hold":
             async def publish_batch(batch: bus_pb.StepEventBatch) -> None:
                 await self._publish(batch_messages(batch, instance.records.batches, headers,
@@ -275,9 +285,23 @@ class Router:
             later.owed = asked
             if asked and later.supported is None:
                 await self._learn_render_later(instance, answer, due)
+            client_answer, parsed = answer, None
+            if instance.has_timeline and command in CARRIERS:  # the event keeps its ForRecording, the client's loses it
+                client_answer, parsed = for_the_client(answer)
             instance.deferred_events.append(
-                DeferredEvents(instance, builder, request, answer, headers, agent, time.time(), due))
+                DeferredEvents(instance, builder, request, answer, headers, agent, time.time(), due,
+                               parsed))
+            answer = client_answer
         return with_warnings(answer, warnings)
+
+    @staticmethod
+    def _unrecorded_changes(instance: Instance, answer: bytes) -> bytes:
+        """The answer of a session that is not recorded, without its ForRecording; the world
+        changes it applied are logged (seq 0)."""
+        client_answer, response = for_the_client(answer)
+        if client_answer is not answer:
+            instance.world_changes.add(applied_changes(response), 0, time.time())
+        return client_answer
 
     async def _learn_render_later(self, instance: Instance, answer: bytes, due: FrameDue | None) -> None:
         """The first answer to `render_later` says whether the instance renders later. One that

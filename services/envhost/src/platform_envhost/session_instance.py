@@ -1,6 +1,6 @@
 """A session's running environment instance: its process, its one link (framed, or a gRPC stream
-for an image: `platform_envhost.instance_link`), its lock and state, the session's options and
-its step records."""
+for an image: `platform_envhost.instance_link`), its lock and state, the session's options, its
+step records and its log of applied world changes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from platform_envhost.instance_link import InstanceLink, Meanwhile, open_link
 from platform_envhost.later_frames import LaterFrames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
+from platform_envhost.world_change_log import WorldChangeLog, timeline_of
 
 LOG_TAIL_LINES = 40
 
@@ -36,12 +37,15 @@ class State(str, Enum):
 class SessionRecords:
     """What the env host keeps about one session's steps: the event numbering of each of its
     recordings (the session, or each sub-environment of a vector session), their agent data
-    names, and the session's StepEventBatch counter."""
+    names, and the session's StepEventBatch counter. Its builders log the world changes their
+    events carry in `world_changes`."""
 
-    def __init__(self, session_id: str, record: bool, vector: bool) -> None:
+    def __init__(self, session_id: str, record: bool, vector: bool,
+                 world_changes: WorldChangeLog | None = None) -> None:
         self.session_id = session_id
         self.record = record
         self.vector = vector
+        self.world_changes = world_changes
         self.builders: dict[int, StepEventBuilder] = {}
         self.agent_names: dict[int, AgentNames] = {}
         self.batches = BatchCounter(session_id)
@@ -50,7 +54,7 @@ class SessionRecords:
         builder = self.builders.get(index)
         if builder is None:
             event_id = subjects.sub_session_id(self.session_id, index) if self.vector else self.session_id
-            builder = self.builders[index] = StepEventBuilder(event_id, self.session_id)
+            builder = self.builders[index] = StepEventBuilder(event_id, self.session_id, self.world_changes, index)
         return builder
 
 
@@ -72,6 +76,10 @@ class Instance:
         self.record = options.record
         self.record_frames = options.record and options.record_frames  # every reset and step asks for its frame
         self.process = process
+        # The world-change timeline of its kwargs: only then can its answers carry a ForRecording
+        # (`for_recording`), read on every step.
+        self.world_changes = WorldChangeLog(timeline_of(kwargs_json), self.describe)
+        self.has_timeline = bool(self.world_changes.timeline)
         self.lock = asyncio.Lock()
         # Step events of answered requests, built after the answer is sent, in the order the
         # requests were answered (while the instance works on the next request: `meanwhile`,
@@ -101,6 +109,7 @@ class Instance:
         self.record = options.record
         self.record_frames = options.record and options.record_frames
         self._records = None
+        self.world_changes = WorldChangeLog(self.world_changes.timeline, self.describe, self.num_envs > 1)
 
     @property
     def num_envs(self) -> int:
@@ -113,7 +122,8 @@ class Instance:
         (a claimed warm pool instance) or its record setting changes."""
         records = self._records
         if records is None or records.session_id != self.session_id or records.record != self.record:
-            records = self._records = SessionRecords(self.session_id, self.record, self.num_envs > 1)
+            records = self._records = SessionRecords(self.session_id, self.record, self.num_envs > 1,
+                                                     self.world_changes)
         return records
 
     def builder(self, index: int = 0) -> StepEventBuilder | None:
@@ -159,6 +169,7 @@ class Instance:
             raise InstanceGone(f"the instance of {self.describe()} failed its spec request: "
                                f"{response.error.message}")
         self.spec = response.spec
+        self.world_changes.vector = self.num_envs > 1
         return self.spec
 
     def mark_dead(self, failure: str) -> None:

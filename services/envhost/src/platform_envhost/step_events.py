@@ -10,10 +10,16 @@ A step that ended its episode and was reset in the same step (`StepResponse.auto
 request asked for it, or the session is endless) becomes two events: the step as the
 environment ended it (final observation, info and frame, the true terminated/truncated), then
 a reset event starting the next episode with the new observation, info and frame.
+
+Events keep the answers' `ForRecording` (the client's copies lose it: `for_recording`); an
+auto-reset step's world changes go with the step, its true observations with the observation
+each belongs to. The world changes an event carries are logged with its seq
+(`world_change_log`) as the event is built.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from platform_contracts import subjects
@@ -21,7 +27,9 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
+from platform_envhost.for_recording import step_changes
 from platform_envhost.publisher import Outgoing
+from platform_envhost.world_change_log import WorldChangeLog
 
 MSG_ID = "Nats-Msg-Id"
 EventList = Any  # a repeated StepEvent field (RepeatedCompositeFieldContainer[StepEvent])
@@ -37,10 +45,15 @@ class StepEventBuilder:
     Args:
         session_id: the id the events carry (a sub-session id for a sub-environment).
         subject_session_id: the session whose subjects carry them (default: `session_id`).
+        world_changes: the session's log of applied world changes (None: not kept).
+        env_index: the sub-environment the events are of (0 for a single environment).
     """
 
-    def __init__(self, session_id: str, subject_session_id: str | None = None) -> None:
+    def __init__(self, session_id: str, subject_session_id: str | None = None,
+                 world_changes: WorldChangeLog | None = None, env_index: int = 0) -> None:
         self.session_id = session_id
+        self.world_changes = world_changes
+        self.env_index = env_index
         self.seq = 0
         self.episode = -1
         self.episode_step = 0
@@ -100,10 +113,14 @@ class StepEventBuilder:
         if agent is not None:
             transition.agent.CopyFrom(agent)
         if not result.HasField("auto_reset"):
+            if result.HasField("for_recording") and result.for_recording.world_changes_json:
+                self._log_changes(result.for_recording.world_changes_json, now)
             return
         # The step as the episode ended, then the reset that started the next one.
         ended = result.auto_reset
         recorded.ClearField("auto_reset")
+        if ended.HasField("final_for_recording") or result.HasField("for_recording"):
+            self._split_for_recording(recorded, result, ended, now)
         recorded.observation.CopyFrom(ended.final_observation)
         recorded.info.CopyFrom(ended.final_info)
         recorded.terminated = ended.terminated
@@ -119,6 +136,26 @@ class StepEventBuilder:
         reset.info.CopyFrom(result.info)
         if result.HasField("frame"):
             reset.frame.CopyFrom(result.frame)
+        if result.for_recording.HasField("true_observation"):
+            reset.for_recording.true_observation.CopyFrom(result.for_recording.true_observation)
+
+    def _split_for_recording(self, recorded: env_pb.StepResponse, result: env_pb.StepResponse,
+                             ended: env_pb.AutoReset, now: float) -> None:
+        """An auto-reset step's event: the world changes the step applied (the ended episode's
+        and the step's own) and the final observation's true value; the next episode's true
+        first observation goes with its reset event."""
+        recorded.ClearField("for_recording")
+        changes = step_changes(result)
+        if changes:
+            recorded.for_recording.world_changes_json.extend(changes)
+            self._log_changes(changes, now)
+        final = ended.final_for_recording
+        if final.HasField("true_observation"):
+            recorded.for_recording.true_observation.CopyFrom(final.true_observation)
+
+    def _log_changes(self, changes: Iterable[str], now: float) -> None:
+        if self.world_changes is not None:
+            self.world_changes.add(changes, self.seq, now, self.env_index)
 
     def add_reset(self, events: EventList, reset: env_pb.ResetResponse, now: float,
                   request: env_pb.ResetRequest | None = None) -> None:
@@ -128,6 +165,8 @@ class StepEventBuilder:
         event = events.add(session_id=self.session_id, seq=self.seq, episode=self.episode, episode_step=0,
                            time=now)
         event.reset.CopyFrom(reset)
+        if reset.HasField("for_recording") and reset.for_recording.world_changes_json:
+            self._log_changes(reset.for_recording.world_changes_json, now)
         if request is not None:
             if request.HasField("seed"):
                 event.reset_seed = request.seed

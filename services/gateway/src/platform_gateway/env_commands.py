@@ -8,6 +8,7 @@ the session's stream like the SDK's binary requests.
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from opentelemetry import trace
@@ -112,6 +113,28 @@ class EnvCommands:
         info = await self.streams.directory.running(session_id)
         request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
         return info, await self._run(info, "restore_saved", request)
+
+    async def world_changes(self, session_id: str) -> dict:
+        """The session's world-change timeline and the changes applied so far (the env host's log).
+
+        Raises:
+            SessionGoneError: the session ended; its message says where a recorded session keeps them.
+        """
+        try:
+            info = await self.streams.directory.running(session_id)
+            request = env_pb.EnvRequest(world_changes=env_pb.WorldChangesRequest())
+            answer = (await self._run(info, "world_changes", request)).world_changes
+        except SessionGoneError as exc:
+            raise SessionGoneError(
+                f"{exc.message}: a session's world changes are listed only while it runs; when it was recorded, "
+                f"its recording's world_changes keeps them (GET /v0/recordings/{session_id})",
+                log_tail=exc.log_tail,
+            ) from None
+        return {
+            "session_id": session_id,
+            "timeline": json.loads(answer.timeline_json) if answer.timeline_json else [],
+            "applied": [json.loads(text) for text in answer.applied_json],
+        }
 
     @staticmethod
     def _action(info: ctl.SessionInfo, action: Any, command: str) -> Any:

@@ -61,8 +61,10 @@ class RecordingPublic(BaseModel):
     env_id: str | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict)
     episodes: list[EpisodeEntryPublic] = Field(default_factory=list)
-    world_changes: list[Any] = Field(
-        default_factory=list, description="changes made to the world during the session (recording.json); none yet")
+    world_changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="the world changes applied during the session (recording.json), in the "
+        "order of their step events: each timeline entry plus `index`, `session_step`, `seq` (the step event "
+        "that applied it), `episode` and `episode_step`")
     spec: dict[str, Any] | None = Field(
         None, description="the environment's spec as the session started (recording.json): spaces, "
         "observation_labels, metadata (e.g. control_rate); null when not known")

@@ -216,6 +216,21 @@ class SnapshotResult(BaseModel):
     handle: str
 
 
+class WorldChangesPublic(BaseModel):
+    """A running session's world changes: its timeline and those applied so far (the env host's
+    log: restoring a snapshot does not shorten it, and a change met again is listed again)."""
+
+    session_id: str
+    timeline: list[dict[str, Any]] = Field(
+        description="the session's `world_changes` kwarg: entries {at, change, ...fields, reveal?} "
+        "(platform_sdk.world_changes lists the kinds and their fields)")
+    applied: list[dict[str, Any]] = Field(
+        description="each change as it was applied, oldest first: its timeline entry plus `index` (its place "
+        "in the timeline), `session_step` (the session's steps before it), `seq` (the recorded step event "
+        "that applied it; 0 when the session is not recorded), `time` (unix seconds) and, in a vector "
+        "session, `env_index`")
+
+
 class ErrorPublic(BaseModel):
     detail: str
     code: str

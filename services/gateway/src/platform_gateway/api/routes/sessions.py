@@ -24,6 +24,7 @@ from platform_gateway.schemas.sessions import (
     StepBody,
     StepResult,
     StepTicketPublic,
+    WorldChangesPublic,
 )
 from platform_gateway.session_directory import gone_error
 from platform_gateway.session_options import options_from_body
@@ -130,6 +131,14 @@ async def snapshot(session_id: str, commands: CommandsDep) -> dict:
 @router.post("/{session_id}/restore", response_model=ResetResult)
 async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict:
     return await commands.restore(session_id, body.handle)
+
+
+@router.get("/{session_id}/world-changes", response_model=WorldChangesPublic)
+async def world_changes(session_id: str, commands: CommandsDep) -> dict:
+    """The session's world-change timeline (its `world_changes` kwarg) and the changes applied so far,
+    oldest first. 404 for an unknown session; 410 once it has ended: a recorded session's changes are then
+    in its recording's `world_changes` (GET /v0/recordings/{id})."""
+    return await commands.world_changes(session_id)
 
 
 @router.get(
