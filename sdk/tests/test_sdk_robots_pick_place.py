@@ -206,3 +206,34 @@ def test_a_pickled_env_mid_episode_continues_bit_exact(robot: str) -> None:
         assert a[4]["teacher_action"] == b[4]["teacher_action"]
         original_info, copy_info = a[4], b[4]
     assert copy.target_bin == env.target_bin
+
+
+def test_reward_terms_grow_with_each_stage() -> None:
+    env = PickPlaceEnv("franka_emika_panda")
+    _, info = env.reset(seed=4)
+    _, _, _, _, info = env.step(STAY_OPEN)
+    start = info["reward_terms"]
+    assert 0.0 < start["reach"] < 1.0 and start["grasp"] == start["carry"] == start["place"] == 0.0
+    for _ in range(18):
+        _, _, _, _, info = env.step(info["teacher_action"])
+    held = info["reward_terms"]
+    assert env.grasped and held["grasp"] == 1.0 and held["carry"] > 0.0 and held["reach"] > start["reach"]
+
+
+def test_a_moved_block_start_and_a_moved_bin_are_followed() -> None:
+    """World changes edit the model: a "position" change moves the free block's qpos0 (its start
+    moves with it at every reset) and a bin's body_pos (the ball, the labels and success follow)."""
+    moved, plain = PickPlaceEnv("franka_emika_panda"), PickPlaceEnv("franka_emika_panda")
+    address = moved.scene.block_qpos
+    moved.model.qpos0[address : address + 3] += [0.03, -0.02, 0.0]
+    plain.reset(seed=3)
+    moved.reset(seed=3)
+    assert np.allclose(moved.block_position - plain.block_position, [0.03, -0.02, 0.0])
+    target = moved.target_bin
+    moved.model.body_pos[moved.scene.bin_bodies[target]] += [0.04, 0.0, 0.0]
+    observation, _ = moved.reset(seed=3)
+    parts = _labelled(moved, observation)
+    assert np.allclose(parts["ball_position"][:2], moved.scene.bin_centers(moved.model)[target][:2])
+    assert np.allclose(parts["bin_positions"].reshape(2, 3)[target], moved.target_bin_center)
+    _put_block(moved, target)
+    assert moved.block_in_target_bin
