@@ -5,6 +5,10 @@ The step's ending is kept in an `Ending` (the final observation, info and frame,
 environment reported); the environment is reset at once (no seed: its RNG goes on), and the
 step reports the new episode's first observation and info. Endless sessions also report
 terminated = truncated = False on the step itself.
+
+With a world-change timeline (`platform_sdk.server.world_change_timeline`), what the step
+applied and its true observation go in the ending's `final_for_recording`, and what the reset
+applied and the new episode's first true observation in the step's `for_recording`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from platform_contracts.spaces import value_writer
 from platform_contracts.values import datamap_from_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
+
+from platform_sdk.server.world_change_timeline import Recorded, latest_record, write_recorded
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
@@ -30,6 +36,7 @@ class Ending:
     truncated: bool
     frame: env_pb.Frame | None
     later_frame: Any = None  # the final frame as an array, for render_later
+    recorded: Recorded | None = None  # the step's world changes and true final observation
 
 
 @dataclass(slots=True)
@@ -44,6 +51,7 @@ class Stepped:
     frame: env_pb.Frame | None
     ending: Ending | None
     later_frame: Any = None  # the frame as an array, for render_later (encoded after the answer)
+    recorded: Recorded | None = None  # for ForRecording: of the step, or of the reset after an ending
 
 
 def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: bool,
@@ -55,22 +63,24 @@ def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: boo
         render_later: render them too, but leave them unencoded (`Stepped.later_frame`).
         auto_reset: reset when the step ends the episode (always done in endless sessions).
     """
-    env = instance.env
+    env, timeline = instance.env, instance.timeline
     observation, reward, terminated, truncated, info = env.step(action)
+    recorded = None if timeline is None else latest_record(timeline)
     terminated, truncated = bool(terminated), bool(truncated)
     ending = None
     if (terminated or truncated) and (auto_reset or instance.endless):
         final_frame = instance.frame() if render else None
         # A copy: the reset's frame may be rendered into the same buffer.
         final_later = instance.later_frame(copy=True) if render_later else None
-        ending = Ending(observation, info, terminated, truncated, final_frame, final_later)
+        ending = Ending(observation, info, terminated, truncated, final_frame, final_later, recorded)
         observation, info = env.reset()
+        recorded = None if timeline is None else latest_record(timeline)
         if instance.endless:
             terminated = truncated = False
     instance.observation, instance.info = observation, info
     frame = instance.frame() if render else None
     later = instance.later_frame() if render_later else None
-    return Stepped(observation, float(reward), terminated, truncated, info, frame, ending, later)
+    return Stepped(observation, float(reward), terminated, truncated, info, frame, ending, later, recorded)
 
 
 def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space: Any) -> None:
@@ -84,6 +94,9 @@ def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space:
         result.info.CopyFrom(datamap_from_dict(stepped.info))
     if stepped.frame is not None:
         result.frame.CopyFrom(stepped.frame)
+    if stepped.recorded is not None:
+        recorded = stepped.recorded
+        write_recorded(result.for_recording, recorded.applied, recorded.true_observation, write_observation)
     ending = stepped.ending
     if ending is not None:
         ended = result.auto_reset
@@ -95,3 +108,6 @@ def write_step(result: env_pb.StepResponse, stepped: Stepped, observation_space:
         ended.truncated = ending.truncated
         if ending.frame is not None:
             ended.final_frame.CopyFrom(ending.frame)
+        if ending.recorded is not None:
+            final = ending.recorded
+            write_recorded(ended.final_for_recording, final.applied, final.true_observation, write_observation)

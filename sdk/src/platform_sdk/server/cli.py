@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from platform_contracts.limits import DEFAULT_JPEG_QUALITY, MAX_JPEG_QUALITY, MIN_JPEG_QUALITY
 
 from platform_sdk.server.errors import StartupError
+from platform_sdk.world_changes import TIMELINE_KWARG, WorldChangeError, parse_timeline
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
@@ -94,6 +95,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.endless = args.kwargs.pop(ENDLESS_KWARG, False)  # the platform's, not the environment's
     if not isinstance(args.endless, bool):
         raise StartupError(f"the {ENDLESS_KWARG!r} kwarg must be true or false, not {args.endless!r}")
+    try:  # the platform's too: checked against the live environment in build_instance
+        args.world_changes = parse_timeline(args.kwargs.pop(TIMELINE_KWARG, None))
+    except WorldChangeError as exc:
+        raise StartupError(str(exc)) from None
     return args
 
 
@@ -165,12 +170,14 @@ def build_instance(args: argparse.Namespace, tracer: Any = None) -> EnvInstance 
     from platform_sdk.server.factory import build_env
     from platform_sdk.server.instance import EnvInstance
     from platform_sdk.server.vector import VectorInstance
+    from platform_sdk.server.world_change_timeline import with_timeline
 
     subs: list[EnvInstance] = []
     try:
-        for _ in range(args.num_envs):
+        for _ in range(args.num_envs):  # each with its own timeline (and step count)
             env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs, endless=args.endless)
             try:
+                env = with_timeline(env, getattr(args, "world_changes", ()), env_id)
                 subs.append(
                     EnvInstance(
                         env, env_id, jpeg_quality=args.jpeg_quality, tracer=tracer, endless=args.endless

@@ -5,21 +5,23 @@ The action is decoded and checked once. The hold stops after the step that ends 
 restarts in place and the hold goes on. `frames[i]` is the frame after step i (in an endless
 session, after a restart: the new episode's first, as a step's `frame`). With `keep_steps`,
 `kept[i]` is step i's full `StepResponse` (its frame too when `frames`), as a step would have
-answered it.
+answered it. Without `keep_steps`, the hold's `for_recording` holds the world changes its
+steps applied and the last observation's true value (`platform_sdk.server.world_change_timeline`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
-from platform_contracts.spaces import encode_value
+from platform_contracts.spaces import encode_value, value_writer
 from platform_contracts.values import datamap_from_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server.actions import decode_action
 from platform_sdk.server.auto_reset import advance, write_step
 from platform_sdk.server.errors import CommandError
+from platform_sdk.server.world_change_timeline import write_recorded
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
@@ -55,9 +57,15 @@ def answer_hold(instance: EnvInstance, request: env_pb.EnvRequest, response: env
     rewards = result.rewards
     observation_space = env.observation_space
     taken = 0
+    applied: list[dict[str, Any]] = []  # the world changes of the steps, without keep_steps
+    record = instance.timeline is not None and not keep
     while True:
         stepped = advance(instance, action, render=frames, auto_reset=False)
         taken += 1
+        if record:
+            for recorded in (stepped.ending.recorded if stepped.ending else None, stepped.recorded):
+                if recorded is not None:
+                    applied.extend(recorded.applied)
         rewards.append(stepped.reward)
         if stepped.frame is not None:
             result.frames.add().CopyFrom(stepped.frame)
@@ -71,3 +79,6 @@ def answer_hold(instance: EnvInstance, request: env_pb.EnvRequest, response: env
     result.truncated = stepped.truncated
     if stepped.info:
         result.info.CopyFrom(datamap_from_dict(stepped.info))
+    true_observation = stepped.recorded.true_observation if stepped.recorded is not None else None
+    if record and (applied or true_observation is not None):
+        write_recorded(result.for_recording, applied, true_observation, value_writer(observation_space))

@@ -29,6 +29,7 @@ from platform_sdk.server.holds import answer_hold
 from platform_sdk.server.later_frames import RENDER_IS_OBSERVATION, LaterFrames
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
+from platform_sdk.server.world_change_timeline import WorldChangeTimeline, latest_record, timeline_of, write_recorded
 
 __all__ = ["EnvInstance", "answer_traced", "jsonable_metadata", "spec_metadata"]
 
@@ -51,6 +52,8 @@ class EnvInstance:
     Attributes:
         observation, info: the latest observation and info (None before the first reset).
         has_reset: whether the environment has been reset (steps need it).
+        timeline: `env` when it is a `WorldChangeTimeline` (answers then carry ForRecording),
+            else None.
 
     Raises:
         StartupError: the environment's spaces cannot be carried by the protocol, or its
@@ -67,6 +70,7 @@ class EnvInstance:
         endless: bool = False,
     ) -> None:
         self.env = env
+        self.timeline: WorldChangeTimeline | None = timeline_of(env)
         self.env_id = env_id
         self.jpeg_quality = jpeg_quality
         self.endless = endless
@@ -190,6 +194,7 @@ class EnvInstance:
     def replace_env(self, env: Any, observation: Any, info: Any) -> None:
         """Host `env` (a restored or imported copy) from now on, at `observation` and `info`."""
         previous, self.env = self.env, env
+        self.timeline = timeline_of(env)
         self.observation, self.info = observation, info
         self.has_reset = True
         if previous is not env:
@@ -237,8 +242,12 @@ class EnvInstance:
         self.has_reset = True
         self.observation, self.info = observation, info
         result = response.reset
-        value_writer(self.env.observation_space)(result.observation, observation)
+        write_observation = value_writer(self.env.observation_space)
+        write_observation(result.observation, observation)
         result.info.CopyFrom(datamap_from_dict(info))
+        recorded = None if self.timeline is None else latest_record(self.timeline)
+        if recorded is not None:
+            write_recorded(result.for_recording, recorded.applied, recorded.true_observation, write_observation)
         if command.render:
             result.frame.CopyFrom(self.frame())
         elif command.render_later:

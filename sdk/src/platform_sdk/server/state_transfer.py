@@ -18,6 +18,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server import snapshots
 from platform_sdk.server.errors import CommandError
+from platform_sdk.server.world_change_timeline import timeline_of
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
@@ -84,7 +85,14 @@ def _mismatch(current: Any, imported: Any) -> str:
     for name in ("observation_space", "action_space"):
         if getattr(current, name) != getattr(imported, name, None):
             return f"its {name.replace('_', ' ')} is {getattr(imported, name, None)}, not {getattr(current, name)}"
+    if _timeline_entries(current) != _timeline_entries(imported):
+        return "it was saved with another world_changes timeline: use the same kwargs"
     return ""
+
+
+def _timeline_entries(env: Any) -> list[Any]:
+    timeline = timeline_of(env)
+    return [] if timeline is None else [change.entry for change in timeline.changes]
 
 
 def _name(cls: type) -> str:
