@@ -240,7 +240,9 @@ def _action_words(env: Any) -> str:
             "gripper (closed at 0.5 and above)"
         )
     if control == "joints":
-        return f"a Box of the {len(names)} actuators' ctrl ranges (7 joint position targets in rad, then the gripper)"
+        joints = len(env.facts.arm_actuators)
+        gripper = ", then the gripper's command" if env.facts.has_hand else ""
+        return f"a Box of the {len(names)} actuators' ctrl ranges ({joints} joint position targets in rad{gripper})"
     from platform_sdk.robots.humanoid import ACTION_SCALE
 
     return (
@@ -350,7 +352,7 @@ def entry_options(entry: Entry, facts: EntryFacts) -> dict[str, dict[str, Any]]:
             "type": "float",
             "default": float(defaults["hand_step"]),
             "help": "Metres the hand's target moves per decision at most under hand control (> 0): the outermost "
-            "hand_steps level, or 1.0 under hand.",
+            "hand_steps level, or an action of 1 under hand.",
         },
         "hand_levels": {
             "type": "int",
