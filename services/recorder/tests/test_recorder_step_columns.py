@@ -54,22 +54,38 @@ def test_agent_values_of_another_shape_or_not_numeric_are_left_out(caplog: pytes
     assert "'mixed' is not numeric (list)" in caplog.text and "'empty' is not numeric" in caplog.text
 
 
-def test_is_success_column_and_episode_outcome() -> None:
+def test_is_success_is_one_bool_per_step_and_the_episode_outcome_its_last() -> None:
     events = [
         reset_event("s1", 1, 0),
         with_info(step_event("s1", 2, 0, 1), {"is_success": False, "x": 1}),
-        step_event("s1", 3, 0, 2),
+        with_info(step_event("s1", 3, 0, 2), {"is_success": np.array([1.0])}),
         with_info(step_event("s1", 4, 0, 3), {"is_success": 0.0}),
         with_info(step_event("s1", 5, 0, 4, terminated=True), {"is_success": True}),
     ]
     arrays, summary = build_episode(events, "session s1")
-    assert arrays["info.is_success"].dtype == np.float64
-    np.testing.assert_array_equal(arrays["info.is_success"], [0.0, np.nan, 0.0, 1.0])
+    assert arrays["info.is_success"].dtype == np.bool_
+    assert arrays["info.is_success"].tolist() == [False, True, False, True]
     assert summary["is_success"] is True
-    arrays, summary = build_episode(events[:4], "session s1")  # ends on a step that has it: 0
-    assert summary["is_success"] is False
+    arrays, summary = build_episode(events[:4], "session s1")  # ends on a step that was not a success
+    assert summary["is_success"] is False and arrays["info.is_success"].tolist() == [False, True, False]
+
+
+def test_an_episode_where_some_steps_did_not_report_is_success_has_no_column(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="platform_recorder.writing.step_columns")
+    events = [
+        reset_event("s1", 1, 0),
+        with_info(step_event("s1", 2, 0, 1), {"is_success": False}),
+        step_event("s1", 3, 0, 2),
+        with_info(step_event("s1", 4, 0, 3), {"is_success": "yes"}),  # not a number: not reported
+        with_info(step_event("s1", 5, 0, 4, terminated=True), {"is_success": True}),
+    ]
+    arrays, summary = build_episode(events, "session s1")
+    assert "info.is_success" not in arrays
+    assert summary["is_success"] is True  # the outcome is still the last step's
+    assert "session s1: 2 of 4 steps did not report info['is_success']" in caplog.text
     arrays, summary = build_episode(events[:3], "session s1")  # the last step has none
-    assert "is_success" not in summary and "info.is_success" in arrays
+    assert "is_success" not in summary and "info.is_success" not in arrays
 
 
 def test_no_is_success_no_column() -> None:
@@ -90,7 +106,8 @@ def test_recording_lists_agent_keys_across_episodes(tmp_path: Path) -> None:
     assert meta.agent_keys == ["confidence", "refused"]
     assert "is_success" not in meta.episodes[0] and meta.episodes[1]["is_success"] is True
     data = load_episode(tmp_path, "s1", 1)
-    assert data["agent.refused"].tolist() == [1.0] and data["info.is_success"].tolist() == [1.0]
+    assert data["agent.refused"].tolist() == [1.0] and data["info.is_success"].tolist() == [True]
+    assert data["info.is_success"].dtype == np.bool_
     assert "agent.confidence" not in data
 
 

@@ -9,13 +9,15 @@ Layout of `episode-NNNNNN.npz` (T = number of steps; docs/recording-format.md sa
     truncated           bool (T,)
     seq                 uint64 (T,): the step events' seq
     agent.<name>        float64 (T,) or (T, k): numeric agent data, NaN where a step had none
-    info.is_success     float64 (T,): the step infos' `is_success` as 0/1, NaN where absent
-                        (only when some step has it; see platform_recorder.writing.step_columns)
+    info.is_success     bool (T,): the step infos' `is_success` (only when every step has it; see
+                        platform_recorder.writing.step_columns)
     teacher.action      rows like `actions` (same naming rule), from the step infos'
                         `teacher_action`, zeros where absent; teacher.valid bool (T,) says where
                         (only when some step has it; see platform_recorder.writing.teacher_columns)
-    state.<name>        float64 (T+1, stop - start): the labelled parts of each observation
-                        (with the session's spec and labels; see platform_recorder.writing.state_columns)
+    state.<name>        float64 (T+1, stop - start): the labelled parts of each observation as it
+                        truly was: before sensor world changes (`ForRecording.true_observation`)
+                        where a row has one (with the session's spec and labels; see
+                        platform_recorder.writing.state_columns)
     outcome             0-d str: the last step's `info["outcome"]` (when it has one)
     frames              JPEG bytes per observation row (fixed-width bytes, b"" where none)
     frames_rgb          uint8 (T+1, H, W, 3) for raw "rgb" frames (zeros where none)
@@ -43,9 +45,9 @@ from platform_recorder.writing.observation_frames import encode_observation_fram
 from platform_recorder.writing.state_columns import state_columns
 from platform_recorder.writing.step_columns import (
     OUTCOME_COLUMN,
-    SUCCESS_COLUMN,
     agent_columns,
     outcome_column,
+    step_success,
     success_column,
 )
 from platform_recorder.writing.teacher_columns import teacher_columns
@@ -175,6 +177,26 @@ def _observation_columns(values: Sequence[values_pb2.Value], seqs: Sequence[int]
     return _columns(whole, "observations", where)
 
 
+def _true_observation_columns(
+    start: events_pb2.StepEvent | None, start_kind: str, results: Sequence[environment_pb2.StepResponse],
+    observations: Sequence[values_pb2.Value], seqs: Sequence[int], held: HeldObservations | None, where: str,
+) -> dict[str, np.ndarray | RowBytes] | None:
+    """The observation columns as they were before sensor changes (`ForRecording.true_observation`,
+    where a row has one; the observation itself elsewhere); None when no row has one."""
+    carriers: list[environment_pb2.ForRecording | None] = []
+    if start is not None:
+        carriers.append(start.reset.for_recording if start_kind == "reset" and start.reset.HasField("for_recording")
+                        else None)
+    carriers.extend(r.for_recording if r.HasField("for_recording") else None for r in results)
+    trues = [c.true_observation if c is not None and c.HasField("true_observation") else None for c in carriers]
+    if all(true is None for true in trues):
+        return None
+    values = [observation if true is None else true for observation, true in zip(observations, trues)]
+    # A row whose true value is used is not read from `held` (which has the observation seen).
+    rows = [seq if true is None else -1 for seq, true in zip(seqs, trues)]
+    return _observation_columns(values, rows, held, where)
+
+
 def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     jpeg = [f.data if f is not None and f.encoding == "jpeg" else b"" for f in frames]
@@ -234,15 +256,15 @@ def build_episode(
     arrays = _observation_columns(observations, seqs, held, where)
     actions = _columns([t.action for t in transitions], "actions", where)
     arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
-    arrays.update(state_columns(arrays, spec, where))
+    true_columns = _true_observation_columns(start, start_kind, results, observations, seqs, held, where)
+    arrays.update(state_columns(arrays if true_columns is None else true_columns, spec, where))
     rewards = np.array([r.reward for r in results], dtype=np.float64)
     arrays["rewards"] = rewards
     arrays["terminated"] = np.array([r.terminated for r in results], dtype=bool)
     arrays["truncated"] = np.array([r.truncated for r in results], dtype=bool)
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
     arrays.update(agent_columns(transitions, where))
-    success_columns = success_column(results)
-    arrays.update(success_columns)
+    arrays.update(success_column(results, where))
     arrays.update(teacher_columns(results, actions, where))
     arrays.update(outcome_column(results))
     if life is not None and ordered:
@@ -265,9 +287,9 @@ def build_episode(
         "last_seq": ordered[-1].seq if ordered else 0,
         "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),
     }
-    success = success_columns.get(SUCCESS_COLUMN)
-    if success is not None and len(success) and not math.isnan(success[-1]):
-        summary["is_success"] = bool(success[-1])  # the episode's outcome: its last step's
+    success = step_success(results[-1]) if results else None
+    if success is not None:
+        summary["is_success"] = success  # the episode's outcome: its last step's
     if OUTCOME_COLUMN in arrays:
         summary["outcome"] = str(arrays[OUTCOME_COLUMN])
     if LIFE_START in arrays:

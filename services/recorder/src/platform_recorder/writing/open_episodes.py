@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from platform_contracts.step_batches import EntryForm
 from platform_recorder.writing.episodes import START_KINDS
 from platform_recorder.writing.held_observations import HeldObservations
+from platform_recorder.writing.recorded_world_changes import event_world_changes
 from platform_recorder.writing.part_files import ORPHANS_PART, PartWriter, part_files, read_part
 from simulusion.bus.v1 import events_pb2
 
@@ -61,6 +63,7 @@ class PartScan:
     """What the part files of a recording folder hold (see `scan_parts`)."""
 
     found: set[int] = field(default_factory=set)  # every seq in a part file
+    world_changes: list[dict[str, Any]] = field(default_factory=list)  # the changes their events carry
     open: dict[int, OpenEpisode] = field(default_factory=dict)
     to_finish: set[int] = field(default_factory=set)
 
@@ -76,6 +79,8 @@ def scan_parts(session_dir: Path, finished: set[int], stored: set[int]) -> PartS
         held = HeldObservations()
         events = read_part(path, repair=True, held=held)
         scan.found.update(e.seq for e in events)
+        for event in events:
+            scan.world_changes.extend(event_world_changes(event, str(path)))
         if index in finished or index in stored or not events:
             scan.to_finish.add(index)  # an empty part: finishing removes it
             continue
@@ -94,5 +99,8 @@ def scan_parts(session_dir: Path, finished: set[int], stored: set[int]) -> PartS
         if state.ended:
             scan.to_finish.add(index)
     for path in [session_dir / ORPHANS_PART, *session_dir.glob("episode-*.failed.part")]:
-        scan.found.update(e.seq for e in read_part(path, repair=path.name == ORPHANS_PART))
+        events = read_part(path, repair=path.name == ORPHANS_PART)
+        scan.found.update(e.seq for e in events)
+        for event in events:
+            scan.world_changes.extend(event_world_changes(event, str(path)))
     return scan

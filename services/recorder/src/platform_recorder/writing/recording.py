@@ -14,6 +14,10 @@ npz; then, at most every `meta_interval` seconds unless something urgent changed
 listing them (then the manifest, on S3), and only then delete their parts; every step is
 idempotent, so a crash anywhere in it is repaired by `load`). Until meta.json lists a finished
 episode its part file stays: the events stay durable where `load` finds them.
+
+recording.json's `world_changes` grows as events carrying world changes arrive
+(`recorded_world_changes`) and is written with the next meta.json (so before the part files
+holding them go); `load` adds those of the part files it finds.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from platform_recorder.writing.part_files import (
     part_path,
     read_part,
 )
+from platform_recorder.writing.recorded_world_changes import add_world_changes, event_world_changes
 from platform_recorder.writing.recording_json import apply_close_to_info
 from platform_recorder.writing.recording_objects import RecordingObjects
 from simulusion.bus.v1 import events_pb2
@@ -170,6 +175,8 @@ class Recording:
             rec.last_seq = top
         rec.missing -= found
         rec._meta_dirty = rec.missing != missing_before or rec.last_seq != meta.last_seq
+        if add_world_changes(rec.info, scan.world_changes):  # events of part files recording.json missed
+            rec._meta_dirty = rec._info_dirty = True
         rec._meta_urgent = True  # what recovery finishes is listed at once
         if rec.missing:
             log.warning(
@@ -206,6 +213,7 @@ class Recording:
             return ORPHAN
         if seq <= self.last_seq and not late:
             return DUPLICATE
+        self._note_world_changes(event)
         if seq > self.last_seq + 1:
             log.error(
                 "GAP in %s: step events %d..%d are missing before seq %d (episode %d step %d); "
@@ -280,6 +288,13 @@ class Recording:
         elif self.endless and is_full(state):
             self._to_finish.add(index)  # its episode goes on in the next file
         return WRITTEN
+
+    def _note_world_changes(self, event: events_pb2.StepEvent) -> None:
+        """recording.json lists the world changes `event` carries (written with the next meta.json;
+        until then its part file keeps them, and `load` finds them there)."""
+        changes = event_world_changes(event, self.where)
+        if changes and add_world_changes(self.info, changes):
+            self._info_dirty = self._meta_dirty = True
 
     def _write(self, writer: PartWriter, event: events_pb2.StepEvent, data: bytes | None,
                form: EntryForm = EntryForm.PLAIN) -> int:

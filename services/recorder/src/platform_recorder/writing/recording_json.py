@@ -5,9 +5,10 @@
               "metadata", "num_envs", "endless"},
      "parent_session_id"?, "env_index"?  (a vector session's sub-environment)
      "started_at", "closed_at" (null while recording), "status" ("recording"/"closed"/"crashed"),
-     "world_changes": []  (reserved: always a list)}
+     "world_changes": [...]}  (the world changes applied, see `recorded_world_changes`)
 
-meta.json grows with every episode; this file changes only when the session starts and ends.
+meta.json grows with every episode; this file changes when the session starts, when step events
+bring world changes, and when it ends.
 """
 
 from __future__ import annotations

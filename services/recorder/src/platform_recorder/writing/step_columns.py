@@ -1,11 +1,13 @@
 """Columns from a step's agent data and info: `agent.<name>`, `info.is_success` and `outcome`.
 
-`agent.<name>` and `info.is_success` are float64 with one row per step and NaN where a step had
-no value:
-    agent.<name>     (T,) for a number or boolean (0/1), (T, k) for a list of k numbers, (T, *shape)
-                     for an array; a name keeps the shape of its first value in the episode (a later
+    agent.<name>     float64 with one row per step and NaN where a step had no value: (T,) for a
+                     number or boolean (0/1), (T, k) for a list of k numbers, (T, *shape) for an
+                     array; a name keeps the shape of its first value in the episode (a later
                      value of another shape is left out, with a warning, and its row is NaN)
-    info.is_success  (T,): the step info's `is_success` as 0/1 (tasks that define success)
+    info.is_success  bool (T,): each step info's `is_success` (tasks that define success report it
+                     on every step; a number counts as true when not 0). Left out of an episode
+                     where some steps did not report it (or reported something that is not a
+                     number or boolean): a column with holes would say "failed" for them.
 `outcome` is a 0-d string array: the episode's last step's `info["outcome"]` (e.g. Doom's), as
 text (a value that is not text as its JSON), written only when that step has one.
 The env host already checks the agent data rules (names, sizes, shapes across the session); here
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -112,19 +115,38 @@ def agent_columns(transitions: Sequence[events_pb2.StepTransition], where: str) 
     return {f"agent.{name}": columns[name] for name in sorted(columns)}
 
 
-def success_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str, np.ndarray]:
-    """`info.is_success` when any step's info has `is_success` (NaN where absent), else nothing."""
-    column = np.full(len(results), np.nan, dtype=np.float64)
-    found = False
+def step_success(result: environment_pb2.StepResponse) -> bool | None:
+    """A step's `info["is_success"]` as a bool; None when it has none (or one that is not a
+    number or boolean, or is NaN)."""
+    data = result.info.fields.get(SUCCESS_KEY) if result.HasField("info") else None
+    if data is None:
+        return None
+    value = scalar_value(data)
+    if value is None or math.isnan(value):
+        return None
+    return value != 0.0
+
+
+def success_column(results: Sequence[environment_pb2.StepResponse], where: str = "") -> dict[str, np.ndarray]:
+    """`info.is_success` (bool, one row per step) when every step reported it, else nothing (see the
+    module docstring)."""
+    if not results:
+        return {}
+    column = np.zeros(len(results), dtype=bool)
+    missing = 0
     for row, result in enumerate(results):
-        data = result.info.fields.get(SUCCESS_KEY) if result.HasField("info") else None
-        if data is None:
-            continue
-        value = scalar_value(data)
-        if value is not None:
+        value = step_success(result)
+        if value is None:
+            missing += 1
+        else:
             column[row] = value
-            found = True
-    return {SUCCESS_COLUMN: column} if found else {}
+    if missing == len(results):
+        return {}
+    if missing:
+        log.info("%s: %d of %d steps did not report info['is_success']: the episode has no info.is_success column",
+                 where, missing, len(results))
+        return {}
+    return {SUCCESS_COLUMN: column}
 
 
 def outcome_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str, np.ndarray]:
