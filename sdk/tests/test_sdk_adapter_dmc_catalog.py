@@ -25,7 +25,7 @@ def test_the_catalog_lists_exactly_the_suite_tasks() -> None:
         domain, task = entry["kwargs"]["domain"], entry["kwargs"]["task"]
         assert env_id == dmc.catalog_id(domain, task) == f"dmc-{domain}-{task}".replace("_", "-")
         assert entry["factory"] == "platform_sdk.adapters.dmc:make_env"
-        assert set(entry) == {"factory", "kwargs", "description", "options"} and set(entry["kwargs"]) == {
+        assert set(entry) == {"factory", "kwargs", "description", "options", "world"} and set(entry["kwargs"]) == {
             "domain",
             "task",
         }

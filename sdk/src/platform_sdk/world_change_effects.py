@@ -33,6 +33,7 @@ __all__ = [
     "built_values",
     "find_mujoco",
     "live_facts",
+    "mujoco_facts",
     "sensor_space",
 ]
 
@@ -88,13 +89,18 @@ def live_facts(env: Any) -> WorldFacts:
     handle = find_mujoco(env)
     if handle is None:
         return WorldFacts(mujoco=False, observation_size=size, sensors=sensors)
-    model = handle.model
+    return mujoco_facts(handle.model, size, sensors)
+
+
+def mujoco_facts(model: Any, observation_size: int | None, sensors: bool = True) -> WorldFacts:
+    """The facts of a MuJoCo environment of raw `model` whose flat observation has
+    `observation_size` values (the catalog generators' and `live_facts`')."""
     return WorldFacts(
         mujoco=True,
         bodies=_named(model.body, model.nbody, skip_world=True),
         actuators=_named(model.actuator, model.nu),
         geoms=_named(model.geom, model.ngeom),
-        observation_size=size,
+        observation_size=observation_size,
         sensors=sensors,
     )
 

@@ -122,7 +122,9 @@ def render_toml(facts: Mapping[str, GameFacts]) -> str:
     """The TOML text of the GAMES entries, with each ROM's `facts`."""
     lines = file_head(HEADER, FAMILY, FAMILY_OPTIONS)
     for env_id, (rom, description) in GAMES.items():
-        fields = {"factory": FACTORY, "kwargs": {"game": rom}, "description": description}
+        # `world`: no MuJoCo model; sensor world changes act on the screen (its size is left out:
+        # the environment server checks indices against the live observation)
+        fields = {"factory": FACTORY, "kwargs": {"game": rom}, "description": description, "world": {"mujoco": False}}
         lines += entry_lines(env_id, fields, game_options(facts[rom]))
     return "\n".join(lines) + "\n"
 

@@ -4,13 +4,16 @@
 writes the committed file (data: the broker does not import dm_control); a test checks that
 the file lists exactly `dm_control.suite.ALL_TASKS` and equals this output. Each entry's
 options (`make_env`'s kwargs) carry the task's own figures, read from the loaded task: its
-physics time step and substeps (so the control rate), its time limit and its cameras.
+physics time step and substeps (so the control rate), its time limit and its cameras; its
+`world` table (what a world-change timeline may name: `platform_sdk.world_changes`) holds the
+model's named bodies, actuators and geoms and the flat observation's size.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from platform_sdk.adapters.catalog_toml import entry_lines, file_head
@@ -126,6 +129,7 @@ class TaskFacts:
     substeps: int  # the task's own physics steps per decision
     time_limit: float  # seconds; inf for none
     cameras: tuple[str, ...]  # the model's camera names, by index
+    world: Mapping[str, Any] = field(default_factory=dict)  # the `world` table (WorldFacts)
 
     @property
     def control_timestep(self) -> float:
@@ -136,12 +140,18 @@ def task_facts(domain: str, task: str) -> TaskFacts:
     """The figures of one suite task (loads it with dm_control)."""
     from dm_control import suite
 
+    import numpy as np
+
+    from platform_sdk.world_change_effects import mujoco_facts
+
     env = suite.load(domain, task, task_kwargs={"random": 0})
     model = env.physics.model
     timestep = float(model.opt.timestep)
     control = float(env.control_timestep())
     cameras = tuple(model.id2name(i, "camera") or str(i) for i in range(model.ncam))
-    facts = TaskFacts(timestep, round(control / timestep), float(env._step_limit) * control, cameras)
+    size = sum(int(np.prod(spec.shape)) for spec in env.observation_spec().values())
+    world = json.loads(mujoco_facts(model.ptr, size).to_json())
+    facts = TaskFacts(timestep, round(control / timestep), float(env._step_limit) * control, cameras, world)
     env.close()
     return facts
 
@@ -180,6 +190,7 @@ def render_toml(tasks: list[tuple[str, str]], facts: Mapping[tuple[str, str], Ta
             "factory": FACTORY,
             "kwargs": {"domain": domain, "task": task},
             "description": f"DeepMind Control {domain} {task}: {DESCRIPTIONS[domain, task]}",
+            "world": facts[domain, task].world,
         }
         lines += entry_lines(catalog_id(domain, task), fields, task_options(facts[domain, task]))
     return "\n".join(lines) + "\n"

@@ -4,15 +4,18 @@
 writes the committed file (data: the broker does not import MuJoCo); a test checks that the
 file equals this output. Each task's options are its v5 constructor's scalar keyword arguments
 with their defaults (read from the signature), its registered `max_episode_steps`, and
-`frame_skip` with the control rate it gives (from the model's time step).
+`frame_skip` with the control rate it gives (from the model's time step), and its `world`
+table (what a world-change timeline may name: `platform_sdk.world_changes`): the model's named
+bodies, actuators and geoms and the observation's size with the default kwargs.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from platform_sdk.adapters.catalog_toml import entry_lines, file_head
@@ -103,6 +106,7 @@ class TaskFacts:
     frame_skip: int
     max_episode_steps: int
     constructor: Mapping[str, Any]  # its scalar kwargs' defaults, in signature order
+    world: Mapping[str, Any] = field(default_factory=dict)  # the `world` table (WorldFacts)
 
 
 def task_facts(task: str) -> TaskFacts:
@@ -120,14 +124,17 @@ def task_facts(task: str) -> TaskFacts:
     unknown = sorted(set(scalars) - set(CONSTRUCTOR_OPTIONS))
     if unknown:
         raise SystemExit(f"{task}: no help for its kwargs {unknown}: add them to CONSTRUCTOR_OPTIONS or NOT_OFFERED")
+    from platform_sdk.world_change_effects import live_facts
+
     env = make_env(task, render_mode=None)
     try:
         base = env.unwrapped
         timestep, frame_skip = float(base.model.opt.timestep), int(base.frame_skip)
+        world = json.loads(live_facts(env).to_json())
     finally:
         env.close()
     assert spec.max_episode_steps is not None
-    return TaskFacts(timestep, frame_skip, int(spec.max_episode_steps), scalars)
+    return TaskFacts(timestep, frame_skip, int(spec.max_episode_steps), scalars, world)
 
 
 def task_options(facts: TaskFacts) -> dict[str, dict[str, Any]]:
@@ -152,7 +159,8 @@ def render_toml(facts: Mapping[str, TaskFacts]) -> str:
     """The TOML text of the ENTRIES, with each task's `facts`."""
     lines = file_head(HEADER, FAMILY, FAMILY_OPTIONS)
     for env_id, (task, description) in ENTRIES.items():
-        fields = {"factory": FACTORY, "kwargs": {"task": task}, "description": description}
+        fields = {"factory": FACTORY, "kwargs": {"task": task}, "description": description,
+                  "world": facts[task].world}
         lines += entry_lines(env_id, fields, task_options(facts[task]))
     return "\n".join(lines) + "\n"
 

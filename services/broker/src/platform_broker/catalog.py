@@ -23,6 +23,8 @@ A catalog file adds (or replaces) entries::
 
     [envs.my-sim]
     image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
+    # What a world-change timeline may name (platform_sdk.world_changes.WorldFacts):
+    world = { mujoco = true, bodies = ["torso"], actuators = ["hip"], geoms = ["floor"], observation_size = 17 }
 
 Each entry has exactly one of `gymnasium_id`, `factory` and `image`. The built-in files
 (`builtin/*.toml`, one per family) have the same format.
@@ -39,6 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from platform_sdk.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.env_options import OptionError, entry_options, option_tables
@@ -50,7 +53,7 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 # A Docker image reference: no whitespace, and no leading '-' (it goes on a `docker run` line).
 IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
-ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options"}
+ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options", "world"}
 FILE_KEYS = {"envs", "family", "options"}
 DEFAULT_FAMILY = "Custom"
 
@@ -197,10 +200,23 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
     family = raw.get("family", defaults.family)
     if not family.strip():
         raise bad("'family' must not be empty")
+    world = raw.get("world")
+    if world is not None and not isinstance(world, dict):
+        raise bad("'world' must be a table, e.g. world = { mujoco = false, observation_size = 4 }")
+    try:
+        facts = WorldFacts.from_mapping(world) if world is not None else None
+    except ValueError as exc:
+        raise bad(f"'world': {exc}") from None
+    if TIMELINE_KWARG in kwargs:  # an entry's own timeline, checked as a session's is
+        try:
+            parse_timeline(kwargs[TIMELINE_KWARG], facts)
+        except WorldChangeError as exc:
+            raise bad(f"kwargs.{exc}") from None
+    world_json = facts.to_json() if facts is not None else ""
     default = f"Gymnasium {gymnasium_id}" if gymnasium_id else (f"Docker image {image}" if image else factory)
     return control_pb2.CatalogEntry(
         id=env_id, description=raw.get("description") or default, gymnasium_id=gymnasium_id, factory=factory,
-        path=path, kwargs_json=kwargs_json, image=image, family=family, options=options,
+        path=path, kwargs_json=kwargs_json, image=image, family=family, options=options, world_json=world_json,
     )
 
 
