@@ -103,12 +103,13 @@ async def test_a_recorded_session_keeps_for_recording_in_its_events_only(router:
     assert _without_time(applied) == [_applied(MASS, 0, 1, 3), _applied(OFFSET, 1, 2, 4)]
 
 
-async def test_an_auto_reset_step_records_its_changes_and_each_true_observation_where_it_belongs(
+async def test_an_auto_reset_step_records_each_part_of_its_for_recording_with_its_event(
         router: ScriptedRouter) -> None:
-    timeline = [{"at": 0, "change": "sensor_offset", "offset": 100.0}, {"at": 1, "change": "mass", "body": "b",
-                                                                        "scale": 3.0}]
+    timeline = [{"at": 0, "change": "sensor_offset", "offset": 100.0},  # applied at the first reset
+                {"at": 1, "change": "mass", "body": "b", "scale": 3.0},  # at the ending step
+                {"at": 2, "change": "mass", "body": "b", "scale": 1.0}]  # at the auto-reset after it
     instance = await router.add(ScriptedInstance("s1", {"world_changes": timeline}, record=True, episode_steps=2))
-    await router.ask("s1", _reset())
+    _no_for_recording(await router.ask("s1", _reset()))
     _no_for_recording(await router.ask("s1", _step(auto_reset=True)))
     ended = await router.ask("s1", _step(auto_reset=True))  # ends the episode: final and first observations
     _no_for_recording(ended)
@@ -117,14 +118,19 @@ async def test_an_auto_reset_step_records_its_changes_and_each_true_observation_
     events = await router.events(instance)
     assert [(e.seq, e.WhichOneof("kind")) for e in events] == [(1, "reset"), (2, "step"), (3, "step"), (4, "reset")]
     final, first = events[2], events[3]
-    assert [json.loads(t)["index"] for t in final.step.result.for_recording.world_changes_json] == [1]
+
+    def indexes(for_recording: env_pb.ForRecording) -> list[int]:
+        return [json.loads(t)["index"] for t in for_recording.world_changes_json]
+
+    assert indexes(events[0].reset.for_recording) == [0]
+    assert indexes(final.step.result.for_recording) == [1]
     assert values_of(final.step.result.observation) == [102, 102]
     assert values_of(final.step.result.for_recording.true_observation) == [2, 2]
+    assert indexes(first.reset.for_recording) == [2]
     assert values_of(first.reset.observation) == [102, 100]
     assert values_of(first.reset.for_recording.true_observation) == [2, 0]
-    assert not first.reset.for_recording.world_changes_json
     _, applied = await router.world_changes("s1")
-    assert [(a["index"], a["seq"]) for a in applied] == [(0, 2), (1, 3)]
+    assert [(a["index"], a["session_step"], a["seq"]) for a in applied] == [(0, 0, 1), (1, 1, 3), (2, 2, 4)]
 
 
 async def test_holds_lose_for_recording_recorded_or_not(router: ScriptedRouter) -> None:

@@ -6,7 +6,9 @@ another engineer's; this stand-in answers the way the protocol says it does
 (the entry, "index", "session_step"), and while a `sensor_offset` is in force the observation
 the agent sees is offset and `true_observation` holds the one before it. The world is a counter:
 its observation is `[session_step, episode_step]` (float64), an episode ends after
-`episode_steps` steps. `ScriptedRouter` runs a real `Router` over such instances, in process,
+`episode_steps` steps; an entry is applied at the first reset or step once `at` steps were taken,
+and an auto-reset step's ForRecording is in two parts (the ending step's in
+`final_for_recording`, the reset's in `for_recording`). `ScriptedRouter` runs a real `Router` over such instances, in process,
 with a publisher that keeps what it is given.
 
 The cross-service test (tests/test_e2e_world_changes.py) covers the real environment server.
@@ -47,6 +49,7 @@ class CounterWorld:
         self.session_step = 0
         self.episode_step = 0
         self.offset = 0.0
+        self.applied: set[int] = set()  # indexes of the entries applied
 
     def _true(self) -> list[float]:
         return [float(self.session_step), float(self.episode_step)]
@@ -59,17 +62,21 @@ class CounterWorld:
         return observation(true)
 
     def _apply_due(self) -> list[dict[str, Any]]:
+        """Apply the entries due by now (at the first reset or step once `at` steps were taken)."""
         applied = []
         for index, entry in enumerate(self.timeline):
-            if entry["at"] == self.session_step:
+            if entry["at"] <= self.session_step and index not in self.applied:
+                self.applied.add(index)
                 if entry["change"] == "sensor_offset":
                     self.offset = float(entry["offset"])
                 applied.append({**entry, "index": index, "session_step": self.session_step})
         return applied
 
     def reset(self) -> env_pb.ResetResponse:
+        applied = self._apply_due()
         self.episode_step = 0
         response = env_pb.ResetResponse()
+        response.for_recording.world_changes_json.extend(json.dumps(entry) for entry in applied)
         response.observation.CopyFrom(self._seen(response.for_recording))
         if not response.for_recording.ListFields():
             response.ClearField("for_recording")
@@ -85,16 +92,18 @@ class CounterWorld:
         if revealed:
             response.info.fields["world_changes"].text = json.dumps(revealed)
         ended = self.episode_step >= self.episode_steps
-        if ended and auto_reset:
+        if ended and auto_reset:  # the step's ForRecording goes with the ending, the reset's with the answer
             final = response.auto_reset
+            final.final_for_recording.CopyFrom(response.for_recording)
             final.final_observation.CopyFrom(self._seen(final.final_for_recording))
             final.terminated = True
             if not final.final_for_recording.ListFields():
                 final.ClearField("final_for_recording")
             first = self.reset()
             response.observation.CopyFrom(first.observation)
+            response.for_recording.Clear()
             if first.HasField("for_recording"):
-                response.for_recording.true_observation.CopyFrom(first.for_recording.true_observation)
+                response.for_recording.CopyFrom(first.for_recording)
         else:
             response.observation.CopyFrom(self._seen(response.for_recording))
             response.terminated = ended

@@ -70,8 +70,8 @@ def strip_hold(hold: env_pb.HoldResponse) -> None:
 
 
 def step_changes(step: env_pb.StepResponse) -> list[str]:
-    """The world changes (JSON) a step applied: its own, and its ended episode's when it reset
-    in the same step (the final observation's ForRecording), that one first."""
+    """The world changes (JSON) a step applied, in order: when it reset in the same step, those
+    of the ending step (`final_for_recording`) then those of the reset (`for_recording`)."""
     changes: list[str] = []
     if step.HasField("auto_reset") and step.auto_reset.HasField("final_for_recording"):
         changes.extend(step.auto_reset.final_for_recording.world_changes_json)

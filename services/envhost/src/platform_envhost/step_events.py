@@ -11,9 +11,11 @@ request asked for it, or the session is endless) becomes two events: the step as
 environment ended it (final observation, info and frame, the true terminated/truncated), then
 a reset event starting the next episode with the new observation, info and frame.
 
-Events keep the answers' `ForRecording` (the client's copies lose it: `for_recording`); an
-auto-reset step's world changes go with the step, its true observations with the observation
-each belongs to. The world changes an event carries are logged with its seq
+Events keep the answers' `ForRecording` (the client's copies lose it: `for_recording`). An
+auto-reset step's is in two parts, as the instance sends them: what the ending step applied and
+its final true observation (`AutoReset.final_for_recording`) go with the step event, what the
+reset applied and the new episode's true first observation (`StepResponse.for_recording`) with
+the reset event. The world changes an event carries are logged with its seq
 (`world_change_log`) as the event is built.
 """
 
@@ -27,7 +29,6 @@ from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
-from platform_envhost.for_recording import step_changes
 from platform_envhost.publisher import Outgoing
 from platform_envhost.world_change_log import WorldChangeLog
 
@@ -119,8 +120,11 @@ class StepEventBuilder:
         # The step as the episode ended, then the reset that started the next one.
         ended = result.auto_reset
         recorded.ClearField("auto_reset")
-        if ended.HasField("final_for_recording") or result.HasField("for_recording"):
-            self._split_for_recording(recorded, result, ended, now)
+        recorded.ClearField("for_recording")
+        if ended.HasField("final_for_recording"):  # what the ending step applied, its true final observation
+            recorded.for_recording.CopyFrom(ended.final_for_recording)
+            if ended.final_for_recording.world_changes_json:
+                self._log_changes(ended.final_for_recording.world_changes_json, now)
         recorded.observation.CopyFrom(ended.final_observation)
         recorded.info.CopyFrom(ended.final_info)
         recorded.terminated = ended.terminated
@@ -136,22 +140,10 @@ class StepEventBuilder:
         reset.info.CopyFrom(result.info)
         if result.HasField("frame"):
             reset.frame.CopyFrom(result.frame)
-        if result.for_recording.HasField("true_observation"):
-            reset.for_recording.true_observation.CopyFrom(result.for_recording.true_observation)
-
-    def _split_for_recording(self, recorded: env_pb.StepResponse, result: env_pb.StepResponse,
-                             ended: env_pb.AutoReset, now: float) -> None:
-        """An auto-reset step's event: the world changes the step applied (the ended episode's
-        and the step's own) and the final observation's true value; the next episode's true
-        first observation goes with its reset event."""
-        recorded.ClearField("for_recording")
-        changes = step_changes(result)
-        if changes:
-            recorded.for_recording.world_changes_json.extend(changes)
-            self._log_changes(changes, now)
-        final = ended.final_for_recording
-        if final.HasField("true_observation"):
-            recorded.for_recording.true_observation.CopyFrom(final.true_observation)
+        if result.HasField("for_recording"):  # what the reset applied, the new episode's true first observation
+            reset.for_recording.CopyFrom(result.for_recording)
+            if result.for_recording.world_changes_json:
+                self._log_changes(result.for_recording.world_changes_json, now)
 
     def _log_changes(self, changes: Iterable[str], now: float) -> None:
         if self.world_changes is not None:
