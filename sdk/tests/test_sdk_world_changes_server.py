@@ -234,3 +234,29 @@ def test_each_sub_environment_counts_its_own_steps() -> None:
     assert [c["session_step"] for c in _applied(last.for_recording)] == [2]
     assert not _step(second, pb.Value(discrete=1)).HasField("for_recording")
     assert (first.timeline.session_steps, second.timeline.session_steps) == (3, 1)
+
+
+def test_a_menagerie_arm_takes_world_changes_and_replays_them_from_a_snapshot() -> None:
+    """The robots are reached through env.unwrapped.model/.data (MENAGERIE_ROOT: the robots)."""
+    robot = ("--factory", "platform_sdk.robots:make_env")
+    kwargs = {"robot": "franka_emika_panda", "task": "reach"}
+    timeline = [{"at": 3, "change": "mass", "body": "hand", "scale": 5.0},
+                {"at": 3, "change": "motor_strength", "scale": 0.5},
+                {"at": 5, "change": "sensor_noise", "std": 0.01, "indices": [0, 1, 2]}]
+    def trace(instance: Any, steps: range) -> list[bytes]:
+        return [_step(instance, actions[i]).SerializeToString() for i in steps]
+
+    plain = _instance(None, *robot, **kwargs)
+    _reset(plain, 2)
+    space = plain.env.action_space
+    actions = [_tensor(space.low + (space.high - space.low) * (0.3 + 0.1 * (i % 4))) for i in range(10)]
+    changed = _instance(timeline, *robot, **kwargs)
+    _reset(changed, 2)
+    before = trace(changed, range(3))
+    assert before == trace(plain, range(3))
+    snapshot = _ok(changed, snapshot=env_pb.SnapshotRequest()).snapshot.handle
+    after = trace(changed, range(3, 10))
+    differs = [a != b for a, b in zip(after, trace(plain, range(3, 10)), strict=True)]
+    assert differs[0], "step 3 is the first under the change"
+    _ok(changed, restore=env_pb.RestoreRequest(handle=snapshot))
+    assert trace(changed, range(3, 10)) == after
