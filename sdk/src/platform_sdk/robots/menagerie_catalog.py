@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import math
 import sys
 from collections.abc import Mapping
@@ -139,19 +140,12 @@ def signature_defaults(cls: type) -> dict[str, Any]:
 
 def world_table(env: Any) -> dict[str, Any]:
     """The `world` facts of a built environment: its MuJoCo model's named bodies (the world body
-    left out), actuators and geoms, and the flat observation's size."""
-    model = env.unwrapped.model
+    left out), actuators and geoms, and the flat observation's size, as the environment server
+    finds them in the live environment (`platform_sdk.world_change_effects.live_facts`)."""
+    from platform_sdk.world_change_effects import live_facts
 
-    def names(kind: str, first: int, count: int) -> list[str]:
-        return [name for name in (getattr(model, kind)(i).name for i in range(first, count)) if name]
-
-    return {
-        "mujoco": True,
-        "bodies": names("body", 1, model.nbody),
-        "actuators": names("actuator", 0, model.nu),
-        "geoms": names("geom", 0, model.ngeom),
-        "observation_size": int(np.prod(env.observation_space.shape)),
-    }
+    table: dict[str, Any] = json.loads(live_facts(env).to_json())
+    return table
 
 
 def entry_facts(entry: Entry) -> EntryFacts:
