@@ -10,7 +10,7 @@ from platform_broker.catalog import load_catalog
 from platform_broker.errors import ConfigError
 
 BUILTINS = load_catalog(None)
-FAMILIES = {"Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control"}
+FAMILIES = {"Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", "MuJoCo Menagerie"}
 
 
 def write(tmp_path: Path, text: str) -> Path:

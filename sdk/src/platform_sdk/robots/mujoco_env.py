@@ -41,6 +41,9 @@ from platform_sdk.adapters.mujoco_rendering import (
 )
 from platform_sdk.robots.errors import RobotError
 
+# MuJoCo picks its OpenGL back-end when it is first imported, possibly by the caller
+select_gl_backend()
+
 RENDER_MODES: tuple[str, ...] = ("rgb_array",)
 # Environments with a render context: closed at exit, before MuJoCo's EGL module terminates its
 # display (a context freed after that, by the garbage collector, raises inside EGL). The hook is
