@@ -111,22 +111,28 @@ def test_recording_lists_agent_keys_across_episodes(tmp_path: Path) -> None:
     assert "agent.confidence" not in data
 
 
-def test_teacher_action_rows_like_actions_and_valid_where_present(caplog: pytest.LogCaptureFixture) -> None:
+def with_reset_info(event: events_pb2.StepEvent, info: dict[str, Any]) -> events_pb2.StepEvent:
+    event.reset.info.CopyFrom(datamap_from_dict(info))
+    return event
+
+
+def test_teacher_action_row_t_is_the_suggestion_that_came_with_observation_t(caplog: pytest.LogCaptureFixture) -> None:
     events = [
-        reset_event("s1", 1, 0),
+        with_reset_info(reset_event("s1", 1, 0), {"teacher_action": 1}),
         with_info(step_event("s1", 2, 0, 1, action=1), {"teacher_action": 0}),
         step_event("s1", 3, 0, 2, action=0),
         with_info(step_event("s1", 4, 0, 3), {"teacher_action": 1.0}),  # an integral float fits
         with_info(step_event("s1", 5, 0, 4), {"teacher_action": 0.5}),  # not a Discrete value
-        with_info(step_event("s1", 6, 0, 5, terminated=True), {"teacher_action": np.int64(1)}),
+        # the final observation's suggestion: no action follows it, so it is not kept
+        with_info(step_event("s1", 6, 0, 5, terminated=True), {"teacher_action": np.int64(0)}),
     ]
     arrays, _ = build_episode(events, "session s1 episode 0")
     assert arrays["teacher.action"].dtype == arrays["actions"].dtype == np.int64
-    assert arrays["teacher.action"].tolist() == [0, 0, 1, 0, 1]
+    assert arrays["teacher.action"].tolist() == [1, 0, 0, 1, 0]
     assert arrays["teacher.valid"].dtype == bool
-    assert arrays["teacher.valid"].tolist() == [True, False, True, False, True]
+    assert arrays["teacher.valid"].tolist() == [True, True, False, True, False]
     assert (
-        "session s1 episode 0: info 'teacher_action' of step row 3 does not fit actions: "
+        "session s1 episode 0: info 'teacher_action' of step row 4 does not fit actions: "
         "0.5 is not a value of the integer action" in caplog.text
     )
 
@@ -139,8 +145,8 @@ def test_teacher_action_of_box_and_dict_actions(caplog: pytest.LogCaptureFixture
     with_info(box[2], {"teacher_action": np.array([1.0, 2.0, 3.0])})  # another shape: left out
     arrays, _ = build_episode(box, "s1")
     assert arrays["teacher.action"].dtype == np.float32 and arrays["teacher.action"].shape == (3, 2)
-    assert arrays["teacher.action"].tolist() == [[0.25, 0.75], [0, 0], [0, 0]]
-    assert arrays["teacher.valid"].tolist() == [True, False, False]
+    assert arrays["teacher.action"].tolist() == [[0, 0], [0.25, 0.75], [0, 0]]
+    assert arrays["teacher.valid"].tolist() == [False, True, False]
     assert "its shape (3,) is not the action's (2,)" in caplog.text
 
     dict_steps = [reset_event("s1", 1, 0), step_event("s1", 2, 0, 1), step_event("s1", 3, 0, 2)]
@@ -149,12 +155,12 @@ def test_teacher_action_of_box_and_dict_actions(caplog: pytest.LogCaptureFixture
             pb.NamedValue(name="aim", value=pb.Value(tensor=tensor_from_array(np.zeros(2)))),
             pb.NamedValue(name="fire", value=pb.Value(discrete=0)),
         ])))
-    with_info(dict_steps[2], {"teacher_action": {"aim": [0.1, 0.2], "fire": 1}})
+    with_info(dict_steps[1], {"teacher_action": {"aim": [0.1, 0.2], "fire": 1}})
     arrays, _ = build_episode(dict_steps, "s1")
     assert arrays["teacher.action.aim"].tolist() == [[0, 0], [0.1, 0.2]]
     assert arrays["teacher.action.fire"].tolist() == [0, 1]
     assert arrays["teacher.valid"].tolist() == [False, True]
-    with_info(dict_steps[1], {"teacher_action": {"aim": [0.3, 0.4]}})  # no "fire": the row is left out
+    with_reset_info(dict_steps[0], {"teacher_action": {"aim": [0.3, 0.4]}})  # no "fire": the row is left out
     arrays, _ = build_episode(dict_steps, "s1")
     assert arrays["teacher.valid"].tolist() == [False, True] and arrays["teacher.action.aim"][0].tolist() == [0, 0]
 

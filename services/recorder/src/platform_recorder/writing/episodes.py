@@ -11,8 +11,9 @@ Layout of `episode-NNNNNN.npz` (T = number of steps; docs/recording-format.md sa
     agent.<name>        float64 (T,) or (T, k): numeric agent data, NaN where a step had none
     info.is_success     bool (T,): the step infos' `is_success` (only when every step has it; see
                         platform_recorder.writing.step_columns)
-    teacher.action      rows like `actions` (same naming rule), from the step infos'
-                        `teacher_action`, zeros where absent; teacher.valid bool (T,) says where
+    teacher.action      rows like `actions` (same naming rule): row t from the `teacher_action` of
+                        the info that came with observation t (the reset's, then each step's but
+                        the last's), zeros where absent; teacher.valid bool (T,) says where
                         (only when some step has it; see platform_recorder.writing.teacher_columns)
     state.<name>        float64 (T+1, stop - start): the labelled parts of each observation as it
                         truly was: before sensor world changes (`ForRecording.true_observation`)
@@ -216,6 +217,17 @@ def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -
     return out
 
 
+def _observation_infos(
+    start: events_pb2.StepEvent | None, start_kind: str, results: Sequence[environment_pb2.StepResponse]
+) -> list[values_pb2.DataMap | None]:
+    """The info that came with each step's observation: the start's (reset or restore), then each
+    step's but the last's (the final observation's, which no step answers)."""
+    first = getattr(start, start_kind) if start is not None else None
+    infos: list[values_pb2.DataMap | None] = [first.info if first is not None and first.HasField("info") else None]
+    infos.extend(r.info if r.HasField("info") else None for r in results[:-1])
+    return infos[: len(results)]
+
+
 def build_episode(
     events: Sequence[events_pb2.StepEvent],
     where: str = "",
@@ -265,7 +277,7 @@ def build_episode(
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
     arrays.update(agent_columns(transitions, where))
     arrays.update(success_column(results, where))
-    arrays.update(teacher_columns(results, actions, where))
+    arrays.update(teacher_columns(_observation_infos(start, start_kind, results), actions, where))
     arrays.update(outcome_column(results))
     if life is not None and ordered:
         arrays[LIFE_START] = np.array(episode_life_start(life.offset, ordered), dtype=np.int64)

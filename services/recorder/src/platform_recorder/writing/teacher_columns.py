@@ -1,7 +1,10 @@
 """`teacher.action` and `teacher.valid`: the action a teacher would have taken at each step.
 
-A step whose info has `teacher_action` (a demonstrator's or an expert policy's action, e.g. for
-imitation learning) gives one row:
+An info with `teacher_action` (a demonstrator's or an expert policy's suggestion for the next
+action, e.g. for imitation learning) gives the row of the step that follows it: row t is the
+suggestion that came with observation t (the reset's info for row 0, step t-1's for the others),
+so `teacher.action[t]` and `actions[t]` answer the same observation. The last step's suggestion
+(for the final observation, which no action follows) is not kept.
     teacher.action[.key/.i]  rows like the episode's `actions[.key/.i]` (same dtype and shape),
                              zeros where a step had none
     teacher.valid            bool (T,): True where the step's `teacher_action` was recorded
@@ -19,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from platform_contracts.values import python_from_data
-from simulusion.env.v1 import environment_pb2
+from simulusion.env.v1 import values_pb2
 
 from platform_recorder.writing.npz_files import RowBytes
 
@@ -62,18 +65,19 @@ def _fit(value: Any, column: np.ndarray) -> np.ndarray | str:
 
 
 def teacher_columns(
-    results: Sequence[environment_pb2.StepResponse], actions: Mapping[str, np.ndarray | RowBytes], where: str
+    infos: Sequence[values_pb2.DataMap | None], actions: Mapping[str, np.ndarray | RowBytes], where: str
 ) -> dict[str, np.ndarray]:
     """The teacher columns of an episode (see the module docstring).
 
     Args:
-        results: the steps' results, one per row of `actions`.
+        infos: the info that came with each row's observation (None where there was none), one
+            per row of `actions`.
         actions: the episode's action columns (`actions` or `actions.<key>`...).
         where: names the session and episode in log lines.
     """
     values: list[tuple[int, Any]] = []
-    for row, result in enumerate(results):
-        data = result.info.fields.get(TEACHER_KEY) if result.HasField("info") else None
+    for row, info in enumerate(infos):
+        data = info.fields.get(TEACHER_KEY) if info is not None else None
         if data is not None:
             values.append((row, python_from_data(data)))
     if not values:
@@ -82,7 +86,7 @@ def teacher_columns(
     if not names:
         return {}
     columns = {name: np.zeros_like(actions[name]) for name in names}
-    valid = np.zeros(len(results), dtype=bool)
+    valid = np.zeros(len(infos), dtype=bool)
     warned: set[str] = set()
     for row, value in values:
         fitted: dict[str, np.ndarray] = {}
