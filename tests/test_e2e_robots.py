@@ -84,3 +84,38 @@ def test_pick_and_place_played_by_its_teacher_is_recorded_with_its_suggestions(p
     assert episode["state.hand_position"].shape == (steps + 1, 3)
     np.testing.assert_array_equal(episode["state.block_position"][-1], last_block)
     assert meta["episodes"][0]["is_success"] is True
+
+
+def test_the_overviews_world_changes_on_the_panda(platform_stack):
+    """The overview's example, sooner: the hand's mass doubles and the first three entries of the
+    observation get noisy at step 3, the mass is back at step 6 (revealed to the agent)."""
+    timeline = [
+        {"at": 3, "change": "mass", "body": "hand", "scale": 2.0},
+        {"at": 3, "change": "sensor_noise", "std": 0.01, "indices": [0, 1, 2]},
+        {"at": 6, "change": "mass", "body": "hand", "scale": 1.0, "reveal": True},
+    ]
+    with platform_sdk.connect("menagerie-franka-emika-panda-reach", url=platform_stack.url,
+                              kwargs={"substeps": 100, "world_changes": timeline}) as env:
+        env.reset(seed=0)
+        revealed = []
+        for _ in range(8):
+            *_, info = env.step((env.action_space.low + env.action_space.high) / 2)
+            revealed.append(info.get("world_changes"))
+        assert revealed[:6] == [None] * 6 and revealed[7] is None
+        assert revealed[6] == [timeline[2]], "the revealed change is in the info of step 6 only"
+        told = env.world_changes()
+    assert told["timeline"] == timeline
+    assert [(c["index"], c["session_step"]) for c in told["applied"]] == [(0, 3), (1, 3), (2, 6)]
+
+
+def test_a_timeline_naming_a_body_the_robot_lacks_is_422_before_anything_starts(platform_stack):
+    import httpx
+
+    response = httpx.post(f"{platform_stack.url}/v0/sessions", json={
+        "env_id": "menagerie-franka-emika-panda-reach",
+        "kwargs": {"world_changes": [{"at": 10, "change": "mass", "body": "gripper_of_doom", "scale": 2.0}]},
+    })
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["field"] == "kwargs.world_changes[0].body"
+    assert "gripper_of_doom" in body["detail"] and "hand" in body["detail"], body
