@@ -5,6 +5,9 @@
 // - MultiDiscrete (one dimension of choices): a row of level buttons per choice, one level held each;
 // - MultiBinary: one toggle per element;
 // - anything else (Dict, Tuple, ...): no manual controls; the Random agent still plays it.
+// A hand-controlled arm (handKeys.ts) keeps its level buttons or sliders, starting at "stay" with
+// the gripper open, and the hand keys move it over what they hold.
+import { handAction, handControlOf, handInitialValues, type HandControl } from "./handKeys";
 import { discreteKeyMap, type DiscreteKeyMap } from "./keyMap";
 import { boundValues, flatten, isIntegerDtype, reshape, sizeOf, type SpaceJson } from "./spaces";
 
@@ -33,8 +36,8 @@ export interface LevelRow {
 
 export type Controls =
   | { kind: "keys"; keyMap: DiscreteKeyMap; initial: number }
-  | { kind: "sliders"; sliders: Slider[]; shape: number[]; integer: boolean }
-  | { kind: "levels"; rows: LevelRow[] }
+  | { kind: "sliders"; sliders: Slider[]; shape: number[]; integer: boolean; hand: HandControl | null }
+  | { kind: "levels"; rows: LevelRow[]; hand: HandControl | null }
   | { kind: "toggles"; names: string[]; shape: number[] }
   | { kind: "none"; why: string };
 
@@ -49,6 +52,8 @@ function names(metadata: Record<string, unknown> | undefined, count: number, fal
 
 export function chooseControls(space: SpaceJson | null, metadata?: Record<string, unknown>): Controls {
   if (!space) return { kind: "none", why: "the session reports no action space" };
+  const hand = handControlOf(space, metadata);
+  const handStart = hand ? handInitialValues(hand) : null;
   switch (space.type) {
     case "discrete": {
       const n = space.n ?? 0;
@@ -69,10 +74,10 @@ export function chooseControls(space: SpaceJson | null, metadata?: Record<string
         const min = Number.isFinite(low[i]) ? low[i] : Math.min(-OPEN_RANGE, high[i] - 2 * OPEN_RANGE);
         const max = Number.isFinite(high[i]) ? high[i] : Math.max(OPEN_RANGE, min + 2 * OPEN_RANGE);
         const step = integer ? 1 : (max - min) / SLIDER_STEPS;
-        const initial = min <= 0 && 0 <= max ? 0 : integer ? Math.round((min + max) / 2) : (min + max) / 2;
+        const initial = handStart ? handStart[i] : min <= 0 && 0 <= max ? 0 : integer ? Math.round((min + max) / 2) : (min + max) / 2;
         return { index: i, name, min, max, step, initial };
       });
-      return { kind: "sliders", sliders, shape, integer };
+      return { kind: "sliders", sliders, shape, integer, hand };
     }
     case "multi_discrete": {
       const nvec = space.nvec ?? [];
@@ -84,9 +89,9 @@ export function chooseControls(space: SpaceJson | null, metadata?: Record<string
         index: i,
         name: labels[i],
         levels: Array.from({ length: n }, (_, v) => v + (starts[i] ?? 0)),
-        initial: starts[i] ?? 0,
+        initial: handStart ? handStart[i] : starts[i] ?? 0,
       }));
-      return { kind: "levels", rows };
+      return { kind: "levels", rows, hand };
     }
     case "multi_binary": {
       const shape = space.shape ?? [];
@@ -119,9 +124,9 @@ export function actionOf(controls: Controls, values: ControlValues, down: Readon
     case "keys":
       return controls.keyMap.actionFor(down, values[0] ?? controls.initial);
     case "sliders":
-      return reshape(values, controls.shape);
+      return reshape(controls.hand ? handAction(controls.hand, values, down) : values, controls.shape);
     case "levels":
-      return [...values];
+      return controls.hand ? handAction(controls.hand, values, down) : [...values];
     case "toggles":
       return reshape(values, controls.shape);
     default:

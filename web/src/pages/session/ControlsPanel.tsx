@@ -1,10 +1,16 @@
 // The person's controls for the action space: the key map (Discrete), one named slider per
 // dimension (Box; the value holds from step to step), a row of level buttons per choice
-// (MultiDiscrete) or toggles (MultiBinary).
-// data-testid: controls, key-map (components/play/KeyMap), slider-<i>, slider-value-<i>,
-// level-<dim>-<value> (aria-pressed when held), toggle-<i>, no-controls.
+// (MultiDiscrete) or toggles (MultiBinary); a hand-controlled arm's hand keys above its levels or
+// sliders; the teacher's suggestion when the latest info has one.
+// data-testid: controls, key-map (components/play/KeyMap), hand-keys and gripper-state
+// (components/play/HandKeyLegend), slider-<i>, slider-value-<i>, level-<dim>-<value>
+// (aria-pressed when held), toggle-<i>, no-controls; TeacherPanel.tsx: teacher, teacher-action,
+// teacher-play, teacher-follow.
+import { HandKeyLegend } from "../../components/play/HandKeyLegend";
 import { KeyMap } from "../../components/play/KeyMap";
 import { formatNumber } from "../../lib/format";
+import { GRIPPER } from "../../lib/play/handKeys";
+import { TeacherPanel } from "./TeacherPanel";
 import type { Play } from "./usePlay";
 
 export function ControlsPanel({ play }: { play: Play }) {
@@ -12,6 +18,13 @@ export function ControlsPanel({ play }: { play: Play }) {
   return (
     <section className="panel controls" data-testid="controls" aria-label="Controls">
       <h2>Controls</h2>
+      {play.hand ? (
+        <>
+          <p className="muted">Press Play, then hold the keys (they act at each step), or Step once per move.</p>
+          <HandKeyLegend hand={play.hand} gripper={values[GRIPPER]} teacher={play.hasTeacher} />
+        </>
+      ) : null}
+      <TeacherPanel play={play} />
       {controls.kind === "keys" ? (
         <>
           <p className="muted">Press Play, then hold the keys (they act at each step).</p>

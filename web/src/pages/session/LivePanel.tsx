@@ -1,10 +1,12 @@
 // What the last answer said: step, reward, episode return, episode end, info, the observation
 // (by label where the environment names its parts), the seed and the action sent.
 // data-testid: live, step-count, reward, episode-return, episode-end, seed, origin, fps,
-// last-action, info, observation, obs-<label>.
+// last-action, last-acted-by (you, random, teacher), info, observation, obs-<label>.
 import { formatNumber } from "../../lib/format";
 import { labelledObservation } from "../../lib/play/observation";
-import type { Play } from "./usePlay";
+import type { ActedBy, Play } from "./usePlay";
+
+const ACTED_BY: Record<ActedBy, string> = { you: "you", random: "the Random agent", teacher: "the teacher" };
 
 function json(value: unknown): string {
   return JSON.stringify(value, (_, v: unknown) => (typeof v === "number" && !Number.isInteger(v) ? Number(v.toFixed(4)) : v));
@@ -28,7 +30,10 @@ export function LivePanel({ play }: { play: Play }) {
         {" · "}control rate {formatNumber(play.rate, 1)}/s
       </p>
       {view.lastAction !== null ? (
-        <p className="mono">action <span data-testid="last-action">{json(view.lastAction)}</span></p>
+        <p className="mono">
+          action <span data-testid="last-action">{json(view.lastAction)}</span>
+          {view.lastActedBy ? <span className="muted"> by <span data-testid="last-acted-by">{ACTED_BY[view.lastActedBy]}</span></span> : null}
+        </p>
       ) : null}
       <details open>
         <summary>info</summary>

@@ -1,22 +1,28 @@
 // A session played in the page: its stream, the live picture (binary JPEG frames as object
 // URLs, the old one revoked), the play loop at the control rate with one step in flight, the
 // person's controls or the Random agent choosing each action, the episode's count and return,
-// in-session snapshots, and the crashed state with the log tail.
+// in-session snapshots, and the crashed state with the log tail. Hand-controlled arms take the
+// hand keys (lib/play/handKeys.ts); a step or reset whose info has a teacher's suggestion can be
+// played by the Teacher button or T, once or (following the teacher) at every step.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { api } from "../../api/client";
 import { type ReceivedFrame, SessionStream, StreamError, type StepAnswer, type ResetAnswer } from "../../api/stream";
 import { errorText } from "../../lib/errors";
 import { actionOf, chooseControls, type ControlValues, type Controls, initialValues } from "../../lib/play/controls";
+import { GRIPPER, GRIPPER_KEY, gripperToggled, HAND_KEY_NAMES, handKeyName } from "../../lib/play/handKeys";
 import { keyName } from "../../lib/play/keyMap";
 import { observationMode } from "../../lib/play/observation";
 import { controlRate, RateMeter, StepPacer } from "../../lib/play/pacer";
 import { sampleSpace } from "../../lib/play/sampler";
 import { randomSeed } from "../../lib/play/seeds";
-import { asSpace, toNumber } from "../../lib/play/spaces";
+import { asSpace, flatten, toNumber } from "../../lib/play/spaces";
+import { TEACHER_ACTION, TEACHER_KEY, teacherAction } from "../../lib/play/teacher";
 import type { SessionInfo } from "./sessionInfo";
 
 export type Phase = "connecting" | "ready" | "crashed" | "closed";
 export type Mode = "paused" | "playing" | "random";
+/** Who chose a step's action: the person's controls, the Random agent or the teacher's suggestion. */
+export type ActedBy = "you" | "random" | "teacher";
 
 export interface EpisodeView {
   step: number;
@@ -30,6 +36,7 @@ export interface EpisodeView {
   /** How the episode began: "reset" with the seed, or "resumed" from a saved snapshot. */
   origin: string;
   lastAction: unknown;
+  lastActedBy: ActedBy | null;
 }
 
 export interface InSessionSnapshot {
@@ -40,7 +47,7 @@ export interface InSessionSnapshot {
 
 const FRESH: EpisodeView = {
   step: 0, episodeReturn: 0, reward: null, ended: null, info: null, observation: null, observationLabels: null,
-  seed: null, origin: "", lastAction: null,
+  seed: null, origin: "", lastAction: null, lastActedBy: null,
 };
 
 export function usePlay(session: SessionInfo, resumeFrom: string | null) {
@@ -63,6 +70,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const [autoReset, setAutoResetState] = useState(false);
   const [stepping, setStepping] = useState(false); // a step in flight (Step waits for its answer)
   const [snapshots, setSnapshots] = useState<InSessionSnapshot[]>([]);
+  const [followTeacher, setFollowTeacherState] = useState(false);
 
   const stream = useRef<SessionStream | null>(null);
   const pacer = useRef(new StepPacer(rate));
@@ -76,6 +84,9 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const autoResetRef = useRef(false);
   const frameRef = useRef<string | null>(null);
   const busy = useRef(false); // a reset, restore or single step under way
+  const teacherOnce = useRef(false); // the next step plays the teacher's suggestion
+  const followTeacherRef = useRef(false);
+  const hand = controls.kind === "levels" || controls.kind === "sliders" ? controls.hand : null;
 
   const showFrame = useCallback((frame: ReceivedFrame | null) => {
     if (!frame) return;
@@ -155,17 +166,38 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     }
   }, [began, observation]);
 
-  /** The action for this step: the Random agent's, or what the controls and keys say. */
-  const nextAction = useCallback((): unknown => {
-    if (modeRef.current === "random" && actionSpace) return sampleSpace(actionSpace);
+  const setValue = useCallback((index: number, value: number) => {
+    const next = [...valuesRef.current];
+    next[index] = value;
+    valuesRef.current = next;
+    setValuesState(next);
+  }, []);
+
+  /**
+   * The action for this step and who chose it: the teacher's suggestion (asked for once, or
+   * followed, when the latest info has one), the Random agent's, or what the controls and keys
+   * say. After a teacher's step a hand-controlled gripper holds the teacher's, so taking over
+   * does not drop what it holds.
+   */
+  const nextAction = useCallback((): { action: unknown; by: ActedBy } => {
+    if (teacherOnce.current || followTeacherRef.current) {
+      const suggestion = teacherAction(viewRef.current.info, actionSpace);
+      teacherOnce.current = false;
+      if (suggestion !== null) {
+        pressed.current.clear();
+        if (hand) setValue(GRIPPER, flatten(suggestion)[GRIPPER] ?? 0);
+        return { action: suggestion, by: "teacher" };
+      }
+    }
+    if (modeRef.current === "random" && actionSpace) return { action: sampleSpace(actionSpace), by: "random" };
     const keys = new Set([...down.current, ...pressed.current]);
     pressed.current.clear();
     const action = actionOf(controls, valuesRef.current, keys);
     if (controls.kind === "keys") valuesRef.current = [Number(action)];
-    return action;
-  }, [actionSpace, controls]);
+    return { action, by: "you" };
+  }, [actionSpace, controls, hand, setValue]);
 
-  const applyStep = useCallback((answer: StepAnswer, frame: ReceivedFrame | null, action: unknown) => {
+  const applyStep = useCallback((answer: StepAnswer, frame: ReceivedFrame | null, action: unknown, by: ActedBy) => {
     showFrame(frame);
     meter.current.tick(performance.now());
     const before = viewRef.current;
@@ -181,6 +213,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
       observation: answer.observation,
       observationLabels: answer.observation_labels ?? before.observationLabels,
       lastAction: action,
+      lastActedBy: by,
     });
     return ended;
   }, [publish, showFrame]);
@@ -189,12 +222,12 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const stepOnce = useCallback(async (): Promise<boolean> => {
     const s = stream.current;
     if (!s || s.state !== "open" || viewRef.current.ended || pacer.current.busy) return false;
-    const action = nextAction();
+    const { action, by } = nextAction();
     pacer.current.sent(performance.now());
     setStepping(true);
     try {
       const { result, frame } = await s.step({ action, frame: true, observation });
-      const ended = applyStep(result, frame, action);
+      const ended = applyStep(result, frame, action, by);
       if (ended && autoResetRef.current && modeRef.current !== "paused") {
         await reset();
         return true;
@@ -248,11 +281,17 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     void reset().then(() => { if (wasPlaying !== "paused") play(wasPlaying); }, failed);
   }, [failed, play, reset, setMode]);
 
-  const setValue = useCallback((index: number, value: number) => {
-    const next = [...valuesRef.current];
-    next[index] = value;
-    valuesRef.current = next;
-    setValuesState(next);
+  /** Plays the teacher's suggestion: at once when paused, else as the next step's action. */
+  const playTeacher = useCallback(() => {
+    if (phase !== "ready" || viewRef.current.ended) return;
+    if (teacherAction(viewRef.current.info, actionSpace) === null) return;
+    teacherOnce.current = true;
+    if (modeRef.current === "paused" && !busy.current) void stepOnce();
+  }, [actionSpace, phase, stepOnce]);
+
+  const setFollowTeacher = useCallback((on: boolean) => {
+    followTeacherRef.current = on;
+    setFollowTeacherState(on);
   }, []);
 
   const setAutoReset = useCallback((on: boolean) => {
@@ -335,21 +374,35 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     };
   }, [session.id]);
 
-  // Keys: held and pressed since the last step, for Discrete key maps (not while typing).
+  // Keys: held and pressed since the last step, for Discrete key maps and hand control; Space
+  // toggles a hand's gripper, T plays the teacher's suggestion (not while typing).
+  const playTeacherRef = useRef(playTeacher);
+  playTeacherRef.current = playTeacher;
   useEffect(() => {
-    if (controls.kind !== "keys") return;
-    const mapped = controls.keyMap.keys;
+    const mapped: ReadonlySet<string> = controls.kind === "keys" ? controls.keyMap.keys : hand ? HAND_KEY_NAMES : new Set();
+    const nameOf = hand ? handKeyName : keyName;
     const typing = (target: EventTarget | null) =>
       target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
     const onDown = (event: KeyboardEvent) => {
-      const key = keyName(event.key);
-      if (!mapped.has(key) || typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+      const key = nameOf(event.key);
+      if (!mapped.has(key) && key.toLowerCase() === TEACHER_KEY) {
+        if (event.repeat) return;
+        event.preventDefault();
+        playTeacherRef.current();
+        return;
+      }
+      if (!mapped.has(key)) return;
       event.preventDefault();
+      if (hand && key === GRIPPER_KEY) {
+        if (!event.repeat) setValue(GRIPPER, gripperToggled(hand, valuesRef.current[GRIPPER]));
+        return;
+      }
       down.current.add(key);
       pressed.current.add(key);
     };
     const onUp = (event: KeyboardEvent) => {
-      const key = keyName(event.key);
+      const key = nameOf(event.key);
       down.current.delete(key);
       if (mapped.has(key) && !typing(event.target)) event.preventDefault();
     };
@@ -362,7 +415,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
       window.removeEventListener("keyup", onUp);
       window.removeEventListener("blur", onBlur);
     };
-  }, [controls]);
+  }, [controls, hand, setValue]);
 
   // Frames shown a second, while playing.
   useEffect(() => {
@@ -373,8 +426,11 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
 
   return {
     controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, crashReason, closedReason, fps,
-    autoReset, snapshots, actionSpace, stepping,
+    autoReset, snapshots, actionSpace, stepping, hand, followTeacher,
+    teacherSuggestion: teacherAction(view.info, actionSpace),
+    hasTeacher: view.info !== null && TEACHER_ACTION in view.info,
     play, pause, step, reset: resetNow, setValue, setAutoReset, takeSnapshot, restoreSnapshot, saveSnapshot, closeSession,
+    playTeacher, setFollowTeacher,
     dismissError: () => setError(null),
   };
 }
