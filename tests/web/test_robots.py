@@ -48,7 +48,8 @@ def step_with(page: Page, key: str | None, times: int = 1) -> None:
 def test_the_arrow_keys_move_the_pandas_hand_across_the_table(page: Page, screenshot) -> None:
     start(page, REACH_BY_HAND)
     legend = page.get_by_test_id("hand-keys")
-    expect(legend).to_contain_text("hand_y")
+    expect(legend.get_by_test_id("hand-key-ArrowUp")).to_contain_text("hand_x − / +")  # the overview faces the arm
+    expect(legend.get_by_test_id("hand-key-ArrowLeft")).to_contain_text("hand_y − / +")
     expect(page.get_by_test_id("gripper-state")).to_have_text("open")
     for row, name in enumerate(("hand_x", "hand_y", "hand_z")):  # every axis starts at stay
         expect(page.get_by_test_id(f"level-{row}-2")).to_have_attribute("aria-pressed", "true")

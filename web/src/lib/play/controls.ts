@@ -50,9 +50,10 @@ function names(metadata: Record<string, unknown> | undefined, count: number, fal
   return Array.from({ length: count }, (_, i) => given?.[i] ?? fallback(i));
 }
 
-export function chooseControls(space: SpaceJson | null, metadata?: Record<string, unknown>): Controls {
+/** The controls for `space`; `camera` (the session's camera kwarg) sets which way a hand's arrow keys move it. */
+export function chooseControls(space: SpaceJson | null, metadata?: Record<string, unknown>, camera?: unknown): Controls {
   if (!space) return { kind: "none", why: "the session reports no action space" };
-  const hand = handControlOf(space, metadata);
+  const hand = handControlOf(space, metadata, camera);
   const handStart = hand ? handInitialValues(hand) : null;
   switch (space.type) {
     case "discrete": {

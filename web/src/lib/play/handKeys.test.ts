@@ -1,19 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { actionOf, chooseControls, initialValues } from "./controls";
 import {
-  gripperClosed, gripperToggled, handAction, handControlOf, handInitialValues, handKeyName, heldDirection, moveValue,
+  gripperClosed, gripperToggled, handAction, handBindings, handControlOf, handInitialValues, handKeyName, heldDirection, moveValue,
 } from "./handKeys";
 
 const STEPS_SPACE = { type: "multi_discrete", nvec: [5, 5, 5, 2], start: [0, 0, 0, 0] };
 const BOX_SPACE = { type: "box", shape: [4], dtype: "float32", low: [-1, -1, -1, 0], high: [1, 1, 1, 1] };
 const NAMES = ["hand_x", "hand_y", "hand_z", "gripper"];
-const STEPS = { mode: "hand_steps" as const, levels: 5 };
-const BOX = { mode: "hand" as const, levels: 0 };
+const STEPS = { mode: "hand_steps" as const, levels: 5, view: "facing" as const };
+const BOX = { mode: "hand" as const, levels: 0, view: "facing" as const };
 
 describe("handControlOf", () => {
   it("hand_steps: MultiDiscrete([L, L, L, 2]) with metadata.control hand_steps", () => {
     expect(handControlOf(STEPS_SPACE, { control: "hand_steps", action_names: NAMES })).toEqual(STEPS);
-    expect(handControlOf({ type: "multi_discrete", nvec: [3, 3, 3, 2] }, { control: "hand_steps" })).toEqual({ mode: "hand_steps", levels: 3 });
+    expect(handControlOf({ type: "multi_discrete", nvec: [3, 3, 3, 2] }, { control: "hand_steps" })).toEqual({ mode: "hand_steps", levels: 3, view: "facing" });
   });
 
   it("hand: a Box of 4 with metadata.control hand", () => {
@@ -50,14 +50,14 @@ describe("hand keys to a MultiDiscrete action", () => {
 
   it("keys on several axes combine; opposite keys on one axis cancel", () => {
     expect(handAction(STEPS, stay, new Set(["ArrowUp", "ArrowRight", "w"]))).toEqual([0, 4, 4, 0]);
-    expect(heldDirection(new Set(["ArrowLeft", "ArrowRight"]), 1)).toBe(0);
+    expect(heldDirection(STEPS, new Set(["ArrowLeft", "ArrowRight"]), 1)).toBe(0);
     expect(handAction(STEPS, stay, new Set(["ArrowLeft", "ArrowRight"]))).toEqual([2, 2, 2, 0]);
   });
 
   it("Shift makes the move the level next to the middle", () => {
     expect(handAction(STEPS, stay, new Set(["ArrowRight", "Shift"]))).toEqual([2, 3, 2, 0]);
     expect(handAction(STEPS, stay, new Set(["s", "Shift"]))).toEqual([2, 2, 1, 0]);
-    expect(moveValue({ mode: "hand_steps", levels: 3 }, 1, true)).toBe(2);
+    expect(moveValue({ ...STEPS, levels: 3 }, 1, true)).toBe(2);
   });
 
   it("the gripper's held state goes with every move; axes without a key hold their level", () => {
@@ -111,6 +111,39 @@ describe("hand keys to a Box action", () => {
     const values = initialValues(controls);
     expect(values).toEqual([0, 0, 0, 0]);
     expect(actionOf(controls, [0.25, 0, 0, 1], new Set(["s"]))).toEqual([0.25, 0, -1, 1]);
+  });
+});
+
+describe("the arrows follow the session's camera", () => {
+  const stay = handInitialValues(STEPS);
+
+  it("overview and front face the arm: ↑ is -x, → is +y", () => {
+    for (const camera of [undefined, "overview", "front", -1]) {
+      const hand = handControlOf(STEPS_SPACE, { control: "hand_steps" }, camera)!;
+      expect(hand.view).toBe("facing");
+      expect(handAction(hand, stay, new Set(["ArrowUp", "ArrowRight"]))).toEqual([0, 4, 2, 0]);
+    }
+  });
+
+  it("side looks along +y: → is +x, ↑ is +y", () => {
+    const hand = handControlOf(STEPS_SPACE, { control: "hand_steps" }, "side")!;
+    expect(handAction(hand, stay, new Set(["ArrowRight"]))).toEqual([4, 2, 2, 0]);
+    expect(handAction(hand, stay, new Set(["ArrowUp"]))).toEqual([2, 4, 2, 0]);
+  });
+
+  it("top looks down, +x up the picture: ↑ is +x, ← is +y; W and S stay up and down", () => {
+    const hand = handControlOf(STEPS_SPACE, { control: "hand_steps" }, "top")!;
+    expect(handAction(hand, stay, new Set(["ArrowUp"]))).toEqual([4, 2, 2, 0]);
+    expect(handAction(hand, stay, new Set(["ArrowLeft"]))).toEqual([2, 4, 2, 0]);
+    expect(handAction(hand, stay, new Set(["w"]))).toEqual([2, 2, 4, 0]);
+    expect(handBindings("top").map((b) => [b.key, b.axis, b.sign])).toEqual([
+      ["ArrowUp", 0, 1], ["ArrowDown", 0, -1], ["ArrowLeft", 1, 1], ["ArrowRight", 1, -1], ["w", 2, 1], ["s", 2, -1],
+    ]);
+  });
+
+  it("the controls take the camera", () => {
+    const controls = chooseControls(STEPS_SPACE, { control: "hand_steps" }, "side");
+    expect(actionOf(controls, initialValues(controls), new Set(["ArrowLeft"]))).toEqual([0, 2, 2, 0]);
   });
 });
 

@@ -51,7 +51,7 @@ const FRESH: EpisodeView = {
 };
 
 export function usePlay(session: SessionInfo, resumeFrom: string | null) {
-  const [controls] = useState<Controls>(() => chooseControls(asSpace(session.action_space), session.metadata));
+  const [controls] = useState<Controls>(() => chooseControls(asSpace(session.action_space), session.metadata, session.kwargs?.camera));
   const actionSpace = asSpace(session.action_space);
   const observation = observationMode(asSpace(session.observation_space));
   const rate = controlRate(session.metadata);
