@@ -20,9 +20,10 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 WARM_LINE = re.compile(r"pool cartpole: (pool-cartpole-[0-9a-f]+) warm on env host \S+ \(2/2\)")
 
 
-def pool_pids() -> set[int]:
-    """Environment servers started for the pool (their command line names the pool slot)."""
-    return set(instance_pids("pool-cartpole-"))
+def pool_pids(stack: PlatformStack) -> set[int]:
+    """Environment servers started for this platform's pool (their command line names the pool
+    slot; only this platform's processes: other platforms on the machine may pool cartpole too)."""
+    return set(instance_pids("pool-cartpole-")) & set(stack.tree())
 
 
 def full_pool_reports(stack: PlatformStack) -> int:
@@ -47,7 +48,7 @@ def alive(pid: int) -> bool:
 def test_a_warm_pool_serves_a_new_session_and_refills(tmp_path):
     with running_platform(tmp_path, extra_env={"PLATFORM_POOLS": "cartpole=2"}) as stack:
         wait_for(lambda: full_pool_reports(stack) >= 1, timeout=60, what="the pool to be warm")
-        warm = pool_pids()
+        warm = pool_pids(stack)
         assert len(warm) == 2, warm
 
         started = time.monotonic()
@@ -63,7 +64,7 @@ def test_a_warm_pool_serves_a_new_session_and_refills(tmp_path):
         env.step(1)
 
         wait_for(lambda: full_pool_reports(stack) >= 2, timeout=60, what="the pool to refill to 2")
-        assert len(pool_pids()) == 3 and warm <= pool_pids()  # two warm and the claimed one
+        assert len(pool_pids(stack)) == 3 and warm <= pool_pids(stack)  # two warm and the claimed one
         assert session_ids(stack) == [sid]  # pool instances are not sessions
 
         started = time.monotonic()
@@ -76,7 +77,7 @@ def test_a_warm_pool_serves_a_new_session_and_refills(tmp_path):
 
         env.close()
         wait_for(lambda: not alive(pid), timeout=15, what="the claimed instance to stop with its session")
-        assert len(pool_pids()) == 2
+        assert len(pool_pids(stack)) == 2
 
 
 async def _create(nats_url: str, num_envs: int) -> control_pb2.SessionReply:
