@@ -1,17 +1,20 @@
 // The Options dialog of a catalog entry: one input per declared option (entry.options, with
-// `endless`), recording on/off with frames, and raw JSON kwargs merged over the fields; Start
-// creates the session and opens its page. A 422 shows the server's message next to the field
-// its `field` names (kwargs.<name> -> that option), else at the top.
+// `endless`), a world-changes editor (kwargs.world_changes, WorldChangesEditor), recording
+// on/off with frames, and raw JSON kwargs merged over the fields; Start creates the session and
+// opens its page. A 422 shows the server's message next to the field its `field` names
+// (kwargs.<name> -> that option, kwargs.world_changes... -> the editor), else at the top.
 //
 // data-testid: options-dialog, option-<name> and option-error-<name> (each option; also
-// option-record, option-record_frames, option-raw with option-error-raw), options-error (top),
-// options-start, options-cancel.
+// option-record, option-record_frames, option-world_changes, option-raw with
+// option-error-world_changes, option-error-raw), options-error (top), options-start, options-cancel.
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { ApiError, Schemas } from "../../api/client";
 import { errorText } from "../../lib/errors";
 import { buildKwargs, defaultValues, entryOptions, errorPlace, type FormValues } from "../../lib/options/envOptions";
+import { parseWorldChanges, WORLD_CHANGES } from "../../lib/options/worldChangesInput";
 import { OptionField } from "./OptionField";
+import { WorldChangesEditor } from "./WorldChangesEditor";
 import { createSession, sessionPath } from "./sessions";
 
 interface Props {
@@ -22,11 +25,12 @@ interface Props {
 interface Errors {
   top: string | null;
   raw: string | null;
+  worldChanges: string | null;
   options: Record<string, string>;
   session: Record<string, string>;
 }
 
-const NO_ERRORS: Errors = { top: null, raw: null, options: {}, session: {} };
+const NO_ERRORS: Errors = { top: null, raw: null, worldChanges: null, options: {}, session: {} };
 
 export function OptionsDialog({ entry, onClose }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -36,6 +40,7 @@ export function OptionsDialog({ entry, onClose }: Props) {
   const [record, setRecord] = useState(false);
   const [recordFrames, setRecordFrames] = useState(false);
   const [raw, setRaw] = useState("");
+  const [worldChanges, setWorldChanges] = useState("");
   const [errors, setErrors] = useState<Errors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
 
@@ -48,14 +53,19 @@ export function OptionsDialog({ entry, onClose }: Props) {
   useEffect(() => {
     // The first field with an error gets the focus (and scrolls into view).
     const name = Object.keys(errors.options)[0] ?? Object.keys(errors.session)[0];
-    const id = name ? `option-${name}` : errors.raw ? "option-raw" : null;
+    const id = name ? `option-${name}` : errors.worldChanges ? "option-world_changes" : errors.raw ? "option-raw" : null;
     if (id) document.getElementById(id)?.focus();
     else if (errors.top) dialog.current?.querySelector<HTMLElement>("[data-testid=options-error]")?.scrollIntoView({ block: "nearest" });
   }, [errors]);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const { kwargs, rawError } = buildKwargs(options, values, raw);
+    const timeline = parseWorldChanges(worldChanges);
+    if (!timeline.ok) {
+      setErrors({ ...NO_ERRORS, worldChanges: timeline.error });
+      return;
+    }
+    const { kwargs, rawError } = buildKwargs(options, values, raw, { [WORLD_CHANGES]: timeline.value });
     if (rawError) {
       setErrors({ ...NO_ERRORS, raw: rawError });
       return;
@@ -72,6 +82,7 @@ export function OptionsDialog({ entry, onClose }: Props) {
       const place = failure.status === 422 ? errorPlace(failure.field, options) : { top: true as const };
       if ("option" in place) setErrors({ ...NO_ERRORS, options: { [place.option]: message } });
       else if ("session" in place) setErrors({ ...NO_ERRORS, session: { [place.session]: message } });
+      else if ("worldChanges" in place) setErrors({ ...NO_ERRORS, worldChanges: message });
       else if ("raw" in place) setErrors({ ...NO_ERRORS, raw: message });
       else setErrors({ ...NO_ERRORS, top: message });
     }
@@ -91,6 +102,7 @@ export function OptionsDialog({ entry, onClose }: Props) {
               onChange={(value) => setValues((v) => ({ ...v, [option.name]: value }))} />
           ))}
         </fieldset>
+        <WorldChangesEditor value={worldChanges} error={errors.worldChanges} onChange={setWorldChanges} />
         <fieldset>
           <legend>Recording</legend>
           <div className="option-field">

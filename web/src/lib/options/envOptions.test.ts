@@ -26,6 +26,12 @@ describe("the options form", () => {
     const result = buildKwargs(OPTIONS, { ...defaultValues(OPTIONS), frameskip: "2" }, '{"frameskip": 3, "repeat_action_probability": 0}');
     expect(result).toEqual({ kwargs: { frameskip: 3, repeat_action_probability: 0 }, rawError: null });
   });
+  it("puts the editors' kwargs between the fields and the raw JSON", () => {
+    const timeline = [{ at: 3, change: "mass", body: "hand", scale: 2 }];
+    expect(buildKwargs(OPTIONS, defaultValues(OPTIONS), "", { world_changes: timeline }).kwargs).toEqual({ world_changes: timeline });
+    expect(buildKwargs(OPTIONS, defaultValues(OPTIONS), "", { world_changes: undefined }).kwargs).toEqual({});
+    expect(buildKwargs(OPTIONS, defaultValues(OPTIONS), '{"world_changes": []}', { world_changes: timeline }).kwargs).toEqual({ world_changes: [] });
+  });
   it("says what is wrong with the raw JSON", () => {
     expect(buildKwargs(OPTIONS, {}, "{nope").rawError).toMatch(/^not JSON/);
     expect(buildKwargs(OPTIONS, {}, "[1]").rawError).toMatch(/JSON object/);
@@ -46,5 +52,10 @@ describe("errorPlace", () => {
     expect(errorPlace("record_frames", OPTIONS)).toEqual({ session: "record_frames" });
     expect(errorPlace("jpeg_quality", OPTIONS)).toEqual({ top: true });
     expect(errorPlace(null, OPTIONS)).toEqual({ top: true });
+  });
+  it("puts a 422 about the world changes beside their editor", () => {
+    expect(errorPlace("kwargs.world_changes[1].body", OPTIONS)).toEqual({ worldChanges: true });
+    expect(errorPlace("kwargs.world_changes", OPTIONS)).toEqual({ worldChanges: true });
+    expect(errorPlace("kwargs.world_changes_extra", OPTIONS)).toEqual({ raw: true });
   });
 });

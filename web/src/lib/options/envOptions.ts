@@ -2,6 +2,7 @@
 // (`GET /v0/envs` entries' `options`), turned into a session's kwargs, and the server's 422
 // `field` matched back to the input it is about.
 import type { components } from "../../api/schema";
+import { isWorldChangesField } from "./worldChangesInput";
 
 type EnvPublic = components["schemas"]["EnvPublic"];
 
@@ -74,9 +75,15 @@ export interface KwargsResult {
 
 /**
  * The kwargs to create the session with: each option whose value differs from its default,
- * then the raw JSON object's keys over them.
+ * then `edited` (kwargs from the dialog's own editors, e.g. world_changes), then the raw JSON
+ * object's keys over them.
  */
-export function buildKwargs(options: readonly EnvOption[], values: FormValues, raw: string): KwargsResult {
+export function buildKwargs(
+  options: readonly EnvOption[],
+  values: FormValues,
+  raw: string,
+  edited: Readonly<Record<string, unknown>> = {},
+): KwargsResult {
   const kwargs: Record<string, unknown> = {};
   for (const option of options) {
     const value = valueOf(option, values[option.name] ?? fieldOf(option, option.default));
@@ -84,6 +91,7 @@ export function buildKwargs(options: readonly EnvOption[], values: FormValues, r
     if (JSON.stringify(value) === JSON.stringify(option.default ?? null)) continue;
     kwargs[option.name] = value;
   }
+  for (const [name, value] of Object.entries(edited)) if (value !== undefined) kwargs[name] = value;
   if (raw.trim() === "") return { kwargs, rawError: null };
   let extra: unknown;
   try {
@@ -97,15 +105,19 @@ export function buildKwargs(options: readonly EnvOption[], values: FormValues, r
   return { kwargs: { ...kwargs, ...(extra as Record<string, unknown>) }, rawError: null };
 }
 
-/** Where the form shows an error: beside an option, beside a session field, the raw JSON, or at the top. */
-export type ErrorPlace = { option: string } | { session: string } | { raw: true } | { top: true };
+/**
+ * Where the form shows an error: beside an option, beside a session field, beside the world
+ * changes editor, the raw JSON, or at the top.
+ */
+export type ErrorPlace = { option: string } | { session: string } | { worldChanges: true } | { raw: true } | { top: true };
 
 /** Session fields of POST /v0/sessions the dialog has inputs for. */
 export const SESSION_FIELDS = ["record", "record_frames"] as const;
 
-/** The place of a 422's `field` ("kwargs.frameskip", "record_frames", null). */
+/** The place of a 422's `field` ("kwargs.frameskip", "kwargs.world_changes[1].body", "record_frames", null). */
 export function errorPlace(field: string | null | undefined, options: readonly EnvOption[]): ErrorPlace {
   if (!field) return { top: true };
+  if (isWorldChangesField(field) && !options.some((o) => o.name === "world_changes")) return { worldChanges: true };
   const kwarg = /^kwargs\.([^.[\]]+)/.exec(field);
   if (kwarg) return options.some((o) => o.name === kwarg[1]) ? { option: kwarg[1] } : { raw: true };
   if (field === "kwargs") return { raw: true };
