@@ -35,11 +35,11 @@ from gymnasium import spaces
 from platform_sdk.adapters import mujoco_state
 from platform_sdk.adapters.mujoco_rendering import (
     RENDER_QUALITIES,
-    configure_scene,
     prepare_model,
     select_gl_backend,
 )
 from platform_sdk.robots.errors import RobotError
+from platform_sdk.robots.fast_frames import FrameRenderer
 
 # MuJoCo picks its OpenGL back-end when it is first imported, possibly by the caller
 select_gl_backend()
@@ -213,15 +213,17 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
         return observation, float(reward), terminated, truncated, info
 
     def render(self) -> np.ndarray | None:
+        """A (height, width, 3) uint8 frame from the env's camera; None without a render_mode.
+
+        The renderer (robots/fast_frames.py: simplified meshes and a coarse floor in "fast"
+        quality) is made at the first frame and draws `model` and `data` as they are; rendering
+        never changes either.
+        """
         if self.render_mode is None:
             return None
-        import mujoco
-
         if self._renderer is None:
-            select_gl_backend()
             height, width = self._render_size
-            self._renderer = mujoco.Renderer(self.model, height, width)
-            configure_scene(self._renderer.scene, self._render_quality)
+            self._renderer = FrameRenderer(self.model, height, width, self._render_quality)
             _RENDERING.add(self)
             if not _exit_hook:
                 atexit.register(_close_renderers)
