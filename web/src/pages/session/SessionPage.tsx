@@ -10,7 +10,8 @@
 // ControlsPanel.tsx: controls, key-map, key-<action>, slider-<i>, slider-value-<i>,
 // level-<dim>-<value>, toggle-<i>, no-controls; SnapshotsPanel.tsx: snapshots, snapshot-take,
 // snapshot-list, snapshot-<n>, snapshot-restore-<n>, snapshot-label, snapshot-save,
-// snapshot-error, saved-snapshots, saved-snapshot-<id>, resume-<id>.
+// snapshot-error, saved-snapshots, saved-snapshot-<id>, resume-<id>; WorldChangesPanel.tsx:
+// world-changes, world-change-<i>, world-change-status-<i>.
 import { useEffect, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { ControlsPanel } from "./ControlsPanel";
@@ -19,6 +20,7 @@ import { Picture } from "./Picture";
 import { type SessionInfo, useSessionInfo } from "./sessionInfo";
 import { SnapshotsPanel } from "./SnapshotsPanel";
 import { usePlay } from "./usePlay";
+import { WorldChangesPanel } from "./WorldChangesPanel";
 import "./session.css";
 
 export function SessionPage() {
@@ -124,6 +126,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
         </div>
         <aside className="session-side">
           <LivePanel play={play} />
+          <WorldChangesPanel play={play} sessionId={session.id} />
           <SnapshotsPanel play={play} session={session} />
         </aside>
       </div>
