@@ -37,6 +37,20 @@ function build(space: SpaceJson | undefined, name: string, arrays: Readonly<Reco
   return rowOf(arrays[name], name, row);
 }
 
+/**
+ * One row of recorded actions (or of arrays named like them under another prefix, such as the
+ * teacher's suggestions `teacher.action`) as one JSON value for the action space.
+ */
+export function actionRow(
+  arrays: Readonly<Record<string, EpisodeArray>>,
+  actionSpace: unknown,
+  row: number,
+  prefix: string = ACTIONS,
+): unknown {
+  const space = (typeof actionSpace === "object" && actionSpace !== null ? actionSpace : {}) as SpaceJson;
+  return build(space, prefix, arrays, row);
+}
+
 /** Number of actions the arrays hold. */
 export function actionCount(arrays: Readonly<Record<string, EpisodeArray>>): number {
   const names = actionArrayNames(Object.keys(arrays));

@@ -1,11 +1,20 @@
-// The recording's world changes (recording.json `world_changes`, e.g. {"at": 5000, "change":
-// "mass", "body": "hand", "scale": 2.0}) placed on an episode's timeline. `at` counts the
-// session's steps across episodes; the episode's step s is session step `before + s`, where
-// `before` is the steps the session took before the episode began.
+// The recording's world changes (recording.json `world_changes`: each applied change is its
+// timeline entry, e.g. {"at": 5000, "change": "mass", "body": "hand", "scale": 2.0}, plus
+// `index`, `session_step`, `seq`, `episode` and `episode_step`) placed on an episode's timeline.
+//
+// A mark's step is the number of the episode's steps taken before the change applied: the
+// cursor step after which the world is changed (its next step is the first under it), and 0 for
+// a change met at the episode's reset. From `episode` and `episode_step` (that of the step or
+// reset event that applied it: episode_step k > 0 applied just before step k, so the mark is at
+// k - 1), else from `at`, which counts the session's steps across episodes: the episode's step s
+// is session step `before + s`, where `before` is the steps the session took before the episode.
+import { describeChange } from "../worldChanges/changes";
 
 export interface WorldChangeMark {
   step: number;
   label: string;
+  /** The session's step count when it applied (`session_step`, else `at`). */
+  sessionStep: number | null;
 }
 
 interface EpisodeEntry {
@@ -31,24 +40,29 @@ export function stepsBeforeEpisode(
   return total;
 }
 
-function describe(change: Record<string, unknown>): string {
-  const kind = typeof change.change === "string" ? change.change : "change";
-  const details = Object.entries(change)
-    .filter(([key]) => key !== "at" && key !== "change")
-    .map(([key, value]) => `${key}=${JSON.stringify(value)}`);
-  return details.length > 0 ? `${kind} (${details.join(", ")})` : kind;
+function number(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
-/** The changes that fall within the episode (steps 0..length), in order. */
-export function worldChangeMarks(changes: unknown, before: number, length: number): WorldChangeMark[] {
+/** Where a change falls in episode `episode` (null when elsewhere), from where it applied or its `at`. */
+function markStep(change: Record<string, unknown>, episode: number, before: number): number | null {
+  const applied = number(change.episode);
+  const episodeStep = number(change.episode_step);
+  if (applied !== null && episodeStep !== null) return applied === episode ? Math.max(0, episodeStep - 1) : null;
+  const at = number(change.at);
+  return at === null ? null : at - before;
+}
+
+/** The changes that fall within episode `episode` (steps 0..length), in order of their step. */
+export function worldChangeMarks(changes: unknown, before: number, length: number, episode = -1): WorldChangeMark[] {
   if (!Array.isArray(changes)) return [];
   const marks: WorldChangeMark[] = [];
   for (const change of changes) {
     if (typeof change !== "object" || change === null) continue;
-    const at = (change as Record<string, unknown>).at;
-    if (typeof at !== "number" || !Number.isFinite(at)) continue;
-    const step = at - before;
-    if (step >= 0 && step <= length) marks.push({ step, label: describe(change as Record<string, unknown>) });
+    const entry = change as Record<string, unknown>;
+    const step = markStep(entry, episode, before);
+    if (step === null || step < 0 || step > length) continue;
+    marks.push({ step, label: describeChange(entry), sessionStep: number(entry.session_step) ?? number(entry.at) });
   }
   return marks.sort((a, b) => a.step - b.step);
 }

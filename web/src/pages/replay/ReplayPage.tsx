@@ -1,7 +1,9 @@
 // The Replay page (`/recordings/:recordingId?episode=3&step=120`): a recorded episode's frames
-// with its reward, agent data and info.is_success plotted step by step, the cursor shared by
-// the frame and every plot; its episodes' boundaries to pick from; the recording's world changes
-// on the timeline; and "Play back", which plays the recorded actions in a new session and marks
+// with its reward, agent data, info.is_success and whether each action was the teacher's
+// suggestion plotted step by step, the cursor shared by the frame and every plot; the frame's
+// true values (state.<name>) and the next action beside the teacher's suggestion; its episodes'
+// boundaries to pick from; the recording's world changes listed and marked on the timeline and
+// the plots at the step they applied from; and "Play back", which plays the recorded actions in a new session and marks
 // each step match or diverged. The URL keeps the episode and step (a deep link).
 //
 // data-testids:
@@ -11,8 +13,11 @@
 //   frame-note (a thinned life's nearest kept frame), frame-error, scrubber (range input),
 //   play (play/pause), step-back, step-forward, speed (select),
 //   cursor-step, cursor-reward, cursor-return, cursor-success, cursor-ended, cursor-agent-<name>,
-//   plot-reward, plot-agent-<name>, plot-is_success, plot-play-back (uPlot charts; each legend
-//   shows the plotted values at the cursor), world-change-<i>, divergence-mark,
+//   plot-reward, plot-agent-<name>, plot-is_success, plot-teacher, plot-play-back (uPlot charts;
+//   each legend shows the plotted values at the cursor), world-change-<i> (timeline marks),
+//   world-changes (the list) with world-change-item-<i>, divergence-mark; FrameDetails.tsx:
+//   frame-details, state-<name>, next-action-step, next-action-taken, teacher-suggestion,
+//   teacher-agrees;
 //   play-back (button), play-back-stop, play-back-blocked, play-back-status (data-phase: idle,
 //   starting, playing, done, stopped, error; data-session-id: the played session),
 //   play-back-progress (data-played, data-matched, data-diverged), first-divergent-step
@@ -22,6 +27,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { CursorReadout } from "../../components/replay/CursorReadout";
 import { EpisodePicker } from "../../components/replay/EpisodePicker";
+import { FrameDetails } from "../../components/replay/FrameDetails";
 import { FramePlayer } from "../../components/replay/FramePlayer";
 import { ReplayPlots } from "../../components/replay/ReplayPlots";
 import type { TimelineMark } from "../../components/replay/TimelineMarks";
@@ -184,7 +190,7 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
 
   const worldMarks = useMemo(() => {
     const before = stepsBeforeEpisode(meta.episodes, data.index, meta.raw.life_offset);
-    return worldChangeMarks(meta.worldChanges, before, data.steps.length);
+    return worldChangeMarks(meta.worldChanges, before, data.steps.length, data.index);
   }, [meta, data]);
 
   const divergent = playBack.firstDivergent;
@@ -215,11 +221,16 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
           speed={speed} marks={timelineMarks} onStep={seek} onPlaying={setPlaying} onSpeed={setSpeed} />
         <aside className="replay-side">
           <CursorReadout step={step} last={last} plots={data.plots} returnSoFar={returnSoFar} ended={ended} />
+          <FrameDetails arrays={data.details} steps={data.steps} step={step} actionSpace={meta.raw.action_space} />
           {worldMarks.length > 0 && (
-            <section className="world-changes" aria-label="World changes">
+            <section className="world-changes" data-testid="world-changes" aria-label="World changes">
               <h2>World changes</h2>
+              <p className="muted">Each from the step after the one marked (the cursor's next step is the first under it).</p>
               <ul>{worldMarks.map((m, i) => (
-                <li key={i}><button type="button" className="link-button" onClick={() => seek(m.step)}>step {m.step}</button>: {m.label}</li>
+                <li key={i} data-testid={`world-change-item-${i}`}>
+                  <button type="button" className="link-button" onClick={() => seek(m.step)}>after step {m.step}</button>
+                  {m.sessionStep !== null ? <span className="muted"> (session step {m.sessionStep})</span> : null}: {m.label}
+                </li>
               ))}</ul>
             </section>
           )}

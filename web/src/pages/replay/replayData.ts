@@ -1,11 +1,13 @@
 // What the Replay page loads: the recording's metadata (GET /v0/recordings/{id}: meta.json with
 // recording.json's world_changes), and for the open episode its arrays for the plots
-// (?arrays=rewards,agent.*,info.is_success and a thinned life's frame_steps), never its frames.
+// (?arrays=rewards,agent.*,info.is_success and a thinned life's frame_steps) and its frames'
+// details (state.*, teacher.action, teacher.valid and the actions they go with), never its frames.
 import { useEffect, useState } from "react";
 import { api, type ApiError, must } from "../../api/client";
-import { flatNumbers } from "../../lib/replay/arrays";
+import { type EpisodeArray, flatNumbers } from "../../lib/replay/arrays";
 import type { FrameSource } from "../../lib/replay/frames";
 import { episodePlots, type EpisodePlots, FRAME_STEPS, plotArrayNames, REWARDS } from "../../lib/replay/plotData";
+import { detailArrayNames, teacherPlot } from "../../lib/replay/stepDetails";
 import { episodeSteps, type EpisodeSteps } from "../../lib/replay/steps";
 
 /** An entry of meta.json's `episodes`. */
@@ -26,6 +28,8 @@ export interface EpisodeData {
   steps: EpisodeSteps;
   plots: EpisodePlots;
   rewards: number[];
+  /** The arrays of the frames' details (lib/replay/stepDetails.ts). */
+  details: Record<string, EpisodeArray>;
   frames: FrameSource;
   /** Milliseconds from asking for the arrays to having the plot data. */
   loadMs: number;
@@ -73,7 +77,8 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
   const path = { recording_id: recordingId, index };
   const head = await must(api.GET("/v0/recordings/{recording_id}/episodes/{index}", { params: { path } }));
   const thinned = isThinned(head.array_names);
-  const names = [...plotArrayNames(head.array_names), ...(thinned ? [FRAME_STEPS] : [])];
+  const detailNames = detailArrayNames(head.array_names);
+  const names = [...new Set([...plotArrayNames(head.array_names), ...detailNames, ...(thinned ? [FRAME_STEPS] : [])])];
   const body = names.length === 0 ? head : await must(api.GET("/v0/recordings/{recording_id}/episodes/{index}", {
     params: { path, query: { arrays: names.join(",") } },
   }));
@@ -89,9 +94,13 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
     frames = { kind: "rows", count: head.frame_count, steps };
   }
   const plotArrays = Object.fromEntries(Object.entries(arrays).filter(([name]) => name !== FRAME_STEPS));
+  const details = Object.fromEntries(detailNames.filter((n) => arrays[n]).map((n) => [n, arrays[n]]));
+  const plots = episodePlots(plotArrays, steps.length);
+  const teacher = teacherPlot(details, steps, meta.raw.action_space);
+  if (teacher) plots.plots.push(teacher);
   return {
-    index, entry, arrayNames: head.array_names, steps, rewards, frames,
-    plots: episodePlots(plotArrays, steps.length),
+    index, entry, arrayNames: head.array_names, steps, rewards, frames, details,
+    plots,
     loadMs: performance.now() - started,
   };
 }
