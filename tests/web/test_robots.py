@@ -7,6 +7,9 @@ observation) follows, while the action sent is the MultiDiscrete level the key s
 Space closes the gripper. On the Panda's pick and place the Teacher button and T each play the
 suggestion the latest info carries (the step's action equals it), and following the teacher
 at every step puts the block in the bin: the episode ends, terminated, with info.is_success.
+A pick and place recorded while following the teacher (but for one step) replays with each
+frame's true block position, the next action beside the teacher's suggestion, whether they
+agree, and info.is_success at each step.
 Screenshots go to test-output/web/.
 """
 
@@ -16,6 +19,9 @@ import json
 import re
 import time
 
+import httpx
+import platform_sdk
+from platform_testing.waiting import wait_for
 from playwright.sync_api import Page, expect
 
 LONG = 60_000  # ms: a robot session started on a busy machine (no warm instance)
@@ -112,3 +118,39 @@ def test_the_teacher_button_plays_the_pick_and_place_suggestion(page: Page, scre
     info = json.loads(page.get_by_test_id("info").inner_text())
     assert info["is_success"] is True, info
     expect(page.get_by_test_id("last-acted-by")).to_have_text("the teacher")
+
+
+def test_the_replay_shows_the_teachers_suggestions_and_success_frame_by_frame(page: Page, web_platform, screenshot) -> None:
+    with httpx.Client(base_url=web_platform.url, timeout=60) as http:
+        with platform_sdk.connect(PICK_PLACE, url=web_platform.url, record=True, record_frames=True) as env:
+            sid = env.session_id
+            _, info = env.reset(seed=3)
+            suggested: list[list[int]] = []
+            done, t = False, 0
+            while not done:
+                assert t < 200, "the teacher did not finish pick and place in 200 steps"
+                suggested.append([int(v) for v in info["teacher_action"]])
+                action = [2, 2, 2, 0] if t == 2 else suggested[-1]  # step 3 is not the teacher's
+                _, _, terminated, truncated, info = env.step(action)
+                done, t = terminated or truncated, t + 1
+            assert terminated and info["is_success"] is True
+        wait_for(lambda: (meta := http.get(f"/v0/recordings/{sid}").json()).get("status") == "closed"
+                 and len(meta.get("episodes", [])) == 1, timeout=60, what=f"recording {sid} closed with its episode")
+
+    page.goto(f"/recordings/{sid}?episode=0&step=0")
+    expect(page.get_by_test_id("plot-teacher")).to_be_visible()
+    expect(page.get_by_test_id("next-action-step")).to_have_text("1")
+    expect(page.get_by_test_id("teacher-suggestion")).to_have_text(json.dumps(suggested[0], separators=(",", ":")))
+    expect(page.get_by_test_id("next-action-taken")).to_have_text(json.dumps(suggested[0], separators=(",", ":")))
+    expect(page.get_by_test_id("teacher-agrees")).to_have_text("yes")
+    expect(page.get_by_test_id("state-block_position")).to_be_visible()
+    page.get_by_test_id("scrubber").fill("2")
+    expect(page.get_by_test_id("next-action-taken")).to_have_text("[2,2,2,0]")
+    expect(page.get_by_test_id("teacher-suggestion")).to_have_text(json.dumps(suggested[2], separators=(",", ":")))
+    expect(page.get_by_test_id("teacher-agrees")).to_have_text("no" if suggested[2] != [2, 2, 2, 0] else "yes")
+    expect(page.get_by_test_id("cursor-success")).to_have_text("no")
+    page.get_by_test_id("scrubber").fill(str(t))
+    expect(page.get_by_test_id("cursor-success")).to_have_text("yes")  # the last step put the block in the bin
+    page.get_by_test_id("scrubber").fill(str(t - 6))
+    expect(page.get_by_test_id("cursor-step")).to_have_text(str(t - 6))
+    screenshot(page, "replay-pick-place", full_page=True)

@@ -149,4 +149,4 @@ def test_the_replay_marks_the_change_and_shows_the_true_values(page: Page, web_p
     assert seen[7] == pytest.approx([v + 0.5 for v in seen[4]], abs=0.02)  # the hand stayed; the agent saw it moved
     true_values = shown_vector(page, "state-hand_position")
     assert true_values == pytest.approx([v - 0.5 for v in seen[7]], abs=1e-3), (true_values, seen[7])
-    screenshot(page, "replay-world-changes")
+    screenshot(page, "replay-world-changes", full_page=True)
