@@ -31,17 +31,6 @@ from platform_sdk.robots.errors import RobotError
 ROBOT = "booster_t1"  # the smallest humanoid: 1.8 MB as Menagerie ships it
 
 
-@pytest.fixture(scope="module")
-def menagerie_root() -> Path:
-    root = os.environ.get("MENAGERIE_ROOT")
-    if not root or not all(Path(root, robot).is_dir() for robot in CATALOG_ROBOTS):
-        pytest.fail(
-            f"the Menagerie tests need the catalog's robots ({', '.join(CATALOG_ROBOTS)}): set MENAGERIE_ROOT to "
-            f"a local copy of Menagerie (now {root!r}; the repo's conftest.py uses ../shared/menagerie when there)"
-        )
-    return Path(root)
-
-
 def _command(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "platform_sdk.menagerie", *args],

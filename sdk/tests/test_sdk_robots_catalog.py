@@ -3,7 +3,6 @@ what its generator writes, and every entry building through make_env as the brok
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from platform_sdk.menagerie import CATALOG_ROBOTS
 from platform_sdk.robots import make_env, menagerie_catalog
 
 CATALOG_FILE = Path(__file__).parents[2] / "services/broker/src/platform_broker/builtin/menagerie.toml"
@@ -34,14 +32,8 @@ ARM_OPTIONS = ["substeps", "time_limit", "render_quality", "control", "hand_step
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _robots_here() -> None:
-    root = os.environ.get("MENAGERIE_ROOT")
-    if not root or not all(Path(root, robot).is_dir() for robot in CATALOG_ROBOTS):
-        pytest.fail(
-            f"the Menagerie catalog tests need the catalog's robots ({', '.join(CATALOG_ROBOTS)}): set "
-            f"MENAGERIE_ROOT to a local copy of Menagerie (now {root!r}; the repo's conftest.py uses "
-            "../shared/menagerie when it is there)"
-        )
+def _robots_here(menagerie_root: Path) -> None:
+    """The robots (menagerie_root: sdk/tests/conftest.py) and the generated file."""
     if not CATALOG_FILE.is_file():
         pytest.fail(f"no {CATALOG_FILE}: python -m platform_sdk.robots.menagerie_catalog writes it")
 

@@ -4,9 +4,7 @@ determinism, snapshots by pickle, falls, walk's command and rendering."""
 
 from __future__ import annotations
 
-import os
 import pickle
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,14 +29,7 @@ PARTS = [
 ]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _robots_here() -> None:
-    root = os.environ.get("MENAGERIE_ROOT")
-    if not root or not all(Path(root, robot).is_dir() for robot in HUMANOIDS):
-        pytest.fail(
-            f"the humanoid tests need the Menagerie robots {', '.join(HUMANOIDS)}: set MENAGERIE_ROOT to a "
-            f"local copy of Menagerie (now {root!r}; the repo's conftest.py uses ../shared/menagerie when it is there)"
-        )
+pytestmark = pytest.mark.usefixtures("menagerie_root")  # sdk/tests/conftest.py
 
 
 def _env(robot: str, task: str, **kwargs: Any) -> HumanoidEnv:

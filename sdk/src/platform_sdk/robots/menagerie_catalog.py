@@ -233,7 +233,7 @@ def _action_words(env: Any) -> str:
             "Box([-1, -1, -1, 0], [1, 1, 1, 1]): hand_x, hand_y, hand_z moves in units of hand_step and "
             "gripper (closed at 0.5 and above)"
         )
-    if control == "joints":
+    if control == "joints" and env.robot_name in ARMS:
         joints = len(env.facts.arm_actuators)
         gripper = ", then the gripper's command" if env.facts.has_hand else ""
         return f"a Box of the {len(names)} actuators' ctrl ranges ({joints} joint position targets in rad{gripper})"

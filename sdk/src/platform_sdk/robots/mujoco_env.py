@@ -15,7 +15,7 @@ a second. Subclasses (the tasks) give:
 
 The environment's world is `env.model` and `env.data` (raw MuJoCo objects): world changes edit
 `model`. Pickling (the environment server's snapshots) keeps the model's edits and the whole
-integration state (`platform_sdk.adapters.mujoco_state`), never render resources, so a restored
+integration state (`platform_sdk.robots.state`), never render resources, so a restored
 environment continues bit for bit.
 """
 
@@ -32,12 +32,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from platform_sdk.adapters import mujoco_state
 from platform_sdk.adapters.mujoco_rendering import (
     RENDER_QUALITIES,
     prepare_model,
     select_gl_backend,
 )
+from platform_sdk.robots import state as mujoco_state
 from platform_sdk.robots.errors import RobotError
 from platform_sdk.robots.fast_frames import FrameRenderer
 
@@ -144,6 +144,7 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
             "robot": robot,
             "task": task,
             "action_names": [self.model.actuator(i).name for i in range(self.model.nu)],
+            "control": "joints",  # hand-controlled arms say "hand_steps" or "hand"
             "render_quality": render_quality,
             "render_size": [height, width],
         }
@@ -197,12 +198,16 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
         if not self._has_reset:
             raise RobotError(f"{self.robot_name} {self.task_name}: step before the first reset: call reset first")
         self._apply_action(self._checked_action(action))
+        # MuJoCo resets the data when accelerations blow up (and counts a warning): that is a
+        # failed step, not a fresh start
+        bad_accelerations = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
+        blowups = int(bad_accelerations.number)
         mujoco.mj_step(self.model, self.data, nstep=self.substeps)
         self._steps += 1
-        if not np.isfinite(self.data.qacc).all():
+        if int(bad_accelerations.number) != blowups or not np.isfinite(self.data.qacc).all():
             raise RobotError(
                 f"{self.robot_name} {self.task_name}: the simulation became unstable at step {self._steps}"
-                " (non-finite accelerations): reset the environment"
+                " (accelerations past MuJoCo's limits): reset the environment"
             )
         observation = self._observation()
         reward, terms = self._reward()

@@ -7,8 +7,9 @@ applied forces, mocap: what a bit-exact continuation needs). Textures, meshes, s
 bounding-volume trees are taken as fixed: they are most of a model's bytes and nothing edits
 them. A restore starts from a fresh copy of the model as built and applies the state.
 
-Used by the DeepMind Control adapter (`dmc_state`, through its Physics) and the Menagerie
-robots (`platform_sdk.robots.mujoco_env`).
+Used by the Menagerie robots (`platform_sdk.robots.mujoco_env`) and the DeepMind Control adapter
+(`platform_sdk.adapters.dmc_state`, through its Physics' raw model and data). Standard library,
+numpy and (inside the functions) mujoco only, so importing it stays cheap.
 """
 
 from __future__ import annotations
