@@ -11,6 +11,10 @@ from platform_sdk.robots.tasks import TASKS, task_class
 
 __all__ = ["TASKS", "RobotError", "make_env"]
 
+# MuJoCo picks its OpenGL back-end when it is first imported: chosen here, so that a caller who
+# imports platform_sdk.robots and then mujoco renders headless too
+select_gl_backend()
+
 
 def make_env(robot: str, task: str, **kwargs: Any) -> Any:
     """`robot` (a Menagerie name, e.g. "franka_emika_panda") doing `task` ("reach", "pick_place",
