@@ -102,6 +102,9 @@ class FrameRenderer:
             ) from exc
         self.scene = self._renderer.scene
         configure_scene(self.scene, quality)
+        # the sky stays: without it, what lies past the floor's edge is black (a band above the
+        # horizon), and it costs ~0.4 ms of a frame
+        self.scene.flags[mujoco.mjtRndFlag.mjRND_SKYBOX] = 1
         self.option = mujoco.MjvOption()
         self._cameras: dict[int, Any] = {}
 
