@@ -93,7 +93,9 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
   } else if (head.frame_count > 0) {
     frames = { kind: "rows", count: head.frame_count, steps };
   }
-  const plotArrays = Object.fromEntries(Object.entries(arrays).filter(([name]) => name !== FRAME_STEPS));
+  // the plots take only their own arrays (the details' arrays, actions and state.*, are not plotted)
+  const plotted = new Set(plotArrayNames(head.array_names));
+  const plotArrays = Object.fromEntries(Object.entries(arrays).filter(([name]) => plotted.has(name)));
   const details = Object.fromEntries(detailNames.filter((n) => arrays[n]).map((n) => [n, arrays[n]]));
   const plots = episodePlots(plotArrays, steps.length);
   const teacher = teacherPlot(details, steps, meta.raw.action_space);

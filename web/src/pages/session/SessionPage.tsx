@@ -126,7 +126,11 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
         </div>
         <aside className="session-side">
           <LivePanel play={play} />
-          <WorldChangesPanel play={play} sessionId={session.id} />
+          {/* only a session made with a timeline has world changes to list (asking for a closed
+              session's would be a 410, which the browser logs) */}
+          {Array.isArray((session.kwargs as Record<string, unknown> | undefined)?.world_changes) ? (
+            <WorldChangesPanel play={play} sessionId={session.id} />
+          ) : null}
           <SnapshotsPanel play={play} session={session} />
         </aside>
       </div>
