@@ -40,6 +40,7 @@ __all__ = [
     "kinds_markdown",
     "parse_timeline",
     "timeline_json",
+    "world_state",
 ]
 
 TIMELINE_KWARG = "world_changes"  # the session kwarg holding the timeline
@@ -510,6 +511,70 @@ def _copy_json(value: Any) -> Any:
 def timeline_json(changes: Iterable[WorldChange]) -> str:
     """The timeline as JSON: its entries as given."""
     return json.dumps([change.entry for change in changes])
+
+
+# --- the world a timeline leaves ---------------------------------------------------------
+
+EVERY = "*"  # the target of an entry that leaves out its body/geom/actuator/indices: all of them
+_NEUTRAL: dict[str, Any] = {  # each kind's setting equal to the model as built
+    "mass": 1.0, "friction": 1.0, "motor_strength": 1.0, "position": (0.0, 0.0, 0.0),
+    "sensor_offset": 0.0, "sensor_noise": (0.0, 0),
+}
+
+
+def _targets(change: WorldChange) -> list[tuple[str, Any]]:
+    """The (target, setting) pairs one checked entry puts in force; target EVERY: all of them."""
+    values = change.values
+    if change.change in ("mass", "position"):
+        return [("body:" + values["body"], values["scale" if change.change == "mass" else "offset"])]
+    if change.change == "friction":
+        target = ("geom:" + values["geom"]) if "geom" in values else (
+            ("body:" + values["body"]) if "body" in values else EVERY)
+        return [(target, values["scale"])]
+    if change.change == "motor_strength":
+        return [(("actuator:" + values["actuator"]) if "actuator" in values else EVERY, values["scale"])]
+    if change.change == "sensor_offset":
+        offset = values["offset"]
+        if "indices" not in values:
+            if isinstance(offset, tuple):  # one per value of the flat observation
+                return [(EVERY, 0.0)] + [(f"index:{i}", v) for i, v in enumerate(offset)]
+            return [(EVERY, offset)]
+        each = offset if isinstance(offset, tuple) else (offset,) * len(values["indices"])
+        return [(f"index:{i}", v) for i, v in zip(values["indices"], each, strict=True)]
+    std = values["std"]  # sensor_noise: the seed does not matter while std is 0
+    setting = (std, values["seed"]) if std > 0 else _NEUTRAL["sensor_noise"]
+    if "indices" not in values:
+        return [(EVERY, setting)]
+    return [(f"index:{i}", setting) for i in values["indices"]]
+
+
+def world_state(changes: Iterable[WorldChange]) -> frozenset[tuple[str, str, Any]]:
+    """The settings in force after `changes` (applied in order), as (kind, target, setting).
+
+    Two times whose states are equal have the same world. A target is what an entry names:
+    "body:<name>" (mass, position, friction), "geom:<name>" (friction), "actuator:<name>"
+    (motor_strength), "index:<i>" (sensor kinds, one per index) or "*" (the entry left its
+    target out: every geom, actuator or index). A setting is the scale, the offset, or
+    (std, seed) for noise. A later entry for the same target replaces the earlier one, a "*"
+    entry replaces every earlier one of its kind, and a setting equal to what the target would
+    have without it (the "*" setting of its kind, else the model as built: scale 1, offset 0,
+    std 0) is left out. Body and geom friction targets are kept apart: which geoms a body has
+    is the model's, not the timeline's.
+    """
+    state: dict[tuple[str, str], Any] = {}
+    for change in changes:
+        kind = change.change
+        for target, setting in _targets(change):
+            if target == EVERY:
+                for key in [key for key in state if key[0] == kind]:
+                    del state[key]
+            state[(kind, target)] = setting
+    settled: set[tuple[str, str, Any]] = set()
+    for (kind, target), setting in state.items():
+        baseline = _NEUTRAL[kind] if target == EVERY else state.get((kind, EVERY), _NEUTRAL[kind])
+        if setting != baseline:
+            settled.add((kind, target, setting))
+    return frozenset(settled)
 
 
 # --- docs ---------------------------------------------------------------------------------
