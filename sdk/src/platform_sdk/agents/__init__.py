@@ -1,14 +1,30 @@
-"""Agents that drive a platform session, and `python -m platform_sdk.agents.run`, the runner.
+"""Agents: your code, playing the platform's environments (docs/agents.md).
 
-An agent is any object with `act(observation) -> action` and, optionally, `reset()` (called
-at the start of every episode). `RandomAgent` samples the action space; `load_agent` turns
-`"random"` or `"module:factory"` into a function that builds an agent for a session.
+The interface is in `platform_sdk.agents.interface` (`start(env, streams)` and
+`act(observations, rewards, terminated, truncated, infos)`, each argument a list with one
+entry per stream, plus optional `readouts`, `finish`, `save`/`load`, `info` and
+`max_streams`). `platform_sdk.agents.loop.run_episodes` drives an agent from your own code,
+`python -m platform_sdk.agents.run` from the command line, `python -m
+platform_sdk.agents.compare` branches several agents from one moment, and
+`platform_sdk.agents.builtin` has `RandomAgent` and `ScriptedAgent`.
 """
 
 from __future__ import annotations
 
-from platform_sdk.agents.loading import AgentLoadError, load_agent
-from platform_sdk.agents.loop import Agent, RunStats, run_agent
-from platform_sdk.agents.random_agent import RandomAgent
+from platform_sdk.agents.builtin import RandomAgent, ScriptedAgent
+from platform_sdk.agents.interface import Agent, AgentError
+from platform_sdk.agents.loading import AgentLoadError, load_agent, load_factory
+from platform_sdk.agents.loop import AgentLoop, EpisodeRecord, run_episodes
 
-__all__ = ["Agent", "AgentLoadError", "RandomAgent", "RunStats", "load_agent", "run_agent"]
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentLoadError",
+    "AgentLoop",
+    "EpisodeRecord",
+    "RandomAgent",
+    "ScriptedAgent",
+    "load_agent",
+    "load_factory",
+    "run_episodes",
+]
