@@ -52,6 +52,11 @@ NATS_DEFAULT_MAX_PAYLOAD = 1024 * 1024
 # that fit a NATS message.
 MAX_RECORDING_READ_BYTES = 4 * 1024 * 1024
 
+# The largest comparison document the recorder stores (`POST /v0/comparisons`, as stored: compact
+# JSON with its id and created). Its reward windows are most of it: 6,000 steps at a window of 50
+# are 120 windows of ~30 bytes per agent, so this holds ~140,000 windows in all.
+MAX_COMPARISON_BYTES = 4 * 1024 * 1024
+
 # The largest gRPC message between the env host and an environment server (frames and
 # observations can be large: gRPC's default is 4 MiB), and the largest step link frame.
 MAX_GRPC_MESSAGE_BYTES = 256 * 1024 * 1024

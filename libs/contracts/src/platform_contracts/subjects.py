@@ -94,3 +94,7 @@ RECORDER_ERROR_HEADER = "Simulusion-Error"
 RECORDER_SAVE_SNAPSHOT = "platform.recorder.snapshots.save"
 RECORDER_GET_SNAPSHOT = "platform.recorder.snapshots.get"
 RECORDER_LIST_SNAPSHOTS = "platform.recorder.snapshots.list"
+# Comparisons of agents (JSON bodies, like the recordings'), kept by the recorder.
+RECORDER_SAVE_COMPARISON = "platform.recorder.comparisons.save"
+RECORDER_LIST_COMPARISONS = "platform.recorder.comparisons.list"
+RECORDER_GET_COMPARISON = "platform.recorder.comparisons.get"

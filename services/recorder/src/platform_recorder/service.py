@@ -1,6 +1,7 @@
-"""The recorder service: its three jobs over one recordings storage. Writing recordings from the
+"""The recorder service: its jobs over one recordings storage. Writing recordings from the
 session stream (platform_recorder.writing: recovery on start, then the consumer loop), the
-recordings API (platform_recorder.reading) and the saved snapshot store (platform_recorder.snapshots)."""
+recordings API (platform_recorder.reading), the saved snapshot store (platform_recorder.snapshots)
+and the comparisons of agents (platform_recorder.comparisons)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from platform_recorder.comparisons.comparison_store import ComparisonStore
+from platform_recorder.comparisons.comparisons_api import ComparisonsApi
 from platform_recorder.reading.recordings_api import RecordingsApi
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from platform_recorder.snapshots.snapshots_api import SavedSnapshotsApi
@@ -56,6 +59,7 @@ class RecorderService:
         self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool)
         self.api = RecordingsApi(nc, self.storage)
         self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.storage))
+        self.comparisons = ComparisonsApi(nc, ComparisonStore(self.storage))
         self.loop: ConsumerLoop | None = None
         self._puller: Puller | None = None
         self._task: asyncio.Task[None] | None = None
@@ -72,6 +76,7 @@ class RecorderService:
         )
         await self.api.start()
         await self.snapshots.start()
+        await self.comparisons.start()
         await self.nc.flush()  # the server has the subscriptions: requests from now on are served
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
         where = self.storage.description
@@ -88,6 +93,7 @@ class RecorderService:
         """Finish the batch in progress (written and acked), then stop."""
         await self.api.stop()
         await self.snapshots.stop()
+        await self.comparisons.stop()
         if self.loop is not None:
             self.loop.stop()
         if self._task is not None:
