@@ -203,6 +203,12 @@ class DmControlEnv(gymnasium.Env[dict[str, np.ndarray], np.ndarray]):
             return None
         return self._renderer.render(self._live_physics())
 
+    @property
+    def max_episode_steps(self) -> int | None:
+        """Decisions after which the time limit ends an episode; None without one. The
+        environment server's spec carries it."""
+        return None if math.isinf(self._step_limit) else int(self._step_limit)
+
     def close(self) -> None:
         """Free the render resources and the physics (idempotent)."""
         renderer = self.__dict__.get("_renderer")

@@ -1,12 +1,19 @@
-"""`connect()`: a platform session as a `gymnasium.Env`."""
+"""`connect()`: a platform session as a `gymnasium.Env`.
+
+Like a local Gymnasium environment, a `RemoteEnv` has an `EnvSpec` (`env.spec`: the catalog
+id and the environment's `max_episode_steps`, from the environment server), and `reset()`
+after `close()` starts again: a new session with the same settings.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -68,7 +75,16 @@ def connect(
 
 
 class RemoteEnv(PlatformSession, gym.Env):
-    """A session on the platform. Steps travel over one WebSocket as protobuf messages."""
+    """A session on the platform. Steps travel over one WebSocket as protobuf messages.
+
+    Attributes:
+        env: the catalog id (as given to `connect`).
+        spec: a Gymnasium `EnvSpec`: `id` the catalog id, `max_episode_steps` the episode
+            limit the environment truncates at (None without one, e.g. endless sessions),
+            `kwargs` the environment's kwargs; `gymnasium.make(env.spec)` starts another
+            session like this one (`SessionOpener`).
+        session_id: the current session (a new one after `close()` then `reset()`).
+    """
 
     def __init__(
         self,
@@ -93,7 +109,15 @@ class RemoteEnv(PlatformSession, gym.Env):
         options = {"kwargs": kwargs or {}, "record": record, "record_frames": record_frames or None,
                    "life": life, "frame_every": frame_every, "max_frames": max_frames, "jpeg_quality": jpeg_quality,
                    "auto_reset": auto_reset or None}
-        spec = self._open(env_id, url, token, options, reconnect_timeout, direct)
+        self._settings = (env_id, url, token, options, reconnect_timeout, direct)  # reset() after close() reopens
+        self._take_spec(self._open(env_id, url, token, options, reconnect_timeout, direct))
+        opener = SessionOpener(env_id, dict(kwargs or {}), url=url, token=token, record=record,
+                               jpeg_quality=jpeg_quality, record_frames=record_frames, auto_reset=auto_reset, life=life,
+                               frame_every=frame_every, max_frames=max_frames, reconnect_timeout=reconnect_timeout,
+                               direct=direct)
+        self.spec = opener.spec(self.max_episode_steps)
+
+    def _take_spec(self, spec: env_pb.SpecResponse) -> None:
         self.observation_space = space_from_proto(spec.observation_space)
         self.action_space = space_from_proto(spec.action_space)
         self.render_mode = spec.render_mode or None
@@ -102,10 +126,20 @@ class RemoteEnv(PlatformSession, gym.Env):
             self.metadata["render_modes"] = sorted({"rgb_array", self.render_mode})
         self._labels = [(label.name, label.start, label.stop) for label in spec.observation_labels]
         self.endless = spec.endless
+        self.max_episode_steps: int | None = spec.max_episode_steps if spec.HasField("max_episode_steps") else None
+
+    @property
+    def env(self) -> str:
+        """The environment's catalog id."""
+        return self.env_id
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Gymnasium's reset. After `close()` it first opens a new session with the same settings
+        (environment, kwargs, recording, url, token, ...): `session_id` changes."""
         super().reset(seed=seed)
+        if self._closed:
+            self._reopen()
         command = env_pb.ResetRequest(options=datamap_from_dict(options))
         if seed is not None:
             command.seed = int(seed)
@@ -162,6 +196,7 @@ class RemoteEnv(PlatformSession, gym.Env):
         return decode_frame(frame)
 
     def close(self) -> None:
+        """End the session (harmless when it has ended). `reset()` then opens a new one."""
         self._close_session()
 
     # -- Platform extras ---------------------------------------------------------------------
@@ -252,7 +287,17 @@ class RemoteEnv(PlatformSession, gym.Env):
         return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
 
     # -- plumbing ---------------------------------------------------------------------------
+    def _reopen(self) -> None:
+        self._pending = None
+        self.resumed = None
+        self._steps = 0
+        self._take_spec(self._open(*self._settings))
+
     def _ready_stream(self) -> SessionStream:
+        if self._closed:
+            raise errors.SessionClosedError(
+                f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed: reset() opens a new session "
+                "with the same settings", session_id=getattr(self, "session_id", None))
         stream = super()._ready_stream()
         if self._pending is not None:
             raise errors.SessionBusyError(
@@ -269,6 +314,54 @@ class RemoteEnv(PlatformSession, gym.Env):
         if what == "hold":
             return f"{where} after step {self._steps}"
         return where
+
+
+class SessionOpener:
+    """The entry point of a remote environment's `EnvSpec`: calling it starts a new session of
+    the same environment with the same settings (`gymnasium.make(env.spec)`, `env.spec.make()`,
+    which Gymnasium's `check_env` uses).
+
+    Its keyword arguments are the environment's kwargs (the spec's `kwargs`, updated with
+    make's). `render_mode`, unless the environment's own kwargs have one, is make's argument: the
+    session renders RGB frames, so only a mode in its `metadata["render_modes"]` is accepted.
+
+    Args:
+        env_id: the catalog id.
+        kwargs: the environment's kwargs (the spec's `kwargs`).
+        **settings: the rest of `connect`'s arguments (url, token, record, ...).
+    """
+
+    def __init__(self, env_id: str, kwargs: Mapping[str, Any], **settings: Any) -> None:
+        self.env_id = env_id
+        self.kwargs = dict(kwargs)
+        self._settings = settings
+
+    def spec(self, max_episode_steps: int | None) -> EnvSpec:
+        """The `EnvSpec` of a session made by this opener."""
+        return EnvSpec(id=self.env_id, entry_point=self, max_episode_steps=max_episode_steps, kwargs=dict(self.kwargs))
+
+    def __call__(self, **kwargs: Any) -> RemoteEnv:
+        asked = kwargs.get("render_mode")
+        if "render_mode" not in self.kwargs:
+            kwargs.pop("render_mode", None)
+        env = RemoteEnv(self.env_id, kwargs=kwargs, **self._settings)
+        if asked is not None and asked not in env.metadata["render_modes"]:
+            env.close()
+            raise errors.InvalidRequestError(
+                f"{self.env_id}: render_mode {asked!r} is not available: a session renders "
+                f"{' or '.join(env.metadata['render_modes'])} frames"
+            )
+        return env
+
+    def __repr__(self) -> str:  # no token: specs are printed
+        return f"SessionOpener({self.env_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionOpener) and (self.env_id, self.kwargs, self._settings) == (
+            other.env_id, other.kwargs, other._settings)
+
+    def __hash__(self) -> int:
+        return hash(self.env_id)
 
 
 def saved_to_dict(saved: env_pb.SavedSnapshot) -> dict[str, Any]:

@@ -26,7 +26,9 @@ from simulusion.env.v1 import values_pb2 as pb
 from platform_sdk import errors
 from platform_sdk.client.batch_requests import DiscreteStepRequests
 from platform_sdk.client.observation_stack import ObservationStack
+from platform_sdk.client.remote_env import SessionOpener
 from platform_sdk.client.session import PlatformSession
+from platform_sdk.client.stream import SessionStream
 
 
 def make_vec(
@@ -56,7 +58,14 @@ def make_vec(
 
 
 class RemoteVectorEnv(PlatformSession, VectorEnv):
-    """A vector session: `step` moves all sub-environments in one round trip."""
+    """A vector session: `step` moves all sub-environments in one round trip.
+
+    Attributes:
+        env: the catalog id.
+        spec: the sub-environments' `EnvSpec` (as `RemoteEnv.spec`: the catalog id and
+            `max_episode_steps`; making it starts a single session of the same environment).
+        session_id: the current session (a new one after `close()` then `reset()`).
+    """
 
     def __init__(
         self,
@@ -77,13 +86,12 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self._steps = 0
         options = {"kwargs": kwargs or {}, "record": record, "jpeg_quality": jpeg_quality, "num_envs": num_envs}
-        spec = self._open(env_id, url, token, options, reconnect_timeout, direct)
-        if max(spec.num_envs, 1) != num_envs:
-            self.close()
-            raise errors.PlatformError(
-                f"session {self.session_id} ({env_id}) hosts {spec.num_envs} sub-environments, not {num_envs}",
-                session_id=self.session_id,
-            )
+        self._settings = (env_id, url, token, options, reconnect_timeout, direct)  # reset() after close() reopens
+        spec = self._opened()
+        max_steps = spec.max_episode_steps if spec.HasField("max_episode_steps") else None
+        opener = SessionOpener(env_id, dict(kwargs or {}), url=url, token=token, record=record,
+                               jpeg_quality=jpeg_quality, reconnect_timeout=reconnect_timeout, direct=direct)
+        self.spec = opener.spec(max_steps)
         self.single_observation_space = space_from_proto(spec.observation_space)
         self.single_action_space = space_from_proto(spec.action_space)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -104,11 +112,32 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self._truncations = np.zeros(num_envs, dtype=np.bool_)
         self._autoreset_envs = np.zeros(num_envs, dtype=np.bool_)
 
+    def _opened(self) -> env_pb.SpecResponse:
+        """Open the session (`_settings`) and check it hosts `num_envs` sub-environments."""
+        spec = self._open(*self._settings)
+        if max(spec.num_envs, 1) != self.num_envs:
+            self.close()
+            raise errors.PlatformError(
+                f"session {self.session_id} ({self.env_id}) hosts {spec.num_envs} sub-environments, not "
+                f"{self.num_envs}", session_id=self.session_id,
+            )
+        self.closed = False
+        return spec
+
+    @property
+    def env(self) -> str:
+        """The environment's catalog id."""
+        return self.env_id
+
     # -- Gymnasium VectorEnv API --------------------------------------------------------------
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every sub-environment (`seed`: None, an int s giving s, s+1, ..., or a list)."""
+        """Reset every sub-environment (`seed`: None, an int s giving s, s+1, ..., or a list).
+        After `close()` it first opens a new session with the same settings."""
+        if self._closed:
+            self._opened()
+            self._autoreset_envs[:] = False
         if seed is None:
             seeds: Sequence[int | None] = [None] * self.num_envs
         elif isinstance(seed, (int, np.integer)):
@@ -191,6 +220,13 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self._close_session()
+
+    def _ready_stream(self) -> SessionStream:
+        if self._closed:
+            raise errors.SessionClosedError(
+                f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed: reset() opens a new session "
+                "with the same settings", session_id=getattr(self, "session_id", None))
+        return super()._ready_stream()
 
     # -- snapshots of every sub-environment ---------------------------------------------------
     def snapshot(self) -> list[str]:

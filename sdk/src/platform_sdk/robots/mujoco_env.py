@@ -273,6 +273,12 @@ class MujocoRobotEnv(gymnasium.Env[np.ndarray, Any]):
         """Decisions taken in this episode."""
         return self._steps
 
+    @property
+    def max_episode_steps(self) -> int | None:
+        """Decisions after which an episode is truncated (time_limit x the control rate, rounded
+        up); None without a time limit. The environment server's spec carries it."""
+        return self._step_limit
+
     def _observation(self) -> np.ndarray:
         parts = self._observation_parts()
         return np.concatenate([np.asarray(value, dtype=np.float64).reshape(-1) for _, value in parts])

@@ -1,11 +1,15 @@
-"""The `SpecResponse` of a hosted environment: its id, spaces, render mode, metadata, labels."""
+"""The `SpecResponse` of a hosted environment: its id, spaces, render mode, metadata, labels
+and episode step limit (`max_episode_steps`)."""
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from gymnasium import Wrapper
+from gymnasium.wrappers import TimeLimit
 from platform_contracts.spaces import UnsupportedSpaceError, space_to_proto
 from platform_contracts.values import datamap_from_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -31,11 +35,40 @@ def build_spec(env: Any, env_id: str, *, endless: bool = False) -> env_pb.SpecRe
             num_envs=1,
             endless=endless,
         )
+        limit = None if endless else max_episode_steps(env)
+        if limit is not None:
+            spec.max_episode_steps = limit
         for name, start, stop in observation_labels(env):
             spec.observation_labels.add(name=name, start=start, stop=stop)
     except (UnsupportedSpaceError, LabelError) as exc:
         raise StartupError(f"{env_id}: {exc}") from None
     return spec
+
+
+def max_episode_steps(env: Any) -> int | None:
+    """The steps after which `env` truncates an episode; None for no limit or none known.
+
+    The limits found: each Gymnasium `TimeLimit` in its wrapper chain, and the unwrapped
+    environment's own `max_episode_steps` (the platform's robots: time_limit x control rate;
+    DeepMind Control: the task's time limit; Atari: its frame limit), when it is an integer
+    >= 1 (None or infinity: no limit). The smallest of them ends an episode first.
+    """
+    limits: list[Any] = []
+    layer = env
+    while isinstance(layer, Wrapper):
+        if isinstance(layer, TimeLimit):
+            limits.append(getattr(layer, "_max_episode_steps", None))
+        layer = layer.env
+    limits.append(getattr(layer, "max_episode_steps", None))
+    steps = [int(limit) for limit in limits if _is_step_count(limit)]
+    return min(steps) if steps else None
+
+
+def _is_step_count(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    number = float(value)
+    return math.isfinite(number) and number.is_integer() and 1 <= number <= 2**32 - 1
 
 
 def spec_metadata(env: Any) -> dict[str, Any]:

@@ -339,6 +339,7 @@ class SpecResponse(_message.Message):
     OBSERVATION_LABELS_FIELD_NUMBER: _builtins.int
     NUM_ENVS_FIELD_NUMBER: _builtins.int
     ENDLESS_FIELD_NUMBER: _builtins.int
+    MAX_EPISODE_STEPS_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     render_mode: _builtins.str
     num_envs: _builtins.int
@@ -347,6 +348,11 @@ class SpecResponse(_message.Message):
     """
     endless: _builtins.bool
     """Time limits are off and an ending episode restarts in place (the `endless` kwarg)."""
+    max_episode_steps: _builtins.int
+    """Steps after which the environment truncates an episode: its TimeLimit wrapper's, or its
+    own limit (`max_episode_steps` of the unwrapped environment), the smallest when both.
+    Unset: no limit (an endless session, an environment without one) or none known.
+    """
     @_builtins.property
     def observation_space(self) -> _values_pb2.Space: ...
     @_builtins.property
@@ -370,12 +376,15 @@ class SpecResponse(_message.Message):
         observation_labels: _abc.Iterable[Global___ObservationLabel] | None = ...,
         num_envs: _builtins.int = ...,
         endless: _builtins.bool = ...,
+        max_episode_steps: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "metadata", b"metadata", "observation_space", b"observation_space"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_episode_steps", b"_max_episode_steps", "action_space", b"action_space", "max_episode_steps", b"max_episode_steps", "metadata", b"metadata", "observation_space", b"observation_space"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_space", b"action_space", "endless", b"endless", "env_id", b"env_id", "metadata", b"metadata", "num_envs", b"num_envs", "observation_labels", b"observation_labels", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_episode_steps", b"_max_episode_steps", "action_space", b"action_space", "endless", b"endless", "env_id", b"env_id", "max_episode_steps", b"max_episode_steps", "metadata", b"metadata", "num_envs", b"num_envs", "observation_labels", b"observation_labels", "observation_space", b"observation_space", "render_mode", b"render_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__max_episode_steps: _TypeAlias = _typing.Literal["max_episode_steps"]  # noqa: Y015
+    _WhichOneofArgType__max_episode_steps: _TypeAlias = _typing.Literal["_max_episode_steps", b"_max_episode_steps"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_episode_steps) -> _WhichOneofReturnType__max_episode_steps | None: ...
 
 Global___SpecResponse: _TypeAlias = SpecResponse  # noqa: Y015
 
