@@ -4,9 +4,9 @@ One platform (with a warm pool, so claims happen) is watched on `platform.>` whi
 client goes through everything that sends messages: the broker's restart (reconcile's list and
 stop, the pool's start), a recorded session claimed from the pool (reset, steps, a hold, an
 in-memory snapshot, a saved snapshot and its restore, close) and the REST reads of envs,
-sessions, recordings and saved snapshots, then the recording's delete. Each subject of
-`platform_contracts.subjects` is then a test of its own: something was sent on it, and every
-message sent on it has a `traceparent` header.
+sessions, recordings and saved snapshots, a comparison stored and read, then the recording's
+delete. Each subject of `platform_contracts.subjects` is then a test of its own: something was
+sent on it, and every message sent on it has a `traceparent` header.
 """
 
 from __future__ import annotations
@@ -139,6 +139,12 @@ def traced_session_and_reads(url: str) -> None:
                  what="the recording to close")
         assert http.get(f"/v0/recordings/{session_id}/episodes/0").status_code == 200
         assert http.get(f"/v0/recordings/{session_id}/episodes/0/digests").status_code == 200
+        comparison = {"env": "cartpole", "steps": 3, "window": 1, "snapshot_id": saved["id"],
+                      "agents": [{"name": "traced", "session_id": session_id, "recording_id": session_id}]}
+        stored = http.post("/v0/comparisons", json=comparison)
+        assert stored.status_code == 201, stored.text
+        for path in ("/v0/comparisons", f"/v0/comparisons/{stored.json()['id']}"):
+            assert http.get(path).status_code == 200, path
         archive = http.get(f"/v0/recordings/{session_id}/archive")
         assert archive.status_code == 200 and archive.content
         assert http.delete(f"/v0/recordings/{session_id}").status_code == 204
@@ -171,6 +177,6 @@ def test_every_message_on_the_subject_carries_the_trace_context(bus_messages: Bu
 
 def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
-    assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "session_steps",
-            "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 5 + 1 + 4 + 7 + 3 + 4
+    assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
+            "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
+    assert len(SUBJECTS) == 5 + 1 + 4 + 7 + 3 + 3 + 4

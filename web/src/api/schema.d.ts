@@ -24,6 +24,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/comparisons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Comparisons
+         * @description Every stored comparison's summary, newest first.
+         */
+        get: operations["list_comparisons_v0_comparisons_get"];
+        put?: never;
+        /**
+         * Create Comparison
+         * @description Store a comparison (the document without `id` and `created`, which the recorder sets; members
+         *     not named here are kept); answers the stored document.
+         */
+        post: operations["create_comparison_v0_comparisons_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/comparisons/{comparison_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Comparison
+         * @description One comparison: the environment, its timeline, and each agent's measures, reward windows and recording.
+         */
+        get: operations["get_comparison_v0_comparisons__comparison_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/envs": {
         parameters: {
             query?: never;
@@ -525,6 +570,39 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AgentMeasuresPublic
+         * @description One agent's measures (docs/compare-measures.md says how each is made).
+         */
+        AgentMeasuresPublic: {
+            /**
+             * Compute S
+             * @description mean seconds spent in act per decision
+             */
+            compute_s?: number | string | null;
+            /**
+             * Recovery
+             * @description one per change inside the run
+             */
+            recovery?: components["schemas"]["RecoveryPublic"][];
+            /**
+             * Retention
+             * @description one per return to an earlier world
+             */
+            retention?: components["schemas"]["RetentionPublic"][];
+            /**
+             * Success
+             * @description the share of successful episodes (or steps); null: none reported
+             */
+            success?: number | string | null;
+            /**
+             * Success Of
+             * @description "episodes" or "steps": what `success` counts
+             */
+            success_of?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * ArrayPublic
          * @description One array of an episode: nested lists; non-finite floats as "nan"/"inf"/"-inf"; bytes
          *     (JPEG frames) as base64 strings, with `encoding` "base64".
@@ -548,6 +626,197 @@ export interface components {
             dtype: string;
             /** Shape */
             shape: number[];
+        };
+        /**
+         * ComparisonAgentPublic
+         * @description One agent's run in a comparison.
+         */
+        ComparisonAgentPublic: {
+            /**
+             * Agent
+             * @description its factory, module:function
+             */
+            agent?: string | null;
+            /** Episodes */
+            episodes?: number | null;
+            /**
+             * Load
+             * @description the checkpoint it started from; null: fresh
+             */
+            load?: string | null;
+            measures?: components["schemas"]["AgentMeasuresPublic"] | null;
+            /**
+             * Name
+             * @description the agent's name in the comparison (NAME of --agent NAME=...)
+             */
+            name: string;
+            /**
+             * Recording Id
+             * @description its session's recording (the replay page's `/recordings/<id>`); null when not recorded
+             */
+            recording_id?: string | null;
+            /**
+             * Reward Windows
+             * @description consecutive full windows from the agent's first step
+             */
+            reward_windows?: components["schemas"]["RewardWindowPublic"][];
+            /** Session Id */
+            session_id?: string | null;
+            /** Steps */
+            steps?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ComparisonCreate
+         * @description A comparison to store: the document without `id` and `created` (the recorder sets them).
+         */
+        ComparisonCreate: {
+            /** Agents */
+            agents: components["schemas"]["ComparisonAgentPublic"][];
+            /**
+             * Env
+             * @description the catalog id of the environment
+             */
+            env: string;
+            /**
+             * First Step
+             * @description the session step of each agent's first step
+             */
+            first_step?: number | null;
+            /**
+             * Kwargs
+             * @description the environment's arguments (its timeline included)
+             */
+            kwargs?: {
+                [key: string]: unknown;
+            } | null;
+            /** Seed */
+            seed?: number | null;
+            /**
+             * Snapshot Id
+             * @description the saved snapshot every agent started from
+             */
+            snapshot_id?: string | null;
+            /**
+             * Steps
+             * @description steps each agent played
+             */
+            steps?: number | null;
+            /**
+             * Warmup
+             * @description steps the seeded random agent played before the snapshot
+             */
+            warmup?: number | null;
+            /**
+             * Window
+             * @description steps rewards are averaged over
+             */
+            window?: number | null;
+            /**
+             * World Changes
+             * @description the timeline of world changes
+             */
+            world_changes?: {
+                [key: string]: unknown;
+            }[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ComparisonPublic
+         * @description A stored comparison.
+         */
+        ComparisonPublic: {
+            /** Agents */
+            agents: components["schemas"]["ComparisonAgentPublic"][];
+            /**
+             * Created
+             * @description when it was stored, ISO 8601 UTC
+             */
+            created: string;
+            /**
+             * Env
+             * @description the catalog id of the environment
+             */
+            env: string;
+            /**
+             * First Step
+             * @description the session step of each agent's first step
+             */
+            first_step?: number | null;
+            /**
+             * Id
+             * @description "cmp-" and 12 hex digits
+             */
+            id: string;
+            /**
+             * Kwargs
+             * @description the environment's arguments (its timeline included)
+             */
+            kwargs?: {
+                [key: string]: unknown;
+            } | null;
+            /** Seed */
+            seed?: number | null;
+            /**
+             * Snapshot Id
+             * @description the saved snapshot every agent started from
+             */
+            snapshot_id?: string | null;
+            /**
+             * Steps
+             * @description steps each agent played
+             */
+            steps?: number | null;
+            /**
+             * Warmup
+             * @description steps the seeded random agent played before the snapshot
+             */
+            warmup?: number | null;
+            /**
+             * Window
+             * @description steps rewards are averaged over
+             */
+            window?: number | null;
+            /**
+             * World Changes
+             * @description the timeline of world changes
+             */
+            world_changes?: {
+                [key: string]: unknown;
+            }[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ComparisonSummaryPublic
+         * @description What the list shows of a comparison.
+         */
+        ComparisonSummaryPublic: {
+            /**
+             * Agents
+             * @description the agents' names
+             */
+            agents?: (string | null)[];
+            /** Created */
+            created?: string | null;
+            /** Env */
+            env?: string | null;
+            /** Id */
+            id: string;
+            /** Steps */
+            steps?: number | null;
+            /** Window */
+            window?: number | null;
+        };
+        /** ComparisonsPublic */
+        ComparisonsPublic: {
+            /**
+             * Comparisons
+             * @description newest first
+             */
+            comparisons: components["schemas"]["ComparisonSummaryPublic"][];
         };
         /**
          * DigestsPublic
@@ -932,6 +1201,52 @@ export interface components {
             /** Data */
             data: components["schemas"]["RecordingSummaryPublic"][];
         };
+        /**
+         * RecoveryPublic
+         * @description How an agent came back after the world changes at step `at`.
+         */
+        RecoveryPublic: {
+            /**
+             * At
+             * @description the session step of the change(s)
+             */
+            at: number;
+            /**
+             * Before
+             * @description the mean reward per step over the window before `at`
+             */
+            before?: number | string | null;
+            /**
+             * Changes
+             * @description the timeline entries at that step
+             */
+            changes?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Recovered
+             * @default false
+             */
+            recovered: boolean;
+            /**
+             * Steps
+             * @description steps after `at` until a window's mean was back within 10% of `before` (0: the first window already was); null when not recovered
+             */
+            steps?: number | null;
+            /**
+             * Too Close
+             * @description no full window fits before or after the change: not measured
+             * @default false
+             */
+            too_close: boolean;
+            /**
+             * Worst
+             * @description the lowest window mean after `at`, up to the recovering window
+             */
+            worst?: number | string | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** RenderAnswer */
         RenderAnswer: {
             /**
@@ -1162,6 +1477,47 @@ export interface components {
              * @description a saved snapshot's id (GET /v0/snapshots lists them)
              */
             snapshot_id: string;
+        };
+        /**
+         * RetentionPublic
+         * @description How much of an earlier world's level an agent kept when the world returned to it at `at`.
+         */
+        RetentionPublic: {
+            /** After */
+            after?: number | string | null;
+            /** At */
+            at: number;
+            /** Before */
+            before?: number | string | null;
+            /**
+             * Retention
+             * @description 1 - (before - after) / |before|; null when before is 0
+             */
+            retention?: number | string | null;
+            /**
+             * Returns To
+             * @description the start step of the earlier time in the same world
+             */
+            returns_to?: number | null;
+            /**
+             * Too Close
+             * @default false
+             */
+            too_close: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RewardWindowPublic
+         * @description The mean reward per step over one window of `window` steps starting at session step `step`.
+         */
+        RewardWindowPublic: {
+            /** Mean */
+            mean?: number | string | null;
+            /** Step */
+            step: number;
+        } & {
+            [key: string]: unknown;
         };
         /** SaveSnapshotAnswer */
         SaveSnapshotAnswer: {
@@ -1829,6 +2185,163 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+        };
+    };
+    list_comparisons_v0_comparisons_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComparisonsPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_comparison_v0_comparisons_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComparisonCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComparisonPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description larger than the most the recorder stores */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_comparison_v0_comparisons__comparison_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a comparison's id: "cmp-" and 12 hex digits */
+                comparison_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComparisonPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
         };

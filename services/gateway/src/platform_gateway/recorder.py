@@ -20,7 +20,8 @@ _READ_HEADROOM = 64 * 1024  # of a NATS message, for headers
 
 
 class RecorderClient:
-    """Lists recordings and saved snapshots and reads their metadata through the recorder."""
+    """Lists recordings and saved snapshots and reads their metadata through the recorder; stores
+    and reads comparisons of agents."""
 
     def __init__(self, nc: NATS, *, timeout: float = 10.0) -> None:
         self._nc = nc
@@ -97,6 +98,20 @@ class RecorderClient:
         request = ctl.GetSavedSnapshotRequest(id=snapshot_id, with_state=False)
         reply = await self._call_proto(subjects.RECORDER_GET_SNAPSHOT, request, ctl.GetSavedSnapshotReply)
         return reply.snapshot
+
+    async def save_comparison(self, document: dict[str, Any]) -> dict[str, Any]:
+        """Store a comparison; the stored document, with the `id` and `created` the recorder gave it."""
+        reply = await self._call(subjects.RECORDER_SAVE_COMPARISON, {"document": document})
+        return dict(reply.get("comparison") or {})
+
+    async def list_comparisons(self) -> list[dict[str, Any]]:
+        """Comparison summaries, newest first: id, created, env, the agents' names, steps, window."""
+        reply = await self._call(subjects.RECORDER_LIST_COMPARISONS, {})
+        return list(reply.get("comparisons", []))
+
+    async def get_comparison(self, comparison_id: str) -> dict[str, Any]:
+        reply = await self._call(subjects.RECORDER_GET_COMPARISON, {"id": comparison_id})
+        return dict(reply.get("comparison") or {})
 
     async def _call_proto(self, subject: str, request: Message, reply_type: type[_Reply]) -> _Reply:
         data = await nats_rpc.request(
