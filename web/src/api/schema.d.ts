@@ -565,6 +565,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/wheels/platform-sdk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Platform Sdk Wheel
+         * @description The client wheel of this platform's version: the session client and the agent interface
+         *     (`platform_sdk`, with `platform_contracts` and the generated protobuf code), needing only
+         *     numpy, gymnasium, httpx, protobuf and websockets; the environment-server side is its
+         *     `server` extra. Built from the gateway's installation on the first request, then kept.
+         *
+         *         curl -fsSOJ -H "Authorization: Bearer $PLATFORM_TOKEN" "$PLATFORM_URL/v0/wheels/platform-sdk"
+         */
+        get: operations["platform_sdk_wheel_v0_wheels_platform_sdk_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4339,6 +4364,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    platform_sdk_wheel_v0_wheels_platform_sdk_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the wheel `platform_sdk-<version>-py3-none-any.whl` (its name in Content-Disposition) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
                 };
             };
             /** @description Service Unavailable */

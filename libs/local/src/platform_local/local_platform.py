@@ -216,8 +216,9 @@ class LocalPlatform:
         return child
 
     def wait_ready(self, should_abort: Callable[[], bool] = _never, timeout: float | None = None) -> None:
-        """Polls GET /v0/envs until the gateway answers 200; fails fast when a child dies (with a
-        restart policy: starts it again, and fails when it keeps dying).
+        """Polls GET /v0/envs (with the API token, when the platform has one) until the gateway
+        answers 200; fails fast when a child dies (with a restart policy: starts it again, and
+        fails when it keeps dying).
 
         Raises:
             ServiceExited: a child exited meanwhile (`CrashLoop`: it kept exiting).
@@ -225,10 +226,13 @@ class LocalPlatform:
         """
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         last = "no answer"
+        token = self.extra_env.get("PLATFORM_API_TOKEN", self.base_env.get("PLATFORM_API_TOKEN"))
+        ready = urllib.request.Request(self.url + READY_PATH,
+                                       headers={"Authorization": f"Bearer {token}"} if token else {})
         while not should_abort():
             self.keep_running()
             try:
-                with urllib.request.urlopen(self.url + READY_PATH, timeout=2.0) as response:
+                with urllib.request.urlopen(ready, timeout=2.0) as response:
                     if response.status == 200:
                         return
                     last = f"HTTP {response.status}"

@@ -35,10 +35,10 @@ class Held:
     info: dict[str, Any] = field(default_factory=dict)
 
     def images(self) -> list[np.ndarray]:
-        """The frames decoded to RGB arrays."""
-        import simplejpeg
+        """The frames decoded to RGB arrays (needs simplejpeg: the `frames` extra)."""
+        from platform_sdk.client.results import decode_jpeg
 
-        return [simplejpeg.decode_jpeg(data, colorspace="RGB") for data in self.frames]
+        return [decode_jpeg(data) for data in self.frames]
 
 
 class PendingHold:

@@ -15,13 +15,27 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_sdk.errors import PlatformWarning
 
 
+FRAMES_EXTRA = "pip install 'platform_sdk[frames]'"
+
+
+def decode_jpeg(data: bytes) -> np.ndarray:
+    """A JPEG as an RGB array (height, width, 3), by simplejpeg: an optional dependency of the
+    client (its `frames` extra), so a clear error says how to install it when it is missing."""
+    try:
+        import simplejpeg
+    except ImportError:
+        raise ModuleNotFoundError(
+            f"decoding JPEG frames needs simplejpeg, which is not installed: {FRAMES_EXTRA} "
+            "(or pip install simplejpeg)", name="simplejpeg",
+        ) from None
+    rgb: np.ndarray = simplejpeg.decode_jpeg(data, colorspace="RGB")
+    return rgb
+
+
 def decode_frame(frame: env_pb.Frame) -> np.ndarray:
     """A frame as an RGB array (height, width, 3)."""
     if frame.encoding == "jpeg":
-        import simplejpeg
-
-        rgb: np.ndarray = simplejpeg.decode_jpeg(frame.data, colorspace="RGB")
-        return rgb
+        return decode_jpeg(frame.data)
     return np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
 
 

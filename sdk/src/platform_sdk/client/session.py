@@ -2,16 +2,16 @@
 
 Opening (POST /v0/sessions, then the stream and the environment's spec), closing, the context
 manager, the requests over the stream with their tracing (a span per request, its context in
-`EnvRequest.trace_context`, only when a tracer provider is configured) and the errors, mapped
-by `error_map` and named after the session, its environment and the request.
+`EnvRequest.trace_context`, only when OpenTelemetry is installed and a tracer provider is
+configured) and the errors, mapped by `error_map` and named after the session, its environment
+and the request.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from opentelemetry import trace
-from platform_contracts.tracing import inject_dict
+from platform_contracts.tracing import current_span_valid, get_tracer, inject_dict, tracing_on
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
@@ -20,7 +20,7 @@ from platform_sdk.client.rest import RestClient
 from platform_sdk.client.settings import resolve_token, resolve_url
 from platform_sdk.client.stream import SessionStream
 
-_tracer = trace.get_tracer("platform_sdk")
+_tracer = get_tracer("platform_sdk")
 
 
 class PlatformSession:
@@ -118,7 +118,7 @@ class PlatformSession:
         """Send `request` and return its response; an error response raises (`what`: its name)."""
         stream = self._ready_stream()
         try:
-            if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            if not tracing_on():
                 response = stream.call(request, idempotent)  # no tracing configured: a span would be a no-op
             else:
                 with _tracer.start_as_current_span(f"env.{what}") as span:
@@ -133,9 +133,8 @@ class PlatformSession:
 
     def _traced(self, request: env_pb.EnvRequest) -> None:
         """Put the current trace context (when there is a valid one) in `request`."""
-        if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-            if trace.get_current_span().get_span_context().is_valid:
-                inject_dict(request.trace_context)  # type: ignore[arg-type]
+        if tracing_on() and current_span_valid():
+            inject_dict(request.trace_context)  # type: ignore[arg-type]
 
     def _where(self, what: str) -> str:
         """The request named for an error message: "session <id> (<env>), <what>"."""

@@ -124,10 +124,9 @@ class Episode:
             data = bytes(self._row(rows, i))  # fixed-width bytes: NUL padding is stripped; a JPEG ends in FF D9
             if not data:
                 raise ValueError(f"{self.path.name}: row {i} has no frame")
-            import simplejpeg
+            from platform_sdk.client.results import decode_jpeg  # simplejpeg: the `frames` extra
 
-            frame: np.ndarray = simplejpeg.decode_jpeg(data, colorspace="RGB")
-            return frame
+            return decode_jpeg(data)
         if FRAMES_RGB in self.names:
             return np.asarray(self._row(self[FRAMES_RGB], i))
         raise LookupError(f"{self.path.name} holds no frames: its session was recorded without record_frames")

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from platform_gateway.api.deps import TokenDep
 from platform_gateway.api.routes import comparisons, envs, recordings, sessions, snapshots, stream
+from platform_gateway.api.routes import wheels
 from platform_gateway.schemas.sessions import ErrorPublic
 
 _UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {401: {"model": ErrorPublic, "description": "no API token, or not the platform's"}}
@@ -22,5 +23,6 @@ def api_router(api_token: str | None) -> APIRouter:
     responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if api_token else {}
     for resource in (envs, sessions, recordings, snapshots, comparisons):
         router.include_router(resource.router, dependencies=dependencies, responses=responses)
+    router.include_router(wheels.router, dependencies=dependencies, responses=responses)
     router.include_router(stream.router)
     return router
