@@ -119,7 +119,7 @@ def test_a_missing_package_is_named() -> None:
 
 def test_the_client_runs_from_the_wheel_without_the_server_libraries(wheel, tmp_path: Path) -> None:
     """The wheel's files alone (first on the path), with grpc, opentelemetry and simplejpeg made
-    unimportable: the client modules import, tracing gives empty carriers and no-op spans, and a
+    unimportable: the client modules (and the agents') import, tracing gives empty carriers and no-op spans, and a
     JPEG that must be decoded names the `frames` extra."""
     zipfile.ZipFile(io.BytesIO(wheel.data)).extractall(tmp_path / "site")
     script = textwrap.dedent("""
@@ -136,6 +136,8 @@ def test_the_client_runs_from_the_wheel_without_the_server_libraries(wheel, tmp_
         assert platform_sdk.__file__.startswith(sys.argv[1]), platform_sdk.__file__
         import platform_sdk.client.remote_env, platform_sdk.client.vector_env, platform_sdk.client.resume
         import platform_sdk.recordings
+        import platform_sdk.agents.run, platform_sdk.agents.loop, platform_sdk.agents.builtin
+        import platform_sdk.agents.compare
         from platform_contracts import tracing
         assert not tracing.OPENTELEMETRY and not tracing.tracing_on() and not tracing.current_span_valid()
         assert tracing.inject_dict() == {} and tracing.inject_dict({"a": "b"}) == {"a": "b"}
