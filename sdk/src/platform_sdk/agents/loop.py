@@ -80,7 +80,7 @@ class AgentLoop:
         self._seeds = iter(seeds) if seeds is not None else iter(())
         self._act = agent.act
         self._readouts = optional_method(agent, "readouts")
-        self._takes_agent = [_step_takes_agent(env) for env in self.envs]
+        self._takes_agent = [_step_takes_agent(env) and _records(env) for env in self.envs]
         self._pool = ThreadPoolExecutor(self.streams, thread_name_prefix="agent-stream") if self.streams > 1 else None
         n = self.streams
         self.observations: list[Any] = [None] * n
@@ -251,6 +251,13 @@ def run_episodes(
         loop.finish()
     finally:
         loop.close()
+
+
+def _records(env: Any) -> bool:
+    """Whether the session records its steps (agent data is only kept in recordings, so an
+    unrecorded session is not sent any); True when it does not say."""
+    session = getattr(env, "session", None)
+    return not isinstance(session, dict) or bool(session.get("record", True))
 
 
 def _step_takes_agent(env: Any) -> bool:
