@@ -1,0 +1,187 @@
+"""The Comparisons pages in a real browser against the real platform.
+
+A comparison document like `python -m platform_sdk.agents.compare` makes (two agents on the
+Panda reach with a mass change and its return, one agent's run recorded: a real CartPole
+recording stands in for it) is stored through `POST /v0/comparisons`; the list shows it, its
+page has one row per agent with its measures, a link to the recorded agent's replay that opens
+it, and one uPlot chart with a line per agent (its legend naming them), the changes marked and
+the recoveries shaded, checked on the canvas's pixels; an unknown id says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import platform_sdk
+import pytest
+from platform_testing.waiting import wait_for
+from playwright.sync_api import Page, expect
+
+WINDOW, FIRST, STEPS = 50, 200, 6000
+CHANGES = [{"at": 2200, "change": "mass", "body": "hand", "scale": 2.0},
+           {"at": 4200, "change": "mass", "body": "hand", "scale": 1.0}]
+COLORS = {"adaptive": (0x24, 0x57, 0xD6), "fixed": (0xD6, 0x6A, 0x24)}  # the page's first two agent colours
+
+
+def windows(drop: float, recover_after: int | None) -> list[dict[str, Any]]:
+    """Window means of a run: level -0.3, after 2200 a drop back within `recover_after` steps
+    (never when None), and -0.3 again after 4200."""
+    out = []
+    for step in range(FIRST, FIRST + STEPS - WINDOW + 1, WINDOW):
+        mean = -0.3 + 0.02 * math.sin(step / 300)
+        if 2200 <= step < 4200 and (recover_after is None or step < 2200 + recover_after):
+            mean -= drop
+        out.append({"step": step, "mean": round(mean, 4)})
+    return out
+
+
+def agent(name: str, recording_id: str | None, recovery: dict[str, Any], retention: float, compute_s: float,
+          success: float, drop: float) -> dict[str, Any]:
+    return {
+        "name": name, "agent": f"my_agent:{name}", "load": None, "session_id": recording_id or "s-not-kept",
+        "recording_id": recording_id, "steps": STEPS, "episodes": 30,
+        "measures": {
+            "success": success, "success_of": "episodes", "compute_s": compute_s,
+            "recovery": [{"at": 2200, "changes": CHANGES[:1], "before": -0.3, **recovery},
+                         {"at": 4200, "changes": CHANGES[1:], "before": -0.32, "steps": 0, "worst": -0.3,
+                          "recovered": True, "too_close": False}],
+            "retention": [{"at": 4200, "returns_to": FIRST, "before": -0.3, "after": -0.3 * (2 - retention),
+                           "retention": retention, "too_close": False}],
+        },
+        "reward_windows": windows(drop, recovery["steps"]),
+    }
+
+
+@pytest.fixture(scope="module")
+def http(web_platform) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=web_platform.url, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def recording_id(web_platform, http: httpx.Client) -> str:
+    """A closed recording of one CartPole episode (the recorded agent's run stands for it)."""
+    with platform_sdk.connect("cartpole", url=web_platform.url, record=True) as env:
+        sid = env.session_id
+        env.reset(seed=3)
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(0)
+            done = terminated or truncated
+    wait_for(lambda: http.get(f"/v0/recordings/{sid}").json().get("status") == "closed", timeout=60,
+             what=f"recording {sid} closed")
+    return sid
+
+
+@pytest.fixture(scope="module")
+def comparison(http: httpx.Client, recording_id: str) -> dict[str, Any]:
+    document = {
+        "env": "menagerie-franka-emika-panda-reach", "kwargs": {"world_changes": CHANGES}, "world_changes": CHANGES,
+        "warmup": FIRST, "steps": STEPS, "window": WINDOW, "seed": 0, "snapshot_id": "snap-0123456789ab",
+        "first_step": FIRST,
+        "agents": [
+            agent("adaptive", recording_id, {"steps": 300, "worst": -0.812, "recovered": True, "too_close": False},
+                  retention=0.98, compute_s=0.0021, success=0.6, drop=0.5),
+            agent("fixed", None, {"steps": None, "worst": -1.1, "recovered": False, "too_close": False},
+                  retention=0.9, compute_s=0.00004, success=0.25, drop=0.8),
+        ],
+    }
+    stored = http.post("/v0/comparisons", json=document)
+    assert stored.status_code == 201, stored.text
+    return stored.json()
+
+
+def colour_pixels(page: Page) -> dict[str, int]:
+    """How many pixels of the chart's canvas (transparent where nothing is drawn) are each
+    agent's colour: opaque (its line), or at the shading's 18% alpha (its recovery)."""
+    return page.evaluate(
+        """(colors) => {
+            const canvas = document.querySelector('[data-testid="comparison-chart"] canvas');
+            const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            const out = {};
+            for (const [name, [r, g, b]] of Object.entries(colors)) {
+                let line = 0, shade = 0;
+                for (let i = 0; i < data.length; i += 4) {
+                    const hue = Math.abs(data[i] - r) <= 24 && Math.abs(data[i + 1] - g) <= 24
+                        && Math.abs(data[i + 2] - b) <= 24;
+                    if (hue && data[i + 3] > 200) line++;
+                    else if (hue && Math.abs(data[i + 3] - 0.18 * 255) <= 4) shade++;
+                }
+                out[name + '.line'] = line;
+                out[name + '.shade'] = shade;
+            }
+            return out;
+        }""",
+        COLORS,
+    )
+
+
+def test_the_list_links_to_the_comparison(page: Page, comparison: dict[str, Any]) -> None:
+    cid = comparison["id"]
+    page.goto("/")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Comparisons").click()
+    expect(page).to_have_url(re.compile(r"/comparisons$"))
+    row = page.get_by_test_id(f"comparison-row-{cid}")
+    expect(row).to_be_visible()
+    expect(page.get_by_test_id(f"env-{cid}")).to_have_text("menagerie-franka-emika-panda-reach")
+    expect(page.get_by_test_id(f"agents-{cid}")).to_have_text("adaptive, fixed")
+    expect(page.get_by_test_id(f"steps-{cid}")).to_have_text(str(STEPS))
+    expect(page.get_by_test_id(f"window-{cid}")).to_have_text(str(WINDOW))
+    page.get_by_test_id(f"open-{cid}").click()
+    expect(page).to_have_url(re.compile(f"/comparisons/{cid}$"))
+    expect(page.get_by_test_id("comparison-title")).to_have_text(
+        "adaptive vs fixed on menagerie-franka-emika-panda-reach")
+
+
+def test_the_page_shows_each_agent_its_replay_and_the_chart(
+    page: Page, comparison: dict[str, Any], recording_id: str, screenshot,
+) -> None:
+    page.goto(f"/comparisons/{comparison['id']}")
+    expect(page.get_by_test_id("agents-table").locator("tbody tr")).to_have_count(2)
+    expect(page.get_by_test_id("change-0")).to_have_text('at session step 2200: mass (body="hand", scale=2)')
+    expect(page.get_by_test_id("change-1")).to_have_text('at session step 4200: mass (body="hand", scale=1)')
+
+    expect(page.get_by_test_id("success-adaptive")).to_have_text("60% of episodes")
+    expect(page.get_by_test_id("recovery-adaptive-0")).to_have_text("at 2200: 300 steps (worst -0.812)")
+    expect(page.get_by_test_id("recovery-adaptive-1")).to_have_text("at 4200: 0 steps (worst -0.300)")
+    expect(page.get_by_test_id("retention-adaptive")).to_have_text("at 4200 (the world of step 200): 0.980")
+    expect(page.get_by_test_id("compute-adaptive")).to_have_text("2.100 ms")
+    expect(page.get_by_test_id("episodes-adaptive")).to_have_text("30")
+    expect(page.get_by_test_id("steps-adaptive")).to_have_text(str(STEPS))
+    expect(page.get_by_test_id("success-fixed")).to_have_text("25% of episodes")
+    expect(page.get_by_test_id("recovery-fixed-0")).to_have_text("at 2200: not recovered (worst -1.100)")
+    expect(page.get_by_test_id("compute-fixed")).to_have_text("0.040 ms")
+    expect(page.get_by_test_id("agent-row-fixed")).to_contain_text("not recorded")
+    expect(page.get_by_test_id("replay-fixed")).to_have_count(0)
+    link = page.get_by_test_id("replay-adaptive")
+    expect(link).to_have_attribute("href", f"/recordings/{recording_id}")
+
+    chart = page.get_by_test_id("comparison-chart")
+    expect(chart).to_have_attribute("data-series", "2")
+    expect(chart).to_have_attribute("data-changes", "2")
+    expect(chart).to_have_attribute("data-bands", "1")  # adaptive's recovery at 2200 (the fixed one never recovered)
+    expect(chart.locator("canvas")).to_have_count(1)
+    legend = chart.locator(".u-legend .u-series")
+    expect(legend).to_have_count(3)  # the step, then one per agent
+    expect(legend.nth(1)).to_contain_text("adaptive")
+    expect(legend.nth(2)).to_contain_text("fixed")
+    pixels = colour_pixels(page)
+    assert pixels["adaptive.line"] > 300 and pixels["fixed.line"] > 300, pixels
+    assert pixels["adaptive.shade"] > 1000, pixels  # 300 steps of the plot's height, in its colour
+    assert pixels["fixed.shade"] < 50, pixels
+    chart.scroll_into_view_if_needed()
+    screenshot(page, "comparison", full_page=True)
+
+    link.click()
+    expect(page).to_have_url(re.compile(f"/recordings/{recording_id}$"))
+    expect(page.get_by_test_id("plot-reward")).to_be_visible()
+
+
+def test_an_unknown_comparison_says_so(page: Page, console, web_platform) -> None:
+    console.allow(r"Failed to load resource: .* 404")
+    page.goto("/comparisons/cmp-000000000000")
+    expect(page.get_by_test_id("comparison-error")).to_have_text("comparison 'cmp-000000000000' not found")
