@@ -81,7 +81,11 @@ class AgentLoop:
         self._act = agent.act
         self._readouts = optional_method(agent, "readouts")
         self._takes_agent = [_step_takes_agent(env) and _records(env) for env in self.envs]
-        self._pool = ThreadPoolExecutor(self.streams, thread_name_prefix="agent-stream") if self.streams > 1 else None
+        # Platform sessions are stepped together by sending every step before waiting for any
+        # answer; other environments from threads.
+        self._pipelined = all(callable(getattr(env, "_begin_step", None)) for env in self.envs)
+        threads = self.streams > 1 and not self._pipelined
+        self._pool = ThreadPoolExecutor(self.streams, thread_name_prefix="agent-stream") if threads else None
         n = self.streams
         self.observations: list[Any] = [None] * n
         self.rewards: list[float | None] = [None] * n
@@ -125,6 +129,10 @@ class AgentLoop:
         if n == 1:
             env = self.envs[0]
             results = [env.step(actions[0], agent=data[0]) if self._takes_agent[0] else env.step(actions[0])]
+        elif self._pipelined:
+            answers = [env._begin_step(action, agent=entry if takes else None)
+                       for env, action, entry, takes in zip(self.envs, actions, data, self._takes_agent, strict=True)]
+            results = [answer() for answer in answers]
         else:
             assert self._pool is not None
             results = list(self._pool.map(self._step_one, range(n), actions, data))

@@ -8,7 +8,7 @@ after `close()` starts again: a new session with the same settings.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -24,6 +24,8 @@ from platform_sdk.client.results import decode_frame, step_info, warn_all
 from platform_sdk.client.session import PlatformSession
 from platform_sdk.client.stream import SessionStream
 from platform_sdk.labels import labelled
+
+StepOutcome = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
 def connect(
@@ -149,12 +151,35 @@ class RemoteEnv(PlatformSession, gym.Env):
 
     def step(
         self, action: Any, agent: dict[str, Any] | None = None
-    ) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+    ) -> StepOutcome:
         """Gymnasium's step. `agent`: data about the decision, recorded with the step (finite
         numbers, booleans, lists of up to `MAX_AGENT_LIST_LENGTH` numbers, at most
         `MAX_AGENT_NAMES_PER_STEP` names, see `platform_contracts.limits`; `compute_s` is the
         wall time spent deciding, `refused` 1 when the agent declined to answer). A value that
         breaks a rule is left out with a PlatformWarning naming the rule."""
+        return self._step_answer(self._call(self._step_request(action, agent), "step"))
+
+    def _begin_step(self, action: Any, agent: dict[str, Any] | None = None) -> Callable[[], StepOutcome]:
+        """Send a step without waiting for its answer; the returned function waits for it and
+        returns what `step` would. The agent loop steps several sessions at once this way (no
+        other request may go to this session before that function is called)."""
+        request = self._step_request(action, agent)
+        stream = self._ready_stream()
+        self._traced(request)
+        request_id = stream.send(request)
+
+        def answer() -> StepOutcome:
+            try:
+                response = stream.receive(request_id, request)
+            except errors.OutcomeUnknownError as exc:
+                raise self._outcome_unknown(exc, "step") from None
+            if response.HasField("error"):
+                raise self._error(response.error, "step")
+            return self._step_answer(response)
+
+        return answer
+
+    def _step_request(self, action: Any, agent: dict[str, Any] | None) -> env_pb.EnvRequest:
         request = env_pb.EnvRequest()
         command = request.step
         try:
@@ -170,7 +195,9 @@ class RemoteEnv(PlatformSession, gym.Env):
             command.agent.CopyFrom(datamap_from_dict(agent))
         if self.auto_reset:
             command.auto_reset = True
-        response = self._call(request, "step")
+        return request
+
+    def _step_answer(self, response: env_pb.EnvResponse) -> StepOutcome:
         result = response.step
         self._steps += 1
         if response.warnings:
