@@ -101,6 +101,12 @@ async def test_unknown_ids_and_bad_bodies(gateway, comparisons: Path) -> None:
         ({**document(), "agents": [{**agent("a"), "recording_id": "../s-1"}]}, "agents.0.recording_id"),
         ({**document(), "agents": [{**agent("a"), "steps": -1}]}, "agents.0.steps"),
         ({**document(), "window": 0}, "window: Input should be greater than or equal to 1"),
+        # strict types: a boolean is no number, a fraction no step
+        ({**document(), "agents": [{**agent("a"), "reward_windows": [{"step": 0, "mean": False}]}]},
+         "agents.0.reward_windows.0.mean"),
+        ({**document(), "agents": [{**agent("a"), "reward_windows": [{"step": 0.5, "mean": 1.0}]}]},
+         "agents.0.reward_windows.0.step: Input should be a valid integer"),
+        ({**document(), "steps": True}, "steps: Input should be a valid integer"),
         ({**document(), "agents": [agent("a"), agent("a")]}, "agents[1].name: two agents are named 'a'"),
         ([document()], "Input should be a valid dictionary"),
     ]

@@ -1,8 +1,9 @@
 """Comparisons of agents (`python -m platform_sdk.agents.compare`), kept by the recorder.
 
 The document is the comparison command's: these models name what the Comparisons page reads and
-check its types; members they do not name are kept as they are (`extra="allow"`). Numbers that
-were not finite come back as the strings "nan", "inf" or "-inf", as in the recordings.
+check their types strictly (a boolean is no number, a fraction no whole number); members they do
+not name are kept as they are (`extra="allow"`). Numbers that were not finite come back as the
+strings "nan", "inf" or "-inf", as in the recordings.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ Measure = float | str | None
 class RewardWindowPublic(BaseModel):
     """The mean reward per step over one window of `window` steps starting at session step `step`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     step: int
     mean: Measure = None
@@ -30,7 +31,7 @@ class RewardWindowPublic(BaseModel):
 class RecoveryPublic(BaseModel):
     """How an agent came back after the world changes at step `at`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     at: int = Field(description="the session step of the change(s)")
     changes: list[dict[str, Any]] = Field(default_factory=list, description="the timeline entries at that step")
@@ -45,7 +46,7 @@ class RecoveryPublic(BaseModel):
 class RetentionPublic(BaseModel):
     """How much of an earlier world's level an agent kept when the world returned to it at `at`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     at: int
     returns_to: int | None = Field(None, description="the start step of the earlier time in the same world")
@@ -58,7 +59,7 @@ class RetentionPublic(BaseModel):
 class AgentMeasuresPublic(BaseModel):
     """One agent's measures (docs/compare-measures.md says how each is made)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     success: Measure = Field(None, description="the share of successful episodes (or steps); null: none reported")
     success_of: str | None = Field(None, description='"episodes" or "steps": what `success` counts')
@@ -71,7 +72,7 @@ class AgentMeasuresPublic(BaseModel):
 class ComparisonAgentPublic(BaseModel):
     """One agent's run in a comparison."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     name: str = Field(min_length=1, description="the agent's name in the comparison (NAME of --agent NAME=...)")
     agent: str | None = Field(None, description="its factory, module:function")
@@ -90,7 +91,7 @@ class ComparisonAgentPublic(BaseModel):
 class ComparisonCreate(BaseModel):
     """A comparison to store: the document without `id` and `created` (the recorder sets them)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     env: str = Field(min_length=1, description="the catalog id of the environment")
     kwargs: dict[str, Any] | None = Field(None, description="the environment's arguments (its timeline included)")
