@@ -310,7 +310,7 @@ def test_errors_say_how_the_run_ended(platform_stack, agents):
     crashed = run(url, "--agent", "crashing:broken", "--env", "cartpole", cwd=agents)
     assert crashed.returncode == 3 and "Traceback" in crashed.stderr
     assert crashed.stderr.strip().splitlines()[-1].startswith("platform-agent: error: session s-")
-    assert crashed.stderr.strip().splitlines()[-1].endswith("(cartpole), step 0: ZeroDivisionError: division by zero")
+    assert crashed.stderr.strip().splitlines()[-1].endswith("(cartpole), step 1: ZeroDivisionError: division by zero")
     assert summary_of(crashed.stdout)["ended"] == "agent error"
 
 
@@ -339,3 +339,23 @@ def test_a_life_has_one_writer_at_a_time(platform_stack, agents):
     http = httpx.Client(base_url=url, timeout=60)
     meta = closed_recording(http, summary_of(again.stdout)["recording_id"], 2)
     assert meta["life"] == "robot-1"
+
+
+def test_from_a_saved_environment_snapshot(platform_stack, agents):
+    import platform_sdk
+
+    url = platform_stack.url
+    with platform_sdk.connect("cartpole", url=url) as env:
+        env.reset(seed=3)
+        for _ in range(5):
+            env.step(0)
+        saved = env.save_snapshot("five steps in")
+    done = run(url, "--agent", "my_agent:make", "--from-saved-snapshot", saved["id"], "--steps", "4", cwd=agents)
+    assert done.returncode == 0, done.stderr
+    start = START.match(done.stdout.splitlines()[0])
+    assert start and start[2] == "cartpole" and start[3] == f"at saved snapshot {saved['id']}", done.stdout
+    assert summary_of(done.stdout)["steps"] == 4
+    wrong = run(url, "--agent", "my_agent:make", "--env", "acrobot", "--from-saved-snapshot", saved["id"], cwd=agents)
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip().splitlines() == [
+        f"platform-agent: error: acrobot (no session started): snapshot {saved['id']} is of cartpole, not acrobot"]

@@ -63,11 +63,13 @@ class Runner:
         self.total_reward = 0.0
         self.summary = RunSummary(env=args.env or "?", life=args.life)
 
-    def where(self) -> str:
+    def where(self, stopped: bool = False) -> str:
+        """The session, environment and step at fault (`stopped`: how far the run got)."""
         if self.env is None:
             return f"{self.args.env} (no session started)"
         steps = self.loop.iterations if self.loop is not None else 0
-        return f"session {self.env.session_id} ({self.args.env}), step {steps}"
+        at = f"after {steps} steps" if stopped else f"step {steps + 1}"
+        return f"session {self.env.session_id} ({self.args.env}), {at}"
 
     def build(self) -> int | None:
         """Builds the agent; an exit code when it cannot run with these options."""
@@ -107,7 +109,7 @@ class Runner:
             ended, code = "platform error", 1
             self._fail(failed)
         if code == 130:
-            out_err(f"{PROG}: interrupted: {self.where()}"
+            out_err(f"{PROG}: interrupted: {self.where(stopped=True)}"
                     f"{'; the agent is saved in ' + str(self.args.save) if self.summary.saved else ''}")
         self.summary.ended = ended
         out(self.summary.as_json(self.loop, self.args.endless, self.total_reward))
