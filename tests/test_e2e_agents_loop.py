@@ -12,25 +12,10 @@ import httpx
 import platform_sdk
 from platform_sdk.agents.builtin import RandomAgent, ScriptedAgent
 from platform_sdk.agents.loop import run_episodes
+from platform_testing.agents_guide import MY_AGENT
 from platform_testing.platform import clean_env
 from platform_testing.waiting import wait_for
 
-GUIDE_AGENT = '''# my_agent.py
-class MyAgent:
-    def __init__(self, seed=0):
-        self.seed = seed
-
-    def start(self, env, streams):
-        self.space = env.action_space
-        self.space.seed(self.seed)
-
-    def act(self, observations, rewards, terminated, truncated, infos):
-        return [self.space.sample() for _ in observations]
-
-
-def make(**settings):
-    return MyAgent(**settings)
-'''
 
 GUIDE_LOOP = '''import platform_sdk
 from platform_sdk.agents.loop import run_episodes
@@ -44,7 +29,7 @@ with platform_sdk.connect("cartpole") as env:
 
 
 def test_the_guides_loop_snippet(platform_stack, tmp_path: Path) -> None:
-    (tmp_path / "my_agent.py").write_text(GUIDE_AGENT)
+    (tmp_path / "my_agent.py").write_text(MY_AGENT)
     (tmp_path / "loop.py").write_text(GUIDE_LOOP)
     done = subprocess.run([sys.executable, "loop.py"], capture_output=True, text=True, timeout=120, check=False,
                           cwd=tmp_path, env={**clean_env(), "PLATFORM_URL": platform_stack.url})

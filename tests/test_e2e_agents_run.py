@@ -16,25 +16,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from platform_testing.agents_guide import MY_AGENT
 from platform_testing.platform import clean_env
 from platform_testing.waiting import wait_for
 
-GUIDE_AGENT = '''# my_agent.py
-class MyAgent:
-    def __init__(self, seed=0):
-        self.seed = seed
-
-    def start(self, env, streams):
-        self.space = env.action_space
-        self.space.seed(self.seed)
-
-    def act(self, observations, rewards, terminated, truncated, infos):
-        return [self.space.sample() for _ in observations]
-
-
-def make(**settings):
-    return MyAgent(**settings)
-'''
 
 # A linear policy improved by hill climbing: each episode tries the best weights so far plus
 # noise and keeps them when the return is at least as good. It learns only from what act() and
@@ -154,7 +139,7 @@ def closed_recording(http: httpx.Client, session_id: str, episodes: int) -> dict
 
 @pytest.fixture
 def agents(tmp_path: Path) -> Path:
-    (tmp_path / "my_agent.py").write_text(GUIDE_AGENT)
+    (tmp_path / "my_agent.py").write_text(MY_AGENT)
     (tmp_path / "learner.py").write_text(HILL_CLIMBER)
     return tmp_path
 
@@ -305,7 +290,7 @@ def test_errors_say_how_the_run_ended(platform_stack, agents):
     assert no_save.returncode == 2 and no_save.stderr.strip().splitlines() == [
         "platform-agent: error: argument --save: MyAgent has no save(path) method"]
 
-    (agents / "crashing.py").write_text(GUIDE_AGENT + "\n\ndef broken(**s):\n    a = MyAgent()\n"
+    (agents / "crashing.py").write_text(MY_AGENT + "\n\ndef broken(**s):\n    a = MyAgent()\n"
                                         "    a.act = lambda *args: 1 / 0\n    return a\n")
     crashed = run(url, "--agent", "crashing:broken", "--env", "cartpole", cwd=agents)
     assert crashed.returncode == 3 and "Traceback" in crashed.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from platform_testing.agents_guide import MY_AGENT
 from platform_testing.platform import PlatformStack, clean_env, running_platform
 
 TOKEN = "guide-token"
@@ -31,24 +32,6 @@ mkdir -p wheels
 pip install wheels/platform_sdk-*.whl
 """
 
-# The guide's my_agent.py, verbatim.
-MY_AGENT = """\
-# my_agent.py
-class MyAgent:
-    def __init__(self, seed=0):
-        self.seed = seed
-
-    def start(self, env, streams):
-        self.space = env.action_space
-        self.space.seed(self.seed)
-
-    def act(self, observations, rewards, terminated, truncated, infos):
-        return [self.space.sample() for _ in observations]
-
-
-def make(**settings):
-    return MyAgent(**settings)
-"""
 
 RUN = ["-m", "platform_sdk.agents.run", "--agent", "my_agent:make", "--env", "cartpole", "--episodes", "20", "--record"]
 
