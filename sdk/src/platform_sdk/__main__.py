@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from platform_sdk.server.cli import main
+from platform_sdk.server_extra import require_server_extra
+
+
+def main() -> int:
+    require_server_extra("python -m platform_sdk")
+    from platform_sdk.server.cli import main as serve
+
+    return serve()
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
