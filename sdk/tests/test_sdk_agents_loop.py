@@ -134,6 +134,47 @@ def test_finish_shows_other_streams_mid_episode() -> None:
     assert [o.tolist() for o in agent.finished[0]] == [[2.0], [2.0]] and agent.finished[2] == [True, False]
 
 
+class Interrupting(Recorder):
+    """Raises KeyboardInterrupt inside its act on decision `at` (1-based)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def act(self, observations, rewards, terminated, truncated, infos):  # type: ignore[no-untyped-def]
+        actions = super().act(observations, rewards, terminated, truncated, infos)
+        if len(self.calls) == self.at:
+            raise KeyboardInterrupt
+        return actions
+
+
+def test_finish_after_a_stop_between_steps_gets_the_outcomes_no_act_saw_once() -> None:
+    env = Counter(length=2)
+    agent = Recorder()
+    loop = AgentLoop(agent, [env])
+    loop.start()
+    loop.step()
+    assert [r.episode for r in loop.step()] == [1]  # the episode ended; the run stops here (Ctrl-C)
+    loop.finish()
+    assert agent.finished is not None
+    assert agent.finished[1] == [1.0] and agent.finished[2] == [True]
+    assert agent.finished[0][0].tolist() == [2.0] and agent.finished[4] == [{"is_success": False}]  # its end
+    agent.finished = None
+    loop.finish()
+    assert agent.finished is None  # called once
+
+
+def test_finish_after_a_stop_inside_act_repeats_nothing_act_saw() -> None:
+    agent = Interrupting(at=2)
+    loop = AgentLoop(agent, [Counter(length=5)])
+    loop.start()
+    loop.step()
+    with pytest.raises(KeyboardInterrupt):
+        loop.step()
+    loop.finish()
+    assert agent.finished is None and agent.calls[1][1] == [1.0]  # the last outcome went to act
+
+
 def test_max_steps_truncates_and_resets() -> None:
     env = Counter(length=100)
     agent = Recorder()

@@ -53,7 +53,8 @@ class AgentLoop:
     the i-th seed; later resets take the seeds that are left, then none), or begins at
     `starts` ((observation, info) per stream, e.g. a resumed session's `env.resumed`).
     Each `step()` makes one decision per stream and returns the episodes that ended in it.
-    `finish()` gives the agent the last outcomes. `episodes` and `max_steps` (decisions per
+    `finish()` gives the agent the last outcomes, once, unless an `act` already saw them (a run
+    stopped inside a step). `episodes` and `max_steps` (decisions per
     episode) bound the run; `done` says when the episodes are all there.
     """
 
@@ -99,6 +100,8 @@ class AgentLoop:
         self.iterations = self.decisions = self.refused = 0
         self.act_seconds = 0.0
         self.started = False
+        self._unreported = True  # the outcomes held now have been given to no act yet
+        self._finish_called = False
 
     @property
     def done(self) -> bool:
@@ -120,6 +123,7 @@ class AgentLoop:
         """One decision per stream; the episodes that ended in it (none once `done`)."""
         n = self.streams
         started = time.perf_counter()
+        self._unreported = False
         actions = self._act(self.observations, self.rewards, self.terminated, self.truncated, self.infos)
         compute_s = (time.perf_counter() - started) / n
         self.act_seconds += compute_s * n
@@ -138,6 +142,7 @@ class AgentLoop:
             results = list(self._pool.map(self._step_one, range(n), actions, data))
         self.iterations += 1
         self.decisions += n
+        self._unreported = True  # from here on finish() owes them, even if taking them in is interrupted
         ended: list[EpisodeRecord] = []
         for i, (observation, reward, terminated, truncated, info) in enumerate(results):
             reward = float(reward)
@@ -154,10 +159,12 @@ class AgentLoop:
 
     def finish(self) -> None:
         """The agent's `finish` (when it has one) with the last outcomes; ended streams show their
-        final observation and info, not the next episode's."""
+        final observation and info, not the next episode's. Called once; nothing when an `act`
+        already saw these outcomes (the run stopped inside a step)."""
         finish = optional_method(self.agent, "finish")
-        if finish is None or not self.started:
+        if finish is None or not self.started or self._finish_called or not self._unreported:
             return
+        self._finish_called = True
         observations, infos = list(self.observations), list(self.infos)
         for i, final in enumerate(self._final):
             if final is not None:

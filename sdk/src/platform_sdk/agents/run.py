@@ -103,6 +103,8 @@ class Runner:
             ended, code = "agent error", 3
             traceback.print_exc()
             self._fail(exc)
+        if code in (1, 130):
+            self._finish_early()
         self._save(final=True)
         failed = self._close()
         if failed is not None and code == 0:
@@ -159,6 +161,16 @@ class Runner:
             out(tally.line(loop.iterations))
         loop.finish()
         self.summary.agent = agent_info(self.agent)
+
+    def _finish_early(self) -> None:
+        """A run stopped by Ctrl-C or the platform still gives the agent the outcomes no act saw
+        (the episode that ended just before), so what it saves includes them."""
+        if self.loop is None:
+            return
+        try:
+            self.loop.finish()
+        except Exception as exc:  # noqa: BLE001 - reported; the run's own ending stands
+            out_err(f"{PROG}: the agent's finish failed: {type(exc).__name__}: {exc}")
 
     def _save(self, final: bool = False) -> None:
         if self.args.save is None or self.loop is None or not self.loop.started:
