@@ -115,6 +115,9 @@ def test_two_agents_branch_from_one_moment_and_meet_each_change_at_the_same_step
     link = summary["link"]
     assert f"comparison {summary['comparison_id']}: {link}" in lines
     assert link == f"{platform.url}/comparisons/{summary['comparison_id']}"
+    for name in ("adaptive", "fixed"):  # progress every tenth of the steps, in whole windows (50 of 600)
+        progress = [line.split(",")[0] for line in lines if line.startswith(f"{name}: ") and "/600 steps" in line]
+        assert progress == [f"{name}: {step}/600 steps" for step in range(50, 600, 50)], lines
 
     http = httpx.Client(base_url=platform.url, timeout=60)
     stored = http.get(f"/v0/comparisons/{summary['comparison_id']}")

@@ -84,6 +84,7 @@ def play(args: argparse.Namespace, name: str, spec: str, saved: dict[str, Any], 
         step_success: list[bool | None] = []
         episode_success: list[bool | None] = []
         compute_s: list[float] = []
+        every = progress_every(args.steps, args.window)
         while loop.iterations < args.steps:
             before = loop.act_seconds
             ended = loop.step()
@@ -92,6 +93,10 @@ def play(args: argparse.Namespace, name: str, spec: str, saved: dict[str, Any], 
             success = loop.step_infos[0].get("is_success")
             step_success.append(None if success is None else bool(success))
             episode_success.extend(record.success for record in ended)
+            if loop.iterations % every == 0 and loop.iterations < args.steps:
+                recent = rewards[-every:]
+                out(f"{name}: {loop.iterations}/{args.steps} steps, {len(episode_success)} episodes, "
+                    f"mean reward {sum(recent) / len(recent):.4g} per step over the last {every}")
         loop.finish()
         loop.close()
         applied = [{"at": change.get("at"), "session_step": change.get("session_step")}
@@ -107,6 +112,12 @@ def play(args: argparse.Namespace, name: str, spec: str, saved: dict[str, Any], 
              "reward_windows": reward_windows, "world_changes_met": applied}
     out(agent_line(entry))
     return entry
+
+
+def progress_every(steps: int, window: int) -> int:
+    """How often an agent's run reports progress: a tenth of its steps, in whole windows (at
+    least one)."""
+    return max(window, steps // 10 // window * window)
 
 
 def agent_line(entry: dict[str, Any]) -> str:
