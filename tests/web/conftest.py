@@ -14,6 +14,9 @@ Debian's Chromium driven headless by Playwright.
                     accepts the messages a test provokes on purpose (Chromium logs every 4xx/5xx
                     answer, e.g. "Failed to load resource: ... status of 422")
     screenshot      `screenshot(page, "name")` saves test-output/web/name.png (git-ignored)
+    sessions_made_with  `sessions_made_with(name, value)`: the ids of web_platform's sessions, open
+                    or closed, made with kwargs[name] == value (to check a refused create made
+                    none: counting open sessions races the cards' previews, short sessions too)
 
 A failing test leaves a screenshot of each of its pages as test-output/web/failed-<test>-<n>.png.
 Playwright's own browser download is never used (it cannot work here): `make setup` installs
@@ -30,7 +33,9 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.waiting import wait_for
@@ -167,6 +172,15 @@ def page(open_page: Callable[..., Page], web_platform: PlatformStack) -> Page:
 def narrow_page(open_page: Callable[..., Page], web_platform: PlatformStack) -> Page:
     """A page on a narrow laptop screen (1024x640) on web_platform."""
     return open_page(web_platform.url, NARROW_VIEWPORT)
+
+
+@pytest.fixture
+def sessions_made_with(web_platform: PlatformStack) -> Callable[[str, Any], list[str]]:
+    def made_with(name: str, value: Any) -> list[str]:
+        answer = httpx.get(f"{web_platform.url}/v0/sessions", params={"include_closed": "true"}, timeout=60)
+        answer.raise_for_status()
+        return [s["id"] for s in answer.json()["data"] if s["kwargs"].get(name) == value]
+    return made_with
 
 
 def save_screenshot(page: Page, name: str, full_page: bool = False) -> Path:
