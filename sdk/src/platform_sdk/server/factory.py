@@ -24,6 +24,7 @@ ENDLESS_FACTORY_KWARGS: dict[str, dict[str, Any]] = {
     "platform_sdk.adapters.dmc:make_env": {"time_limit": math.inf},
     "platform_sdk.adapters.gym_mujoco:make_env": {"max_episode_steps": -1},
     "platform_sdk.adapters.atari:make_env": {"max_episode_steps": math.inf},
+    "platform_sdk.doom:make_env": {"max_episode_steps": math.inf},
 }
 ENDLESS_GYM_KWARGS: dict[str, Any] = {"max_episode_steps": -1}
 
