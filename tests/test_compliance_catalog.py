@@ -1,7 +1,7 @@
 """The compliance suite over the catalog's built-in entries, each through a real environment
 server process (`platform_sdk.instance_launch`) and a gRPC stream.
 
-Every classic-control and Menagerie robot entry runs; of every other family file in
+Every classic-control, Doom and Menagerie robot entry runs; of every other family file in
 `platform_broker/builtin/*.toml` a deterministic sample (SAMPLE_PER_FAMILY entries, chosen by a
 generator seeded with the file's name) runs, to keep CI fast. PLATFORM_COMPLIANCE_ALL=1 runs
 every entry.
@@ -25,7 +25,7 @@ from simulusion.control.v1 import control_pb2 as control_pb
 
 RUN_EVERY_ENTRY = os.environ.get("PLATFORM_COMPLIANCE_ALL", "") not in ("", "0")
 SAMPLE_PER_FAMILY = 3
-FULL_FAMILIES = {"classic_control.toml", "menagerie.toml"}
+FULL_FAMILIES = {"classic_control.toml", "doom.toml", "menagerie.toml"}
 OPTIONS = ComplianceOptions(seed=2024, steps=12, snapshot_steps=8, warmup_steps=2)
 
 

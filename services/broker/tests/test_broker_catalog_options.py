@@ -10,7 +10,7 @@ from platform_broker.catalog import load_catalog
 from platform_broker.errors import ConfigError
 
 BUILTINS = load_catalog(None)
-FAMILIES = {"Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", "MuJoCo Menagerie"}
+FAMILIES = {"Classic control", "Atari", "Doom", "Gymnasium MuJoCo", "DeepMind Control", "MuJoCo Menagerie"}
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -26,7 +26,7 @@ def options_of(entry) -> dict:
 def test_every_builtin_entry_has_its_family_and_endless_last():
     assert {entry.family for entry in BUILTINS} == FAMILIES
     assert BUILTINS.get("cartpole").family == "Classic control" and BUILTINS.get("pong").family == "Atari"
-    assert BUILTINS.get("ant").family == "Gymnasium MuJoCo"
+    assert BUILTINS.get("ant").family == "Gymnasium MuJoCo" and BUILTINS.get("freedoom-e1m1").family == "Doom"
     assert BUILTINS.get("dmc-cartpole-swingup").family == "DeepMind Control"
     for entry in BUILTINS:
         endless = entry.options[-1]
@@ -37,6 +37,7 @@ def test_every_builtin_entry_has_its_family_and_endless_last():
 
 @pytest.mark.parametrize(("env_id", "name", "default", "rate_help"), [
     ("pong", "frameskip", 4, "metadata.control_rate = 60 / frameskip"),
+    ("doom-basic", "tics", 4, "metadata.control_rate = 35 / tics"),
     ("ant", "frame_skip", 5, "metadata.control_rate = 1 / (0.01 s x frame_skip)"),
     ("hopper", "frame_skip", 4, "metadata.control_rate = 1 / (0.002 s x frame_skip)"),
     ("dmc-walker-walk", "substeps", 10, "metadata.control_rate = 1 / (0.0025 s x substeps)"),

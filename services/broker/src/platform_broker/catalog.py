@@ -60,7 +60,9 @@ DEFAULT_FAMILY = "Custom"
 # Built-in entries: one TOML file per family in platform_broker/builtin/, same format as catalog.toml.
 BUILTIN_PACKAGE = "platform_broker.builtin"
 # Families listed first, in this order; any other built-in file follows in name order.
-BUILTIN_ORDER = ("classic_control.toml", "atari.toml", "gymnasium_mujoco.toml", "dm_control.toml", "menagerie.toml")
+BUILTIN_ORDER = (
+    "classic_control.toml", "atari.toml", "doom.toml", "gymnasium_mujoco.toml", "dm_control.toml", "menagerie.toml",
+)
 
 
 @dataclass(frozen=True)

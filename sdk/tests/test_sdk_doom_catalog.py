@@ -1,0 +1,69 @@
+"""The built-in catalog file of Doom (`platform_broker/builtin/doom.toml`) and how the platform
+hosts its entries."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("vizdoom")
+
+from platform_sdk.doom import catalog, env, make_env
+from platform_sdk.doom.scenarios import SCENARIOS
+from platform_sdk.server.factory import ENDLESS_FACTORY_KWARGS
+
+CATALOG_FILE = Path(__file__).parents[2] / "services/broker/src/platform_broker/builtin/doom.toml"
+pytestmark = pytest.mark.skipif(not CATALOG_FILE.is_file(), reason="the broker's catalog is not in this checkout")
+
+
+def test_the_file_is_what_the_generator_writes() -> None:
+    assert CATALOG_FILE.read_text() == catalog.render_toml(), (
+        "regenerate: python -m platform_sdk.doom.catalog > " + str(CATALOG_FILE)
+    )
+
+
+def test_the_options_are_make_envs_kwargs_with_its_defaults() -> None:
+    data = tomllib.loads(CATALOG_FILE.read_text())
+    assert data["family"] == "Doom"
+    parameters = inspect.signature(make_env).parameters
+    assert set(data["options"]) == {"tics", "action_set", "labels", "depth", "max_episode_steps"}
+    for name, option in data["options"].items():
+        assert name in parameters and option["help"], name
+        assert option.get("default") == parameters[name].default, name  # null: None
+    assert "variables" in parameters and "`variables`" in CATALOG_FILE.read_text().split("family =")[0]  # the header says why it is left out
+
+
+def test_every_entry_names_a_scenario_and_has_no_mujoco_world() -> None:
+    entries = tomllib.loads(CATALOG_FILE.read_text())["envs"]
+    assert list(entries) == list(catalog.ENTRIES)
+    for env_id, entry in entries.items():
+        assert entry["factory"] == "platform_sdk.doom:make_env" == catalog.FACTORY
+        assert entry["kwargs"]["scenario"] in SCENARIOS and entry["description"], env_id
+        assert entry["world"] == {"mujoco": False}
+
+
+def test_tics_set_the_control_rate_its_help_says() -> None:
+    help_text = tomllib.loads(CATALOG_FILE.read_text())["options"]["tics"]["help"]
+    assert "metadata.control_rate = 35 / tics" in help_text
+    doom = make_env("basic", tics=5)
+    assert doom.metadata["control_rate"] == 7 == env.TICS_PER_SECOND / 5
+    doom.close()
+
+
+def test_the_broker_lists_doom_after_atari_and_takes_its_options() -> None:
+    broker_catalog = pytest.importorskip("platform_broker.catalog")
+    assert broker_catalog.BUILTIN_ORDER.index("doom.toml") == broker_catalog.BUILTIN_ORDER.index("atari.toml") + 1
+    entries = broker_catalog.builtin_entries()
+    ids = list(entries)
+    assert ids.index("freedoom-e1m1") > ids.index("doom-basic") > ids.index("pong")
+    options = {option.name: option for option in entries["doom-basic"].options}
+    assert list(options) == ["tics", "action_set", "labels", "depth", "max_episode_steps", "endless"]
+    assert list(options["action_set"].choices_json) == ['"scenario"', '"full"']
+
+
+def test_endless_sessions_turn_the_time_limit_off() -> None:
+    assert ENDLESS_FACTORY_KWARGS[catalog.FACTORY] == {"max_episode_steps": math.inf}
