@@ -13,10 +13,10 @@ Snapshots: a loaded ViZDoom save game plays on differently depending on what the
 before the load, so an environment pickles as its episode's seed, its reset options and the
 actions taken so far, and unpickling starts the game on that seed and replays the actions
 without drawing the frames in between (about 0.1 ms a step). With `labels=True` the replay
-draws every frame (about 1.5 ms a step): ViZDoom numbers objects (`id`) as they are first
-drawn. `last_restore_seconds` says how
-long the last unpickling took. Restored runs match uninterrupted ones step for step, screens
-included (see `platform_sdk.doom.game` on why the weapon does not bob).
+draws every frame (about 1.5 ms a step): the objects' ViZDoom `id`s depend on which frames
+were drawn. `last_restore_seconds` says how long the last unpickling took. Restored runs
+match uninterrupted ones step for step, screens included (see `platform_sdk.doom.game` on why
+the weapon does not bob).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,7 @@ _pool: dict[GameSettings, list[Any]] = {}
 _pool_lock = threading.Lock()
 _files: str | None = None
 _started = itertools.count()
+_running: weakref.WeakSet[Any] = weakref.WeakSet()  # every game started, to close at exit
 # The engine's .ini for a game: its default without the `./_vizdoom` paths; {folder} is ours.
 INI_TEMPLATE = "[IWADSearch.Directories]\nPath=.\n\n[FileSearch.Directories]\n\n" + "".join(
     f"[{game}.AutoExec]\nPath={{folder}}/autoexec.cfg\n\n" for game in ("Doom", "Heretic", "Hexen", "Strife", "Chex")
@@ -123,6 +125,7 @@ def start(settings: GameSettings) -> Any:
     game.set_doom_config_path(ini)
     game.add_game_args(f"+screenshot_dir {files} -savedir {files} +movebob 0")
     game.init()
+    _running.add(game)
     return game
 
 
@@ -152,10 +155,10 @@ def _engine_files() -> str:
 
 
 def _clean_up(folder: str) -> None:
-    """At exit: close the pooled games (each writes its .ini), then remove the folder."""
+    """At exit: close the games still running (each writes its .ini), then remove the folder."""
     with _pool_lock:
-        games = [game for free in _pool.values() for game in free]
         _pool.clear()
+        games = list(_running)
     for game in games:
         game.close()
     shutil.rmtree(folder, ignore_errors=True)
