@@ -253,10 +253,10 @@ class DoomEnv(gymnasium.Env[Observation, np.int64]):
         if count == 0:
             self._fetch(game)
         for number, index in enumerate(self._taken):
-            update = self.labels or number >= count - 2
+            last = number >= count - 2
             game.set_action(list(self._actions.presses[index]))
-            game.advance_action(self.tics, update)
-            if update:
+            game.advance_action(self.tics, last or self.labels)  # with labels, draw every frame
+            if last:
                 self._fetch(game)
 
     def _fetch(self, game: Any) -> None:
