@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("vizdoom")
-
 from gymnasium.utils.env_checker import check_env
 from platform_sdk.doom import SCENARIOS, DoomError, make_env
 from platform_sdk.doom.scenarios import LEVEL_VARIABLES
+from doom_required import require_vizdoom
+
+require_vizdoom()
 
 DOOM_TOML = Path(__file__).parents[2] / "services/broker/src/platform_broker/builtin/doom.toml"
 FULL_NAMES = [

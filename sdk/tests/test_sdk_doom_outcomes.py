@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("vizdoom")
-
 from platform_sdk.doom import DoomEnv, make_env
 from platform_sdk.server.factory import build_env
 from platform_sdk.server.spec import max_episode_steps
+from doom_required import require_vizdoom
+
+require_vizdoom()
 
 NOOP = 0
 

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("vizdoom")
-
 from platform_sdk.doom import DoomEnv, make_env
 from platform_sdk.server import snapshots
+from doom_required import require_vizdoom
+
+require_vizdoom()
 
 SCENARIOS = ["basic", "defend_the_center", "health_gathering", "deathmatch", "freedoom-e1m1"]
 Step = tuple[dict[str, bytes], float, bool, bool, dict[str, Any], bytes]

@@ -910,7 +910,7 @@ export interface components {
             factory?: string | null;
             /**
              * Family
-             * @description its family: "Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", or for catalog.toml entries their own (default "Custom")
+             * @description its family: "Classic control", "Atari", "Doom", "Gymnasium MuJoCo", "DeepMind Control", "MuJoCo Menagerie", or for catalog.toml entries their own (default "Custom")
              * @example Atari
              */
             family: string;

@@ -27,8 +27,9 @@ class EnvPublic(BaseModel):
     factory: str | None = Field(default=None, description='"module:function" building the environment')
     path: str | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict, description="the entry's default keyword arguments")
-    family: str = Field(description='its family: "Classic control", "Atari", "Gymnasium MuJoCo", "DeepMind Control", '
-                        'or for catalog.toml entries their own (default "Custom")', examples=["Atari"])
+    family: str = Field(description='its family: "Classic control", "Atari", "Doom", "Gymnasium MuJoCo", '
+                        '"DeepMind Control", "MuJoCo Menagerie", or for catalog.toml entries their own '
+                        '(default "Custom")', examples=["Atari"])
     options: list[EnvOptionPublic] = Field(
         default_factory=list, description="the kwargs it accepts, each with its type, default, range or choices and help"
     )
