@@ -176,6 +176,27 @@ def test_cartpole_played_with_the_keyboard_shows_the_recorded_count_and_return(p
     expect(page.get_by_test_id("play-back-progress")).to_have_attribute("data-diverged", "0")
 
 
+def test_doom_is_played_with_its_keys(page: Page, http, screenshot) -> None:
+    sid = start(page, "doom-defend-the-center", record=True)
+    key_map = page.get_by_test_id("key-map")
+    for shown in ("TURN_LEFT", "TURN_RIGHT", "ATTACK", "Space"):
+        expect(key_map).to_contain_text(shown)
+    page.get_by_test_id("play").click()
+    for key in ("ArrowLeft", "Space", "ArrowRight"):  # held through several steps at 8.75 a second
+        page.keyboard.down(key)
+        page.wait_for_timeout(700)
+        page.keyboard.up(key)
+        page.wait_for_timeout(300)
+    page.get_by_test_id("pause").click()
+    expect(page.get_by_test_id("step")).to_be_enabled()
+    screenshot(page, "session-doom")
+    actions = close_and_read(page, http, sid) and recorded_actions(http, sid)
+    # NOOP, TURN_LEFT, TURN_RIGHT, ATTACK: each key's action reached the server, in the order held
+    held = [a for a in actions if a != 0]
+    assert {1, 2, 3} <= set(held), actions
+    assert held.index(1) < held.index(3) < held.index(2), actions
+
+
 def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page: Page, http) -> None:
     sid = start(page, "pendulum", record=True)
     slider = page.get_by_test_id("slider-0")

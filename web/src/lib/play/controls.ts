@@ -8,6 +8,7 @@
 // A hand-controlled arm (handKeys.ts) keeps its level buttons or sliders, starting at "stay" with
 // the gripper open, and the hand keys move it over what they hold.
 import { handAction, handControlOf, handInitialValues, type HandControl } from "./handKeys";
+import { doomKeyMap } from "./doomKeys";
 import { discreteKeyMap, type DiscreteKeyMap } from "./keyMap";
 import { boundValues, flatten, isIntegerDtype, reshape, sizeOf, type SpaceJson } from "./spaces";
 
@@ -60,7 +61,8 @@ export function chooseControls(space: SpaceJson | null, metadata?: Record<string
       const n = space.n ?? 0;
       const start = typeof space.start === "number" ? space.start : 0;
       const actionNames = metadata?.action_names;
-      const keyMap = discreteKeyMap(n, Array.isArray(actionNames) ? (actionNames as string[]) : null, start);
+      const given = Array.isArray(actionNames) ? (actionNames as string[]) : null;
+      const keyMap = doomKeyMap(n, given, start) ?? discreteKeyMap(n, given, start);
       const idle = keyMap.idle === "last" ? 0 : keyMap.idle;
       return { kind: "keys", keyMap, initial: idle + start };
     }

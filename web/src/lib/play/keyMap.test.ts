@@ -78,5 +78,6 @@ describe("key names", () => {
     expect(keyName("ArrowUp")).toBe("ArrowUp");
     expect(keyLabel("ArrowLeft")).toBe("←");
     expect(keyLabel("7")).toBe("7");
+    expect(keyLabel("f")).toBe("F"); // Doom's use key
   });
 });

@@ -58,11 +58,13 @@ function canonical(tokens: readonly string[]): string {
   return TOKEN_ORDER.filter((t) => tokens.includes(t)).join("") || "NOOP";
 }
 
-function digitBindings(n: number, label: (i: number) => string): KeyBinding[] {
+/** Digit keys 1-9 and 0 for actions 0-9 (the first ten of n). */
+export function digitBindings(n: number, label: (i: number) => string): KeyBinding[] {
   return Array.from({ length: Math.min(n, 10) }, (_, i) => ({ keys: [String((i + 1) % 10)], action: i, label: label(i) }));
 }
 
-function digitAction(down: ReadonlySet<KeyName>, n: number): number | null {
+/** The action the digit keys held choose, or null. */
+export function digitAction(down: ReadonlySet<KeyName>, n: number): number | null {
   for (let i = 0; i < Math.min(n, 10); i++) if (down.has(String((i + 1) % 10))) return i;
   return null;
 }
@@ -143,7 +145,7 @@ function bestMatch(held: readonly string[], byName: ReadonlyMap<string, number>)
   return best?.action;
 }
 
-/** A key's name on screen: "←", "Space", "1". */
+/** A key's name on screen: "←", "Space", "1", "F". */
 export function keyLabel(key: KeyName): string {
-  return { ArrowUp: "↑", ArrowDown: "↓", ArrowLeft: "←", ArrowRight: "→", Space: "Space" }[key] ?? key;
+  return { ArrowUp: "↑", ArrowDown: "↓", ArrowLeft: "←", ArrowRight: "→", Space: "Space" }[key] ?? key.toUpperCase();
 }
