@@ -8,16 +8,14 @@ import math
 import tomllib
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("vizdoom")
-
+from doom_required import require_vizdoom
 from platform_sdk.doom import catalog, env, make_env
 from platform_sdk.doom.scenarios import SCENARIOS
 from platform_sdk.server.factory import ENDLESS_FACTORY_KWARGS
 
+require_vizdoom()
+
 CATALOG_FILE = Path(__file__).parents[2] / "services/broker/src/platform_broker/builtin/doom.toml"
-pytestmark = pytest.mark.skipif(not CATALOG_FILE.is_file(), reason="the broker's catalog is not in this checkout")
 
 
 def test_the_file_is_what_the_generator_writes() -> None:
@@ -52,17 +50,6 @@ def test_tics_set_the_control_rate_its_help_says() -> None:
     doom = make_env("basic", tics=5)
     assert doom.metadata["control_rate"] == 7 == env.TICS_PER_SECOND / 5
     doom.close()
-
-
-def test_the_broker_lists_doom_after_atari_and_takes_its_options() -> None:
-    broker_catalog = pytest.importorskip("platform_broker.catalog")
-    assert broker_catalog.BUILTIN_ORDER.index("doom.toml") == broker_catalog.BUILTIN_ORDER.index("atari.toml") + 1
-    entries = broker_catalog.builtin_entries()
-    ids = list(entries)
-    assert ids.index("freedoom-e1m1") > ids.index("doom-basic") > ids.index("pong")
-    options = {option.name: option for option in entries["doom-basic"].options}
-    assert list(options) == ["tics", "action_set", "labels", "depth", "max_episode_steps", "endless"]
-    assert list(options["action_set"].choices_json) == ['"scenario"', '"full"']
 
 
 def test_endless_sessions_turn_the_time_limit_off() -> None:

@@ -48,6 +48,18 @@ def test_the_control_rate_options(env_id, name, default, rate_help):
     assert not option.HasField("maximum") and rate_help in option.help
 
 
+def test_doom_comes_after_atari_with_its_options():
+    from platform_broker.catalog import BUILTIN_ORDER, builtin_entries
+
+    assert BUILTIN_ORDER.index("doom.toml") == BUILTIN_ORDER.index("atari.toml") + 1
+    entries = builtin_entries()
+    ids = list(entries)
+    assert ids.index("freedoom-e1m1") > ids.index("doom-basic") > ids.index("pong")
+    options = {option.name: option for option in entries["doom-basic"].options}
+    assert list(options) == ["tics", "action_set", "labels", "depth", "max_episode_steps", "endless"]
+    assert list(options["action_set"].choices_json) == ['"scenario"', '"full"']
+
+
 def test_builtin_option_types_ranges_and_choices():
     pong = options_of(BUILTINS.get("pong"))
     sticky = pong["repeat_action_probability"]
