@@ -12,6 +12,10 @@ import pytest
 
 from platform_sdk.doom import DoomEnv, make_env
 from platform_sdk.server import snapshots
+from platform_sdk.server.factory import build_env
+from platform_sdk.server.instance import EnvInstance
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.env.v1 import values_pb2 as pb
 from doom_required import require_vizdoom
 
 require_vizdoom()
@@ -139,3 +143,19 @@ def test_a_snapshot_is_small_and_restoring_is_a_replay() -> None:
     long = pickle.dumps(env)
     assert len(short) < 5_000 and len(long) < len(short) + 2_000  # the seed and the actions
     env.close()
+
+
+def test_the_environment_servers_restore_says_how_long_the_replay_took() -> None:
+    env, env_id = build_env(factory="platform_sdk.doom:make_env", kwargs={"scenario": "basic", "max_episode_steps": 1000})
+    instance = EnvInstance(env, env_id)
+    assert not instance.handle(env_pb.EnvRequest(id=1, reset=env_pb.ResetRequest(seed=3))).HasField("error")
+    noop = env_pb.StepRequest(action=pb.Value(discrete=0))  # basic's NOOP: no kill, the episode goes on
+    for steps in (10, 190):  # 10 steps, then 200
+        for _ in range(steps):
+            stepped = instance.handle(env_pb.EnvRequest(id=2, step=noop))
+            assert not stepped.HasField("error") and not stepped.step.terminated and not stepped.step.truncated
+        handle = instance.handle(env_pb.EnvRequest(id=3, snapshot=env_pb.SnapshotRequest())).snapshot.handle
+        restored = instance.handle(env_pb.EnvRequest(id=4, restore=env_pb.RestoreRequest(handle=handle))).restore
+        replay = instance.env.unwrapped.last_restore_seconds  # the restored environment's own replay
+        assert restored.HasField("seconds") and 0 < replay <= restored.seconds < 10
+    instance.close()

@@ -112,6 +112,7 @@ def test_snapshot_restore_cartpole(cartpole: str) -> None:
         first = _steps(client, actions)
         restored = client.ok(restore=env_pb.RestoreRequest(handle=handle)).restore
         assert restored.observation == reset.observation
+        assert restored.HasField("seconds") and 0 < restored.seconds < 10  # the restore's own time
         assert _steps(client, actions) == first
         second = client.ok(snapshot=env_pb.SnapshotRequest()).snapshot.handle
         assert second != handle

@@ -80,6 +80,7 @@ def test_an_imported_state_carries_on_exactly(make: Callable[[], EnvInstance], a
     imported = _ok(fresh, import_state=env_pb.ImportStateRequest(state=exported.state, format="pickle"))
     replayed = [_ok(fresh, step=env_pb.StepRequest(action=action)).step for _ in range(4)]
     assert imported.import_state.HasField("observation")
+    assert imported.import_state.HasField("seconds") and imported.import_state.seconds > 0  # the load's time
     for a, b in zip(continued, replayed, strict=True):
         np.testing.assert_array_equal(_flat(a.observation), _flat(b.observation))
         assert a.reward == b.reward and a.terminated == b.terminated

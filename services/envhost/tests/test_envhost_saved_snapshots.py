@@ -58,6 +58,7 @@ async def test_a_saved_snapshot_returns_the_session_to_that_moment(
 
     restored = await link.request(restore_saved(snapshot.id))
     assert restored.WhichOneof("result") == "restore_saved", restored
+    assert restored.restore_saved.HasField("seconds") and restored.restore_saved.seconds > 0  # import_state's
     again = await _trajectory(link, actions)
     assert again == original  # it carries on exactly as it did from the saved moment
 
@@ -163,6 +164,7 @@ async def test_sub_environments_save_and_restore_inside_a_batch(
     restored = await link.request(batch((2, restore_saved(snapshot.id))))
     [answer] = restored.batch.responses
     assert answer.restore_saved.observation == step_1.step.observation  # sub-environment 1's moment, in 2
+    assert answer.restore_saved.HasField("seconds") and answer.restore_saved.seconds > 0
 
     messages = await batch_messages(js, session_id, 4)
     events = [e for m in messages for e in parse_batch(m.data)]

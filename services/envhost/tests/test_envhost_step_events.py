@@ -45,6 +45,7 @@ async def test_recorded_session_numbers_its_events(envhost: EnvHostProcess, nats
     await stream.step(1)
     restore = await stream.request(env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=snapshot.snapshot.handle)))
     assert restore.WhichOneof("result") == "restore", restore
+    assert restore.restore.HasField("seconds") and restore.restore.seconds > 0  # the instance's restore time
     await stream.step(0)
 
     messages = await recorded_messages(js, session_id, 9)

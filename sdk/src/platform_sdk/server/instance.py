@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -293,9 +294,11 @@ class EnvInstance:
         snapshot = self._snapshots.get(handle)
         if snapshot is None:
             raise CommandError(env_pb.ERROR_CODE_NOT_FOUND, f"no snapshot {handle!r} in {self.env_id}")
-        env, observation, info = snapshots.restore(snapshot)
+        started = time.perf_counter()
+        env, observation, info = snapshots.restore(snapshot)  # a Doom environment replays its episode here
         self.replace_env(env, observation, info)
         result = response.restore
+        result.seconds = time.perf_counter() - started
         value_writer(env.observation_space)(result.observation, observation)
         result.info.CopyFrom(datamap_from_dict(info))
 

@@ -4,12 +4,14 @@ The bytes are a snapshot (`platform_sdk.server.snapshots`: the pickled environme
 included, render resources left out, with its last observation and info), format "pickle".
 Importing unpickles them, so they must come from a trusted source (the env host, which keeps
 them in the recorder's storage); bytes that do not unpickle to an environment of the same
-class and spaces are refused with INVALID_ARGUMENT and leave the instance as it was.
+class and spaces are refused with INVALID_ARGUMENT and leave the instance as it was. The
+answer's `seconds` is the wall time the load took (unpickling and hosting the environment).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from platform_contracts.spaces import encode_value
@@ -53,9 +55,11 @@ def answer_import_state(
         raise CommandError(_INVALID, f"unknown state format {command.format!r}: expected {STATE_FORMAT!r}")
     if not command.state:
         raise CommandError(_INVALID, "import_state has no state: pass the bytes export_state returned")
+    started = time.perf_counter()
     env, observation, info = _load(instance, command.state)
     instance.replace_env(env, observation, info)
     result = response.import_state
+    result.seconds = time.perf_counter() - started
     result.observation.CopyFrom(encode_value(observation, env.observation_space))
     result.info.CopyFrom(datamap_from_dict(info))
 

@@ -5,7 +5,8 @@ with the snapshot's description to the recorder (NATS request `RECORDER_SAVE_SNA
 control `SaveSnapshotRequest`) and answers `SaveSnapshotResponse{saved}` with the id the
 recorder gave. restore_saved: the env host gets the snapshot with its state from the recorder
 (`RECORDER_GET_SNAPSHOT`), checks that it is of the session's environment and arguments, and
-the instance imports it (`import_state`).
+the instance imports it (`import_state`); the answer's `seconds` is the instance's time to
+load it, as `import_state` said (the recorder's read is not in it).
 
 Both run under the instance's lock, so the state saved is the session's state between two of
 its requests. On a vector instance they address one sub-environment (`index`; a request
@@ -129,8 +130,10 @@ class SavedSnapshots:
             return _error(request.id, imported.error.code,
                           f"{where}: saved snapshot {snapshot_id!r} could not be loaded: {imported.error.message}")
         result = imported.import_state
-        return env_pb.EnvResponse(id=request.id, restore_saved=env_pb.RestoreSavedResponse(
-            observation=result.observation, info=result.info))
+        restored = env_pb.RestoreSavedResponse(observation=result.observation, info=result.info)
+        if result.HasField("seconds"):  # the instance's own time to load it (an older one does not say)
+            restored.seconds = result.seconds
+        return env_pb.EnvResponse(id=request.id, restore_saved=restored)
 
     def _max_payload(self) -> int:
         return int(getattr(self._nc, "max_payload", 0) or NATS_DEFAULT_MAX_PAYLOAD)

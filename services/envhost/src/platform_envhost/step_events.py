@@ -94,9 +94,9 @@ class StepEventBuilder:
         elif kind == "reset":
             self.add_reset(events, response.reset, now, request.reset)
         elif kind == "restore":
-            self.add_restore(events, response.restore.observation, response.restore.info, now)
+            self.add_restore(events, response.restore, now)
         elif kind == "restore_saved":
-            self.add_restore(events, response.restore_saved.observation, response.restore_saved.info, now)
+            self.add_restore(events, response.restore_saved, now)
         elif kind == "hold":
             self.add_hold(events, request.hold.action, response.hold.kept, now, agent)
 
@@ -165,13 +165,16 @@ class StepEventBuilder:
             if request.options.fields:
                 event.reset_options.CopyFrom(request.options)
 
-    def add_restore(self, events: EventList, observation: values_pb.Value, info: values_pb.DataMap,
+    def add_restore(self, events: EventList, result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse,
                     now: float) -> None:
+        """A restore's (or restore_saved's) event: its observation, info and the instance's seconds."""
         self._start_episode()
         restore = events.add(session_id=self.session_id, seq=self.seq, episode=self.episode, episode_step=0,
                              time=now).restore
-        restore.observation.CopyFrom(observation)
-        restore.info.CopyFrom(info)
+        restore.observation.CopyFrom(result.observation)
+        restore.info.CopyFrom(result.info)
+        if result.HasField("seconds"):
+            restore.seconds = result.seconds
 
     def add_hold(self, events: EventList, action: values_pb.Value, kept: Any, now: float,
                  agent: values_pb.DataMap | None = None) -> None:

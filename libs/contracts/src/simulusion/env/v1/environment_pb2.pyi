@@ -833,6 +833,11 @@ class ImportStateResponse(_message.Message):
 
     OBSERVATION_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
+    SECONDS_FIELD_NUMBER: _builtins.int
+    seconds: _builtins.float
+    """Wall time the environment took to load the state, measured by the environment server.
+    Unset: an older server.
+    """
     @_builtins.property
     def observation(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -842,12 +847,15 @@ class ImportStateResponse(_message.Message):
         *,
         observation: _values_pb2.Value | None = ...,
         info: _values_pb2.DataMap | None = ...,
+        seconds: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seconds: _TypeAlias = _typing.Literal["seconds"]  # noqa: Y015
+    _WhichOneofArgType__seconds: _TypeAlias = _typing.Literal["_seconds", b"_seconds"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seconds) -> _WhichOneofReturnType__seconds | None: ...
 
 Global___ImportStateResponse: _TypeAlias = ImportStateResponse  # noqa: Y015
 
@@ -985,6 +993,11 @@ class RestoreSavedResponse(_message.Message):
 
     OBSERVATION_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
+    SECONDS_FIELD_NUMBER: _builtins.int
+    seconds: _builtins.float
+    """Wall time the environment took to restore, measured by the environment server: the
+    import_state's `seconds` (the recorder's read is not in it). Unset: an older server.
+    """
     @_builtins.property
     def observation(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -994,12 +1007,15 @@ class RestoreSavedResponse(_message.Message):
         *,
         observation: _values_pb2.Value | None = ...,
         info: _values_pb2.DataMap | None = ...,
+        seconds: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seconds: _TypeAlias = _typing.Literal["seconds"]  # noqa: Y015
+    _WhichOneofArgType__seconds: _TypeAlias = _typing.Literal["_seconds", b"_seconds"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seconds) -> _WhichOneofReturnType__seconds | None: ...
 
 Global___RestoreSavedResponse: _TypeAlias = RestoreSavedResponse  # noqa: Y015
 
@@ -1107,6 +1123,11 @@ class RestoreResponse(_message.Message):
 
     OBSERVATION_FIELD_NUMBER: _builtins.int
     INFO_FIELD_NUMBER: _builtins.int
+    SECONDS_FIELD_NUMBER: _builtins.int
+    seconds: _builtins.float
+    """Wall time the environment took to restore, measured by the environment server (a Doom
+    environment replays its episode: the longer the episode, the longer). Unset: an older server.
+    """
     @_builtins.property
     def observation(self) -> _values_pb2.Value: ...
     @_builtins.property
@@ -1116,12 +1137,15 @@ class RestoreResponse(_message.Message):
         *,
         observation: _values_pb2.Value | None = ...,
         info: _values_pb2.DataMap | None = ...,
+        seconds: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "observation", b"observation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seconds", b"_seconds", "info", b"info", "observation", b"observation", "seconds", b"seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seconds: _TypeAlias = _typing.Literal["seconds"]  # noqa: Y015
+    _WhichOneofArgType__seconds: _TypeAlias = _typing.Literal["_seconds", b"_seconds"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seconds) -> _WhichOneofReturnType__seconds | None: ...
 
 Global___RestoreResponse: _TypeAlias = RestoreResponse  # noqa: Y015
 
