@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import simplejpeg
+from platform_gateway.json_views import restore_json
 from simulusion.control.v1 import control_pb2 as ctl
+from simulusion.env.v1 import environment_pb2 as env_pb
 
 
 async def _session(gateway) -> str:
@@ -68,6 +70,8 @@ async def test_snapshot_restore_and_render(gateway, broker) -> None:
     first = (await gateway.http.post(f"/v0/sessions/{sid}/step", json={"action": 0})).json()
     restored = await gateway.http.post(f"/v0/sessions/{sid}/restore", json={"handle": handle})
     assert restored.status_code == 200, restored.text
+    restore_s = restored.json()["restore_s"]  # the environment server's own time to restore
+    assert isinstance(restore_s, float) and 0 < restore_s < 10
     second = (await gateway.http.post(f"/v0/sessions/{sid}/step", json={"action": 0})).json()
     assert second["observation"] == first["observation"]
 
@@ -144,3 +148,10 @@ async def test_a_hung_instance_times_out_504(start_gateway, broker, silent_env_h
     # The late stream was dropped: the next request goes on a new one.
     await gateway.http.post(f"/v0/sessions/{info.id}/reset", json={})
     assert len(silent_env_host.metadata) == 2
+
+
+def test_a_saved_snapshots_restore_answers_the_seconds_the_env_host_passed_on() -> None:
+    # restore-saved needs the env host and the recorder (tests/test_e2e_saved_snapshots.py): its view here
+    assert restore_json(env_pb.RestoreSavedResponse(seconds=0.75))["restore_s"] == 0.75
+    assert restore_json(env_pb.RestoreSavedResponse())["restore_s"] is None  # an older environment server
+    assert restore_json(env_pb.RestoreResponse(seconds=0.5))["restore_s"] == 0.5

@@ -14,8 +14,10 @@ import simplejpeg
 from platform_contracts.digests import observation_digest
 from platform_contracts.values import tensor_from_array
 from platform_gateway.app import api_app
+from platform_gateway.json_ops import parse_command, run_command
 from platform_gateway.json_views import frame_jpeg
-from platform_gateway.schemas.stream import ANSWERS, StreamErrorAnswer, openapi_components
+from platform_gateway.schemas.stream import ANSWERS, RestoreSavedAnswer, StreamErrorAnswer, openapi_components
+from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 from websockets.asyncio.client import ClientConnection, connect
@@ -66,6 +68,7 @@ async def test_frames_come_as_one_binary_message_after_the_answer(gateway, broke
         handle = (await _ask(ws, {"id": 4, "op": "snapshot"}))[0]["result"]["handle"]
         restored, jpeg = await _ask(ws, {"id": 5, "op": "restore", "handle": handle, "frame": True})
         assert restored["result"]["frame"]["width"] == 600 and jpeg
+        assert 0 < restored["result"]["restore_s"] < 10  # the environment server's own time to restore
         rendered, again = await _ask(ws, {"id": 6, "op": "render"})
         assert again == jpeg, "the restored state's frame is the current one"
         assert set(rendered["result"]) == {"frame"}
@@ -147,13 +150,40 @@ def test_a_frame_that_is_its_observation_is_encoded_from_it() -> None:
         frame_jpeg(frame, values_pb.Value(discrete=1))
 
 
+class _SavedRestores:
+    """The part of EnvCommands a restore_saved uses: answers as the env host would (or an older one)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+
+    async def restore_saved_response(self, session_id: str, snapshot_id: str) -> tuple[ctl.SessionInfo,
+                                                                                         env_pb.EnvResponse]:
+        restored = env_pb.RestoreSavedResponse(observation=values_pb.Value(discrete=3))
+        if self.seconds is not None:
+            restored.seconds = self.seconds
+        return ctl.SessionInfo(id=session_id), env_pb.EnvResponse(restore_saved=restored)
+
+
+@pytest.mark.parametrize("seconds", [0.125, None])
+async def test_restore_saved_answers_the_seconds_the_env_host_passed_on(seconds: float | None) -> None:
+    # restore_saved needs the env host and the recorder (tests/test_e2e_saved_snapshots.py): the answer here
+    command = parse_command({"id": 1, "op": "restore_saved", "snapshot_id": "snap-0123456789ab"}, "s-1")
+    result, jpeg = await run_command(_SavedRestores(seconds), "s-1", command)  # type: ignore[arg-type]
+    assert result["restore_s"] == seconds and result["observation"] == 3 and jpeg is None
+    RestoreSavedAnswer.model_validate({"id": 1, "op": "restore_saved", "result": result})
+
+
 def test_the_openapi_document_declares_every_stream_message() -> None:
     document = api_app(None).openapi()
     schemas = document["components"]["schemas"]
     names = {"StreamCommand", "StreamAnswer", "StreamFrame", "StreamError", "ResetCommand", "StepCommand",
              "HoldCommand", "SnapshotCommand", "RestoreCommand", "SaveSnapshotCommand", "RestoreSavedCommand",
-             "RenderCommand", "ResetAnswer", "StepAnswer", "RenderAnswer", "StreamErrorAnswer"}
+             "RenderCommand", "ResetAnswer", "StepAnswer", "RenderAnswer", "StreamErrorAnswer", "StreamRestoreResult"}
     assert names <= set(schemas)
+    for answer in ("RestoreAnswer", "RestoreSavedAnswer"):
+        assert schemas[answer]["properties"]["result"]["$ref"] == "#/components/schemas/StreamRestoreResult"
+    assert "restore_s" in schemas["StreamRestoreResult"]["required"]
+    assert "restore_s" not in schemas["StreamResetResult"]["properties"]
     command = schemas["StreamCommand"]
     assert command["discriminator"]["propertyName"] == "op"
     assert command["discriminator"]["mapping"]["step"] == "#/components/schemas/StepCommand"

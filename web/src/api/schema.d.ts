@@ -1401,7 +1401,7 @@ export interface components {
              * @constant
              */
             op: "restore";
-            result: components["schemas"]["StreamResetResult"];
+            result: components["schemas"]["StreamRestoreResult"];
         };
         /** RestoreBody */
         RestoreBody: {
@@ -1446,6 +1446,30 @@ export interface components {
              */
             op: "restore";
         };
+        /**
+         * RestoreResult
+         * @description The answer of restore and restore-saved.
+         */
+        RestoreResult: {
+            /** Info */
+            info: {
+                [key: string]: unknown;
+            };
+            /** Observation */
+            observation: unknown;
+            /**
+             * Observation Labels
+             * @description names of the parts of the flat observation, {name: [start, stop]}, for environments that define get_observation_labels (null otherwise)
+             */
+            observation_labels?: {
+                [key: string]: number[];
+            } | null;
+            /**
+             * Restore S
+             * @description wall time in seconds the environment took to restore, measured by the environment server (a Doom environment replays its episode: the longer the episode, the longer); null when the environment server does not say (an older one)
+             */
+            restore_s?: number | null;
+        };
         /** RestoreSavedAnswer */
         RestoreSavedAnswer: {
             /**
@@ -1458,7 +1482,7 @@ export interface components {
              * @constant
              */
             op: "restore_saved";
-            result: components["schemas"]["StreamResetResult"];
+            result: components["schemas"]["StreamRestoreResult"];
         };
         /** RestoreSavedBody */
         RestoreSavedBody: {
@@ -2066,7 +2090,7 @@ export interface components {
         };
         /**
          * StreamResetResult
-         * @description The answer of reset, restore and restore_saved.
+         * @description The answer of reset.
          */
         StreamResetResult: {
             /**
@@ -2097,6 +2121,46 @@ export interface components {
             observation_labels: {
                 [key: string]: number[];
             } | null;
+        };
+        /**
+         * StreamRestoreResult
+         * @description The answer of restore and restore_saved.
+         */
+        StreamRestoreResult: {
+            /**
+             * @description the frame asked with `frame: true`, else null
+             * @default null
+             */
+            frame: components["schemas"]["StreamFrame"] | null;
+            /** Info */
+            info: {
+                [key: string]: unknown;
+            };
+            /**
+             * Observation
+             * @description the observation as JSON; null with "observation": "digest" or "none"
+             */
+            observation: unknown;
+            /**
+             * Observation Digest
+             * @description with "observation": "digest": its hex SHA-256
+             * @default null
+             */
+            observation_digest: string | null;
+            /**
+             * Observation Labels
+             * @description names of the parts of the flat observation, {name: [start, stop]} (null when the environment has none)
+             * @default null
+             */
+            observation_labels: {
+                [key: string]: number[];
+            } | null;
+            /**
+             * Restore S
+             * @description wall time in seconds the environment took to restore, measured by the environment server (a Doom environment replays its episode: the longer the episode, the longer); null when the environment server does not say (an older one)
+             * @default null
+             */
+            restore_s: number | null;
         };
         /**
          * StreamStepResult
@@ -3625,7 +3689,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ResetResult"];
+                    "application/json": components["schemas"]["RestoreResult"];
                 };
             };
             /** @description Not Found */
@@ -3723,7 +3787,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ResetResult"];
+                    "application/json": components["schemas"]["RestoreResult"];
                 };
             };
             /** @description Not Found */

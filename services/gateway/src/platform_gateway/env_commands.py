@@ -106,7 +106,7 @@ class EnvCommands:
     async def restore_saved(self, session_id: str, snapshot_id: str) -> dict:
         """Return the session to a saved snapshot of the same environment and arguments."""
         info, response = await self.restore_saved_response(session_id, snapshot_id)
-        return json_views.reset_json(response.restore_saved, info.spec)
+        return json_views.restore_json(response.restore_saved, info.spec)
 
     async def restore_saved_response(self, session_id: str, snapshot_id: str) -> tuple[ctl.SessionInfo,
                                                                                           env_pb.EnvResponse]:
@@ -150,7 +150,7 @@ class EnvCommands:
 
     async def restore(self, session_id: str, handle: str) -> dict:
         info, response = await self.restore_response(session_id, handle)
-        return json_views.reset_json(response.restore, info.spec)
+        return json_views.restore_json(response.restore, info.spec)
 
     async def restore_response(self, session_id: str, handle: str) -> tuple[ctl.SessionInfo, env_pb.EnvResponse]:
         info = await self.streams.directory.running(session_id)

@@ -121,11 +121,11 @@ async def run_command(commands: EnvCommands, session_id: str, command: Any) -> t
     if isinstance(command, RestoreCommand):
         info, response = await commands.restore_response(session_id, command.handle)
         frame = await _render_after(commands, info, command.frame)
-        return _observed(response.restore, info, command.observation, frame)
+        return _restored(response.restore, info, command.observation, frame)
     if isinstance(command, RestoreSavedCommand):
         info, response = await commands.restore_saved_response(session_id, command.snapshot_id)
         frame = await _render_after(commands, info, command.frame)
-        return _observed(response.restore_saved, info, command.observation, frame)
+        return _restored(response.restore_saved, info, command.observation, frame)
     if isinstance(command, RenderCommand):
         frame = await commands.render(session_id)
         jpeg = json_views.frame_jpeg(frame)
@@ -165,6 +165,13 @@ def _observed(result: env_pb.ResetResponse | env_pb.RestoreResponse | env_pb.Res
         "observation_labels": json_views.labels_json(info.spec),
         "frame": _frame_json(frame, jpeg) if jpeg is not None and frame is not None else None,
     }, jpeg
+
+
+def _restored(result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse, info: ctl.SessionInfo,
+              mode: ObservationMode, frame: env_pb.Frame | None) -> tuple[dict[str, Any], bytes | None]:
+    observed, jpeg = _observed(result, info, mode, frame)
+    observed["restore_s"] = json_views.restore_seconds(result)
+    return observed, jpeg
 
 
 def _stepped(response: env_pb.EnvResponse, info: ctl.SessionInfo,

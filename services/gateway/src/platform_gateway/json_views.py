@@ -128,6 +128,18 @@ def reset_json(
     }
 
 
+def restore_json(
+    result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse, spec: env_pb.SpecResponse | None = None
+) -> dict[str, Any]:
+    """A restore's (or restore_saved's) answer: a reset's with `restore_s`."""
+    return {**reset_json(result, spec), "restore_s": restore_seconds(result)}
+
+
+def restore_seconds(result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse) -> float | None:
+    """The seconds the environment server says the restore took; None when it does not say (an older one)."""
+    return result.seconds if result.HasField("seconds") else None
+
+
 def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None,
               final_obs: bool = True) -> dict[str, Any]:
     """A step's answer. After an auto-reset (or an endless restart) the observation and info are

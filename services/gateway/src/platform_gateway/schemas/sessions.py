@@ -32,6 +32,11 @@ _LIFE = (
     "writes a life (409 naming the holder otherwise)"
 )
 LIFE_NAME_PATTERN = limits.LIFE_NAME_PATTERN
+RESTORE_S = (
+    "wall time in seconds the environment took to restore, measured by the environment server (a Doom "
+    "environment replays its episode: the longer the episode, the longer); null when the environment server "
+    "does not say (an older one)"
+)
 
 
 class SessionBase(BaseModel):
@@ -200,6 +205,12 @@ class ResetResult(BaseModel):
     observation: Any
     info: dict[str, Any]
     observation_labels: dict[str, list[int]] | None = Field(default=None, description=_LABELS)
+
+
+class RestoreResult(ResetResult):
+    """The answer of restore and restore-saved."""
+
+    restore_s: float | None = Field(default=None, description=RESTORE_S)
 
 
 class StepResult(BaseModel):

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
-from platform_gateway.schemas.sessions import HoldResult, SavedSnapshotPublic, SnapshotResult
+from platform_gateway.schemas.sessions import RESTORE_S, HoldResult, SavedSnapshotPublic, SnapshotResult
 
 ObservationMode = Literal["full", "digest", "none"]
 MessageId = int | str | None
@@ -154,7 +154,13 @@ class _Observed(BaseModel):
 
 
 class StreamResetResult(_Observed):
-    """The answer of reset, restore and restore_saved."""
+    """The answer of reset."""
+
+
+class StreamRestoreResult(StreamResetResult):
+    """The answer of restore and restore_saved."""
+
+    restore_s: float | None = Field(default=None, description=RESTORE_S)
 
 
 class StreamStepResult(_Observed):
@@ -211,7 +217,7 @@ class SnapshotAnswer(_Answer):
 
 class RestoreAnswer(_Answer):
     op: Literal["restore"]
-    result: StreamResetResult
+    result: StreamRestoreResult
 
 
 class SaveSnapshotAnswer(_Answer):
@@ -221,7 +227,7 @@ class SaveSnapshotAnswer(_Answer):
 
 class RestoreSavedAnswer(_Answer):
     op: Literal["restore_saved"]
-    result: StreamResetResult
+    result: StreamRestoreResult
 
 
 class RenderAnswer(_Answer):

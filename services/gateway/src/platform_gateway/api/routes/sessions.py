@@ -13,6 +13,7 @@ from platform_gateway.schemas.sessions import (
     HoldResult,
     ResetBody,
     ResetResult,
+    RestoreResult,
     RestoreBody,
     RestoreSavedBody,
     SavedSnapshotPublic,
@@ -116,7 +117,7 @@ async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapsh
     return await commands.save_snapshot(session_id, (body or SaveSnapshotBody()).label)
 
 
-@router.post("/{session_id}/restore-saved", response_model=ResetResult)
+@router.post("/{session_id}/restore-saved", response_model=RestoreResult)
 async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> dict:
     """Return the session to a saved snapshot of the same environment and arguments."""
     return await commands.restore_saved(session_id, body.id)
@@ -128,7 +129,7 @@ async def snapshot(session_id: str, commands: CommandsDep) -> dict:
     return await commands.snapshot(session_id)
 
 
-@router.post("/{session_id}/restore", response_model=ResetResult)
+@router.post("/{session_id}/restore", response_model=RestoreResult)
 async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict:
     return await commands.restore(session_id, body.handle)
 
