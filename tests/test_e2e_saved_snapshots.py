@@ -34,7 +34,8 @@ def test_resume_after_restarting_every_service_continues_exactly(tmp_path):
         assert [s["id"] for s in listed["data"]] == [saved["id"]]
 
         with platform_sdk.resume(saved["id"], url=stack.url) as again:
-            observation, _info = again.resumed
+            observation, info = again.resumed
+            assert 0 < info["restore_s"] < 10
             continued = _rollout(again, [np.array([a * 0.25]) for a in actions])
         for (obs_a, r_a, term_a, trunc_a, _), (obs_b, r_b, term_b, trunc_b, _) in zip(original, continued):
             for key in obs_a:
@@ -50,12 +51,16 @@ def test_restore_saved_in_a_running_session_and_its_errors(platform_stack):
         env.step(1)
         saved = env.save_snapshot()
         first = _rollout(env, [0, 1, 1, 0])
-        _obs, _info = env.restore_saved(saved["id"])
+        _obs, info = env.restore_saved(saved["id"])
+        assert 0 < info["restore_s"] < 10  # the environment server's own time to load it
         second = _rollout(env, [0, 1, 1, 0])
         for a, b in zip(first, second):
             np.testing.assert_array_equal(a[0], b[0])
         one = httpx.get(f"{url}/v0/snapshots/{saved['id']}").json()
         assert one["session_id"] == env.session_id and one["size_bytes"] > 0
+        rest = httpx.post(f"{url}/v0/sessions/{env.session_id}/restore-saved", json={"id": saved["id"]}, timeout=60)
+        assert rest.status_code == 200, rest.text
+        assert 0 < rest.json()["restore_s"] < 10  # through the env host and the gateway
 
     with platform_sdk.connect("pendulum", url=url) as other:
         other.reset(seed=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import numpy as np
 import platform_sdk
 import pytest
@@ -29,8 +30,9 @@ def test_readme_example_runs(platform_stack):
         assert reward == 1.0 and not truncated
         handle = env.snapshot()
         after_snapshot, reward, *_ = env.step(1)
-        restored, _info = env.restore(handle)
+        restored, info = env.restore(handle)
         assert np.array_equal(restored, obs)
+        assert 0 < info["restore_s"] < 10  # the environment server's own time to restore
         again, *_ = env.step(1)
         assert np.array_equal(again, after_snapshot)
 
@@ -65,6 +67,29 @@ def test_restore_replays_exactly_including_the_rng_and_time_limit(platform_stack
     for x, y in zip(first, second):
         assert np.array_equal(x[0], y[0]) and x[1] == y[1] and x[3] == y[3]
     assert first[9][3] is True, "the 200-step time limit falls inside the replay"
+
+
+def test_a_doom_restore_says_how_long_its_replay_took_longer_for_a_longer_episode(platform_stack):
+    # A Doom snapshot is its episode's seed and actions, replayed on restore (docs/doom.md).
+    url = platform_stack.url
+    with platform_sdk.connect("doom-basic", url=url, kwargs={"max_episode_steps": 1000}) as env:
+        env.reset(seed=3)
+        handles = {}
+        for steps, more in ((10, 10), (200, 190)):
+            for _ in range(more):
+                *_, terminated, truncated, _info = env.step(0)  # NOOP: basic's monster lives on
+                assert not (terminated or truncated)
+            handles[steps] = env.snapshot()
+        seconds: dict[int, list[float]] = {10: [], 200: []}
+        for _ in range(5):  # each restore five times: the least of each is the replay, not a busy machine
+            for steps, handle in handles.items():
+                _obs, info = env.restore(handle)
+                seconds[steps].append(info["restore_s"])
+        assert all(0 < s < 30 for times in seconds.values() for s in times), seconds
+        assert min(seconds[200]) > 1.5 * min(seconds[10]), seconds
+        rest = httpx.post(f"{url}/v0/sessions/{env.session_id}/restore", json={"handle": handles[200]}, timeout=60)
+        assert rest.status_code == 200, rest.text
+        assert 0 < rest.json()["restore_s"] < 30  # the gateway's answer says it too
 
 
 @pytest.mark.parametrize("env_id", ["cartpole", "acrobot", "mountaincar", "pendulum"])

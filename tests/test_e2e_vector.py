@@ -38,7 +38,8 @@ def test_same_step_autoreset_and_snapshots(platform_stack):
         envs.reset(seed=1)
         handles = envs.snapshot()
         first = [envs.step(np.zeros(4, dtype=np.int64)) for _ in range(20)]
-        envs.restore(handles)
+        _observations, infos = envs.restore(handles)
+        assert infos["restore_s"].shape == (4,) and (infos["restore_s"] > 0).all()  # each sub-environment's
         second = [envs.step(np.zeros(4, dtype=np.int64)) for _ in range(20)]
         for a, b in zip(first, second):
             np.testing.assert_array_equal(a[0], b[0])

@@ -105,3 +105,15 @@ def test_float_actions_of_a_discrete_space_are_truncated_to_integers() -> None:
     local.reset(seed=0)
     got, want = remote.step(np.array([0.0, 1.0, 1.9])), local.step(np.array([0, 1, 1]))
     _assert_same(got[0], want[0])
+
+
+def test_restore_returns_each_sub_environments_restore_time_in_infos() -> None:
+    remote, _ = _envs(_DictCounter, 3, AutoresetMode.NEXT_STEP)
+    first, _ = remote.reset(seed=2)
+    handles = remote.snapshot()
+    remote.step(np.array([1, 2, 0]))
+    observations, infos = remote.restore(handles)
+    _assert_same(observations, first)
+    assert infos["restore_s"].shape == (3,) and (infos["restore_s"] > 0).all() and infos["_restore_s"].all()
+    assert infos["_start"].all()  # the snapshots' own infos (the reset's) beside it
+    remote.close()

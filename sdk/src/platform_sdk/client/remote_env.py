@@ -20,7 +20,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
 from platform_sdk.client.holds import Held, PendingHold, check_hold, held_from
-from platform_sdk.client.results import decode_frame, step_info, warn_all
+from platform_sdk.client.results import decode_frame, restored_info, step_info, warn_all
 from platform_sdk.client.session import PlatformSession
 from platform_sdk.client.stream import SessionStream
 from platform_sdk.labels import labelled
@@ -283,11 +283,16 @@ class RemoteEnv(PlatformSession, gym.Env):
         return saved_to_dict(self._call(request, "save_snapshot").save_snapshot.saved)
 
     def restore_saved(self, snapshot_id: str) -> tuple[Any, dict[str, Any]]:
-        """Return this session to a saved snapshot of the same environment and arguments."""
+        """Return this session to a saved snapshot of the same environment and arguments.
+
+        Returns `(observation, info)` at the snapshot's moment; `info["restore_s"]` is the wall
+        time, in seconds, the environment took to load it, measured by the environment server
+        (not the recorder's read nor the round trip; left out by an older server).
+        """
         request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
         result = self._call(request, "restore_saved").restore_saved
         self._steps = 0
-        return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
+        return decode_value(result.observation, self.observation_space), restored_info(result)
 
     def get_observation_labels(self) -> list[tuple[str, int, int]]:
         """The environment's names of the parts of its flat observation: (name, start, stop).
@@ -309,9 +314,15 @@ class RemoteEnv(PlatformSession, gym.Env):
         return self._call(env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()), "snapshot").snapshot.handle
 
     def restore(self, handle: str) -> tuple[Any, dict[str, Any]]:
-        """Return to a snapshot: the same actions then give the same observations."""
+        """Return to a snapshot: the same actions then give the same observations.
+
+        Returns `(observation, info)` at the snapshot's moment; `info["restore_s"]` is the wall
+        time, in seconds, the environment took to restore, measured by the environment server
+        (not the round trip; left out by an older server). Most environments restore in
+        milliseconds; a Doom environment replays its episode, so the longer the episode, the longer.
+        """
         result = self._call(env_pb.EnvRequest(restore=env_pb.RestoreRequest(handle=handle)), "restore").restore
-        return decode_value(result.observation, self.observation_space), dict_from_datamap(result.info)
+        return decode_value(result.observation, self.observation_space), restored_info(result)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _reopen(self) -> None:

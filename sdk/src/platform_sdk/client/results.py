@@ -53,6 +53,16 @@ def step_info(result: env_pb.StepResponse, space: gym.Space[Any]) -> dict[str, A
     return info
 
 
+def restored_info(result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse) -> dict[str, Any]:
+    """A restore's (or restore_saved's) info with `restore_s`: the seconds the environment took
+    to restore, as the environment server measured them (left out when it does not say: an
+    older server)."""
+    info = dict_from_datamap(result.info)
+    if result.HasField("seconds"):
+        info["restore_s"] = result.seconds
+    return info
+
+
 def warn_all(lines: Iterable[str], where: str) -> None:
     """Raise a PlatformWarning per line the platform sent back (e.g. agent data left out)."""
     for line in lines:

@@ -31,8 +31,9 @@ def resume(
 ) -> RemoteEnv:
     """Start a session of the saved snapshot's environment and arguments, at that moment.
 
-    `env.resumed` holds `(observation, info)` there; stepping on gives exactly what the
-    original session would have. `life` (with `record`) appends the new session's recording
+    `env.resumed` holds `(observation, info)` there (`info["restore_s"]`: the seconds the
+    environment took to load the snapshot, as `restore_saved` says); stepping on gives exactly
+    what the original session would have. `life` (with `record`) appends the new session's recording
     to that life, so a life goes on after a crash from its last saved snapshot. `settings` are
     further `connect` arguments (e.g. `jpeg_quality`, `auto_reset`, `max_frames`).
 

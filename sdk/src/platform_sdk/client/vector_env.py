@@ -27,6 +27,7 @@ from platform_sdk import errors
 from platform_sdk.client.batch_requests import DiscreteStepRequests
 from platform_sdk.client.observation_stack import ObservationStack
 from platform_sdk.client.remote_env import SessionOpener
+from platform_sdk.client.results import restored_info
 from platform_sdk.client.session import PlatformSession
 from platform_sdk.client.stream import SessionStream
 
@@ -237,7 +238,12 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         return [response.snapshot.handle for response in self._batch(env_pb.EnvRequest(batch=batch), "snapshot")]
 
     def restore(self, handles: Sequence[str]) -> tuple[Any, dict[str, Any]]:
-        """Return every sub-environment to its snapshot (a list from `snapshot`)."""
+        """Return every sub-environment to its snapshot (a list from `snapshot`).
+
+        Returns the observations and infos (Gymnasium's vector form); `infos["restore_s"]` holds
+        each sub-environment's seconds to restore, measured by the environment server (one after
+        another in the one instance; left out by an older server).
+        """
         if len(handles) != self.num_envs:
             raise errors.InvalidRequestError(
                 f"session {self.session_id}: {len(handles)} handles for {self.num_envs} sub-environments"
@@ -248,7 +254,7 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         infos: dict[str, Any] = {}
         responses = self._batch(env_pb.EnvRequest(batch=batch), "restore")
         for i, response in enumerate(responses):
-            infos = self._add_info(infos, dict_from_datamap(response.restore.info), i)
+            infos = self._add_info(infos, restored_info(response.restore), i)
         self._observations = self._stack.stack([r.restore.observation for r in responses], self._observations)
         self._autoreset_envs[:] = False
         return self._observations, infos
