@@ -27,6 +27,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from platform_sdk.doom import engine_watchdog
 from platform_sdk.doom.errors import import_vizdoom
 from platform_sdk.doom.scenarios import SCENARIOS
 
@@ -62,6 +63,7 @@ _pool_lock = threading.Lock()
 _files: str | None = None
 _started = itertools.count()
 _running: weakref.WeakSet[Any] = weakref.WeakSet()  # every game started, to close at exit
+_engines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # a game's engine process
 # The engine's .ini for a game: its default without the `./_vizdoom` paths; {folder} is ours.
 INI_TEMPLATE = "[IWADSearch.Directories]\nPath=.\n\n[FileSearch.Directories]\n\n" + "".join(
     f"[{game}.AutoExec]\nPath={{folder}}/autoexec.cfg\n\n" for game in ("Doom", "Heretic", "Hexen", "Strife", "Chex")
@@ -99,7 +101,15 @@ def release(settings: GameSettings, game: Any) -> None:
         if len(free) < POOL_SIZE:
             free.append(game)
             return
+    close(game)
+
+
+def close(game: Any) -> None:
+    """Stop a game and its engine process (which the watchdog then leaves alone)."""
     game.close()
+    pid = _engines.pop(game, None)
+    if pid is not None:
+        engine_watchdog.forget(pid)
 
 
 def start(settings: GameSettings) -> Any:
@@ -126,6 +136,10 @@ def start(settings: GameSettings) -> Any:
     game.add_game_args(f"+screenshot_dir {files} -savedir {files} +movebob 0")
     game.init()
     _running.add(game)
+    pid = engine_watchdog.engine_pid(ini)
+    if pid is not None:  # its engine dies with this process, however that ends
+        engine_watchdog.watch(pid)
+        _engines[game] = pid
     return game
 
 
@@ -160,5 +174,5 @@ def _clean_up(folder: str) -> None:
         _pool.clear()
         games = list(_running)
     for game in games:
-        game.close()
+        close(game)
     shutil.rmtree(folder, ignore_errors=True)
