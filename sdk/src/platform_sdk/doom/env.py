@@ -21,7 +21,9 @@ the weapon does not bob).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +34,7 @@ import numpy as np
 from platform_sdk.doom import actions
 from platform_sdk.doom.errors import DoomError, check_settings, import_vizdoom
 from platform_sdk.doom.game import GameSettings, acquire, config_buttons, config_variables, release
+from platform_sdk.doom.maps import choose_map, local_copy
 from platform_sdk.doom.observations import (
     objects_in_view,
     observation,
@@ -59,6 +62,8 @@ def make_env(
     depth: bool = False,
     variables: Sequence[str] = (),
     max_episode_steps: float | None = None,
+    wad: str | os.PathLike[str] | None = None,
+    doom_map: str | None = None,
 ) -> DoomEnv:
     """A Doom scenario as a Gymnasium environment (see the module docstring).
 
@@ -78,9 +83,16 @@ def make_env(
         max_episode_steps: steps after which an episode is truncated (outcome "timeout"),
             replacing the scenario's own time limit; None: the scenario's limit (in tics);
             `math.inf`: no limit at all.
+        wad: the path of your own WAD file, whose map is played on top of Freedoom (Freedoom
+            Phase 1 under `ExMy` maps, Phase 2 under `MAPxx` maps) with the scenario's buttons,
+            variables and rewards; reaching its exit ends the episode with outcome "exit". On
+            the platform: an uploaded WAD's id (`platform_sdk.upload_wad`).
+        doom_map: the map to play, e.g. "MAP01": one of `wad`'s (default its first) or of the
+            scenario's own WAD (e.g. "E1M2" on freedoom-e1m1).
 
     Raises:
-        DoomError: an unknown scenario, action set or variable, a bad setting, or vizdoom not
+        DoomError: an unknown scenario, action set or variable, a bad setting, a file that is
+            not a WAD, a map the WAD lacks (the message lists its maps), or vizdoom not
             installed (the message names the install command).
     """
     return DoomEnv(
@@ -92,6 +104,8 @@ def make_env(
         depth=depth,
         variables=variables,
         max_episode_steps=max_episode_steps,
+        wad=wad,
+        doom_map=doom_map,
     )
 
 
@@ -116,13 +130,17 @@ class DoomEnv(gymnasium.Env[Observation, np.int64]):
         depth: bool = False,
         variables: Sequence[str] = (),
         max_episode_steps: float | None = None,
+        wad: str | os.PathLike[str] | None = None,
+        doom_map: str | None = None,
     ) -> None:
         import_vizdoom()  # first: without vizdoom, the error names the install command
         found = resolve_scenario(scenario)
         name = found.name
         check_settings(name, render_mode, tics, action_set, labels, depth, max_episode_steps)
+        chosen = choose_map(found, wad, doom_map)
         self.scenario = name
-        self.level = found.level
+        self.level = found.level or chosen.wad is not None  # your own map ends at its exit
+        self.wad, self.doom_map = chosen.wad, chosen.doom_map
         self.tics = tics
         self.render_mode = render_mode
         self._step_limit = max_episode_steps  # None: the engine's timeout ends episodes
@@ -136,6 +154,9 @@ class DoomEnv(gymnasium.Env[Observation, np.int64]):
             labels=self.labels,
             depth=self.depth,
             timeout=None if max_episode_steps is None else 0,
+            wad=chosen.wad,
+            base_game=chosen.base_game,
+            doom_map=chosen.doom_map if (chosen.wad is not None or doom_map is not None) else None,
         )
         self._game: Any = acquire(self._settings)
         self._screen_size = (int(self._game.get_screen_height()), int(self._game.get_screen_width()))
@@ -156,6 +177,8 @@ class DoomEnv(gymnasium.Env[Observation, np.int64]):
             "tics": tics,
             "action_set": action_set,
             "variable_names": list(self.variable_names),
+            "doom_map": self.doom_map,
+            "wad": os.path.basename(self.wad) if self.wad else None,
             "max_episode_steps": max_episode_steps if max_episode_steps != math.inf else None,
         }
         self.last_restore_seconds: float | None = None
@@ -235,6 +258,9 @@ class DoomEnv(gymnasium.Env[Observation, np.int64]):
         self.__dict__.update(state)
         self._obs, self._objects, self._game = None, [], None
         if live:
+            if self._settings.wad is not None:  # a snapshot from another session: this one's copy
+                self._settings = dataclasses.replace(self._settings, wad=local_copy(self._settings.wad))
+                self.wad = self._settings.wad
             self._game = acquire(self._settings)
         self.observation_space = observation_space(*self._screen_size, len(self.variable_names), self.labels, self.depth)
         for key, rng in rngs.items():

@@ -48,6 +48,9 @@ class GameSettings:
         labels: the labels buffer (and the objects in view) on.
         depth: the depth buffer on.
         timeout: the engine's episode timeout in tics; None: the scenario config's; 0: none.
+        wad: a WAD file whose map is played on top of `base_game` (None: the scenario's own).
+        base_game: the Freedoom IWAD under `wad`, in vizdoom's folder.
+        doom_map: the map to start (None: the scenario's or its config's).
     """
 
     scenario: str
@@ -56,6 +59,9 @@ class GameSettings:
     labels: bool
     depth: bool
     timeout: int | None
+    wad: str | None = None
+    base_game: str | None = None
+    doom_map: str | None = None
 
 
 _pool: dict[GameSettings, list[Any]] = {}
@@ -116,6 +122,11 @@ def start(settings: GameSettings) -> Any:
     """A new game with `settings`, started (`init`), headless and silent."""
     vzd = import_vizdoom()
     game = _configured(settings.scenario)
+    if settings.wad is not None:
+        game.set_doom_game_path(os.path.join(vzd.root_path, settings.base_game or "freedoom2.wad"))
+        game.set_doom_scenario_path(settings.wad)
+    if settings.doom_map is not None:
+        game.set_doom_map(settings.doom_map)
     game.set_window_visible(False)
     game.set_sound_enabled(False)
     game.set_audio_buffer_enabled(False)
