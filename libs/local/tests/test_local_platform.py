@@ -56,6 +56,7 @@ def test_local_start_serves_and_stops_in_reverse_order(tmp_path: Path) -> None:
         assert env["PLATFORM_NATS_URL"] == platform.nats_url
         assert env["PLATFORM_DATABASE_URL"].endswith(str(tmp_path / "data" / "platform.db"))
         assert env["PLATFORM_RECORDINGS"] == str(tmp_path / "data" / "recordings")
+        assert env["PLATFORM_WADS"] == str(tmp_path / "data" / "wads")  # the gateway's uploads, the env hosts' copies
         assert ("PLATFORM_PORT" in env) == (name == "gateway")  # only the gateway sees its port
     assert envs["gateway"]["PLATFORM_PORT"] == str(platform.port)
     assert "--- broker started" in (tmp_path / "data" / "logs" / "broker.log").read_text()

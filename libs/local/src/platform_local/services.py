@@ -78,6 +78,7 @@ def service_env(name: str, layout: PlatformLayout, base_env: Mapping[str, str],
     env.setdefault("PLATFORM_DATABASE_URL", f"sqlite+aiosqlite:///{layout.data_dir.resolve() / 'platform.db'}")
     env.setdefault("PLATFORM_ENVHOST_RUN_DIR", str(layout.data_dir.resolve() / "envhost"))
     env.setdefault("PLATFORM_RECORDINGS", str(layout.recordings_dir.resolve()))
+    env.setdefault("PLATFORM_WADS", str(layout.data_dir.resolve() / "wads"))  # uploaded Doom maps
     if layout.step_ticket_secret:
         env.setdefault(STEP_TICKET_SECRET, layout.step_ticket_secret)
     env["PLATFORM_NATS_URL"] = layout.nats_url

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import re
@@ -19,6 +20,7 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
 from platform_envhost.session_instance import Instance, State
+from platform_envhost.session_wads import SessionWads
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +65,13 @@ class InstanceTable:
     Args:
         run_dir: where the instances' sockets and logs go (this host's own folder).
         on_crash: called once for each instance that dies without being stopped.
+        wads: copies of uploaded WADs for Doom sessions (default: from PLATFORM_WADS, in run_dir).
     """
 
     def __init__(self, run_dir: Path, capacity: int, *, on_crash: Callable[[Instance], Awaitable[None]],
-                 ready_timeout: float = 60.0, dead_ttl: float = DEAD_TTL_S) -> None:
+                 ready_timeout: float = 60.0, dead_ttl: float = DEAD_TTL_S, wads: SessionWads | None = None) -> None:
         self.run_dir = run_dir
+        self._wads = wads or SessionWads(run_dir)
         self.capacity = capacity
         self._on_crash = on_crash
         self._ready_timeout = ready_timeout
@@ -142,7 +146,18 @@ class InstanceTable:
 
     async def _launch(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions) -> Instance:
         spec = launch_spec(entry, options)
+        kwargs_json = json.dumps(spec.kwargs)  # as asked: an uploaded WAD by its id, not this host's copy
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        name = _UNSAFE_NAME.sub("_", session_id)
+        spec = dataclasses.replace(spec, kwargs=await self._wads.localize(entry.factory, name, spec.kwargs))
+        try:
+            return await self._launch_spec(session_id, entry, options, spec, kwargs_json)
+        except BaseException:
+            self._wads.remove(name)
+            raise
+
+    async def _launch_spec(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions,
+                           spec: LaunchSpec, kwargs_json: str) -> Instance:
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
             process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
@@ -153,7 +168,7 @@ class InstanceTable:
         except LaunchError as exc:  # its message carries the log tail
             raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
                               code="invalid_argument") from None
-        instance = Instance(session_id, options, json.dumps(spec.kwargs), process)
+        instance = Instance(session_id, options, kwargs_json, process)
         try:
             await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
         except BaseException as exc:
@@ -217,6 +232,7 @@ class InstanceTable:
             await instance.close_stream()
             await instance.process.stop(STOP_TIMEOUT_S)
             instance.state = State.STOPPED
+        self._wads.remove(_UNSAFE_NAME.sub("_", session_id))
         self._instances.pop(session_id, None)
         self._pooled.discard(session_id)
         return instance
@@ -253,6 +269,7 @@ class InstanceTable:
             return
         instance.mark_dead(f"environment instance of {instance.describe()} died with exit code {code}")
         log.warning("%s\n%s", instance.failure, instance.log_tail)
+        self._wads.remove(_UNSAFE_NAME.sub("_", instance.session_id))
         await instance.close_stream()
         self._spawn(self._report_crash(instance))
 
