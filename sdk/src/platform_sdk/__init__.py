@@ -27,12 +27,14 @@ __all__ = [
     "connect",
     "make_vec",
     "resume",
+    "upload_wad",
 ]
 
 _LAZY = {
     "connect": "platform_sdk.client.remote_env",
     "RemoteEnv": "platform_sdk.client.remote_env",
     "resume": "platform_sdk.client.resume",
+    "upload_wad": "platform_sdk.client.wads",
     "make_vec": "platform_sdk.client.vector_env",
     "RemoteVectorEnv": "platform_sdk.client.vector_env",
     "Held": "platform_sdk.client.holds",
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from platform_sdk.client.remote_env import RemoteEnv, connect
     from platform_sdk.client.resume import resume
     from platform_sdk.client.vector_env import RemoteVectorEnv, make_vec
+    from platform_sdk.client.wads import upload_wad
     from platform_sdk.errors import (
         EnvironmentCrashedError,
         InvalidActionError,

@@ -69,6 +69,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/doom/wads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Wads
+         * @description Every uploaded WAD, oldest first. (Until teams come, every user sees every WAD.)
+         */
+        get: operations["list_wads_v0_doom_wads_get"];
+        put?: never;
+        /**
+         * Upload Wad
+         * @description Upload a WAD (at most 20 MB) as the request body (`application/octet-stream`). It is
+         *     read as it arrives, never more than the limit, checked (the header, the lump directory
+         *     inside the file, at least one map: an empty marker lump followed by THINGS or TEXTMAP)
+         *     and kept under PLATFORM_WADS; the answer gives its id and maps.
+         *
+         *         curl -fsS -X POST --data-binary @memory_test.wad -H 'Content-Type: application/octet-stream' \
+         *              "$PLATFORM_URL/v0/doom/wads?name=memory_test.wad"
+         */
+        post: operations["upload_wad_v0_doom_wads_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/doom/wads/{wad_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Wad
+         * @description One uploaded WAD: its name, size and maps.
+         */
+        get: operations["get_wad_v0_doom_wads__wad_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/envs": {
         parameters: {
             query?: never;
@@ -2224,6 +2274,61 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** WadListPublic */
+        WadListPublic: {
+            /**
+             * Wads
+             * @description every uploaded WAD, oldest first
+             */
+            wads: components["schemas"]["WadPublic"][];
+        };
+        /**
+         * WadPublic
+         * @description A WAD uploaded to the platform; sessions of any Doom environment play its maps with
+         *     `kwargs={"wad": id, "doom_map": map}` (on top of Freedoom).
+         */
+        WadPublic: {
+            /**
+             * Id
+             * @description the WAD's id: `wad-` and 16 hex digits of its SHA-256 (the same file is one WAD)
+             * @example wad-3f2a9c0d1e4b5a67
+             */
+            id: string;
+            /**
+             * Kind
+             * @description "PWAD" (maps on top of a game) or "IWAD" (a whole game)
+             */
+            kind: string;
+            /**
+             * Maps
+             * @description its maps, in file order: the values `doom_map` takes
+             * @example [
+             *       "MAP01"
+             *     ]
+             */
+            maps: string[];
+            /**
+             * Name
+             * @description the file name it was first uploaded as
+             * @example memory_test.wad
+             */
+            name: string;
+            /**
+             * Sha256
+             * @description its SHA-256, hex
+             */
+            sha256: string;
+            /**
+             * Size
+             * @description bytes
+             */
+            size: number;
+            /**
+             * Uploaded At
+             * @description Unix seconds of its first upload
+             */
+            uploaded_at: number;
+        };
         /**
          * WorldChangesPublic
          * @description A running session's world changes: its timeline and those applied so far (the env host's
@@ -2431,6 +2536,120 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_wads_v0_doom_wads_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WadListPublic"];
+                };
+            };
+        };
+    };
+    upload_wad_v0_doom_wads_post: {
+        parameters: {
+            query: {
+                /** @description the file's name, e.g. memory_test.wad (a name, not a path) */
+                name: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description the same file was uploaded before: its first record */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WadPublic"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WadPublic"];
+                };
+            };
+            /** @description over 20 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a bad name, or not a whole WAD with at least one map */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_wad_v0_doom_wads__wad_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wad_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WadPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

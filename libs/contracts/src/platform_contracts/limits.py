@@ -70,3 +70,7 @@ def max_hold_steps(frames: bool) -> int:
 # Step tickets (the direct path, SDK -> env host): a ticket only opens a step link, so it lives
 # a minute; the link it opened stays up after that.
 STEP_TICKET_TTL_S = 60
+
+# Uploaded Doom WADs (`POST /v0/doom/wads`): the largest file taken, and its name's length.
+MAX_WAD_BYTES = 20 * 1024 * 1024
+MAX_WAD_NAME_LENGTH = 100

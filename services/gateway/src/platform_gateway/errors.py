@@ -30,6 +30,13 @@ class InvalidArgumentError(GatewayError):
     code = "invalid_argument"
 
 
+class PayloadTooLargeError(GatewayError):
+    """A request body over its limit (an uploaded WAD over 20 MB)."""
+
+    status = 413
+    code = "too_large"
+
+
 class InvalidActionError(GatewayError):
     status = 422
     code = "invalid_action"

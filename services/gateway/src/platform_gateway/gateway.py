@@ -15,6 +15,7 @@ from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
 from platform_gateway.step_tickets import StepTickets
+from platform_gateway.wad_uploads import WadUploads
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Gateway:
     commands: EnvCommands
     previews: PreviewCache
     tickets: StepTickets
+    wads: WadUploads
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -44,6 +46,7 @@ class Gateway:
             commands=commands,
             previews=PreviewCache(settings.cache_dir, broker, commands),
             tickets=tickets,
+            wads=WadUploads(),
         )
 
     def start(self) -> None:

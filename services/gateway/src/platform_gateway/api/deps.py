@@ -15,6 +15,7 @@ from platform_gateway.gateway import Gateway
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_streams import SessionStreams
+from platform_gateway.wad_uploads import WadUploads
 
 _bearer = HTTPBearer(auto_error=False, description="the platform's API token (PLATFORM_API_TOKEN)")
 
@@ -46,11 +47,16 @@ def get_previews(gateway: GatewayDep) -> PreviewCache:
     return gateway.previews
 
 
+def get_wads(gateway: GatewayDep) -> WadUploads:
+    return gateway.wads
+
+
 BrokerDep = Annotated[BrokerClient, Depends(get_broker)]
 RecorderDep = Annotated[RecorderClient, Depends(get_recorder)]
 CommandsDep = Annotated[EnvCommands, Depends(get_commands)]
 StreamsDep = Annotated[SessionStreams, Depends(get_streams)]
 PreviewsDep = Annotated[PreviewCache, Depends(get_previews)]
+WadsDep = Annotated[WadUploads, Depends(get_wads)]
 
 
 def token_ok(expected: str | None, given: str | None) -> bool:

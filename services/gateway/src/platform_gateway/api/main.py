@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from platform_gateway.api.deps import TokenDep
-from platform_gateway.api.routes import comparisons, envs, recordings, sessions, snapshots, stream
+from platform_gateway.api.routes import comparisons, doom, envs, recordings, sessions, snapshots, stream
 from platform_gateway.api.routes import wheels
 from platform_gateway.schemas.sessions import ErrorPublic
 
@@ -21,7 +21,7 @@ def api_router(api_token: str | None) -> APIRouter:
     router = APIRouter(prefix="/v0")
     dependencies = [TokenDep] if api_token else []
     responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if api_token else {}
-    for resource in (envs, sessions, recordings, snapshots, comparisons):
+    for resource in (envs, sessions, recordings, snapshots, comparisons, doom):
         router.include_router(resource.router, dependencies=dependencies, responses=responses)
     router.include_router(wheels.router, dependencies=dependencies, responses=responses)
     router.include_router(stream.router)

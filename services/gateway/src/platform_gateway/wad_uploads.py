@@ -1,0 +1,131 @@
+"""Uploaded Doom WADs (`/v0/doom/wads`): an upload streamed to a temporary file, never more
+than the limit, checked as a WAD (`platform_sdk.doom.wad_format`: header, directory inside the
+file, at least one map), and kept in the store `PLATFORM_WADS` names (`platform_wads`) under
+its content id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from platform_contracts.limits import MAX_WAD_BYTES, MAX_WAD_NAME_LENGTH
+from platform_sdk.doom.wad_format import WadFormatError, read_wad_file
+from platform_wads import WadRecord, WadStore, WadStoreError, wad_id
+from platform_wads.settings import WadSettings
+
+from platform_gateway.errors import InvalidArgumentError, NotFoundError, PayloadTooLargeError, UnavailableError
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.()+-]*\.wad$", re.IGNORECASE)
+MEGABYTE = 1024 * 1024
+T = TypeVar("T")
+
+
+def check_name(name: str) -> str:
+    """`name` if it is a plain WAD file name, e.g. "memory_test.wad".
+
+    Raises:
+        InvalidArgumentError: a path (a `/` or `\\`), no `.wad` ending, odd characters, too long.
+    """
+    if "/" in name or "\\" in name:
+        base = re.split(r"[/\\]", name)[-1]
+        raise InvalidArgumentError(f"name {name!r} is a path: give the file's name alone, e.g. {base!r}",
+                                   field="name")
+    if len(name) > MAX_WAD_NAME_LENGTH or not NAME.match(name):
+        raise InvalidArgumentError(
+            f"name {name!r} must be a file name ending in .wad, at most {MAX_WAD_NAME_LENGTH} characters of "
+            "letters, digits, spaces and _.()+- (not starting with one of those)", field="name")
+    return name
+
+
+class WadUploads:
+    """The gateway's side of the WAD store: uploads, listings, lookups.
+
+    Args:
+        settings: where the store is; opened on first use (an S3 store asks for its bucket).
+        limit: the largest upload taken, in bytes.
+    """
+
+    def __init__(self, settings: WadSettings | None = None, limit: int = MAX_WAD_BYTES) -> None:
+        self._settings = settings
+        self.limit = limit
+        self._store: WadStore | None = None
+        self._lock = asyncio.Lock()
+
+    async def upload(self, name: str, chunks: AsyncIterator[bytes], declared_size: int | None) -> tuple[WadRecord, bool]:
+        """Take the WAD `chunks` bring; returns its record and whether it is new (the same bytes
+        uploaded before keep their first record).
+
+        Raises:
+            InvalidArgumentError: a bad name, an empty body, or not a whole WAD with a map.
+            PayloadTooLargeError: more than `limit` bytes (declared or sent).
+            UnavailableError: the store cannot be used.
+        """
+        check_name(name)
+        if declared_size is not None and declared_size > self.limit:
+            raise self._too_large(f"{declared_size} bytes")
+        store = await self._open()
+        with tempfile.TemporaryDirectory(prefix="wad-upload-") as folder:
+            path = Path(folder) / "upload.wad"
+            size, digest = await self._receive(chunks, path)
+            if size == 0:
+                raise InvalidArgumentError("the upload is empty: send the WAD file's bytes as the request body",
+                                           field="body")
+            try:
+                directory = await asyncio.to_thread(read_wad_file, path)
+            except WadFormatError as exc:
+                raise InvalidArgumentError(f"{name} is not a usable WAD: {exc}", field="body") from None
+            record = WadRecord(wad_id(digest), name, size, digest, directory.kind, directory.maps, time.time())
+            kept = await self._call(store.put, record, path)
+        return kept, kept == record
+
+    async def records(self) -> list[WadRecord]:
+        store = await self._open()
+        return await self._call(store.records)
+
+    async def get(self, wad_id: str) -> WadRecord:
+        """Raises NotFoundError naming the WADs there are."""
+        store = await self._open()
+        record = await self._call(store.get, wad_id)
+        if record is None:
+            raise NotFoundError(f"no uploaded WAD {wad_id!r}: {await self._call(store.describe_ids)}")
+        return record
+
+    async def _receive(self, chunks: AsyncIterator[bytes], path: Path) -> tuple[int, str]:
+        """Write the chunks to `path`; (size, sha256 hex). Stops at the first byte over the limit."""
+        digest, size = hashlib.sha256(), 0
+        with open(path, "wb") as file:  # noqa: ASYNC230 - local disk, chunks of the request body
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > self.limit:
+                    raise self._too_large(f"more than {self.limit} bytes")
+                digest.update(chunk)
+                file.write(chunk)
+        return size, digest.hexdigest()
+
+    def _too_large(self, size: str) -> PayloadTooLargeError:
+        return PayloadTooLargeError(f"the WAD is {size}: uploads are at most {self.limit // MEGABYTE} MB "
+                                    f"({self.limit} bytes)")
+
+    async def _open(self) -> WadStore:
+        async with self._lock:
+            if self._store is None:
+                settings = self._settings or WadSettings()
+                try:
+                    self._store = await asyncio.to_thread(settings.open_store)
+                except WadStoreError as exc:
+                    raise UnavailableError(f"the WAD store cannot be used: {exc}") from None
+            return self._store
+
+    async def _call(self, function: Callable[..., T], *args: Any) -> T:
+        try:
+            return await asyncio.to_thread(function, *args)
+        except (WadStoreError, OSError) as exc:
+            raise UnavailableError(f"the WAD store ({self._store.description if self._store else '?'}) "
+                                   f"failed: {exc}") from None
