@@ -10,6 +10,7 @@ from pathlib import Path
 
 from doom_required import require_vizdoom
 from platform_sdk.doom import catalog, env, make_env
+from platform_sdk.doom.errors import import_vizdoom
 from platform_sdk.doom.scenarios import SCENARIOS
 from platform_sdk.server.factory import ENDLESS_FACTORY_KWARGS
 
@@ -28,11 +29,14 @@ def test_the_options_are_make_envs_kwargs_with_its_defaults() -> None:
     data = tomllib.loads(CATALOG_FILE.read_text())
     assert data["family"] == "Doom"
     parameters = inspect.signature(make_env).parameters
-    assert set(data["options"]) == {"tics", "action_set", "labels", "depth", "max_episode_steps"}
+    assert set(data["options"]) == {"tics", "action_set", "labels", "depth", "max_episode_steps", "variables"}
     for name, option in data["options"].items():
         assert name in parameters and option["help"], name
-        assert option.get("default") == parameters[name].default, name  # null: None
-    assert "variables" in parameters and "`variables`" in CATALOG_FILE.read_text().split("family =")[0]  # the header says why it is left out
+        default = parameters[name].default
+        assert option.get("default") == (list(default) if isinstance(default, tuple) else default), name  # null: None
+    assert data["options"]["variables"]["choices"] == list(import_vizdoom().GameVariable.__members__)
+    # wad and doom_map are make_env's too, set by the web app's WAD picker: the header says so
+    assert {"wad", "doom_map"} <= set(parameters) and "`doom_map`" in CATALOG_FILE.read_text().split("family =")[0]
 
 
 def test_every_entry_names_a_scenario_and_has_no_mujoco_world() -> None:

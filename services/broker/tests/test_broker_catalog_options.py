@@ -56,8 +56,42 @@ def test_doom_comes_after_atari_with_its_options():
     ids = list(entries)
     assert ids.index("freedoom-e1m1") > ids.index("doom-basic") > ids.index("pong")
     options = {option.name: option for option in entries["doom-basic"].options}
-    assert list(options) == ["tics", "action_set", "labels", "depth", "max_episode_steps", "endless"]
+    assert list(options) == ["tics", "action_set", "labels", "depth", "max_episode_steps", "variables", "endless"]
     assert list(options["action_set"].choices_json) == ['"scenario"', '"full"']
+    variables = options["variables"]
+    assert (variables.type, variables.default_json) == ("list", "[]")
+    assert {'"POSITION_X"', '"ANGLE"', '"HEALTH"'} <= set(variables.choices_json)
+
+
+@pytest.mark.parametrize(("value", "fits"), [
+    ([], True), (["POSITION_X", "POSITION_Y", "ANGLE"], True),
+    (["POSITION_Q"], False), (["ANGLE", "ANGLE"], False), ("ANGLE", False), ([1], False), (None, False),
+])
+def test_a_list_option_takes_distinct_names_from_its_choices(value, fits):
+    from platform_broker.kwargs_check import check_kwargs
+    from platform_broker.errors import InvalidArgumentError
+
+    entry = BUILTINS.get("doom-defend-the-center")
+    if fits:
+        check_kwargs(entry, {"variables": value})
+        return
+    with pytest.raises(InvalidArgumentError) as caught:
+        check_kwargs(entry, {"variables": value})
+    assert caught.value.field == "kwargs.variables"
+    assert "must be a list of distinct strings, each one of KILLCOUNT, ITEMCOUNT," in str(caught.value)
+    assert "in all)" in str(caught.value)  # the rest are counted, not listed
+
+
+def test_a_list_options_choices_must_be_strings(tmp_path):
+    bad = write(tmp_path, """
+[options.names]
+type = "list"
+choices = [1, 2]
+[envs.x]
+gymnasium_id = "CartPole-v1"
+""")
+    with pytest.raises(ConfigError, match="a \"list\" option's 'choices' must be strings"):
+        load_catalog(bad)
 
 
 def test_builtin_option_types_ranges_and_choices():
@@ -136,7 +170,7 @@ ENTRY = '[envs.e]\ngymnasium_id = "X-v0"\n'
 
 
 @pytest.mark.parametrize(("options", "problem"), [
-    ('options.n = { default = 1 }', "'type' must be one of ['int', 'float', 'bool', 'string', 'choice'], got None"),
+    ('options.n = { default = 1 }', "'type' must be one of ['int', 'float', 'bool', 'string', 'choice', 'list'], got None"),
     ('options.n = { type = "integer" }', "got 'integer'"),
     ('options.n = { type = "bool", minimum = 0 }', "'minimum' only goes with type \"int\" or \"float\""),
     ('options.n = { type = "int", maximum = "9" }', "'maximum' must be a number"),

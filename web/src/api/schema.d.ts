@@ -910,7 +910,7 @@ export interface components {
         EnvOptionPublic: {
             /**
              * Choices
-             * @description the allowed values of a "choice" option
+             * @description the allowed values of a "choice" option, or the names a "list" option takes
              */
             choices?: unknown[] | null;
             /**
@@ -942,9 +942,10 @@ export interface components {
             name: string;
             /**
              * Type
+             * @description "list": a list of distinct strings, each one of `choices` when it has them
              * @enum {string}
              */
-            type: "int" | "float" | "bool" | "string" | "choice";
+            type: "int" | "float" | "bool" | "string" | "choice" | "list";
         };
         /** EnvPublic */
         EnvPublic: {

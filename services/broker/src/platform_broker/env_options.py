@@ -4,7 +4,7 @@ A catalog file declares options for all its entries in `[options.<name>]` tables
 adds its own, or changes some keys of the file's, in its `options`::
 
     [options.frameskip]
-    type = "int"            # "int", "float", "bool", "string" or "choice"
+    type = "int"            # "int", "float", "bool", "string", "choice" or "list"
     default = 4             # the value when the kwarg is not given; omitted: null (the environment's own)
     minimum = 1             # int and float only, inclusive
     help = "Emulated frames per decision: metadata.control_rate = 60 / frameskip per second."
@@ -110,9 +110,11 @@ def parse_option(name: str, table: Mapping[str, Any]) -> control_pb2.EnvOption:
     if option.HasField("minimum") and option.HasField("maximum") and option.minimum > option.maximum:
         raise OptionError(f"option '{name}': 'minimum' is above 'maximum'")
     choices = table.get("choices")
-    if kind == "choice":
+    if kind == "list" and choices is not None and not all(isinstance(c, str) for c in choices or [None]):
+        raise OptionError(f"option '{name}': a \"list\" option's 'choices' must be strings (the names it takes)")
+    if kind in ("choice", "list") and (kind == "choice" or choices is not None):
         if not isinstance(choices, list) or not choices:
-            raise OptionError(f"option '{name}': a \"choice\" needs 'choices', a list of values")
+            raise OptionError(f"option '{name}': a \"{kind}\" needs 'choices', a list of values")
         for choice in choices:
             if not isinstance(choice, (str, int, float, bool)):
                 raise OptionError(f"option '{name}': each choice must be a string, number or boolean, got {choice!r}")
@@ -121,7 +123,7 @@ def parse_option(name: str, table: Mapping[str, Any]) -> control_pb2.EnvOption:
             raise OptionError(f"option '{name}': 'choices' lists a value twice")
         option.choices_json.extend(choices_json)
     elif choices is not None:
-        raise OptionError(f"option '{name}': 'choices' only goes with type \"choice\"")
+        raise OptionError(f"option '{name}': 'choices' only goes with type \"choice\" or \"list\"")
     default = table.get("default")
     try:
         option.default_json = json.dumps(default, allow_nan=False)

@@ -1,7 +1,9 @@
 """Whether a value fits one declared option of a catalog entry (`control_pb2.EnvOption`).
 
 Types: "int" (a JSON integer, never true/false), "float" (any finite JSON number), "bool",
-"string", "choice" (one of the option's `choices`, with its JSON type: 1 is not 1.0 nor true).
+"string", "choice" (one of the option's `choices`, with its JSON type: 1 is not 1.0 nor true),
+"list" (a list of distinct strings, each one of `choices` when the option has them; e.g. Doom's
+`variables`).
 `minimum`/`maximum` bound int and float options, both inclusive. null is allowed exactly when
 the option's default is null (the environment's own setting).
 """
@@ -14,7 +16,8 @@ from typing import Any
 
 from simulusion.control.v1 import control_pb2
 
-OPTION_TYPES = ("int", "float", "bool", "string", "choice")
+OPTION_TYPES = ("int", "float", "bool", "string", "choice", "list")
+SHOWN_CHOICES = 12  # a list option's names shown in a message, then how many more
 NUMERIC_TYPES = ("int", "float")
 SHOWN_CHARS = 60  # a value longer than this as JSON is cut in messages
 
@@ -26,6 +29,11 @@ def value_fits(option: control_pb2.EnvOption, value: Any) -> bool:
     kind = option.type
     if kind == "choice":
         return _json(value) in option.choices_json
+    if kind == "list":
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            return False
+        names = [_json(item) for item in value]
+        return len(set(names)) == len(names) and (not option.choices_json or set(names) <= set(option.choices_json))
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "string":
@@ -45,6 +53,10 @@ def allowed(option: control_pb2.EnvOption) -> str:
     kind = option.type
     if kind == "choice":
         text = "one of " + ", ".join(option.choices_json)
+    elif kind == "list":
+        names = [json.loads(c) for c in option.choices_json]
+        more = f", ... ({len(names)} in all)" if len(names) > SHOWN_CHOICES else ""
+        text = "a list of distinct strings" + (f", each one of {', '.join(names[:SHOWN_CHOICES])}{more}" if names else "")
     elif kind == "bool":
         text = "true or false"
     elif kind == "string":

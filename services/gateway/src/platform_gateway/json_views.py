@@ -68,7 +68,7 @@ def option_json(option: ctl.EnvOption) -> dict[str, Any]:
         "default": json.loads(option.default_json) if option.default_json else None,
         "minimum": _bound(option, "minimum"),
         "maximum": _bound(option, "maximum"),
-        "choices": [json.loads(choice) for choice in option.choices_json] if option.type == "choice" else None,
+        "choices": [json.loads(choice) for choice in option.choices_json] if option.choices_json else None,
         "help": option.help,
     }
 

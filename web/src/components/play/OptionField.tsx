@@ -1,5 +1,6 @@
-// One declared option as a form input: number (with its range), checkbox, select or text, with
-// its help, default and the server's error beside it.
+// One declared option as a form input: number (with its range), checkbox, select, a multiple
+// select (list: the names picked, in the choices' order) or text, with its help, default and
+// the server's error beside it.
 // data-testid: option-<name> (the input), option-error-<name> (its error).
 import { defaultText, type EnvOption, type FieldValue, rangeText } from "../../lib/options/envOptions";
 
@@ -31,6 +32,14 @@ export function OptionField({ option, value, error, onChange }: Props) {
           const json = JSON.stringify(c);
           return <option key={json} value={json}>{String(c)}</option>;
         })}
+      </select>
+    );
+  } else if (option.type === "list") {
+    const picked: unknown = typeof value === "string" && value ? JSON.parse(value) : [];
+    input = (
+      <select multiple size={6} {...common} value={Array.isArray(picked) ? picked.map(String) : []}
+        onChange={(e) => onChange(JSON.stringify(Array.from(e.target.selectedOptions, (o) => o.value)))}>
+        {(option.choices ?? []).map((c) => <option key={String(c)} value={String(c)}>{String(c)}</option>)}
       </select>
     );
   } else if (option.type === "int" || option.type === "float") {

@@ -6,14 +6,17 @@
 //
 // data-testid: options-dialog, option-<name> and option-error-<name> (each option; also
 // option-record, option-record_frames, option-world_changes, option-raw with
-// option-error-world_changes, option-error-raw), options-error (top), options-start, options-cancel.
+// option-error-world_changes, option-error-raw), options-error (top), options-start, options-cancel;
+// Doom entries add the WAD picker (WadPicker: wad-*).
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import type { ApiError, Schemas } from "../../api/client";
 import { errorText } from "../../lib/errors";
 import { buildKwargs, defaultValues, entryOptions, errorPlace, type FormValues } from "../../lib/options/envOptions";
 import { parseWorldChanges, WORLD_CHANGES } from "../../lib/options/worldChangesInput";
+import { NO_WAD, type WadChoice, wadKwargs } from "../../lib/doom/wadChoice";
 import { OptionField } from "./OptionField";
+import { WadPicker } from "./WadPicker";
 import { WorldChangesEditor } from "./WorldChangesEditor";
 import { createSession, sessionPath } from "./sessions";
 
@@ -41,6 +44,8 @@ export function OptionsDialog({ entry, onClose }: Props) {
   const [recordFrames, setRecordFrames] = useState(false);
   const [raw, setRaw] = useState("");
   const [worldChanges, setWorldChanges] = useState("");
+  const [wad, setWad] = useState<WadChoice>(NO_WAD);
+  const isDoom = entry.family === "Doom";
   const [errors, setErrors] = useState<Errors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
 
@@ -65,7 +70,7 @@ export function OptionsDialog({ entry, onClose }: Props) {
       setErrors({ ...NO_ERRORS, worldChanges: timeline.error });
       return;
     }
-    const { kwargs, rawError } = buildKwargs(options, values, raw, { [WORLD_CHANGES]: timeline.value });
+    const { kwargs, rawError } = buildKwargs(options, values, raw, { [WORLD_CHANGES]: timeline.value, ...wadKwargs(wad) });
     if (rawError) {
       setErrors({ ...NO_ERRORS, raw: rawError });
       return;
@@ -102,6 +107,7 @@ export function OptionsDialog({ entry, onClose }: Props) {
               onChange={(value) => setValues((v) => ({ ...v, [option.name]: value }))} />
           ))}
         </fieldset>
+        {isDoom ? <WadPicker choice={wad} onChange={setWad} /> : null}
         <WorldChangesEditor value={worldChanges} error={errors.worldChanges} onChange={setWorldChanges} />
         <fieldset>
           <legend>Recording</legend>

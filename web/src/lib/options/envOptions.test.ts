@@ -18,6 +18,12 @@ describe("the options form", () => {
     expect(buildKwargs(OPTIONS, values, "").kwargs).toEqual({ frameskip: 2, mode: "hard", endless: true });
     expect(buildKwargs(OPTIONS, defaultValues(OPTIONS), "").kwargs).toEqual({});
   });
+  it("sends a list option's picked names, and nothing when none are picked", () => {
+    const variables: EnvOption = { name: "variables", type: "list", default: [], choices: ["HEALTH", "POSITION_X", "ANGLE"], help: "" };
+    expect(defaultValues([variables])).toEqual({ variables: "[]" });
+    expect(buildKwargs([variables], { variables: "[]" }, "").kwargs).toEqual({});
+    expect(buildKwargs([variables], { variables: '["POSITION_X","ANGLE"]' }, "").kwargs).toEqual({ variables: ["POSITION_X", "ANGLE"] });
+  });
   it("sends a bad value as typed, for the server to refuse", () => {
     expect(buildKwargs(OPTIONS, { ...defaultValues(OPTIONS), frameskip: "0" }, "").kwargs).toEqual({ frameskip: 0 });
     expect(valueOf(OPTIONS[0], "2.5")).toBe(2.5);

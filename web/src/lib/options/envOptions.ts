@@ -23,7 +23,8 @@ export function entryOptions(entry: EnvPublic): EnvOption[] {
   return declared.some((o) => o.name === ENDLESS_OPTION.name) ? declared : [...declared, ENDLESS_OPTION];
 }
 
-/** What an input holds: text for numbers and strings, a flag for bool, the choice's JSON for choice. */
+/** What an input holds: text for numbers and strings, a flag for bool, the choice's JSON for choice,
+ * the JSON array of the names picked for list. */
 export type FieldValue = string | boolean;
 export type FormValues = Record<string, FieldValue>;
 
@@ -34,6 +35,7 @@ export function defaultValues(options: readonly EnvOption[]): FormValues {
 
 function fieldOf(option: EnvOption, value: unknown): FieldValue {
   if (option.type === "bool") return value === true;
+  if (option.type === "list") return JSON.stringify(Array.isArray(value) ? value : []);
   if (option.type === "choice") return value === undefined || value === null ? "" : JSON.stringify(value);
   if (value === undefined || value === null) return "";
   return String(value);
@@ -42,6 +44,7 @@ function fieldOf(option: EnvOption, value: unknown): FieldValue {
 /** The value an input holds as the kwarg it stands for; undefined when left empty. */
 export function valueOf(option: EnvOption, field: FieldValue): unknown {
   if (option.type === "bool") return field === true;
+  if (option.type === "list") return typeof field === "string" && field !== "" ? (JSON.parse(field) as unknown) : [];
   if (typeof field !== "string" || field.trim() === "") return undefined;
   if (option.type === "choice") return JSON.parse(field) as unknown;
   if (option.type === "int" || option.type === "float") {

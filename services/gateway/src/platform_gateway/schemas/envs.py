@@ -12,11 +12,13 @@ class EnvOptionPublic(BaseModel):
     checked against these (422 naming `kwargs.<name>`); kwargs not listed pass through unchecked."""
 
     name: str = Field(description="the kwarg's name", examples=["frameskip"])
-    type: Literal["int", "float", "bool", "string", "choice"]
+    type: Literal["int", "float", "bool", "string", "choice", "list"] = Field(
+        description='"list": a list of distinct strings, each one of `choices` when it has them')
     default: Any = Field(description="the value when the kwarg is not given; null: the environment's own")
     minimum: int | float | None = Field(default=None, description="inclusive lower bound (int and float options)")
     maximum: int | float | None = Field(default=None, description="inclusive upper bound (int and float options)")
-    choices: list[Any] | None = Field(default=None, description='the allowed values of a "choice" option')
+    choices: list[Any] | None = Field(default=None, description='the allowed values of a "choice" option, or the '
+                                      'names a "list" option takes')
     help: str = Field(default="", description="one line on what it does")
 
 
