@@ -291,9 +291,11 @@ def test_snapshots_restore_in_session_and_resume_into_a_new_one(page: Page, http
     at_snapshot = page.get_by_test_id("observation").inner_text()
     step(page, 3)
     assert page.get_by_test_id("observation").inner_text() != at_snapshot
+    expect(page.get_by_test_id("snapshot-restore-time")).to_have_count(0)
     page.get_by_test_id("snapshot-restore-1").click()
     expect(page.get_by_test_id("step-count")).to_have_text("4")
     expect(page.get_by_test_id("observation")).to_have_text(at_snapshot)
+    expect(page.get_by_test_id("snapshot-restore-time")).to_have_text(re.compile(r"^restored in \d+(\.\d+)? (ms|s)$"))
 
     page.get_by_test_id("snapshot-label").fill("four steps in")
     page.get_by_test_id("snapshot-save").click()

@@ -30,6 +30,8 @@ export type HoldCommand = Fields<Schemas["HoldCommand"], "action" | "steps">;
 export type FrameOptions = Fields<Schemas["RestoreCommand"]>;
 
 export type ResetAnswer = Schemas["StreamResetResult"];
+/** A restore's answer: a reset's, with `restore_s` (the seconds the environment took). */
+export type RestoreAnswer = Schemas["StreamRestoreResult"];
 export type StepAnswer = Schemas["StreamStepResult"];
 export type HoldAnswer = Schemas["HoldResult"];
 export type SnapshotAnswer = Schemas["SnapshotResult"];
@@ -175,7 +177,7 @@ export class SessionStream {
     return this.send("snapshot", {});
   }
 
-  restore(handle: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<ResetAnswer>> {
+  restore(handle: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<RestoreAnswer>> {
     return this.send("restore", { handle, ...options });
   }
 
@@ -185,7 +187,7 @@ export class SessionStream {
   }
 
   /** Restores a saved snapshot (`snapshot_id`) into this session. */
-  restoreSaved(snapshotId: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<ResetAnswer>> {
+  restoreSaved(snapshotId: string, options: Omit<FrameOptions, "handle"> = {}): Promise<StreamReply<RestoreAnswer>> {
     return this.send("restore_saved", { snapshot_id: snapshotId, ...options });
   }
 

@@ -1,6 +1,7 @@
 // Snapshots: in-session ones (take, restore while the session lives) and saved ones (a label,
 // kept durably; listed by GET /v0/snapshots?session_id=; Resume opens a new session there).
 // data-testid: snapshots, snapshot-take, snapshot-list, snapshot-<n>, snapshot-restore-<n>,
+// snapshot-restore-time (how long the environment took for the last restore),
 // snapshot-label, snapshot-save, snapshot-error, saved-snapshots, saved-snapshot-<id>,
 // resume-<id>.
 import { type FormEvent, useCallback, useEffect, useState } from "react";
@@ -76,6 +77,11 @@ export function SnapshotsPanel({ play, session }: Props) {
             </li>
           ))}
         </ol>
+      ) : null}
+      {play.restoreSeconds !== null ? (
+        <p className="muted" data-testid="snapshot-restore-time">
+          restored in {play.restoreSeconds < 0.1 ? `${(play.restoreSeconds * 1000).toFixed(1)} ms` : `${play.restoreSeconds.toFixed(2)} s`}
+        </p>
       ) : null}
       <form className="row" onSubmit={save}>
         <label className="sr-only" htmlFor="snapshot-label">Label</label>

@@ -70,6 +70,8 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
   const [autoReset, setAutoResetState] = useState(false);
   const [stepping, setStepping] = useState(false); // a step in flight (Step waits for its answer)
   const [snapshots, setSnapshots] = useState<InSessionSnapshot[]>([]);
+  // Seconds the environment took for the last restore (Doom replays its episode), null: none yet.
+  const [restoreSeconds, setRestoreSeconds] = useState<number | null>(null);
   const [followTeacher, setFollowTeacherState] = useState(false);
 
   const stream = useRef<SessionStream | null>(null);
@@ -317,6 +319,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
     busy.current = true;
     try {
       const { result, frame } = await s.restore(snapshot.handle, { frame: true, observation });
+      setRestoreSeconds(result.restore_s ?? null);
       showFrame(frame);
       publish({ ...snapshot.view, info: result.info, observation: result.observation });
       setError(null);
@@ -426,7 +429,7 @@ export function usePlay(session: SessionInfo, resumeFrom: string | null) {
 
   return {
     controls, rate, observationMode: observation, phase, mode, view, frameUrl, frameSize, values, error, logTail, crashReason, closedReason, fps,
-    autoReset, snapshots, actionSpace, stepping, hand, followTeacher,
+    autoReset, snapshots, restoreSeconds, actionSpace, stepping, hand, followTeacher,
     teacherSuggestion: teacherAction(view.info, actionSpace),
     hasTeacher: view.info !== null && TEACHER_ACTION in view.info,
     play, pause, step, reset: resetNow, setValue, setAutoReset, takeSnapshot, restoreSnapshot, saveSnapshot, closeSession,
