@@ -8,7 +8,9 @@ import httpx
 import pytest
 from platform_contracts.limits import MAX_WAD_BYTES
 from platform_testing.doom_wads import write_corridor_wad
+from platform_testing.platform import running_platform
 from platform_testing.waiting import wait_for
+from platform_wads import open_wad_store
 
 import platform_sdk
 
@@ -61,3 +63,25 @@ def test_an_unknown_wad_a_missing_map_or_a_bad_file_says_what_exists(platform_st
         platform_sdk.upload_wad(big, url=url)
     with pytest.raises(platform_sdk.InvalidRequestError, match="cannot upload the WAD"):
         platform_sdk.upload_wad(tmp_path / "missing.wad", url=url)
+
+
+def test_wads_kept_in_s3_are_uploaded_copied_and_played(tmp_path, s3_server, s3_bucket) -> None:
+    # PLATFORM_WADS=s3://...: the gateway puts the upload in the bucket, the env host copies it
+    # from there to the session's folder (a real S3 API server: moto).
+    env = {**s3_server.env(s3_bucket, prefix="platform/recordings"), "PLATFORM_WADS": f"s3://{s3_bucket}/platform/wads"}
+    with running_platform(tmp_path / "platform", extra_env=env) as stack:
+        wad = platform_sdk.upload_wad(write_corridor_wad(tmp_path / "s3.wad", ("E1M1",)), url=stack.url)
+        store = open_wad_store(env["PLATFORM_WADS"], s3_server.endpoint, s3_server.access_key, s3_server.secret_key,
+                               s3_server.region, secure=False)
+        assert [r.id for r in store.records()] == [wad["id"]]
+        assert not (tmp_path / "platform" / "data" / "wads").exists()  # nothing on the gateway's disk
+        with platform_sdk.connect("doom-defend-the-center", url=stack.url,
+                                  kwargs={"wad": wad["id"], "action_set": "full"}) as doom:
+            assert doom.metadata["doom_map"] == "E1M1"  # the WAD's only map, on Freedoom Phase 1
+            forward = doom.metadata["action_names"].index("MOVE_FORWARD")
+            doom.reset(seed=1)
+            for _ in range(60):
+                *_, terminated, truncated, info = doom.step(forward)
+                if terminated or truncated:
+                    break
+            assert terminated and info["outcome"] == "exit", info
