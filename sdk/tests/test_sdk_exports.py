@@ -24,8 +24,10 @@ PUBLIC = {
     "connect",
     "make_vec",
     "resume",
+    "upload_wad",
 }
-NOT_ERRORS = {"Held", "PendingHold", "PlatformWarning", "RemoteEnv", "RemoteVectorEnv", "connect", "make_vec", "resume"}
+NOT_ERRORS = {"Held", "PendingHold", "PlatformWarning", "RemoteEnv", "RemoteVectorEnv", "connect", "make_vec", "resume",
+              "upload_wad"}
 
 
 def test_public_exports_are_pinned():
@@ -43,6 +45,8 @@ def test_connect_signature_is_pinned():
     vec = list(inspect.signature(platform_sdk.make_vec).parameters)
     assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality",
                    "reconnect_timeout", "direct"]
+    upload = list(inspect.signature(platform_sdk.upload_wad).parameters)
+    assert upload == ["path", "url", "token", "name", "timeout"]
 
 
 def test_errors_share_one_base():

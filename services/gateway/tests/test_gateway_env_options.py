@@ -46,7 +46,7 @@ async def test_envs_carry_their_family_and_options(gateway, broker) -> None:
 async def test_the_openapi_document_describes_the_options_and_the_field(gateway) -> None:
     schemas = (await gateway.http.get("/openapi.json")).json()["components"]["schemas"]
     option = schemas["EnvOptionPublic"]
-    assert option["properties"]["type"]["enum"] == ["int", "float", "bool", "string", "choice"]
+    assert option["properties"]["type"]["enum"] == ["int", "float", "bool", "string", "choice", "list"]
     assert option["required"] == ["name", "type", "default"]  # the rest default to null / ""
     env = schemas["EnvPublic"]["properties"]
     assert env["options"]["items"] == {"$ref": "#/components/schemas/EnvOptionPublic"} and "family" in env
