@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 pytest_plugins = (
-    ["platform_testing.fixtures", "platform_testing.platform"] if importlib.util.find_spec("platform_testing") else []
+    ["platform_testing.fixtures", "platform_testing.platform", "platform_testing.postgres"]
+    if importlib.util.find_spec("platform_testing") else []
 )
 
 

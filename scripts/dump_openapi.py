@@ -17,7 +17,7 @@ DEFAULT_PATH = Path(__file__).resolve().parent.parent / "web" / "openapi.json"
 
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_PATH
-    document = api_app(None).openapi()
+    document = api_app(auth_required=False).openapi()
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 

@@ -44,7 +44,7 @@ CONFIG = SchemathesisConfig.from_dict({
 # The gateway's document, made in-process (no service needed, so pytest sees one test per
 # operation, and nothing global such as tracing is set up in this process);
 # test_the_platform_serves_this_document checks the platform serves the same one.
-DOCUMENT = api_app(api_token=None).openapi()
+DOCUMENT = api_app(auth_required=False).openapi()
 schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 
 

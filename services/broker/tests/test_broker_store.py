@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 import sqlalchemy as sa
 from platform_broker.config import async_database_url
@@ -19,41 +16,12 @@ from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2, values_pb2
 from simulusion.session.v1.options_pb2 import SessionOptions
 
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
-
-
-async def _admin(sql: str) -> None:
-    try:
-        conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database="postgres", timeout=5)
-    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
-        pytest.fail(f"PostgreSQL at {PG_HOST}:{PG_PORT} (user {PG_USER}) is not reachable: {exc!r}")
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-def _admin_sync(sql: str) -> None:
-    # Its own loop in a thread: the fixture is first asked for from inside a running test loop.
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, _admin(sql)).result()
-
-
-@pytest.fixture(scope="module")
-def pg_database() -> Iterator[str]:
-    """A throwaway database on the PostgreSQL server, dropped at the end; its plain URL."""
-    name = f"broker_test_{uuid.uuid4().hex}"
-    _admin_sync(f'CREATE DATABASE "{name}"')
-    yield f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
-    _admin_sync(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
     if request.param == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp_path}/nested/dir/platform.db"
     else:
-        url = request.getfixturevalue("pg_database")  # plain postgresql://: mapped to asyncpg
+        url = request.getfixturevalue("postgres_database")  # plain postgresql://: mapped to asyncpg
     store = SessionStore.from_url(url)
     await store.create_tables()
     await store.create_tables()  # idempotent

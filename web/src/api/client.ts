@@ -1,11 +1,21 @@
 // The typed REST client. Its types come from schema.d.ts, generated from the gateway's OpenAPI
 // document (`make gen-web`); nothing here is written by hand twice.
 import createClient from "openapi-fetch";
+import { savedToken } from "../lib/auth/token";
 import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
 
 export const api = createClient<paths>({ baseUrl: "" });
+
+// Every call carries the signed-in token (lib/auth/token.ts), when there is one.
+api.use({
+  onRequest({ request }) {
+    const token = savedToken();
+    if (token && !request.headers.has("Authorization")) request.headers.set("Authorization", `Bearer ${token}`);
+    return request;
+  },
+});
 
 /** The gateway's error body, `{detail, code, field?, log_tail?}`. */
 export interface ApiError {

@@ -167,6 +167,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Me
+         * @description Who the token you sent is: its subject, team and role (a 401 says why it is refused).
+         */
+        get: operations["me_v0_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/recordings": {
         parameters: {
             query?: never;
@@ -575,6 +595,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign In
+         * @description How to sign in to this platform: whether a token is needed, and the identity provider's
+         *     issuer and client id when it signs in with one. Needs no token (the web app asks it first).
+         */
+        get: operations["sign_in_v0_sign_in_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/snapshots": {
         parameters: {
             query?: never;
@@ -610,6 +651,52 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Tokens
+         * @description API tokens, oldest first: an admin sees every team's, a member their team's.
+         */
+        get: operations["list_tokens_v0_tokens_get"];
+        put?: never;
+        /**
+         * Create Token
+         * @description Make an API token. The answer holds its secret, this once. Members make member tokens of
+         *     their own team; admins any role, of any team.
+         */
+        post: operations["create_token_v0_tokens_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Token
+         * @description Revoke an API token: it is refused from now on (through other gateways within 5 s). A
+         *     member revokes their team's; another team's token is a 404, as a missing one.
+         */
+        delete: operations["revoke_token_v0_tokens__token_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1196,6 +1283,24 @@ export interface components {
              * @description what was left out of the request without stopping it (e.g. agent data that broke a rule)
              */
             warnings?: string[];
+        };
+        /**
+         * IdentityPublic
+         * @description The caller, as the platform sees it.
+         */
+        IdentityPublic: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "admin" | "member";
+            /**
+             * Subject
+             * @description "admin", "anonymous", "api-token", an API token's id, or "oidc:<sub>"
+             */
+            subject: string;
+            /** Team */
+            team: string;
         };
         /**
          * RecordingPublic
@@ -1887,6 +1992,33 @@ export interface components {
             /** Data */
             data: components["schemas"]["SessionPublic"][];
         };
+        /**
+         * SignInPublic
+         * @description How this platform is signed in to (no token needed to ask).
+         */
+        SignInPublic: {
+            /**
+             * Auth
+             * @description PLATFORM_AUTH
+             * @enum {string}
+             */
+            auth: "none" | "token" | "oidc";
+            /**
+             * Oidc Client Id
+             * @description PLATFORM_OIDC_CLIENT_ID, with auth oidc
+             */
+            oidc_client_id?: string | null;
+            /**
+             * Oidc Issuer
+             * @description PLATFORM_OIDC_ISSUER, with auth oidc
+             */
+            oidc_issuer?: string | null;
+            /**
+             * Token Required
+             * @description whether every /v0 call needs a bearer token
+             */
+            token_required: boolean;
+        };
         /** SnapshotAnswer */
         SnapshotAnswer: {
             /**
@@ -2261,6 +2393,107 @@ export interface components {
              * @description what was left out of the request
              */
             warnings: string[];
+        };
+        /** TokenCreate */
+        TokenCreate: {
+            /**
+             * Expires In Days
+             * @description null: it never expires
+             */
+            expires_in_days?: number | null;
+            /**
+             * Name
+             * @description what the token is for, e.g. 'training cluster'
+             */
+            name: string;
+            /**
+             * Role
+             * @description admin tokens are made by admins only
+             * @default member
+             * @enum {string}
+             */
+            role: "member" | "admin";
+            /**
+             * Team
+             * @description its team (admins only; default the caller's)
+             * @example default
+             */
+            team?: string | null;
+        };
+        /** TokenCreated */
+        TokenCreated: {
+            /** Created At */
+            created_at: number;
+            /** Expires At */
+            expires_at: number | null;
+            /**
+             * Id
+             * @description what DELETE /v0/tokens/{id} names
+             * @example tok-3f2a9c0d1e4b
+             */
+            id: string;
+            /**
+             * Last Used At
+             * @description within a minute; null: never used
+             */
+            last_used_at: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Owner
+             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN) or a token's id
+             */
+            owner: string;
+            /** Revoked At */
+            revoked_at: number | null;
+            /** Role */
+            role: string;
+            /** Team */
+            team: string;
+            /**
+             * Token
+             * @description the secret: shown this once, kept by the platform only as its SHA-256
+             */
+            token: string;
+        };
+        /** TokenListPublic */
+        TokenListPublic: {
+            /** Tokens */
+            tokens: components["schemas"]["TokenPublic"][];
+        };
+        /**
+         * TokenPublic
+         * @description An API token as listed: never its secret, which only its creation's answer holds.
+         */
+        TokenPublic: {
+            /** Created At */
+            created_at: number;
+            /** Expires At */
+            expires_at: number | null;
+            /**
+             * Id
+             * @description what DELETE /v0/tokens/{id} names
+             * @example tok-3f2a9c0d1e4b
+             */
+            id: string;
+            /**
+             * Last Used At
+             * @description within a minute; null: never used
+             */
+            last_used_at: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Owner
+             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN) or a token's id
+             */
+            owner: string;
+            /** Revoked At */
+            revoked_at: number | null;
+            /** Role */
+            role: string;
+            /** Team */
+            team: string;
         };
         /** ValidationError */
         ValidationError: {
@@ -2738,6 +2971,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    me_v0_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityPublic"];
                 };
             };
         };
@@ -4562,6 +4815,26 @@ export interface operations {
             };
         };
     };
+    sign_in_v0_sign_in_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInPublic"];
+                };
+            };
+        };
+    };
     list_saved_snapshots_v0_snapshots_get: {
         parameters: {
             query?: {
@@ -4657,6 +4930,135 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_tokens_v0_tokens_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenListPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_token_v0_tokens_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenCreated"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a bad name, role, team or expiry */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    revoke_token_v0_tokens__token_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

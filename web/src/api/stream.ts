@@ -11,6 +11,7 @@
 //   const next = await stream.step({ action: 1, frame: true });
 //   stream.close();
 import type { components } from "./schema";
+import { savedToken } from "../lib/auth/token";
 
 type Schemas = components["schemas"];
 /** A command's own fields (the stream adds `id` and `op`); those with defaults may be left out. */
@@ -126,7 +127,7 @@ export class SessionStream {
 
   /** Opens the session's stream; resolves once it is open, rejects when it cannot open. */
   static open(sessionId: string, options: OpenOptions = {}): Promise<SessionStream> {
-    const url = options.url ?? streamUrl(sessionId, options.token);
+    const url = options.url ?? streamUrl(sessionId, options.token === undefined ? savedToken() : options.token);
     const socket = options.connect ? options.connect(url) : new WebSocket(url);
     const stream = new SessionStream(sessionId, socket);
     return new Promise((resolve, reject) => {

@@ -216,7 +216,7 @@ class LocalPlatform:
         return child
 
     def wait_ready(self, should_abort: Callable[[], bool] = _never, timeout: float | None = None) -> None:
-        """Polls GET /v0/envs (with the API token, when the platform has one) until the gateway
+        """Polls GET /v0/envs (with the API token or the admin token, when the platform has one) until the gateway
         answers 200; fails fast when a child dies (with a restart policy: starts it again, and
         fails when it keeps dying).
 
@@ -226,7 +226,8 @@ class LocalPlatform:
         """
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         last = "no answer"
-        token = self.extra_env.get("PLATFORM_API_TOKEN", self.base_env.get("PLATFORM_API_TOKEN"))
+        token = next((env[name] for name in ("PLATFORM_API_TOKEN", "PLATFORM_ADMIN_TOKEN")
+                      for env in (self.extra_env, self.base_env) if env.get(name)), None)
         ready = urllib.request.Request(self.url + READY_PATH,
                                        headers={"Authorization": f"Bearer {token}"} if token else {})
         while not should_abort():

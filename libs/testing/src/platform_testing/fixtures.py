@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from platform_testing.nats_server import NatsServer
+from platform_testing.oidc_provider import OidcProvider
 from platform_testing.s3_server import S3Server
 
 
@@ -27,6 +28,14 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OidcProvider]:
+    """One real OpenID provider (oidc-provider-mock: the `oidc` extra) for the whole test session."""
+    provider = OidcProvider(log_path=tmp_path_factory.mktemp("oidc") / "provider.log").start()
+    yield provider
+    provider.stop()
 
 
 @pytest.fixture

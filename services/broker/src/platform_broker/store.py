@@ -11,15 +11,14 @@ session that crashed while starting stays crashed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 from simulusion.session.v1.options_pb2 import SessionOptions
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from platform_database import DatabaseUnavailableError, create_tables, open_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from platform_broker.config import async_database_url
 from platform_broker.errors import UnavailableError
@@ -32,7 +31,6 @@ CRASHED = control_pb2.SESSION_STATE_CRASHED
 OPEN_STATES = (STARTING, RUNNING)
 ENDED_STATES = (CLOSED, CRASHED)
 
-CONNECT_TIMEOUT_S = 10.0
 INSERT_ATTEMPTS = 3
 
 _STATE_NAMES: dict[control_pb2.SessionState.ValueType, str] = {
@@ -88,18 +86,8 @@ class SessionStore:
     @classmethod
     def from_url(cls, url: str) -> SessionStore:
         """A store on `url` (see `config.async_database_url`); creates a SQLite file's folder."""
-        url = async_database_url(url)
-        parsed = make_url(url)
-        options: dict[str, Any] = {}
-        if parsed.get_backend_name() == "sqlite":
-            database = parsed.database or ""
-            if database and database != ":memory:" and not database.startswith("file:"):
-                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            options["connect_args"] = {"timeout": 30}
-        else:
-            options["pool_pre_ping"] = True
-            options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
-        return cls(create_async_engine(url, **options))
+        async_database_url(url)  # an unsupported URL: the broker's ConfigError
+        return cls(open_engine(url))
 
     async def create_tables(self) -> None:
         """Create the table if missing, and add the columns an older broker's table lacks.
@@ -108,14 +96,9 @@ class SessionStore:
             UnavailableError: the database cannot be reached (the message names it, password hidden).
         """
         try:
-            async with self.engine.begin() as conn:
-                await conn.run_sync(metadata.create_all)
-                await conn.run_sync(_add_missing_columns)
-                await conn.run_sync(_add_missing_indexes)
-        except (OSError, sa.exc.SQLAlchemyError) as exc:
-            where = self.engine.url.render_as_string(hide_password=True)
-            detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
-            raise UnavailableError(f"cannot open the database {where}: {detail}") from None
+            await create_tables(self.engine, metadata, _add_missing_columns, _add_missing_indexes)
+        except DatabaseUnavailableError as exc:
+            raise UnavailableError(str(exc)) from None
 
     async def close(self) -> None:
         await self.engine.dispose()

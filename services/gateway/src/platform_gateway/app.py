@@ -23,7 +23,8 @@ DESCRIPTION = """REST and WebSocket API of the Simulusion platform.
 Sessions are made of catalog environments (`GET /v0/envs`). Steps go over REST
 (`/v0/sessions/{id}/step`) or, fast, over the WebSocket `/v0/sessions/{id}/stream`
 (binary protobuf `EnvRequest`/`EnvResponse`, or JSON text commands).
-When the platform has an API token, send `Authorization: Bearer <token>`.
+When the platform needs a token (PLATFORM_API_TOKEN, or PLATFORM_AUTH=token and its API tokens from
+`/v0/tokens`), send `Authorization: Bearer <token>`.
 """
 
 
@@ -34,23 +35,24 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        gateway.start()
+        await gateway.start()
         yield
         await gateway.close()
 
-    app = api_app(settings.api_token, lifespan)
+    app = api_app(gateway.identity.required, lifespan)
     app.state.gateway = gateway
     app.state.web_app = mount_web_app(app, settings.web_dist)
     app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
     return app
 
 
-def api_app(api_token: str | None, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
+def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
     """The routes and error handlers, without the gateway's parts (`app.state.gateway`, tracing):
-    all that `/openapi.json` describes, so `api_app(token).openapi()` is the served document."""
+    all that `/openapi.json` describes, so `api_app(required).openapi()` is the served document
+    (`auth_required`: every /v0 route needs a token, and the document says so)."""
     app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
-    app.include_router(api_router(api_token))
+    app.include_router(api_router(auth_required))
     stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
 
     @app.get("/healthz", tags=["health"])

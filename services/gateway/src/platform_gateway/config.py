@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from platform_bus.ticket_setting import TicketSecret, secret_in_clear
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from platform_gateway.identity.oidc import parse_role_map
 
 
 class Settings(BaseSettings):
@@ -17,8 +20,23 @@ class Settings(BaseSettings):
     nats_url: str = "nats://127.0.0.1:4222"
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
-    # When set, every /v0 route needs `Authorization: Bearer <token>` (the WebSocket also `?token=`).
+    # Who may call (platform_gateway.identity.authenticator): "none" (with PLATFORM_API_TOKEN set,
+    # every /v0 route needs that one shared token: `Authorization: Bearer <token>`, the WebSocket
+    # also `?token=`), "token" (API tokens from /v0/tokens, and PLATFORM_ADMIN_TOKEN), or "oidc"
+    # (your identity provider's tokens, plus API tokens for scripts).
+    auth: Literal["none", "token", "oidc"] = "none"
     api_token: str | None = None
+    # PLATFORM_AUTH=token: the bootstrap admin's token (it creates the first API tokens).
+    admin_token: SecretStr | None = None
+    # PLATFORM_AUTH=oidc: the identity provider (its discovery document is under the issuer), the
+    # web app's client id, the audience tokens must name (default: the client id), and groups to
+    # roles ("platform-admins=admin,ml=member"; no match: member).
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_audience: str = ""
+    oidc_role_map: str = ""
+    # Where API tokens are kept (PLATFORM_AUTH=token or oidc): the broker's database, its own table.
+    database_url: str = "sqlite+aiosqlite:///./data/platform.db"
     # Seconds to wait for the broker and the recorder over NATS (creating a session: create_timeout).
     request_timeout: float = Field(default=10.0, gt=0)
     create_timeout: float = Field(default=60.0, gt=0)
@@ -41,6 +59,16 @@ class Settings(BaseSettings):
     # The web app's build (`npm run build` in web/), served at `/`; relative to the working
     # directory (`make run` runs in the repository). Looked up on each request.
     web_dist: Path = Path("web/dist")
+
+    @model_validator(mode="after")
+    def _oidc_settings(self) -> Settings:
+        if self.auth == "oidc":
+            missing = [name for name, value in (("PLATFORM_OIDC_ISSUER", self.oidc_issuer),
+                                                ("PLATFORM_OIDC_CLIENT_ID", self.oidc_client_id)) if not value]
+            if missing:
+                raise ValueError(f"PLATFORM_AUTH=oidc needs {' and '.join(missing)}")
+            parse_role_map(self.oidc_role_map)
+        return self
 
     @property
     def ticket_secret(self) -> str | None:

@@ -50,6 +50,13 @@ class UnauthenticatedError(GatewayError):
     headers: ClassVar[Mapping[str, str]] = {"WWW-Authenticate": "Bearer"}
 
 
+class PermissionDeniedError(GatewayError):
+    """The caller is known but its role may not do this (a member creating an admin token)."""
+
+    status = 403
+    code = "permission_denied"
+
+
 class NotFoundError(GatewayError):
     status = 404
     code = "not_found"

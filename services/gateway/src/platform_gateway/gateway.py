@@ -6,10 +6,14 @@ import asyncio
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client as NATS
+from platform_database import open_engine
 
 from platform_gateway.broker import BrokerClient
 from platform_gateway.config import Settings
 from platform_gateway.env_commands import EnvCommands
+from platform_gateway.identity.authenticator import Authenticator
+from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
+from platform_gateway.identity.tokens import TokenStore
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
@@ -29,6 +33,7 @@ class Gateway:
     previews: PreviewCache
     tickets: StepTickets
     wads: WadUploads
+    identity: Authenticator
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -47,13 +52,33 @@ class Gateway:
             previews=PreviewCache(settings.cache_dir, broker, commands),
             tickets=tickets,
             wads=WadUploads(),
+            identity=_authenticator(settings),
         )
 
-    def start(self) -> None:
-        """Start the background work (closing unused streams)."""
+    async def start(self) -> None:
+        """Make the API tokens' table (PLATFORM_AUTH=token), then start the background work
+        (closing unused streams).
+
+        Raises:
+            DatabaseUnavailableError: the tokens' database cannot be opened (one line naming it).
+        """
+        if self.identity.tokens is not None:
+            await self.identity.tokens.create_tables()
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
 
     async def close(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
         await self.streams.close()
+        if self.identity.tokens is not None:
+            await self.identity.tokens.engine.dispose()
+
+
+def _authenticator(settings: Settings) -> Authenticator:
+    admin = settings.admin_token.get_secret_value() if settings.admin_token else None
+    tokens = TokenStore(open_engine(settings.database_url)) if settings.auth in ("token", "oidc") else None
+    oidc = None
+    if settings.auth == "oidc":
+        oidc = OidcVerifier(settings.oidc_issuer, settings.oidc_audience or settings.oidc_client_id,
+                            parse_role_map(settings.oidc_role_map))
+    return Authenticator(settings.auth, settings.api_token, admin or None, tokens, oidc)

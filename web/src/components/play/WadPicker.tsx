@@ -7,6 +7,7 @@ import { useEffect, useState } from "react";
 import { api, apiError, must } from "../../api/client";
 import { errorText } from "../../lib/errors";
 import { pickWad, uploadProblem, type Wad, type WadChoice, withWad } from "../../lib/doom/wadChoice";
+import { authFetch } from "../../lib/auth/token";
 
 interface Props {
   choice: WadChoice;
@@ -14,7 +15,7 @@ interface Props {
 }
 
 async function uploadWad(file: File): Promise<Wad> {
-  const response = await fetch(`/v0/doom/wads?name=${encodeURIComponent(file.name)}`, {
+  const response = await authFetch(`/v0/doom/wads?name=${encodeURIComponent(file.name)}`, {
     method: "POST",
     body: file,
     headers: { "Content-Type": "application/octet-stream" },

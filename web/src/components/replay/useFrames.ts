@@ -6,6 +6,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { FrameLoader } from "../../lib/replay/frameLoader";
 import { frameCount, frameForStep, type FrameChoice, type FrameSource, stepOfFrame } from "../../lib/replay/frames";
 import { prefetchRows, prefetchWindow } from "../../lib/replay/prefetch";
+import { authFetch } from "../../lib/auth/token";
 
 export interface ShownFrame {
   url: string;
@@ -38,7 +39,7 @@ export function useFrames({ recordingId, episode, source, step, playing, stepsPe
     const made = new FrameLoader({
       fetchFrame: async (row, signal) => {
         const url = `/v0/recordings/${encodeURIComponent(recordingId)}/episodes/${episode}/frames/${row}`;
-        const response = await fetch(url, { signal });
+        const response = await authFetch(url, { signal });
         if (!response.ok) throw new Error(`frame ${row}: ${response.status} ${response.statusText}`);
         return response.blob();
       },

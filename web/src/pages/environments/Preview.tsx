@@ -4,13 +4,14 @@
 // data-testid: preview-<id> (the <img>), no-preview-<id>.
 import { useEffect, useRef, useState } from "react";
 import { TaskQueue } from "../../lib/catalog/taskQueue";
+import { authFetch } from "../../lib/auth/token";
 
 /** Previews the gateway has made already come quickly; those it must make wait for one another. */
 const CACHED = new TaskQueue(3);
 const TO_MAKE = new TaskQueue(1);
 
 async function fetchPicture(url: string, signal: AbortSignal): Promise<Blob | null> {
-  const response = await fetch(url, { signal });
+  const response = await authFetch(url, { signal });
   if (!response.ok) return null;
   return response.blob();
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -10,14 +9,15 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from platform_gateway.broker import BrokerClient
 from platform_gateway.env_commands import EnvCommands
-from platform_gateway.errors import UnauthenticatedError
+from platform_gateway.identity.authenticator import Identity
 from platform_gateway.gateway import Gateway
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_streams import SessionStreams
 from platform_gateway.wad_uploads import WadUploads
 
-_bearer = HTTPBearer(auto_error=False, description="the platform's API token (PLATFORM_API_TOKEN)")
+_bearer = HTTPBearer(auto_error=False, description="an API token (PLATFORM_API_TOKEN, or with PLATFORM_AUTH=token "
+                     "one from /v0/tokens or PLATFORM_ADMIN_TOKEN)")
 
 
 def get_gateway(request: Request) -> Gateway:
@@ -59,29 +59,26 @@ PreviewsDep = Annotated[PreviewCache, Depends(get_previews)]
 WadsDep = Annotated[WadUploads, Depends(get_wads)]
 
 
-def token_ok(expected: str | None, given: str | None) -> bool:
-    """Whether `given` is the API token (always true when no token is configured)."""
-    if not expected:
-        return True
-    return given is not None and secrets.compare_digest(given.encode(), expected.encode())
+async def identify(
+    request: Request, gateway: GatewayDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Identity:
+    """Who the request is (`platform_gateway.identity.authenticator`, the one place that decides),
+    kept on `request.state.identity`.
+
+    Every /v0 route of a platform that needs a token depends on it (`api.main.api_router`), so
+    the OpenAPI document declares the bearer scheme exactly when it is needed."""
+    identity = await gateway.identity.identify(credentials.credentials if credentials else None)
+    request.state.identity = identity
+    return identity
 
 
-def require_token(
-    gateway: GatewayDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> None:
-    """Check `Authorization: Bearer <token>` against PLATFORM_API_TOKEN.
-
-    Only routes of a platform with a token depend on it (`api.main.api_router`), so the OpenAPI
-    document declares the bearer scheme exactly when it is needed."""
-    expected = gateway.settings.api_token
-    if not expected:
-        return
-    if credentials is None:
-        raise UnauthenticatedError(
-            "this platform needs an API token: send the header `Authorization: Bearer <token>`"
-        )
-    if not token_ok(expected, credentials.credentials):
-        raise UnauthenticatedError("the API token is not valid")
+async def current_identity(request: Request, gateway: GatewayDep) -> Identity:
+    """The request's identity: the one `identify` found (a platform that needs a token), else the
+    open platform's (no bearer scheme on the route, so the OpenAPI document stays as it is)."""
+    found = getattr(request.state, "identity", None)
+    return found if isinstance(found, Identity) else await gateway.identity.identify(None)
 
 
-TokenDep = Depends(require_token)
+TokenDep = Depends(identify)
+IdentityDep = Annotated[Identity, Depends(current_identity)]

@@ -7,22 +7,26 @@ from typing import Any
 from fastapi import APIRouter
 
 from platform_gateway.api.deps import TokenDep
-from platform_gateway.api.routes import comparisons, doom, envs, recordings, sessions, snapshots, stream
-from platform_gateway.api.routes import wheels
+from platform_gateway.api.routes import comparisons, doom, envs, recordings, sessions, snapshots, stream, tokens
+from platform_gateway.api.routes import identity, wheels
 from platform_gateway.schemas.sessions import ErrorPublic
 
-_UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {401: {"model": ErrorPublic, "description": "no API token, or not the platform's"}}
+_UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorPublic, "description": "no token, or one that is unknown, revoked or expired (the detail says which)"}}
 
 
-def api_router(api_token: str | None) -> APIRouter:
-    """The /v0 routes. With an API token (PLATFORM_API_TOKEN) every REST route requires it, and
-    the OpenAPI document says so (an HTTP bearer security scheme and the 401 answer); without
-    one, neither appears. The WebSocket checks the token itself (a browser cannot set its headers)."""
+def api_router(auth_required: bool) -> APIRouter:
+    """The /v0 routes. When the platform needs a token (PLATFORM_API_TOKEN, PLATFORM_AUTH=token)
+    every REST route requires one, and the OpenAPI document says so (an HTTP bearer security
+    scheme and the 401 answer); otherwise neither appears. The WebSocket checks the token itself
+    (a browser cannot set its headers)."""
     router = APIRouter(prefix="/v0")
-    dependencies = [TokenDep] if api_token else []
-    responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if api_token else {}
-    for resource in (envs, sessions, recordings, snapshots, comparisons, doom):
+    dependencies = [TokenDep] if auth_required else []
+    responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if auth_required else {}
+    for resource in (envs, sessions, recordings, snapshots, comparisons, doom, tokens):
         router.include_router(resource.router, dependencies=dependencies, responses=responses)
     router.include_router(wheels.router, dependencies=dependencies, responses=responses)
+    router.include_router(identity.router, dependencies=dependencies, responses=responses)
+    router.include_router(identity.open_router)  # how to sign in: asked before there is a token
     router.include_router(stream.router)
     return router

@@ -28,13 +28,14 @@ from fastapi.responses import JSONResponse
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_gateway import wire
-from platform_gateway.api.deps import token_ok
+from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.api.errors import error_body
 from platform_gateway.errors import (
     GatewayError,
     NotFoundError,
     SessionGoneError,
     SessionNotFoundError,
+    UnauthenticatedError,
     UnavailableError,
 )
 from platform_gateway.gateway import Gateway
@@ -67,7 +68,7 @@ def close_reason(message: str, limit: int = 120) -> str:
 async def session_stream(websocket: WebSocket, session_id: str) -> None:
     """Commands of one session over one WebSocket (see the module's docstring)."""
     gateway: Gateway = websocket.app.state.gateway
-    if not await _authorized(websocket, gateway.settings.api_token):
+    if not await _authorized(websocket, gateway.identity):
         return
     await websocket.accept()
     streams = gateway.streams
@@ -109,17 +110,20 @@ async def _serve(websocket: WebSocket, gateway: Gateway, session_id: str) -> Non
             return
 
 
-async def _authorized(websocket: WebSocket, expected: str | None) -> bool:
-    if not expected:
+async def _authorized(websocket: WebSocket, authenticator: Authenticator) -> bool:
+    if not authenticator.required:
         return True
     token = websocket.query_params.get("token")
     header = websocket.headers.get("authorization", "")
     if token is None and header.lower().startswith("bearer "):
         token = header[7:].strip()
-    if token_ok(expected, token):
+    try:
+        websocket.state.identity = await authenticator.identify(token)
         return True
-    detail = ("this platform needs an API token: pass `?token=<token>` or `Authorization: Bearer <token>`"
-              if token is None else "the API token is not valid")
+    except UnauthenticatedError as exc:
+        detail = exc.message
+    if token is None:
+        detail += " (or `?token=<token>`)"
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
         await websocket.send_denial_response(JSONResponse({"detail": detail, "code": "unauthenticated"}, 401))
     else:

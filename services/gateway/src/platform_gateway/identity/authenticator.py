@@ -1,0 +1,127 @@
+"""The one place that decides who a request is (REST and the WebSocket alike).
+
+- `PLATFORM_AUTH=none` without `PLATFORM_API_TOKEN`: everyone is the admin of the one team.
+- `PLATFORM_AUTH=none` with `PLATFORM_API_TOKEN`: that shared token, and no other.
+- `PLATFORM_AUTH=token`: `PLATFORM_ADMIN_TOKEN` (the bootstrap admin), or an API token from
+  `/v0/tokens` that is neither revoked nor expired.
+- `PLATFORM_AUTH=oidc`: the same, and the identity provider's tokens (`identity.oidc`): a
+  token that is not an API token (`sim_...`) is checked as one of those.
+
+A refusal says why.
+
+Found tokens are remembered for `CACHE_S` seconds, so the step path does not read the database
+on every request; a revocation through this gateway takes effect at once, through another
+gateway within `CACHE_S`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from dataclasses import dataclass
+
+from platform_gateway.errors import UnauthenticatedError, UnavailableError
+from platform_gateway.identity.oidc import OidcRefused, OidcUnavailable, OidcVerifier
+from platform_gateway.identity.tokens import PREFIX, TokenRecord, TokenStore, secret_hash
+
+DEFAULT_TEAM = "default"
+CACHE_S = 5.0
+MISSING = "send the header `Authorization: Bearer <token>`"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a request is.
+
+    Attributes:
+        subject: "admin" (the admin token), "anonymous" (no sign-in needed), "api-token" (the
+            shared PLATFORM_API_TOKEN), or an API token's id.
+        team: the team whose resources it acts on.
+        role: "admin" or "member".
+    """
+
+    subject: str
+    team: str
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+class Authenticator:
+    def __init__(self, auth: str, api_token: str | None = None, admin_token: str | None = None,
+                 tokens: TokenStore | None = None, oidc: OidcVerifier | None = None) -> None:
+        self.auth = auth
+        self.oidc = oidc
+        self._api_token = api_token
+        self._admin_token = admin_token
+        self.tokens = tokens
+        self._found: dict[str, tuple[TokenRecord, float]] = {}
+
+    @property
+    def required(self) -> bool:
+        """Whether requests must bring a token."""
+        return self.auth != "none" or bool(self._api_token)
+
+    async def identify(self, presented: str | None) -> Identity:
+        """The identity of a request that presented `presented` (None: no token).
+
+        Raises:
+            UnauthenticatedError: no token where one is needed, or one that is not good, saying why.
+        """
+        if self.auth == "none":
+            if not self._api_token:
+                return Identity("anonymous", DEFAULT_TEAM, "admin")
+            if presented is None:
+                raise UnauthenticatedError(f"this platform needs an API token: {MISSING}")
+            if not _same(presented, self._api_token):
+                raise UnauthenticatedError("the API token is not valid")
+            return Identity("api-token", DEFAULT_TEAM, "admin")
+        if presented is None:
+            raise UnauthenticatedError(f"this platform needs an API token (PLATFORM_AUTH={self.auth}): {MISSING}")
+        if self._admin_token and _same(presented, self._admin_token):
+            return Identity("admin", DEFAULT_TEAM, "admin")
+        if self.oidc is not None and not presented.startswith(PREFIX):
+            return await self._signed_in(self.oidc, presented)
+        record = await self._record(presented)
+        if record is None:
+            raise UnauthenticatedError("the API token is not valid: no such token on this platform")
+        now = time.time()
+        refusal = record.refusal(now)
+        if refusal is not None:
+            raise UnauthenticatedError(refusal)
+        if self.tokens is not None and await self.tokens.touch(record, now):
+            self._found[secret_hash(presented)] = (dataclasses.replace(record, last_used_at=now), time.monotonic())
+        return Identity(record.id, record.team, record.role)
+
+    async def _signed_in(self, oidc: OidcVerifier, presented: str) -> Identity:
+        try:
+            claims = await oidc.verify(presented)
+        except OidcRefused as exc:
+            raise UnauthenticatedError(str(exc)) from None
+        except OidcUnavailable as exc:
+            raise UnavailableError(str(exc)) from None
+        return Identity(f"oidc:{claims.subject}", DEFAULT_TEAM, claims.role)
+
+    def forget(self, token_id: str) -> None:
+        """Drop a remembered token (it was just revoked here)."""
+        self._found = {key: value for key, value in self._found.items() if value[0].id != token_id}
+
+    async def _record(self, presented: str) -> TokenRecord | None:
+        if self.tokens is None:
+            return None
+        key = secret_hash(presented)
+        found = self._found.get(key)
+        now = time.monotonic()
+        if found is not None and now - found[1] < CACHE_S:
+            return found[0]
+        record = await self.tokens.find(presented)
+        if record is not None:
+            self._found[key] = (record, now)
+        return record
+
+
+def _same(presented: str, expected: str) -> bool:
+    return secrets.compare_digest(presented.encode(), expected.encode())
