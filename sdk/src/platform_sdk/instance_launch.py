@@ -8,6 +8,7 @@ container's published local port (`platform_sdk.containers`). Either way the cal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from platform_sdk.containers import launch_container
@@ -17,7 +18,13 @@ __all__ = ["InstanceProcess", "LaunchError", "LaunchSpec", "Transport", "launch_
 
 
 async def launch_instance(
-    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0, transport: Transport = "grpc"
+    spec: LaunchSpec,
+    run_dir: Path,
+    name: str,
+    *,
+    ready_timeout: float = 60.0,
+    transport: Transport = "grpc",
+    env: Mapping[str, str] | None = None,
 ) -> InstanceProcess:
     """Start an instance for `spec` and wait until it serves.
 
@@ -28,6 +35,8 @@ async def launch_instance(
         ready_timeout: seconds to wait for it to serve.
         transport: what a process is to speak ("frames": the env host's own instances); an
             image always speaks gRPC (its `transport` says so).
+        env: a process's environment (default: this process's); an image's container gets none
+            of it either way.
 
     Raises:
         LaunchError: it exited before it was ready, or did not get ready in time (it is then
@@ -35,7 +44,7 @@ async def launch_instance(
             is reachable (a one-line message naming the image).
     """
     if not spec.image:
-        return await launch_process(spec, run_dir, name, ready_timeout=ready_timeout, transport=transport)
+        return await launch_process(spec, run_dir, name, ready_timeout=ready_timeout, transport=transport, env=env)
     run_dir = Path(run_dir).absolute()
     run_dir.mkdir(parents=True, exist_ok=True)
     return await launch_container(spec, run_dir / f"{name}.log", name, ready_timeout)

@@ -20,7 +20,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -167,7 +167,13 @@ def server_options(spec: LaunchSpec) -> list[str]:
 
 
 async def launch_process(
-    spec: LaunchSpec, run_dir: Path, name: str, *, ready_timeout: float = 60.0, transport: Transport = "grpc"
+    spec: LaunchSpec,
+    run_dir: Path,
+    name: str,
+    *,
+    ready_timeout: float = 60.0,
+    transport: Transport = "grpc",
+    env: Mapping[str, str] | None = None,
 ) -> InstanceProcess:
     """Start an environment server process for `spec` (a Gymnasium id or a factory, not an
     image) and wait until it serves.
@@ -183,6 +189,8 @@ async def launch_process(
         name: the instance's name, unique within `run_dir`.
         ready_timeout: seconds to wait for its READY line.
         transport: what it is to speak on its socket.
+        env: its environment (default: this process's); PYTHONUNBUFFERED=1 is added. The env
+            host gives its instances, which run users' code, one without its own settings.
 
     Raises:
         LaunchError: the process exited before it was ready, or did not get ready in time
@@ -194,7 +202,7 @@ async def launch_process(
     socket_path, temp_dir = _socket_path(run_dir, name)
     command = server_command(spec, f"unix:{socket_path}", transport)
     what = spec.gymnasium_id or spec.factory
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    environment = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
         try:
             process = await asyncio.create_subprocess_exec(
@@ -202,7 +210,7 @@ async def launch_process(
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                env=env,
+                env=environment,
                 start_new_session=True,
                 preexec_fn=die_with_parent(os.getpid()),
             )

@@ -14,6 +14,7 @@ from envhost_testkit import EnvHostProcess, new_session_id, recorded_events, sto
 from platform_contracts import subjects
 from platform_contracts.step_batches import parse_batch
 from platform_envhost.saved_snapshots import SavedSnapshots
+from simulusion.session.v1.options_pb2 import SessionOptions
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from step_path_kit import SnapshotStoreStandIn, batch, batch_messages, reset, start, step
@@ -178,6 +179,7 @@ async def test_the_recorder_not_answering_in_time_or_a_state_too_large_are_clear
         nats_client: Any) -> None:
     class Described:
         session_id, env_id, kwargs_json, num_envs = "s1", "big", "{}", 1
+        options = SessionOptions(env_id="big")
 
         def builder(self, index: int = 0) -> None:
             return None

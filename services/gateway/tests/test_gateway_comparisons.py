@@ -63,7 +63,7 @@ async def test_post_list_and_get(gateway, comparisons: Path) -> None:
     assert posted.status_code == 201, posted.text
     first = posted.json()
     assert first["id"].startswith("cmp-") and len(first["id"]) == 16 and first["created"].endswith("Z")
-    assert {k: v for k, v in first.items() if k not in ("id", "created")} == document()  # extras kept
+    assert {k: v for k, v in first.items() if k not in ("id", "created")} == {**document(), "team": "default"}
     assert json.loads((comparisons / "comparisons" / f"{first['id']}.json").read_text()) == first
 
     second = (await gateway.http.post("/v0/comparisons", json=document(env="cartpole", agents=[agent("solo")]))).json()
@@ -71,9 +71,10 @@ async def test_post_list_and_get(gateway, comparisons: Path) -> None:
     assert listed.status_code == 200
     assert listed.json() == {"comparisons": [
         {"id": second["id"], "created": second["created"], "env": "cartpole", "agents": ["solo"], "steps": 6000,
-         "window": 50},
+         "window": 50, "team": "default"},
         {"id": first["id"], "created": first["created"], "env": "menagerie-franka-emika-panda-reach",
-         "agents": ["mine", "base"], "steps": 6000, "window": 50},
+         "agents": ["mine", "base"], "steps": 6000, "window": 50,
+         "team": "default"},
     ]}
     got = await gateway.http.get(f"/v0/comparisons/{first['id']}")
     assert got.status_code == 200 and got.json() == first

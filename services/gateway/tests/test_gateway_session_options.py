@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from platform_gateway.schemas.sessions import SessionBase, SessionCreate, SessionPublic
-from platform_gateway.session_options import options_from_body, options_to_json
+from platform_gateway.session_options import SET_BY_THE_PLATFORM, options_from_body, options_to_json
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 EVERY_OPTION: dict[str, Any] = {
@@ -18,7 +18,8 @@ EVERY_OPTION: dict[str, Any] = {
 
 def test_the_rest_options_and_the_message_have_the_same_fields() -> None:
     rest = {"kwargs_json" if name == "kwargs" else name for name in SessionBase.model_fields}
-    assert rest == {field.name for field in SessionOptions.DESCRIPTOR.fields}
+    assert rest | SET_BY_THE_PLATFORM == {field.name for field in SessionOptions.DESCRIPTOR.fields}
+    assert not SET_BY_THE_PLATFORM & set(SessionBase.model_fields)  # a client cannot choose its team
     assert set(SessionBase.model_fields) <= set(SessionPublic.model_fields)  # GET shows every option
 
 

@@ -104,7 +104,8 @@ async def test_save_get_and_list_newest_first(nc: Any, storage: Any) -> None:
     listed = (await ask(nc, subjects.RECORDER_LIST_COMPARISONS, {}))["comparisons"]
     assert [c["id"] for c in listed] == [third["id"], second["id"], first["id"]]
     assert listed[2] == {"id": first["id"], "created": first["created"], "env": "menagerie-franka-emika-panda-reach",
-                         "agents": ["mine", "base"], "steps": 100, "window": 50}
+                         "agents": ["mine", "base"], "steps": 100, "window": 50,
+                         "team": "default"}
     assert listed[1]["agents"] == ["solo"]
     assert (await ask(nc, subjects.RECORDER_LIST_COMPARISONS, b""))["comparisons"] == listed  # an empty body too
 

@@ -1,19 +1,27 @@
 // The typed REST client. Its types come from schema.d.ts, generated from the gateway's OpenAPI
 // document (`make gen-web`); nothing here is written by hand twice.
 import createClient from "openapi-fetch";
-import { savedToken } from "../lib/auth/token";
+import { savedToken, tokenRefused } from "../lib/auth/token";
 import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
 
 export const api = createClient<paths>({ baseUrl: "" });
 
-// Every call carries the signed-in token (lib/auth/token.ts), when there is one.
+// Every call carries the signed-in token (lib/auth/token.ts), when there is one; a 401 to a call
+// that carried it is announced, so the app goes back to the sign-in page with the reason.
 api.use({
   onRequest({ request }) {
     const token = savedToken();
     if (token && !request.headers.has("Authorization")) request.headers.set("Authorization", `Bearer ${token}`);
     return request;
+  },
+  onResponse({ request, response }) {
+    const token = savedToken();
+    if (response.status === 401 && token !== null && request.headers.get("Authorization") === `Bearer ${token}`) {
+      tokenRefused();
+    }
+    return response;
   },
 });
 

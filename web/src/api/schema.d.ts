@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List Comparisons
-         * @description Every stored comparison's summary, newest first.
+         * @description Every stored comparison's summary (your team's), newest first.
          */
         get: operations["list_comparisons_v0_comparisons_get"];
         put?: never;
@@ -78,7 +78,7 @@ export interface paths {
         };
         /**
          * List Wads
-         * @description Every uploaded WAD, oldest first. (Until teams come, every user sees every WAD.)
+         * @description Every WAD your team uploaded, oldest first.
          */
         get: operations["list_wads_v0_doom_wads_get"];
         put?: never;
@@ -182,6 +182,53 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Members
+         * @description Members by team and subject: an admin sees every team's (or `team`'s), a member their own
+         *     team's (another team is a 404, as a missing one).
+         */
+        get: operations["list_members_v0_members_get"];
+        put?: never;
+        /**
+         * Add Member
+         * @description Add a member: from their next sign-in (within 5 s through other gateways) whoever signs in
+         *     with that `sub` or email gets the team and role. Admins only; the team must exist.
+         */
+        post: operations["add_member_v0_members_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/members/{subject}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Member
+         * @description Remove a member; the answer is the member as they were. Their identity-provider tokens stop
+         *     giving them the team at once here, within 5 s through other gateways. Admins only.
+         */
+        delete: operations["remove_member_v0_members__subject__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -371,6 +418,8 @@ export interface paths {
          * @description Start a session of a catalog environment; answers once its instance runs.
          *
          *     With `life`, the recording appends to that life; 409 while another open session records it.
+         *     On a managed platform the session is the caller's team's (so are its recordings and snapshots),
+         *     and a team past one of its quotas gets 429.
          */
         post: operations["create_session_v0_sessions_post"];
         delete?: never;
@@ -625,7 +674,7 @@ export interface paths {
         };
         /**
          * List Saved Snapshots
-         * @description Saved snapshots, newest first, optionally of one environment or session.
+         * @description Saved snapshots (your team's), newest first, optionally of one environment or session.
          */
         get: operations["list_saved_snapshots_v0_snapshots_get"];
         put?: never;
@@ -654,6 +703,60 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v0/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Teams
+         * @description Teams by name with their quotas and use: an admin sees every team, a member their own.
+         */
+        get: operations["list_teams_v0_teams_get"];
+        put?: never;
+        /**
+         * Create Team
+         * @description Create a team, with its quotas (null or left out: no limit). Admins only.
+         */
+        post: operations["create_team_v0_teams_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/teams/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Team
+         * @description A team with its quotas and use. A member asking for another team gets a 404, as for a missing one.
+         */
+        get: operations["get_team_v0_teams__name__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Team
+         * @description Delete a team (its row and quotas), which must have no open session and no member; the
+         *     answer is the team as it was. Admins only.
+         */
+        delete: operations["delete_team_v0_teams__name__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Team
+         * @description Set or clear a team's quotas: a field left out stays, null clears it (no limit). The
+         *     broker applies them to the next create. Admins only.
+         */
+        patch: operations["update_team_v0_teams__name__patch"];
         trace?: never;
     };
     "/v0/tokens": {
@@ -697,6 +800,28 @@ export interface paths {
          *     member revokes their team's; another team's token is a 404, as a missing one.
          */
         delete: operations["revoke_token_v0_tokens__token_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Usage
+         * @description Instance-hours per UTC day, team and env id: each session counts from its creation to its
+         *     end (or now, while open), split at UTC midnights; a session of n sub-environments counts n
+         *     instances. By day, team, env id.
+         */
+        get: operations["get_usage_v0_usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -932,6 +1057,12 @@ export interface components {
              */
             steps?: number | null;
             /**
+             * Team
+             * @description the team that stored it: only that team sees it
+             * @default default
+             */
+            team: string;
+            /**
              * Warmup
              * @description steps the seeded random agent played before the snapshot
              */
@@ -969,6 +1100,11 @@ export interface components {
             id: string;
             /** Steps */
             steps?: number | null;
+            /**
+             * Team
+             * @default default
+             */
+            team: string;
             /** Window */
             window?: number | null;
         };
@@ -1298,6 +1434,47 @@ export interface components {
              * Subject
              * @description "admin", "anonymous", "api-token", an API token's id, or "oidc:<sub>"
              */
+            subject: string;
+            /** Team */
+            team: string;
+        };
+        /** MemberCreate */
+        MemberCreate: {
+            /**
+             * Role
+             * @default member
+             * @enum {string}
+             */
+            role: "member" | "admin";
+            /**
+             * Subject
+             * @description the identity provider's `sub`, or an email address (its `email` claim)
+             * @example alice@example.com
+             */
+            subject: string;
+            /**
+             * Team
+             * @example acme
+             */
+            team: string;
+        };
+        /** MemberListPublic */
+        MemberListPublic: {
+            /** Members */
+            members: components["schemas"]["MemberPublic"][];
+        };
+        /** MemberPublic */
+        MemberPublic: {
+            /**
+             * Added By
+             * @description who added them: 'admin' (PLATFORM_ADMIN_TOKEN), a token's id, or 'oidc:<sub>'
+             */
+            added_by: string;
+            /** Created At */
+            created_at: number;
+            /** Role */
+            role: string;
+            /** Subject */
             subject: string;
             /** Team */
             team: string;
@@ -1984,6 +2161,12 @@ export interface components {
              * @description starting, running, closed or crashed
              */
             state: string;
+            /**
+             * Team
+             * @description the team that owns it (the caller's, set by the platform)
+             * @default default
+             */
+            team: string;
         };
         /** SessionsPublic */
         SessionsPublic: {
@@ -2003,6 +2186,18 @@ export interface components {
              * @enum {string}
              */
             auth: "none" | "token" | "oidc";
+            /**
+             * Mode
+             * @description PLATFORM_MODE
+             * @default self-hosted
+             * @enum {string}
+             */
+            mode: "self-hosted" | "managed";
+            /**
+             * Oidc Audience
+             * @description PLATFORM_OIDC_AUDIENCE (default: the client id), with auth oidc
+             */
+            oidc_audience?: string | null;
             /**
              * Oidc Client Id
              * @description PLATFORM_OIDC_CLIENT_ID, with auth oidc
@@ -2394,6 +2589,70 @@ export interface components {
              */
             warnings: string[];
         };
+        /** TeamCreate */
+        TeamCreate: {
+            /**
+             * Instance Hours Per Month
+             * @description instance-hours per UTC calendar month (a session of n sub-environments counts n); null: no limit
+             */
+            instance_hours_per_month?: number | null;
+            /**
+             * Max Sessions
+             * @description open sessions at once; null: no limit
+             */
+            max_sessions?: number | null;
+            /**
+             * Name
+             * @description lowercase letters, digits and '-', up to 63
+             * @example acme
+             */
+            name: string;
+        };
+        /** TeamListPublic */
+        TeamListPublic: {
+            /** Teams */
+            teams: components["schemas"]["TeamPublic"][];
+        };
+        /** TeamPublic */
+        TeamPublic: {
+            /**
+             * Created At
+             * @description null for a team that exists without being created ('default')
+             */
+            created_at: number | null;
+            /**
+             * Instance Hours Per Month
+             * @description per UTC calendar month; null: no limit
+             */
+            instance_hours_per_month: number | null;
+            /**
+             * Instance Hours This Month
+             * @description used in the current UTC month, open sessions until now
+             */
+            instance_hours_this_month: number;
+            /**
+             * Max Sessions
+             * @description open sessions at once; null: no limit
+             */
+            max_sessions: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Open Sessions
+             * @description its starting and running sessions now
+             */
+            open_sessions: number;
+        };
+        /**
+         * TeamUpdate
+         * @description The quotas to change: a field left out stays as it is, null clears it (no limit).
+         */
+        TeamUpdate: {
+            /** Instance Hours Per Month */
+            instance_hours_per_month?: number | null;
+            /** Max Sessions */
+            max_sessions?: number | null;
+        };
         /** TokenCreate */
         TokenCreate: {
             /**
@@ -2492,6 +2751,48 @@ export interface components {
             revoked_at: number | null;
             /** Role */
             role: string;
+            /** Team */
+            team: string;
+        };
+        /** UsagePublic */
+        UsagePublic: {
+            /**
+             * Data
+             * @description by day, team, env_id
+             */
+            data: components["schemas"]["UsageRowPublic"][];
+            /**
+             * Since
+             * @description the first day, YYYY-MM-DD (UTC)
+             */
+            since: string;
+            /** Total Instance Hours */
+            total_instance_hours: number;
+            /**
+             * Until
+             * @description the last day, YYYY-MM-DD (UTC), inclusive
+             */
+            until: string;
+        };
+        /** UsageRowPublic */
+        UsageRowPublic: {
+            /**
+             * Day
+             * @description YYYY-MM-DD (UTC)
+             */
+            day: string;
+            /** Env Id */
+            env_id: string;
+            /**
+             * Instance Hours
+             * @description a session of n sub-environments counts n instances
+             */
+            instance_hours: number;
+            /**
+             * Sessions
+             * @description sessions that ran that day
+             */
+            sessions: number;
             /** Team */
             team: string;
         };
@@ -2991,6 +3292,210 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IdentityPublic"];
+                };
+            };
+        };
+    };
+    list_members_v0_members_get: {
+        parameters: {
+            query?: {
+                /** @description only this team's (a member: their own) */
+                team?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberListPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    add_member_v0_members_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description no such team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    remove_member_v0_members__subject__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subject: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
         };
@@ -3529,6 +4034,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3618,6 +4132,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3719,6 +4242,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3806,6 +4338,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3911,6 +4452,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3998,6 +4548,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4103,6 +4662,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4194,6 +4762,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4299,6 +4876,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4397,6 +4983,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4484,6 +5079,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4589,6 +5193,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4683,6 +5296,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4770,6 +5392,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4934,6 +5565,345 @@ export interface operations {
             };
         };
     };
+    list_teams_v0_teams_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamListPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_team_v0_teams_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a bad name or quota */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_team_v0_teams__name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    delete_team_v0_teams__name__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    update_team_v0_teams__name__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPublic"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
     list_tokens_v0_tokens_get: {
         parameters: {
             query?: never;
@@ -5059,6 +6029,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_usage_v0_usage_get: {
+        parameters: {
+            query?: {
+                /** @description the first day, YYYY-MM-DD (UTC); default the 1st of this month */
+                since?: string | null;
+                /** @description the last day, YYYY-MM-DD (UTC), inclusive; default today */
+                until?: string | null;
+                /** @description only this team's (admins; a member sees their own team's) */
+                team?: string | null;
+                /** @description csv: a file to download */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON, or with format=csv a CSV file (header day,team,env_id,instance_hours,sessions) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsagePublic"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a member asking for another team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a day that is not YYYY-MM-DD, or until before since */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
         };

@@ -5,13 +5,21 @@ then is a setting to fix or a platform not started, said in one line naming the 
 connected, the client reconnects without end (every half second), so a service rides out a
 NATS restart; its subscriptions are made again by the client. The connection's trouble is
 logged as one line per outage, not one per failed attempt.
+
+Credentials: a server with users (managed mode: `platform_bus.permissions`, one user per
+service) is given `PLATFORM_NATS_USER` and `PLATFORM_NATS_PASSWORD` from the service's
+environment; unset, none are sent (self-hosted mode: the launcher's server has no users). The
+password is never logged: neither it nor a URL's user and password appear in any message here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import nats
 import nats.errors
@@ -24,10 +32,48 @@ RECONNECT_WAIT_S = 0.5  # between two attempts at the same server
 START_TIMEOUT_S = 5.0  # the whole connect at start
 _START_RECONNECTS = 1  # at start: one attempt and one retry
 _FOREVER = -1
+USER_SETTING = "PLATFORM_NATS_USER"
+PASSWORD_SETTING = "PLATFORM_NATS_PASSWORD"
 
 
 class NatsUnreachableError(Exception):
     """NATS could not be reached at start; the message is one line naming the URL."""
+
+
+@dataclass(frozen=True)
+class NatsCredentials:
+    """A NATS user and its password (the password is left out of the repr)."""
+
+    user: str
+    password: str = field(repr=False)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> NatsCredentials | None:
+        """`PLATFORM_NATS_USER` and `PLATFORM_NATS_PASSWORD` of `environ` (default os.environ);
+        None when no user is set.
+
+        Raises:
+            NatsUnreachableError: a user without a password, or a password without a user.
+        """
+        env = os.environ if environ is None else environ
+        user, password = env.get(USER_SETTING, ""), env.get(PASSWORD_SETTING, "")
+        if not user and not password:
+            return None
+        if not user or not password:
+            given, missing = (USER_SETTING, PASSWORD_SETTING) if user else (PASSWORD_SETTING, USER_SETTING)
+            raise NatsUnreachableError(f"{given} is set but {missing} is not: set both or neither")
+        return cls(user, password)
+
+
+def redacted(url: str) -> str:
+    """`url` without the user and password it may carry (`nats://***@host:4222`)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rpartition("@")[2]
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
 
 
 class _ConnectionLog:
@@ -61,7 +107,7 @@ class _ConnectionLog:
 
 
 async def connect(servers: str | Sequence[str], *, name: str, timeout: float = START_TIMEOUT_S,
-                  logger: logging.Logger | None = None) -> Client:
+                  logger: logging.Logger | None = None, credentials: NatsCredentials | None = None) -> Client:
     """A connected NATS client that reconnects for ever once connected.
 
     Args:
@@ -69,12 +115,20 @@ async def connect(servers: str | Sequence[str], *, name: str, timeout: float = S
         name: the client's name on the server (`platform-gateway`, `envhost-<id>`, ...).
         timeout: seconds the connect at start may take in all.
         logger: where the connection's later trouble is logged (default: this module's).
+        credentials: the user to connect as; None: `NatsCredentials.from_env()` (none when
+            `PLATFORM_NATS_USER` is unset).
 
     Raises:
-        NatsUnreachableError: no server answered within `timeout`.
+        NatsUnreachableError: no server answered within `timeout`, the server refused the
+            credentials (or their absence), or the credential settings are incomplete.
     """
     urls = [url.strip() for url in (servers.split(",") if isinstance(servers, str) else servers) if url.strip()]
-    where = ", ".join(urls)
+    where = ", ".join(redacted(url) for url in urls)
+    if credentials is None:
+        try:
+            credentials = NatsCredentials.from_env()
+        except NatsUnreachableError as exc:
+            raise NatsUnreachableError(f"cannot connect to NATS at {where}: {exc}") from None
     watch = _ConnectionLog(where, logger or log)
     try:
         client = await asyncio.wait_for(nats.connect(
@@ -82,9 +136,14 @@ async def connect(servers: str | Sequence[str], *, name: str, timeout: float = S
             max_reconnect_attempts=_START_RECONNECTS, reconnect_time_wait=RECONNECT_WAIT_S,
             error_cb=watch.on_error, disconnected_cb=watch.on_disconnected,
             reconnected_cb=watch.on_reconnected,
+            user=credentials.user if credentials else None, password=credentials.password if credentials else None,
         ), timeout)
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         why = watch.last_error or (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        who = (f"as user {credentials.user!r}" if credentials else "with the URL's user" if "***@" in where
+               else f"without credentials ({USER_SETTING} unset)")
+        if "authorization" in why.lower():
+            why += f"; connecting {who}"
         raise NatsUnreachableError(f"cannot connect to NATS at {where} within {timeout:g} s ({why})") from None
     watch.client = client
     watch.connected = True

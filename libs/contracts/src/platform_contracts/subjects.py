@@ -43,6 +43,7 @@ BROKER_GET_SESSION = "platform.broker.sessions.get"
 BROKER_LIST_SESSIONS = "platform.broker.sessions.list"
 BROKER_CLOSE_SESSION = "platform.broker.sessions.close"
 BROKER_LIST_ENVS = "platform.broker.envs.list"
+BROKER_USAGE = "platform.broker.usage"
 # Queue group so several broker replicas share the requests.
 BROKER_QUEUE = "broker"
 

@@ -11,6 +11,9 @@ Settings (environment, or the matching option):
     PLATFORM_LAUNCH_TIMEOUT           seconds to wait for the platform to answer (60)
     PLATFORM_STEP_TICKET_SECRET       the gateway's and env hosts' step ticket secret (a random
                                       one per run; empty: no direct step path)
+    PLATFORM_MODE                     self-hosted (default) or managed: then the NATS started here
+                                      has a user per service with only its subjects, and a random
+                                      password each (environment instances get none)
 Every other PLATFORM_* variable passes through to the services.
 """
 

@@ -17,6 +17,8 @@ from platform_local import nats_process
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
 from platform_local.restarts import RestartPolicy, ServiceRestarts
 from platform_local.services import (
+    MODE,
+    MODES,
     SERVICES,
     STEP_TICKET_SECRET,
     PlatformLayout,
@@ -74,6 +76,13 @@ class LocalPlatform:
             `keep_running` and `platform_local.restarts`), also while starting; None: such an
             exit is an error at once (tests that kill services themselves want that).
         say: where restarts and their reasons are told (default: the echo stream, else nowhere).
+
+    ``PLATFORM_MODE=managed`` (in `extra_env` or `base_env`) with the NATS started here: the
+    server gets a user per service with the subjects it needs (``platform_bus.permissions``) and
+    a random password per platform, and each service its own (PLATFORM_NATS_USER and
+    PLATFORM_NATS_PASSWORD); a client without them is refused, so environment instances, which
+    get none, cannot use the bus. With an external NATS (`nats_url`) the services' own
+    PLATFORM_NATS_* settings are passed through unchanged.
     """
 
     def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None,
@@ -98,6 +107,10 @@ class LocalPlatform:
         # direct path), else a random one per platform.
         given = self.extra_env.get(STEP_TICKET_SECRET, self.base_env.get(STEP_TICKET_SECRET))
         self.step_ticket_secret = secrets.token_urlsafe(32) if given is None else given
+        self.mode = self.extra_env.get(MODE, self.base_env.get(MODE)) or MODES[0]
+        # Managed mode on our own NATS: a password per service user, the same across restarts.
+        self.nats_passwords = ({name: secrets.token_urlsafe(32) for name in SERVICES}
+                               if self.mode == "managed" and not nats_url else {})
         self.cwd = Path(cwd) if cwd is not None else None
         self.services = tuple(services)
         self.commands = dict(commands or {})
@@ -138,7 +151,7 @@ class LocalPlatform:
 
     def _layout(self) -> PlatformLayout:
         return PlatformLayout(self.data_dir, self.recordings_dir, self.nats_url, self.host, self.port,
-                              self.step_ticket_secret)
+                              self.step_ticket_secret, self.nats_passwords)
 
     def _spec(self, name: str) -> ServiceSpec:
         spec = service_spec(name, self._layout(), self.base_env, self.extra_env, self.cwd)
@@ -147,11 +160,16 @@ class LocalPlatform:
         return spec
 
     def check_config(self) -> None:
-        """Fails before anything starts: unknown or missing services, a busy gateway port.
+        """Fails before anything starts: unknown or missing services, a busy gateway port, an
+        unknown PLATFORM_MODE (or managed mode without platform_bus installed).
 
         Raises:
             ConfigError: naming what to fix.
         """
+        if self.mode not in MODES:
+            raise ConfigError(f"{MODE}={self.mode!r} is not one of {', '.join(MODES)}")
+        if self.nats_passwords:
+            self._authorization()
         unknown = [name for name in self.services if name not in SERVICES]
         if unknown:
             raise ConfigError(f"unknown service(s): {', '.join(unknown)} (known: {', '.join(SERVICES)})")
@@ -207,13 +225,27 @@ class LocalPlatform:
         store = self.data_dir / "nats"
         store.mkdir(parents=True, exist_ok=True)
         env = dict(self.base_env)
-        child = self.supervisor.add(nats_process.nats_spec(store, self.nats_port, env))
+        authorization = self._authorization() if self.nats_passwords else ""
+        child = self.supervisor.add(nats_process.nats_spec(store, self.nats_port, env, authorization=authorization))
         child.start()
         listening = child.wait_for_line(nats_process.LISTENING, self.start_timeout, should_abort)
         if listening is not None and self.nats_port is None:
             self.nats_port = int(listening["port"])  # a restart keeps this port
         child.wait_for_line(nats_process.READY, self.start_timeout, should_abort)
         return child
+
+    def _authorization(self) -> str:
+        """The NATS config's users (managed mode): one per service, its password, its subjects.
+
+        Raises:
+            ConfigError: platform_bus is not installed here.
+        """
+        try:
+            from platform_bus.permissions import authorization_block, service_users
+        except ImportError as exc:
+            raise ConfigError(f"{MODE}=managed needs platform_bus (the bus permissions) installed "
+                              f"beside the launcher: {exc}; run `uv sync --all-packages`") from None
+        return authorization_block(service_users(self.nats_passwords))
 
     def wait_ready(self, should_abort: Callable[[], bool] = _never, timeout: float | None = None) -> None:
         """Polls GET /v0/envs (with the API token or the admin token, when the platform has one) until the gateway

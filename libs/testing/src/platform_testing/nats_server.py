@@ -4,6 +4,8 @@ Waits for "Server is ready" in its log instead of sleeping, and raises with the 
 fatal lines when it fails to start. `stop()` and `start()` again keep the port and the data,
 so fault tests can kill and restart it. Runs with the local launcher's config file
 (``platform_local.nats_process.write_config``: max_payload 16 MB), so tests see the same limits.
+`authorization` (an ``authorization { users = [...] }`` block: ``platform_bus.permissions``) gives
+it users, as the launcher's server has in managed mode: then a client without credentials is refused.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ class NatsServerError(RuntimeError):
 
 
 class NatsServer:
-    def __init__(self, store_dir: str | os.PathLike[str] | None = None, port: int | None = None) -> None:
+    def __init__(self, store_dir: str | os.PathLike[str] | None = None, port: int | None = None,
+                 authorization: str = "") -> None:
         self.port = port or free_port()
+        self.authorization = authorization
         self.store_dir = Path(store_dir or tempfile.mkdtemp(prefix="nats-store-"))
         self.log_path = self.store_dir / "nats-server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -42,7 +46,7 @@ class NatsServer:
     def start(self, timeout: float = 15.0) -> Self:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.log_path.write_text("")
-        config = write_config(self.store_dir)
+        config = write_config(self.store_dir, self.authorization)
         args = [nats_server_binary(), "-c", str(config), "-a", "127.0.0.1", "-p", str(self.port),
                 "-js", "-sd", str(self.store_dir), "-l", str(self.log_path)]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

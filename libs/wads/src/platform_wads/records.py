@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
+from platform_contracts.teams import DEFAULT_TEAM
+
 # An id is the WAD's content hash: the same file uploaded twice is one WAD.
 ID_PATTERN = re.compile(r"^wad-[0-9a-f]{16}$")
 
@@ -27,6 +29,8 @@ class WadRecord:
         kind: "PWAD" or "IWAD".
         maps: its maps, in file order.
         uploaded_at: Unix seconds of the first upload.
+        teams: the teams that uploaded it (PLATFORM_MODE=managed): only they see and use it.
+            Empty in a record written before teams: the default team's.
     """
 
     id: str
@@ -36,6 +40,11 @@ class WadRecord:
     kind: str
     maps: tuple[str, ...]
     uploaded_at: float
+    teams: tuple[str, ...] = ()
+
+    def owned_by(self, team: str) -> bool:
+        """Whether `team` uploaded this WAD."""
+        return team in (self.teams or (DEFAULT_TEAM,))
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
@@ -44,4 +53,5 @@ class WadRecord:
     def from_json(cls, data: bytes) -> WadRecord:
         fields = json.loads(data)
         fields["maps"] = tuple(fields["maps"])
+        fields["teams"] = tuple(fields.get("teams", ()))
         return cls(**fields)

@@ -7,9 +7,12 @@ Methods block: call them in a thread from asyncio code.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Protocol
+
+from platform_contracts.teams import DEFAULT_TEAM
 
 from platform_wads.records import ID_PATTERN, WadRecord
 
@@ -46,9 +49,14 @@ class WadStore:
 
     def put(self, record: WadRecord, source: Path) -> WadRecord:
         """Store the file at `source` as `record.id`; returns the record kept (an earlier one
-        when that id is stored already: the same bytes)."""
+        when that id is stored already: the same bytes, now also owned by `record.teams`)."""
         existing = self.get(record.id)
         if existing is not None:
+            added = tuple(team for team in record.teams if not existing.owned_by(team))
+            if not added:
+                return existing
+            existing = dataclasses.replace(existing, teams=(existing.teams or (DEFAULT_TEAM,)) + added)
+            self._backend.put_bytes(f"{record.id}.json", existing.to_json())
             return existing
         self._backend.put_file(f"{record.id}.wad", source)
         self._backend.put_bytes(f"{record.id}.json", record.to_json())
@@ -61,11 +69,12 @@ class WadStore:
         data = self._backend.get_bytes(f"{wad_id}.json")
         return None if data is None else WadRecord.from_json(data)
 
-    def records(self) -> list[WadRecord]:
-        """Every stored WAD's record, oldest first."""
+    def records(self, team: str | None = None) -> list[WadRecord]:
+        """Every stored WAD's record (only `team`'s when given), oldest first."""
         ids = [name[: -len(".json")] for name in self._backend.names() if name.endswith(".json")]
         found = [self.get(wad_id) for wad_id in ids if ID_PATTERN.match(wad_id)]
-        return sorted((r for r in found if r is not None), key=lambda r: (r.uploaded_at, r.id))
+        kept = (r for r in found if r is not None and (team is None or r.owned_by(team)))
+        return sorted(kept, key=lambda r: (r.uploaded_at, r.id))
 
     def require(self, wad_id: str) -> WadRecord:
         """The record of `wad_id`.
@@ -78,9 +87,10 @@ class WadStore:
             raise WadNotFoundError(f"no uploaded WAD {wad_id!r}: {self.describe_ids()}")
         return record
 
-    def describe_ids(self) -> str:
-        """"the uploaded WADs are wad-… (name.wad), …" or "no WAD has been uploaded"; for messages."""
-        records = self.records()
+    def describe_ids(self, team: str | None = None) -> str:
+        """"the uploaded WADs are wad-… (name.wad), …" or "no WAD has been uploaded" (of `team`
+        when given); for messages."""
+        records = self.records(team)
         if not records:
             return "no WAD has been uploaded (POST /v0/doom/wads)"
         return "the uploaded WADs are " + ", ".join(f"{r.id} ({r.name})" for r in records)

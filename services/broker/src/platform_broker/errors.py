@@ -8,7 +8,7 @@ class BrokerError(Exception):
 
     Attributes:
         code: the `ControlError.code` a reply carries for it ("invalid_argument", "not_found",
-            "unavailable", "failed_precondition", "internal").
+            "unavailable", "failed_precondition", "resource_exhausted", "internal").
         field: the request field at fault (`ControlError.field`): "kwargs.<name>" for a session
             kwarg, else the option's name (e.g. "jpeg_quality"); "" when not about one field.
     """
@@ -48,3 +48,10 @@ class FailedPreconditionError(BrokerError):
     """The request does not fit the current state (e.g. a life another open session is recording)."""
 
     code = "failed_precondition"
+
+
+class ResourceExhaustedError(BrokerError):
+    """A team's quota is used up (its open sessions, its instance-hours this month): the message
+    names the team, the quota and its value."""
+
+    code = "resource_exhausted"

@@ -1,4 +1,4 @@
-"""The broker's request handlers: sessions create/get/list/close and the env catalog.
+"""The broker's request handlers: sessions create/get/list/close, the env catalog, usage.
 
 Every request gets a reply: a failure is a `ControlError` in it, never a missing answer.
 Each request runs in its own task, so a slow start does not hold up the others.
@@ -16,11 +16,15 @@ from typing import Any
 from google.protobuf.message import DecodeError, Message
 from opentelemetry import trace
 from platform_contracts import subjects, tracing
+from platform_database.teams import TeamStore
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient, stop_and_close
+from platform_contracts.teams import owning_team
+
+from platform_broker.lives import LifeOfAnotherTeamError
 from platform_broker.errors import BrokerError, NotFoundError, UnavailableError
 from platform_broker.hosts import HostRegistry, HostState
 from platform_broker.pools import PoolKeeper, takes_pooled
@@ -28,6 +32,7 @@ from platform_broker.session_endings import SessionEndings
 from platform_broker.kwargs_check import check_kwargs
 from platform_broker.session_options import checked_options, session_kwargs
 from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
+from platform_broker.usage import Usage, sessions_quota_error
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_broker")
@@ -43,8 +48,10 @@ class Handlers:
     """Answers the broker subjects (queue group `broker`) with protobuf replies."""
 
     def __init__(self, store: SessionStore, catalog: Catalog, hosts: HostRegistry, envhosts: EnvHostClient,
-                 endings: SessionEndings, clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None) -> None:
+                 endings: SessionEndings, clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None,
+                 usage: Usage | None = None) -> None:
         self.store = store
+        self.usage = usage if usage is not None else Usage(store, TeamStore(store.engine))  # and the quotas
         self.catalog = catalog
         self.hosts = hosts
         self.envhosts = envhosts
@@ -62,6 +69,7 @@ class Handlers:
             subjects.BROKER_CLOSE_SESSION: (control_pb2.CloseSessionRequest, control_pb2.SessionReply,
                                             self.close_session),
             subjects.BROKER_LIST_ENVS: (control_pb2.ListEnvsRequest, control_pb2.ListEnvsReply, self.list_envs),
+            subjects.BROKER_USAGE: (control_pb2.UsageRequest, control_pb2.UsageReply, self.usage_rows),
         }
 
     async def subscribe(self, nc: Any) -> list[Any]:
@@ -124,7 +132,13 @@ class Handlers:
             raise NotFoundError(f"unknown environment '{env_id}'; known: {shown}")
         options = checked_options(request.options)
         check_kwargs(entry, session_kwargs(options))
+        if options.life and not (await self.store.life_teams(options.life)) <= {owning_team(options.team)}:
+            raise LifeOfAnotherTeamError(options.life)  # its recordings would join another team's life
         now = self._clock()
+        quota = await self.usage.quota(options.team, now)  # refused here past its instance-hours
+        max_open = quota.max_sessions if quota is not None else None
+        if max_open is not None and await self.store.count_open(options.team) >= max_open:
+            raise sessions_quota_error(options.team, max_open)  # the insert checks again, atomically
         session = control_pb2.SessionInfo(id=new_session_id(), options=options, state=STARTING, created_at=now,
                                           last_active_at=now)
         pools = self.pools
@@ -132,7 +146,9 @@ class Handlers:
         pool_host = self.hosts.get(slot.host_id) if slot is not None else None
         if pools is not None and slot is not None and pool_host is not None:
             _place(session, pool_host)
-            await self.store.insert(session)
+            if not await self.store.insert_within(session, max_open):
+                pools.put_back(slot)
+                raise sessions_quota_error(options.team, max_open or 0)
             spec = await pools.claim(slot, session.id, options)
             if spec is not None:
                 log.info("session %s (%s): warm instance %s on env host %s", session.id, env_id,
@@ -148,7 +164,8 @@ class Handlers:
         else:
             host = self._pick_host(env_id)
             _place(session, host)
-            await self.store.insert(session)
+            if not await self.store.insert_within(session, max_open):
+                raise sessions_quota_error(options.team, max_open or 0)
         self.hosts.note_placed(host.host_id, session.id)
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, options=options)
         log.info("session %s (%s): starting on env host %s", session.id, env_id, host.host_id)
@@ -188,7 +205,8 @@ class Handlers:
 
     async def list_sessions(self, request: control_pb2.ListSessionsRequest) -> control_pb2.ListSessionsReply:
         states = (*OPEN_STATES, *ENDED_STATES) if request.include_closed else OPEN_STATES
-        sessions = [self._with_step_address(session) for session in await self.store.list(states)]
+        listed = await self.store.list(states, request.team or None)
+        sessions = [self._with_step_address(session) for session in listed]
         return control_pb2.ListSessionsReply(sessions=sessions)
 
     def _with_step_address(self, session: control_pb2.SessionInfo) -> control_pb2.SessionInfo:
@@ -209,6 +227,9 @@ class Handlers:
 
     async def list_envs(self, request: control_pb2.ListEnvsRequest) -> control_pb2.ListEnvsReply:
         return control_pb2.ListEnvsReply(envs=self.catalog.entries())
+
+    async def usage_rows(self, request: control_pb2.UsageRequest) -> control_pb2.UsageReply:
+        return control_pb2.UsageReply(rows=await self.usage.rows(request, self._clock()))
 
     async def _existing(self, session_id: str) -> control_pb2.SessionInfo:
         session = await self.store.get(session_id) if session_id else None

@@ -33,6 +33,13 @@ def check_life(options: SessionOptions) -> None:
                                    f"(num_envs={options.num_envs}) cannot append to it", field="num_envs")
 
 
+class LifeOfAnotherTeamError(FailedPreconditionError):
+    """The life's sessions so far are another team's: a life is one team's (PLATFORM_MODE=managed)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the life name {name} is taken by another team: choose another name")
+
+
 class LifeHeldError(FailedPreconditionError):
     """Another open session is recording the life."""
 

@@ -93,6 +93,7 @@ def takes_pooled(options: SessionOptions) -> bool:
     rest = SessionOptions()
     rest.CopyFrom(options)
     rest.record = rest.record_frames = rest.auto_reset = False
+    rest.team = ""  # who owns the session, not how its instance runs
     return rest == pool_options(options.env_id)
 
 
@@ -157,6 +158,10 @@ class PoolKeeper:
                 return slot
             log.info("pool %s: dropping %s, its env host %s is not live", env_id, slot.slot_id, slot.host_id)
         return None
+
+    def put_back(self, slot: PoolSlot) -> None:
+        """Return a slot taken for a create that was refused before claiming it."""
+        self._warm.setdefault(slot.env_id, []).insert(0, slot)
 
     async def claim(self, slot: PoolSlot, session_id: str,
                     options: SessionOptions) -> environment_pb2.SpecResponse | None:

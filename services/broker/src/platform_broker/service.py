@@ -77,6 +77,7 @@ class BrokerService:
     async def start(self) -> None:
         """Create the table, hear the env hosts, reconcile, then serve; returns when serving."""
         await self.store.create_tables()
+        await self.handlers.usage.create_tables()  # the teams' quotas (the gateway writes them)
         self._subs.append(await self.hosts.subscribe(self.nc))
         await settle_subscriptions(self.nc)
         await asyncio.sleep(self.warmup)

@@ -19,6 +19,7 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
+from platform_envhost.instance_env import instance_env
 from platform_envhost.session_instance import Instance, State
 from platform_envhost.session_wads import SessionWads
 
@@ -161,7 +162,8 @@ class InstanceTable:
         name = _UNSAFE_NAME.sub("_", session_id)
         try:
             process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
-                                            transport="frames")  # an image speaks gRPC whatever this says
+                                            transport="frames",  # an image speaks gRPC whatever this says
+                                            env=instance_env())  # none of the platform's settings
         except NoDockerEngineError as exc:  # this host cannot run images: not the caller's fault
             raise StartFailed(f"environment {entry.id!r} of session {session_id} cannot start on env host "
                               f"{self.run_dir.name}: {exc}", code="unavailable") from None

@@ -25,6 +25,7 @@ from platform_bus import BusUnavailableError
 from platform_bus import request as bus_request
 from platform_contracts import subjects
 from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
+from platform_contracts.teams import owning_team
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 
@@ -81,7 +82,7 @@ class SavedSnapshots:
         snapshot = env_pb.SavedSnapshot(
             label=request.save_snapshot.label, session_id=instance.session_id, env_id=instance.env_id,
             kwargs_json=instance.kwargs_json, created_at=time.time(), seq=builder.seq if builder else 0,
-            size_bytes=len(state.state),
+            size_bytes=len(state.state), team=owning_team(instance.options.team),
         )
         message = control_pb.SaveSnapshotRequest(snapshot=snapshot, state=state.state, format=state.format)
         limit = self._max_payload()
@@ -120,6 +121,10 @@ class SavedSnapshots:
             return _error(request.id, _code(reply.error.code),
                           f"{where}: saved snapshot {snapshot_id!r}: {reply.error.message}")
         saved = reply.snapshot
+        if owning_team(saved.team) != owning_team(instance.options.team):
+            # Another team's snapshot answers as a missing one does (PLATFORM_MODE=managed).
+            return _error(request.id, env_pb.ERROR_CODE_NOT_FOUND,
+                          f"{where}: saved snapshot {snapshot_id!r}: saved snapshot {snapshot_id!r} not found")
         mismatch = _mismatch(instance, saved)
         if mismatch:
             return _error(request.id, env_pb.ERROR_CODE_FAILED_PRECONDITION,

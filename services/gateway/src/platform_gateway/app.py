@@ -39,20 +39,20 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
         yield
         await gateway.close()
 
-    app = api_app(gateway.identity.required, lifespan)
+    app = api_app(gateway.identity.required, lifespan, managed=gateway.access.managed)
     app.state.gateway = gateway
     app.state.web_app = mount_web_app(app, settings.web_dist)
     app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
     return app
 
 
-def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = None) -> FastAPI:
+def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = None, managed: bool = False) -> FastAPI:
     """The routes and error handlers, without the gateway's parts (`app.state.gateway`, tracing):
     all that `/openapi.json` describes, so `api_app(required).openapi()` is the served document
     (`auth_required`: every /v0 route needs a token, and the document says so)."""
     app = FastAPI(title="Simulusion platform", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
-    app.include_router(api_router(auth_required))
+    app.include_router(api_router(auth_required, managed))
     stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
 
     @app.get("/healthz", tags=["health"])

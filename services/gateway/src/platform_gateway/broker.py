@@ -38,10 +38,17 @@ class BrokerClient:
         request = ctl.GetSessionRequest(session_id=session_id)
         return (await self._call(subjects.BROKER_GET_SESSION, request, ctl.SessionReply)).session
 
-    async def list_sessions(self, include_closed: bool = False) -> list[ctl.SessionInfo]:
-        request = ctl.ListSessionsRequest(include_closed=include_closed)
+    async def list_sessions(self, include_closed: bool = False, team: str | None = None) -> list[ctl.SessionInfo]:
+        """The sessions (only `team`'s when given)."""
+        request = ctl.ListSessionsRequest(include_closed=include_closed, team=team or "")
         reply = await self._call(subjects.BROKER_LIST_SESSIONS, request, ctl.ListSessionsReply)
         return list(reply.sessions)
+
+    async def usage(self, team: str | None = None, since_day: str = "", until_day: str = "") -> list[ctl.UsageRow]:
+        """Instance-hours per UTC day, team and env id (only `team`'s when given), from `since_day`
+        to `until_day` (YYYY-MM-DD, both inclusive; empty: from the start, until today)."""
+        request = ctl.UsageRequest(team=team or "", since_day=since_day, until_day=until_day)
+        return list((await self._call(subjects.BROKER_USAGE, request, ctl.UsageReply)).rows)
 
     async def close_session(self, session_id: str, reason: str = "closed by the client") -> ctl.SessionInfo:
         request = ctl.CloseSessionRequest(session_id=session_id, reason=reason)

@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     # (your identity provider's tokens, plus API tokens for scripts).
     auth: Literal["none", "token", "oidc"] = "none"
     api_token: str | None = None
+    # "self-hosted": one implicit team ("default") owns everything; "managed": many teams, each
+    # seeing only its own sessions, recordings, snapshots, comparisons, WADs and usage
+    # (platform_gateway.team_access decides; docs/auth.md).
+    mode: Literal["self-hosted", "managed"] = "self-hosted"
     # PLATFORM_AUTH=token: the bootstrap admin's token (it creates the first API tokens).
     admin_token: SecretStr | None = None
     # PLATFORM_AUTH=oidc: the identity provider (its discovery document is under the issuer), the

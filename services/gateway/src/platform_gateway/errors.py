@@ -105,6 +105,14 @@ class UnimplementedError(GatewayError):
     code = "unimplemented"
 
 
+class ResourceExhaustedError(GatewayError):
+    """A team's quota is used up (the broker's `resource_exhausted`: its open sessions, its
+    instance-hours this month); the message names the quota and its value."""
+
+    status = 429
+    code = "resource_exhausted"
+
+
 class InternalError(GatewayError):
     status = 500
     code = "internal"
@@ -115,6 +123,7 @@ _CONTROL_ERRORS: dict[str, type[GatewayError]] = {
     "not_found": NotFoundError,
     "unavailable": UnavailableError,
     "failed_precondition": ConflictError,
+    "resource_exhausted": ResourceExhaustedError,
     "internal": InternalError,
 }
 

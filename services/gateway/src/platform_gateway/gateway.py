@@ -19,6 +19,8 @@ from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
 from platform_gateway.step_tickets import StepTickets
+from platform_gateway.team_directory import TeamDirectory
+from platform_gateway.team_access import TeamAccess
 from platform_gateway.wad_uploads import WadUploads
 
 
@@ -34,6 +36,7 @@ class Gateway:
     tickets: StepTickets
     wads: WadUploads
     identity: Authenticator
+    access: TeamAccess
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -42,34 +45,42 @@ class Gateway:
         tickets = StepTickets(settings.ticket_secret, direct_steps=settings.direct_steps)
         streams = SessionStreams(SessionDirectory(broker), timeout=settings.env_timeout, tickets=tickets)
         commands = EnvCommands(streams)
+        recorder = RecorderClient(nc, timeout=settings.request_timeout)
+        wads = WadUploads()
         return cls(
             settings=settings,
             nc=nc,
             broker=broker,
-            recorder=RecorderClient(nc, timeout=settings.request_timeout),
+            recorder=recorder,
             streams=streams,
             commands=commands,
             previews=PreviewCache(settings.cache_dir, broker, commands),
             tickets=tickets,
-            wads=WadUploads(),
+            wads=wads,
             identity=_authenticator(settings),
+            access=TeamAccess(settings.mode == "managed", broker, recorder, wads),
         )
 
     async def start(self) -> None:
-        """Make the API tokens' table (PLATFORM_AUTH=token), then start the background work
-        (closing unused streams).
+        """Make the API tokens', teams' and members' tables (PLATFORM_AUTH=token or oidc; else
+        the teams' and members' on first use), then start the background work (closing unused
+        streams).
 
         Raises:
             DatabaseUnavailableError: the tokens' database cannot be opened (one line naming it).
         """
         if self.identity.tokens is not None:
             await self.identity.tokens.create_tables()
+            if self.identity.directory is not None:
+                await self.identity.directory.open()
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
 
     async def close(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
         await self.streams.close()
+        if self.identity.directory is not None:
+            await self.identity.directory.close()
         if self.identity.tokens is not None:
             await self.identity.tokens.engine.dispose()
 
@@ -81,4 +92,6 @@ def _authenticator(settings: Settings) -> Authenticator:
     if settings.auth == "oidc":
         oidc = OidcVerifier(settings.oidc_issuer, settings.oidc_audience or settings.oidc_client_id,
                             parse_role_map(settings.oidc_role_map))
-    return Authenticator(settings.auth, settings.api_token, admin or None, tokens, oidc)
+    directory = TeamDirectory(settings.database_url, tokens.engine if tokens is not None else None)
+    return Authenticator(settings.auth, settings.api_token, admin or None, tokens, oidc, directory,
+                         managed=settings.mode == "managed")

@@ -15,6 +15,7 @@ from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 
+from platform_contracts.teams import owning_team
 from platform_gateway.session_options import kwargs_from_json, options_to_json
 
 
@@ -30,6 +31,7 @@ def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
     return {
         "id": info.id,
         **options_to_json(info.options),
+        "team": owning_team(info.options.team),
         "state": state_name(info.state),
         "created_at": info.created_at,
         "last_active_at": info.last_active_at,

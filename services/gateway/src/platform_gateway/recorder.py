@@ -28,11 +28,13 @@ class RecorderClient:
         self._timeout = timeout
 
     async def list_recordings(
-        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None,
+        team: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Recording summaries, newest first: meta.json without episodes, with `episode_count` and
-        `saved_snapshots`."""
-        body = {k: v for k, v in (("env_id", env_id), ("session_id", session_id), ("life", life)) if v}
+        """Recording summaries (only `team`'s when given), newest first: meta.json without
+        episodes, with `episode_count` and `saved_snapshots`."""
+        filters = (("env_id", env_id), ("session_id", session_id), ("life", life), ("team", team))
+        body = {k: v for k, v in filters if v}
         reply = await self._call(subjects.RECORDER_LIST_RECORDINGS, body)
         return list(reply.get("recordings", []))
 
@@ -88,9 +90,9 @@ class RecorderClient:
         return msg.data
 
     async def list_saved_snapshots(
-        self, env_id: str | None = None, session_id: str | None = None
+        self, env_id: str | None = None, session_id: str | None = None, team: str | None = None
     ) -> list[env_pb.SavedSnapshot]:
-        request = ctl.ListSavedSnapshotsRequest(env_id=env_id or "", session_id=session_id or "")
+        request = ctl.ListSavedSnapshotsRequest(env_id=env_id or "", session_id=session_id or "", team=team or "")
         reply = await self._call_proto(subjects.RECORDER_LIST_SNAPSHOTS, request, ctl.ListSavedSnapshotsReply)
         return list(reply.snapshots)
 

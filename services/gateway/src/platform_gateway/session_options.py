@@ -17,6 +17,8 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway.schemas.sessions import SessionBase
 
+# Message fields the platform sets, never the client: the owning team (the caller's).
+SET_BY_THE_PLATFORM = frozenset({"team"})
 # The REST fields copied by name (all but kwargs); True for those that are null when not given.
 _BY_NAME: dict[str, bool] = {
     name: field.default is None for name, field in SessionBase.model_fields.items() if name != "kwargs"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from platform_contracts.limits import MAX_WAD_BYTES, MAX_WAD_NAME_LENGTH
+from platform_contracts.teams import DEFAULT_TEAM
 from platform_sdk.doom.wad_format import WadFormatError, read_wad_file
 from platform_wads import WadRecord, WadStore, WadStoreError, wad_id
 from platform_wads.settings import WadSettings
@@ -58,9 +59,10 @@ class WadUploads:
         self._store: WadStore | None = None
         self._lock = asyncio.Lock()
 
-    async def upload(self, name: str, chunks: AsyncIterator[bytes], declared_size: int | None) -> tuple[WadRecord, bool]:
-        """Take the WAD `chunks` bring; returns its record and whether it is new (the same bytes
-        uploaded before keep their first record).
+    async def upload(self, name: str, chunks: AsyncIterator[bytes], declared_size: int | None,
+                     team: str = DEFAULT_TEAM) -> tuple[WadRecord, bool]:
+        """Take the WAD `chunks` bring for `team`; returns its record and whether it is new to
+        that team (the same bytes uploaded before keep their first record).
 
         Raises:
             InvalidArgumentError: a bad name, an empty body, or not a whole WAD with a map.
@@ -81,20 +83,27 @@ class WadUploads:
                 directory = await asyncio.to_thread(read_wad_file, path)
             except WadFormatError as exc:
                 raise InvalidArgumentError(f"{name} is not a usable WAD: {exc}", field="body") from None
-            record = WadRecord(wad_id(digest), name, size, digest, directory.kind, directory.maps, time.time())
+            record = WadRecord(wad_id(digest), name, size, digest, directory.kind, directory.maps, time.time(),
+                               (team,))
+            known = await self._call(store.get, record.id)
             kept = await self._call(store.put, record, path)
-        return kept, kept == record
+        return kept, known is None or not known.owned_by(team)
 
-    async def records(self) -> list[WadRecord]:
+    async def records(self, team: str | None = None) -> list[WadRecord]:
+        """Every WAD (only `team`'s when given)."""
         store = await self._open()
-        return await self._call(store.records)
+        return await self._call(store.records, team)
 
-    async def get(self, wad_id: str) -> WadRecord:
-        """Raises NotFoundError naming the WADs there are."""
+    async def get(self, wad_id: str, team: str | None = None) -> WadRecord:
+        """The WAD `wad_id` (when `team` is given, only if that team uploaded it).
+
+        Raises:
+            NotFoundError: no such WAD (of `team`), naming the ones there are (of `team`).
+        """
         store = await self._open()
         record = await self._call(store.get, wad_id)
-        if record is None:
-            raise NotFoundError(f"no uploaded WAD {wad_id!r}: {await self._call(store.describe_ids)}")
+        if record is None or (team is not None and not record.owned_by(team)):
+            raise NotFoundError(f"no uploaded WAD {wad_id!r}: {await self._call(store.describe_ids, team)}")
         return record
 
     async def _receive(self, chunks: AsyncIterator[bytes], path: Path) -> tuple[int, str]:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
+from platform_contracts.teams import owning_team
 from simulusion.bus.v1 import events_pb2
 
 from platform_recorder.errors import InvalidMetaError
@@ -33,7 +34,7 @@ class RecordingStatus(StrEnum):
 # closed); the others are always written (`observation_space: null` when the spec has none).
 _WRITTEN_WHEN_SET = frozenset({
     "num_envs", "parent_session_id", "env_index", "log_tail", "closed_at", "published_last_seq",
-    "life", "life_offset", "life_session", "frame_every", "max_frames", "updated_at",
+    "life", "life_offset", "life_session", "frame_every", "max_frames", "updated_at", "team",
 })
 
 
@@ -43,6 +44,8 @@ class RecordingMeta:
 
     Attributes:
         id, session_id: the recording's id (a vector session's sub-environment: `<parent>-<i>`).
+        team: the team that owns it, its session's (PLATFORM_MODE=managed; "default" otherwise);
+            None in a meta.json written before teams: the default team's (`owning_team`).
         num_envs: n for a vector session (its own recording holds no episodes); None in a
             sub-environment's recording (which is one environment).
         parent_session_id, env_index: a sub-environment's vector session and its index.
@@ -56,6 +59,7 @@ class RecordingMeta:
     id: str
     session_id: str
     env_id: str = ""
+    team: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     host_id: str | None = ""
     observation_space: dict[str, Any] | None = None
@@ -163,6 +167,7 @@ class RecordingMeta:
             id=event.session_id,
             session_id=event.session_id,
             env_id=event.options.env_id or spec.env_id,
+            team=owning_team(event.options.team),
             kwargs=strict_json(kwargs),
             host_id=event.host_id,
             observation_space=space_to_json(spec.observation_space)

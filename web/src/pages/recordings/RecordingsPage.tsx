@@ -1,16 +1,19 @@
 // The Recordings page (`/recordings?env_id=&life=&session_id=`): every recording the platform
 // kept, newest first, filtered by environment, life and session (the filters live in the URL);
-// each row opens its replay, downloads its archive or deletes it after a confirmation.
+// each row opens its replay, downloads its archive or deletes it after a confirmation. The
+// archive is fetched with the signed-in token and saved (lib/download.ts): its link keeps the
+// archive's URL, but a click does not follow it, since a plain link cannot carry a bearer token.
 //
 // data-testids:
 //   recordings-table, recording-row-<id>, open-<id> (link to the replay), archive-<id> (the .tar
-//   link), delete-<id>, delete-dialog, confirm-delete, cancel-delete, filter-env (select),
+//   link), archive-error, delete-<id>, delete-dialog, confirm-delete, cancel-delete, filter-env (select),
 //   filter-life, filter-session (text), filter-clear, recordings-count, recordings-error,
 //   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id>, return-<id>,
 //   life-<id>, status-<id>, snapshots-<id>.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import { api, type ApiError, apiError, must } from "../../api/client";
+import { downloadWithToken } from "../../lib/download";
 import { formatNumber } from "../../lib/format";
 import { DeleteRecordingDialog } from "./DeleteRecordingDialog";
 import { FILTER_NAMES, type Filters, RecordingFilters } from "./RecordingFilters";
@@ -38,6 +41,20 @@ export function RecordingsPage() {
   const [toDelete, setToDelete] = useState<string | null>(null);
   const [deleting, setDeleting] = useState(false);
   const [deleteError, setDeleteError] = useState<string | null>(null);
+  const [archiving, setArchiving] = useState<string | null>(null);
+  const [archiveError, setArchiveError] = useState<string | null>(null);
+
+  const downloadArchive = useCallback(async (id: string) => {
+    setArchiving(id);
+    setArchiveError(null);
+    try {
+      await downloadWithToken(archiveUrl(id), `${id}.tar`);
+    } catch (e) {
+      setArchiveError(`The archive of ${id} could not be downloaded: ${message(e)}`);
+    } finally {
+      setArchiving(null);
+    }
+  }, []);
 
   const setFilters = useCallback((next: Filters) => {
     const search = new URLSearchParams();
@@ -95,6 +112,7 @@ export function RecordingsPage() {
       <h1>Recordings</h1>
       <RecordingFilters filters={filters} envIds={knownEnvs} onChange={setFilters} />
       {error && <p className="error" role="alert" data-testid="recordings-error">{error}</p>}
+      {archiveError && <p className="error" role="alert" data-testid="archive-error">{archiveError}</p>}
       {recordings === null ? (
         <p className="muted">Loading…</p>
       ) : recordings.length === 0 && !error ? (
@@ -122,10 +140,11 @@ export function RecordingsPage() {
                 </tr>
               </thead>
               <tbody>
-                {recordings.map((r) => <RecordingRow key={recordingId(r)} recording={r} onDelete={(id) => {
-                  setDeleteError(null);
-                  setToDelete(id);
-                }} />)}
+                {recordings.map((r) => <RecordingRow key={recordingId(r)} recording={r}
+                  archiving={archiving === recordingId(r)} onArchive={(id) => void downloadArchive(id)} onDelete={(id) => {
+                    setDeleteError(null);
+                    setToDelete(id);
+                  }} />)}
               </tbody>
             </table>
           </div>
@@ -137,7 +156,18 @@ export function RecordingsPage() {
   );
 }
 
-function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; onDelete: (id: string) => void }) {
+function archiveUrl(id: string): string {
+  return `/v0/recordings/${encodeURIComponent(id)}/archive`;
+}
+
+interface RowProps {
+  recording: RecordingSummary;
+  archiving: boolean;
+  onArchive: (id: string) => void;
+  onDelete: (id: string) => void;
+}
+
+function RecordingRow({ recording, archiving, onArchive, onDelete }: RowProps) {
   const id = recordingId(recording);
   const life = lifeName(recording);
   const snapshots = recording.saved_snapshots ?? [];
@@ -166,8 +196,9 @@ function RecordingRow({ recording, onDelete }: { recording: RecordingSummary; on
       <td>
         <div className="row-actions">
         <Link to={`/recordings/${encodeURIComponent(id)}`} className="button-link">Replay</Link>
-        <a href={`/v0/recordings/${encodeURIComponent(id)}/archive`} download={`${id}.tar`} data-testid={`archive-${id}`}
-          className="button-link" title="Download its files as a .tar">Archive</a>
+        <a href={archiveUrl(id)} download={`${id}.tar`} data-testid={`archive-${id}`} aria-busy={archiving}
+          className="button-link" title="Download its files as a .tar"
+          onClick={(e) => { e.preventDefault(); if (!archiving) onArchive(id); }}>{archiving ? "Archive…" : "Archive"}</a>
         <button type="button" data-testid={`delete-${id}`} disabled={!canDelete} className="danger-outline"
           title={canDelete ? "Delete this recording" : "Still recording: close its session first"}
           onClick={() => onDelete(id)}>

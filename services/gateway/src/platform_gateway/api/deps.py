@@ -14,6 +14,7 @@ from platform_gateway.gateway import Gateway
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_streams import SessionStreams
+from platform_gateway.team_access import TeamAccess
 from platform_gateway.wad_uploads import WadUploads
 
 _bearer = HTTPBearer(auto_error=False, description="an API token (PLATFORM_API_TOKEN, or with PLATFORM_AUTH=token "
@@ -80,5 +81,19 @@ async def current_identity(request: Request, gateway: GatewayDep) -> Identity:
     return found if isinstance(found, Identity) else await gateway.identity.identify(None)
 
 
-TokenDep = Depends(identify)
 IdentityDep = Annotated[Identity, Depends(current_identity)]
+
+
+async def guard_team(request: Request, gateway: GatewayDep, identity: IdentityDep) -> None:
+    """Refuse, as missing, a path naming a resource of another team (`platform_gateway.team_access`,
+    the one place that decides). Installed on every /v0 REST route of a managed platform."""
+    await gateway.access.guard(request.path_params, identity)
+
+
+def get_access(gateway: GatewayDep) -> TeamAccess:
+    return gateway.access
+
+
+TokenDep = Depends(identify)
+TeamGuardDep = Depends(guard_team)
+AccessDep = Annotated[TeamAccess, Depends(get_access)]

@@ -6,24 +6,27 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from platform_gateway.api.deps import TokenDep
+from platform_gateway.api.deps import TeamGuardDep, TokenDep
 from platform_gateway.api.routes import comparisons, doom, envs, recordings, sessions, snapshots, stream, tokens
-from platform_gateway.api.routes import identity, wheels
+from platform_gateway.api.routes import identity, members, teams, usage, wheels
 from platform_gateway.schemas.sessions import ErrorPublic
 
 _UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorPublic, "description": "no token, or one that is unknown, revoked or expired (the detail says which)"}}
 
 
-def api_router(auth_required: bool) -> APIRouter:
+def api_router(auth_required: bool, managed: bool = False) -> APIRouter:
     """The /v0 routes. When the platform needs a token (PLATFORM_API_TOKEN, PLATFORM_AUTH=token)
     every REST route requires one, and the OpenAPI document says so (an HTTP bearer security
     scheme and the 401 answer); otherwise neither appears. The WebSocket checks the token itself
-    (a browser cannot set its headers)."""
+    (a browser cannot set its headers).
+
+    On a managed platform (`managed`) every REST route passes `team_access`'s guard too (after
+    the token: it needs the caller), and the stream asks it for its session."""
     router = APIRouter(prefix="/v0")
-    dependencies = [TokenDep] if auth_required else []
+    dependencies = ([TokenDep] if auth_required else []) + ([TeamGuardDep] if managed else [])
     responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if auth_required else {}
-    for resource in (envs, sessions, recordings, snapshots, comparisons, doom, tokens):
+    for resource in (envs, sessions, recordings, snapshots, comparisons, doom, tokens, teams, members, usage):
         router.include_router(resource.router, dependencies=dependencies, responses=responses)
     router.include_router(wheels.router, dependencies=dependencies, responses=responses)
     router.include_router(identity.router, dependencies=dependencies, responses=responses)

@@ -5,13 +5,17 @@
 - `PLATFORM_AUTH=token`: `PLATFORM_ADMIN_TOKEN` (the bootstrap admin), or an API token from
   `/v0/tokens` that is neither revoked nor expired.
 - `PLATFORM_AUTH=oidc`: the same, and the identity provider's tokens (`identity.oidc`): a
-  token that is not an API token (`sim_...`) is checked as one of those.
+  token that is not an API token (`sim_...`) is checked as one of those. A signed-in user who
+  is a member (`/v0/members`, by `sub` or by email) gets the member's team and role; an admin
+  of `PLATFORM_OIDC_ROLE_MAP` is an admin either way. Someone who is neither is a member of the
+  default team on a self-hosted platform, and refused (403) on a managed one.
 
 A refusal says why.
 
 Found tokens are remembered for `CACHE_S` seconds, so the step path does not read the database
 on every request; a revocation through this gateway takes effect at once, through another
-gateway within `CACHE_S`.
+gateway within `CACHE_S`. Members are remembered the same way (a change through this gateway at
+once, through another within `CACHE_S`).
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from platform_gateway.errors import UnauthenticatedError, UnavailableError
-from platform_gateway.identity.oidc import OidcRefused, OidcUnavailable, OidcVerifier
-from platform_gateway.identity.tokens import PREFIX, TokenRecord, TokenStore, secret_hash
+from platform_contracts.teams import DEFAULT_TEAM
 
-DEFAULT_TEAM = "default"
+from platform_gateway.errors import PermissionDeniedError, UnauthenticatedError, UnavailableError
+from platform_gateway.identity.members import Member
+from platform_gateway.identity.oidc import OidcClaims, OidcRefused, OidcUnavailable, OidcVerifier
+from platform_gateway.identity.tokens import PREFIX, TokenRecord, TokenStore, secret_hash
+from platform_gateway.team_directory import TeamDirectory
+
 CACHE_S = 5.0
 MISSING = "send the header `Authorization: Bearer <token>`"
 
@@ -52,9 +59,13 @@ class Identity:
 
 class Authenticator:
     def __init__(self, auth: str, api_token: str | None = None, admin_token: str | None = None,
-                 tokens: TokenStore | None = None, oidc: OidcVerifier | None = None) -> None:
+                 tokens: TokenStore | None = None, oidc: OidcVerifier | None = None,
+                 directory: TeamDirectory | None = None, managed: bool = False) -> None:
         self.auth = auth
         self.oidc = oidc
+        self.directory = directory  # the members signed-in users are looked up in
+        self.managed = managed
+        self._members: dict[tuple[str, str], tuple[Member | None, float]] = {}
         self._api_token = api_token
         self._admin_token = admin_token
         self.tokens = tokens
@@ -103,7 +114,31 @@ class Authenticator:
             raise UnauthenticatedError(str(exc)) from None
         except OidcUnavailable as exc:
             raise UnavailableError(str(exc)) from None
-        return Identity(f"oidc:{claims.subject}", DEFAULT_TEAM, claims.role)
+        subject = f"oidc:{claims.subject}"
+        member = await self._member(claims)
+        if member is not None:
+            return Identity(subject, member.team, "admin" if claims.role == "admin" else member.role)
+        if claims.role == "admin" or not self.managed:
+            return Identity(subject, DEFAULT_TEAM, claims.role)
+        who = f"{claims.subject!r}" + (f" ({claims.email})" if claims.email else "")
+        raise PermissionDeniedError(f"the signed-in user {who} is not a member of any team: ask an admin to add "
+                                    "them (POST /v0/members)")
+
+    def forget_members(self) -> None:
+        """Drop the remembered members (one was just added or removed here)."""
+        self._members.clear()
+
+    async def _member(self, claims: OidcClaims) -> Member | None:
+        if self.directory is None:
+            return None
+        key = (claims.subject, claims.email)
+        found = self._members.get(key)
+        now = time.monotonic()
+        if found is not None and now - found[1] < CACHE_S:
+            return found[0]
+        member = await (await self.directory.members()).find(claims.subject, claims.email)
+        self._members[key] = (member, now)
+        return member
 
     def forget(self, token_id: str) -> None:
         """Drop a remembered token (it was just revoked here)."""

@@ -8,7 +8,8 @@ issuer). A token must be signed with one of those keys by an asymmetric algorith
 no `none`, no HMAC, so a public key used as an HMAC secret is refused), name the issuer
 (`iss`) and the audience (`aud`: `PLATFORM_OIDC_AUDIENCE`, else the client id), and be within
 its `exp` and `nbf` (`LEEWAY_S` of clock skew). Its groups (`groups`) give its role through
-`PLATFORM_OIDC_ROLE_MAP` (`platform-admins=admin,...`; no match: member).
+`PLATFORM_OIDC_ROLE_MAP` (`platform-admins=admin,...`; no match: member). Its `email` (unless
+`email_verified` is false) is kept too: a member (`/v0/members`) may be named by it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class OidcClaims:
     subject: str
     role: str
     groups: tuple[str, ...]
+    email: str = ""  # the `email` claim, unless `email_verified` is false; "" when none
 
 
 class OidcVerifier:
@@ -120,7 +122,9 @@ class OidcVerifier:
                               f"expected issuer {self.issuer} and audience {self.audience}") from None
         groups = tuple(str(group) for group in claims.get("groups") or () if isinstance(group, str))
         role = "admin" if any(self.role_map.get(group) == "admin" for group in groups) else "member"
-        return OidcClaims(str(claims["sub"]), role, groups)
+        email = claims.get("email")
+        verified = claims.get("email_verified") is not False
+        return OidcClaims(str(claims["sub"]), role, groups, email if isinstance(email, str) and verified else "")
 
     def _decode(self, token: str, keys: KeySet) -> Any:
         try:

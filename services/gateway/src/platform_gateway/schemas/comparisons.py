@@ -110,6 +110,7 @@ class ComparisonPublic(ComparisonCreate):
 
     id: str = Field(description='"cmp-" and 12 hex digits')
     created: str = Field(description="when it was stored, ISO 8601 UTC")
+    team: str = Field(default="default", description="the team that stored it: only that team sees it")
 
 
 class ComparisonSummaryPublic(BaseModel):
@@ -121,6 +122,7 @@ class ComparisonSummaryPublic(BaseModel):
     agents: list[str | None] = Field(default_factory=list, description="the agents' names")
     steps: int | None = None
     window: int | None = None
+    team: str = "default"
 
 
 class ComparisonsPublic(BaseModel):

@@ -10,10 +10,12 @@ from pydantic import BaseModel, Field
 class SignInPublic(BaseModel):
     """How this platform is signed in to (no token needed to ask)."""
 
+    mode: Literal["self-hosted", "managed"] = Field(default="self-hosted", description="PLATFORM_MODE")
     auth: Literal["none", "token", "oidc"] = Field(description="PLATFORM_AUTH")
     token_required: bool = Field(description="whether every /v0 call needs a bearer token")
     oidc_issuer: str | None = Field(default=None, description="PLATFORM_OIDC_ISSUER, with auth oidc")
     oidc_client_id: str | None = Field(default=None, description="PLATFORM_OIDC_CLIENT_ID, with auth oidc")
+    oidc_audience: str | None = Field(default=None, description="PLATFORM_OIDC_AUDIENCE (default: the client id), with auth oidc")
 
 
 class IdentityPublic(BaseModel):

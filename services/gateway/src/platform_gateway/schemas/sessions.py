@@ -89,6 +89,7 @@ class SessionCreate(SessionBase):
 
 class SessionPublic(SessionBase):
     id: str
+    team: str = Field(default="default", description="the team that owns it (the caller's, set by the platform)")
     state: str = Field(description="starting, running, closed or crashed")
     created_at: float = Field(description="seconds since the epoch")
     last_active_at: float = Field(description="seconds since the epoch")

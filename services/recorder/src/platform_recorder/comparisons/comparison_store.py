@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from platform_contracts.limits import MAX_COMPARISON_BYTES
+from platform_contracts.teams import owning_team
 from platform_recorder.errors import InvalidRecordingIdError, RecorderError
 from platform_recorder.layout import COMPARISONS_DIR, check_recording_id
 from platform_recorder.meta import encode_json
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 ID_PREFIX = "cmp-"
 ID_PATTERN = re.compile(r"^cmp-[0-9a-f]{12}$")
 # What a listing shows of each comparison.
-SUMMARY_FIELDS = ("id", "created", "env", "steps", "window")
+SUMMARY_FIELDS = ("id", "created", "env", "steps", "window", "team")
 _COUNTS = ("warmup", "steps", "window", "seed", "first_step")
 _AGENT_COUNTS = ("steps", "episodes")
 
@@ -133,8 +134,10 @@ def check_document(document: Any) -> dict[str, Any]:
 
 
 def summary(document: dict[str, Any]) -> dict[str, Any]:
-    """What a listing shows of a comparison: id, created, env, the agents' names, steps, window."""
+    """What a listing shows of a comparison: id, created, env, the agents' names, steps, window
+    and team (the default team for a comparison stored before teams)."""
     out = {name: document.get(name) for name in SUMMARY_FIELDS}
+    out["team"] = owning_team(out["team"])
     out["agents"] = [a.get("name") for a in document.get("agents", []) if isinstance(a, dict)]
     return out
 

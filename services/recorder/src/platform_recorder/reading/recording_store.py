@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from platform_contracts.teams import owning_team
 from platform_recorder.errors import (
     InvalidMetaError,
     InvalidRecordingIdError,
@@ -75,7 +76,8 @@ class RecordingStore:
             raise InvalidMetaError(f"recording {recording_id!r}: meta.json is not JSON: {exc}") from None
 
     def list_summaries(
-        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None
+        self, env_id: str | None = None, session_id: str | None = None, life: str | None = None,
+        team: str | None = None,
     ) -> list[dict[str, Any]]:
         """Summaries of the recordings, newest first: meta.json without its episode list, plus
         `episode_count`, `step_count`, `total_return` (`RecordingMeta.summary`) and
@@ -86,6 +88,7 @@ class RecordingStore:
             session_id: only this session's recording and, for a vector session, its
                 sub-sessions' (`<session_id>-<i>`).
             life: only the recordings of this life (meta.json's "life").
+            team: only this team's (meta.json's "team"; "default" when it has none).
         """
         if session_id is not None:
             check_recording_id(session_id)
@@ -108,6 +111,8 @@ class RecordingStore:
             if env_id is not None and meta.env_id != env_id:
                 continue
             if life is not None and meta.life != life:
+                continue
+            if team is not None and owning_team(meta.team) != team:
                 continue
             summary = meta.summary()
             summary["saved_snapshots"] = snapshots.get(meta.session_id, [])

@@ -1,6 +1,6 @@
 """NATS request/reply API of the recordings (JSON bodies; queue group "recorder").
 
-    platform.recorder.recordings.list     {"env_id"?, "session_id"?, "life"?} -> {"recordings": [summary]}
+    platform.recorder.recordings.list     {"env_id"?, "session_id"?, "life"?, "team"?} -> {"recordings": [summary]}
         summary: meta.json without "episodes", plus "episode_count", "step_count" (the episodes'
         lengths summed), "total_return" (their returns summed; null without one) and
         "saved_snapshots" ([{id, label, seq, created_at}] of its session); a session id also
@@ -123,6 +123,7 @@ class RecordingsApi:
             env_id=_optional_str(body, "env_id"),
             session_id=_optional_str(body, "session_id"),
             life=_optional_str(body, "life"),
+            team=_optional_str(body, "team"),
         )
         return {"recordings": found}
 

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.teams import owning_team
 from platform_recorder.errors import (
     InvalidSnapshotIdError,
     SavedSnapshotCorruptError,
@@ -44,7 +45,7 @@ ID_PREFIX = "snap-"
 FORMAT_VERSION = 1
 # A temporary folder older than this is what a crashed save left.
 STALE_TMP_S = 3600.0
-_FIELDS = ("id", "label", "session_id", "env_id", "kwargs_json", "created_at", "seq", "size_bytes")
+_FIELDS = ("id", "label", "session_id", "env_id", "kwargs_json", "created_at", "seq", "size_bytes", "team")
 
 
 def new_snapshot_id() -> str:
@@ -139,8 +140,10 @@ class SavedSnapshotStore:
             )
         return snapshot, state, fmt
 
-    def list_snapshots(self, env_id: str = "", session_id: str = "") -> list[environment_pb2.SavedSnapshot]:
-        """Every saved snapshot, newest first; empty filters match any."""
+    def list_snapshots(self, env_id: str = "", session_id: str = "",
+                       team: str = "") -> list[environment_pb2.SavedSnapshot]:
+        """Every saved snapshot, newest first; empty filters match any (`team`: its owner's,
+        "default" for a snapshot saved before teams)."""
         names = [n for n in self.storage.children(f"{SNAPSHOTS_DIR}/") if not n.startswith(".")]
         out: list[environment_pb2.SavedSnapshot] = []
         for name in names:
@@ -152,6 +155,8 @@ class SavedSnapshotStore:
                 log.warning("saved snapshot %s is unreadable, not listed: %s", name, exc)
                 continue
             if (env_id and snapshot.env_id != env_id) or (session_id and snapshot.session_id != session_id):
+                continue
+            if team and owning_team(snapshot.team) != team:
                 continue
             out.append(snapshot)
         out.sort(key=lambda s: (s.created_at, s.id), reverse=True)

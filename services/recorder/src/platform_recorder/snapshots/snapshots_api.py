@@ -2,7 +2,7 @@
 
     platform.recorder.snapshots.save  SaveSnapshotRequest{snapshot, state, format} -> SaveSnapshotReply
     platform.recorder.snapshots.get   GetSavedSnapshotRequest{id, with_state} -> GetSavedSnapshotReply
-    platform.recorder.snapshots.list  ListSavedSnapshotsRequest{env_id?, session_id?}
+    platform.recorder.snapshots.list  ListSavedSnapshotsRequest{env_id?, session_id?, team?}
                                       -> ListSavedSnapshotsReply (newest first)
 Errors answer the reply with `error` (ControlError): "invalid_argument" (an unreadable request, a
 missing field, an id with a path separator or '..'), "not_found" (no such id),
@@ -100,7 +100,7 @@ class SavedSnapshotsApi:
 
     def _list(self, data: bytes) -> control_pb2.ListSavedSnapshotsReply:
         request = _parse(control_pb2.ListSavedSnapshotsRequest, data)
-        found = self.store.list_snapshots(env_id=request.env_id, session_id=request.session_id)
+        found = self.store.list_snapshots(env_id=request.env_id, session_id=request.session_id, team=request.team)
         return control_pb2.ListSavedSnapshotsReply(snapshots=found)
 
     async def _on_save(self, msg: Msg) -> None:

@@ -44,6 +44,7 @@ def sub_session_meta(parent: RecordingMeta, session_id: str, index: int) -> Reco
         id=session_id,
         session_id=session_id,
         env_id=parent.env_id,
+        team=parent.team,
         kwargs=parent.kwargs,
         host_id=parent.host_id,
         observation_space=parent.observation_space,

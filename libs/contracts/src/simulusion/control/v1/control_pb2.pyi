@@ -52,8 +52,9 @@ class ControlError(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     FIELD_FIELD_NUMBER: _builtins.int
     code: _builtins.str
-    """"invalid_argument", "not_found", "unavailable", "failed_precondition", "internal" """
+    """"invalid_argument", "not_found", "unavailable", "failed_precondition","""
     message: _builtins.str
+    """"resource_exhausted" (a team's quota), "internal" """
     field: _builtins.str
     """The request field at fault, when one is: "kwargs.<name>" for a session kwarg, else the
     option's name (e.g. "jpeg_quality"). Empty when the error is not about one field.
@@ -204,15 +205,19 @@ class ListSessionsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INCLUDE_CLOSED_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
     include_closed: _builtins.bool
+    team: _builtins.str
+    """only this team's sessions; empty: every team's"""
     def __init__(
         self,
         *,
         include_closed: _builtins.bool = ...,
+        team: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_closed", b"include_closed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_closed", b"include_closed", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -241,6 +246,99 @@ class ListSessionsReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListSessionsReply: _TypeAlias = ListSessionsReply  # noqa: Y015
+
+@_typing.final
+class UsageRequest(_message.Message):
+    """Broker: platform.broker.usage. Instance-hours from the session table, kept as sessions start
+    and stop: a session counts from its creation to its end (or now, while open), split at UTC
+    midnights.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEAM_FIELD_NUMBER: _builtins.int
+    SINCE_DAY_FIELD_NUMBER: _builtins.int
+    UNTIL_DAY_FIELD_NUMBER: _builtins.int
+    team: _builtins.str
+    """empty: every team"""
+    since_day: _builtins.str
+    """YYYY-MM-DD, inclusive; empty: from the first session"""
+    until_day: _builtins.str
+    """YYYY-MM-DD, inclusive; empty: today"""
+    def __init__(
+        self,
+        *,
+        team: _builtins.str = ...,
+        since_day: _builtins.str = ...,
+        until_day: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["since_day", b"since_day", "team", b"team", "until_day", b"until_day"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageRequest: _TypeAlias = UsageRequest  # noqa: Y015
+
+@_typing.final
+class UsageRow(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    ENV_ID_FIELD_NUMBER: _builtins.int
+    INSTANCE_HOURS_FIELD_NUMBER: _builtins.int
+    SESSIONS_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    """YYYY-MM-DD (UTC)"""
+    team: _builtins.str
+    env_id: _builtins.str
+    instance_hours: _builtins.float
+    """a vector session of n sub-environments counts n instances"""
+    sessions: _builtins.int
+    """sessions that ran that day"""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+        team: _builtins.str = ...,
+        env_id: _builtins.str = ...,
+        instance_hours: _builtins.float = ...,
+        sessions: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["day", b"day", "env_id", b"env_id", "instance_hours", b"instance_hours", "sessions", b"sessions", "team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageRow: _TypeAlias = UsageRow  # noqa: Y015
+
+@_typing.final
+class UsageReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROWS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___UsageRow]:
+        """by day, team, env_id"""
+
+    @_builtins.property
+    def error(self) -> Global___ControlError: ...
+    def __init__(
+        self,
+        *,
+        rows: _abc.Iterable[Global___UsageRow] | None = ...,
+        error: Global___ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "rows", b"rows"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageReply: _TypeAlias = UsageReply  # noqa: Y015
 
 @_typing.final
 class CloseSessionRequest(_message.Message):
@@ -628,18 +726,21 @@ class ListSavedSnapshotsRequest(_message.Message):
 
     ENV_ID_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     """filters; empty: any"""
     session_id: _builtins.str
+    team: _builtins.str
     def __init__(
         self,
         *,
         env_id: _builtins.str = ...,
         session_id: _builtins.str = ...,
+        team: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_id", b"env_id", "session_id", b"session_id", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1031,6 +1031,7 @@ class SavedSnapshot(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     label: _builtins.str
     session_id: _builtins.str
@@ -1042,6 +1043,8 @@ class SavedSnapshot(_message.Message):
     seq: _builtins.int
     """the session's last step event seq at the time (0 unrecorded)"""
     size_bytes: _builtins.int
+    team: _builtins.str
+    """the team that owns it: its session's (empty: "default")"""
     def __init__(
         self,
         *,
@@ -1053,10 +1056,11 @@ class SavedSnapshot(_message.Message):
         created_at: _builtins.float = ...,
         seq: _builtins.int = ...,
         size_bytes: _builtins.int = ...,
+        team: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "id", b"id", "kwargs_json", b"kwargs_json", "label", b"label", "seq", b"seq", "session_id", b"session_id", "size_bytes", b"size_bytes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "env_id", b"env_id", "id", b"id", "kwargs_json", b"kwargs_json", "label", b"label", "seq", b"seq", "session_id", b"session_id", "size_bytes", b"size_bytes", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

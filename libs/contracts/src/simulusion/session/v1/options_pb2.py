@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/session/v1/options.proto\x12\x15simulusion.session.v1\"\xcf\x01\n\x0eSessionOptions\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x15\n\rrecord_frames\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x10\n\x08num_envs\x18\x06 \x01(\r\x12\x0c\n\x04life\x18\x07 \x01(\t\x12\x13\n\x0b\x66rame_every\x18\x08 \x01(\r\x12\x12\n\nmax_frames\x18\t \x01(\r\x12\x12\n\nauto_reset\x18\n \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/session/v1/options.proto\x12\x15simulusion.session.v1\"\xdd\x01\n\x0eSessionOptions\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x15\n\rrecord_frames\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x10\n\x08num_envs\x18\x06 \x01(\r\x12\x0c\n\x04life\x18\x07 \x01(\t\x12\x13\n\x0b\x66rame_every\x18\x08 \x01(\r\x12\x12\n\nmax_frames\x18\t \x01(\r\x12\x12\n\nauto_reset\x18\n \x01(\x08\x12\x0c\n\x04team\x18\x0b \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,5 +32,5 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.session.v1.optio
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SESSIONOPTIONS']._serialized_start=63
-  _globals['_SESSIONOPTIONS']._serialized_end=270
+  _globals['_SESSIONOPTIONS']._serialized_end=284
 # @@protoc_insertion_point(module_scope)

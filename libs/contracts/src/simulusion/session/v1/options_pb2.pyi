@@ -39,6 +39,7 @@ class SessionOptions(_message.Message):
     FRAME_EVERY_FIELD_NUMBER: _builtins.int
     MAX_FRAMES_FIELD_NUMBER: _builtins.int
     AUTO_RESET_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     """a catalog id"""
     kwargs_json: _builtins.str
@@ -65,6 +66,11 @@ class SessionOptions(_message.Message):
     """The client steps with auto-reset (the SDK's connect(auto_reset=True)): each step asks for it
     itself (EnvRequest.step.auto_reset); kept so that the session shows how it was made.
     """
+    team: _builtins.str
+    """The team that owns the session (PLATFORM_MODE=managed); set by the gateway from the caller's
+    identity, never by the client. Its recordings, snapshots and usage belong to the same team.
+    Empty: the one team of a self-hosted platform ("default").
+    """
     def __init__(
         self,
         *,
@@ -78,10 +84,11 @@ class SessionOptions(_message.Message):
         frame_every: _builtins.int = ...,
         max_frames: _builtins.int = ...,
         auto_reset: _builtins.bool = ...,
+        team: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

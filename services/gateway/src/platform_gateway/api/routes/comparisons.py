@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 from platform_contracts import limits
 
-from platform_gateway.api.deps import RecorderDep
+from platform_gateway.api.deps import AccessDep, IdentityDep, RecorderDep
 from platform_gateway.errors import GatewayError
 from platform_gateway.schemas.comparisons import ComparisonCreate, ComparisonPublic, ComparisonsPublic
 from platform_gateway.schemas.sessions import ErrorPublic
@@ -30,10 +30,12 @@ class ComparisonTooLargeError(GatewayError):
 
 @router.post("", response_model=ComparisonPublic, status_code=status.HTTP_201_CREATED,
              responses={413: {"model": ErrorPublic, "description": "larger than the most the recorder stores"}})
-async def create_comparison(body: ComparisonCreate, recorder: RecorderDep) -> dict:
+async def create_comparison(body: ComparisonCreate, recorder: RecorderDep, access: AccessDep,
+                            identity: IdentityDep) -> dict:
     """Store a comparison (the document without `id` and `created`, which the recorder sets; members
     not named here are kept); answers the stored document."""
     document = body.model_dump(exclude_unset=True)
+    document["team"] = access.team_of(identity)  # the caller's, whatever the body says
     size = len(json.dumps(document, separators=(",", ":")))
     if size > limits.MAX_COMPARISON_BYTES:
         raise ComparisonTooLargeError(
@@ -43,9 +45,10 @@ async def create_comparison(body: ComparisonCreate, recorder: RecorderDep) -> di
 
 
 @router.get("", response_model=ComparisonsPublic)
-async def list_comparisons(recorder: RecorderDep) -> dict:
-    """Every stored comparison's summary, newest first."""
-    return {"comparisons": await recorder.list_comparisons()}
+async def list_comparisons(recorder: RecorderDep, access: AccessDep, identity: IdentityDep) -> dict:
+    """Every stored comparison's summary (your team's), newest first."""
+    found = await recorder.list_comparisons()
+    return {"comparisons": access.visible(identity, found, lambda c: c.get("team"))}
 
 
 @router.get("/{comparison_id}", response_model=ComparisonPublic)

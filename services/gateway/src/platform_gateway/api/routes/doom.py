@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from platform_contracts.limits import MAX_WAD_BYTES
-from platform_gateway.api.deps import WadsDep
+from platform_gateway.api.deps import AccessDep, IdentityDep, WadsDep
 from platform_gateway.errors import InvalidArgumentError
 from platform_gateway.schemas.doom import WadListPublic, WadPublic
 from platform_gateway.schemas.sessions import ErrorPublic
@@ -29,6 +29,8 @@ async def upload_wad(
     request: Request,
     response: Response,
     wads: WadsDep,
+    access: AccessDep,
+    identity: IdentityDep,
     name: Annotated[str, Query(description="the file's name, e.g. memory_test.wad (a name, not a path)")],
 ) -> WadPublic:
     """Upload a WAD (at most 20 MB) as the request body (`application/octet-stream`). It is
@@ -42,19 +44,20 @@ async def upload_wad(
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
         raise InvalidArgumentError(f"Content-Length {declared!r} is not a number of bytes")
-    record, created = await wads.upload(name, request.stream(), int(declared) if declared is not None else None)
+    size = int(declared) if declared is not None else None
+    record, created = await wads.upload(name, request.stream(), size, access.team_of(identity))
     if not created:
         response.status_code = 200
     return WadPublic.of(record)
 
 
 @router.get("/wads", response_model=WadListPublic)
-async def list_wads(wads: WadsDep) -> WadListPublic:
-    """Every uploaded WAD, oldest first. (Until teams come, every user sees every WAD.)"""
-    return WadListPublic(wads=[WadPublic.of(record) for record in await wads.records()])
+async def list_wads(wads: WadsDep, access: AccessDep, identity: IdentityDep) -> WadListPublic:
+    """Every WAD your team uploaded, oldest first."""
+    return WadListPublic(wads=[WadPublic.of(record) for record in await wads.records(access.list_filter(identity))])
 
 
 @router.get("/wads/{wad_id}", response_model=WadPublic, responses={404: {"model": ErrorPublic}})
-async def get_wad(wad_id: str, wads: WadsDep) -> WadPublic:
+async def get_wad(wad_id: str, wads: WadsDep, access: AccessDep, identity: IdentityDep) -> WadPublic:
     """One uploaded WAD: its name, size and maps."""
-    return WadPublic.of(await wads.get(wad_id))
+    return WadPublic.of(await wads.get(wad_id, access.list_filter(identity)))

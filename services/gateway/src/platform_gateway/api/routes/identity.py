@@ -17,9 +17,10 @@ async def sign_in(gateway: GatewayDep) -> SignInPublic:
     issuer and client id when it signs in with one. Needs no token (the web app asks it first)."""
     settings = gateway.settings
     oidc = settings.auth == "oidc"
-    return SignInPublic(auth=settings.auth, token_required=gateway.identity.required,
+    return SignInPublic(mode=settings.mode, auth=settings.auth, token_required=gateway.identity.required,
                         oidc_issuer=settings.oidc_issuer if oidc else None,
-                        oidc_client_id=settings.oidc_client_id if oidc else None)
+                        oidc_client_id=settings.oidc_client_id if oidc else None,
+                        oidc_audience=(settings.oidc_audience or settings.oidc_client_id) if oidc else None)
 
 
 @router.get("/me", response_model=IdentityPublic)

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Path, Query, Response, status
 from fastapi.responses import StreamingResponse
 from platform_contracts import limits
 
-from platform_gateway.api.deps import RecorderDep
+from platform_gateway.api.deps import AccessDep, IdentityDep, RecorderDep
 from platform_gateway.archive import stream_archive
 from platform_gateway.errors import NotFoundError
 from platform_gateway.recorder import RecorderClient
@@ -45,13 +45,16 @@ def _attachment(filename: str) -> dict[str, str]:
 
 @router.get("", response_model=RecordingsPublic)
 async def list_recordings(
-    recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None,
+    recorder: RecorderDep, access: AccessDep, identity: IdentityDep, env_id: str | None = None,
+    session_id: str | None = None,
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
 ) -> dict:
     """Recordings, newest first: meta.json without the episode list, with `episode_count`,
     `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
     vector session's sub-session recordings."""
-    recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life)
+    recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life,
+                                                team=access.list_filter(identity))
+    recordings = access.visible(identity, recordings, lambda r: r.get("team"))
     return {"data": recordings, "count": len(recordings)}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 from platform_contracts import limits
 
-from platform_gateway.api.deps import BrokerDep, CommandsDep, GatewayDep, StreamsDep
+from platform_gateway.api.deps import AccessDep, BrokerDep, CommandsDep, GatewayDep, IdentityDep, StreamsDep
 from platform_gateway.json_views import frame_jpeg, session_to_json
 from platform_gateway.schemas.sessions import (
     ErrorPublic,
@@ -27,28 +27,39 @@ from platform_gateway.schemas.sessions import (
     StepTicketPublic,
     WorldChangesPublic,
 )
+from platform_gateway.errors import InvalidArgumentError, NotFoundError
+from platform_gateway.identity.authenticator import Identity
 from platform_gateway.session_directory import gone_error
 from platform_gateway.session_options import options_from_body
+from platform_gateway.team_access import TeamAccess
 
 _ERRORS: dict[int | str, dict] = {
-    code: {"model": ErrorPublic} for code in (404, 409, 410, 422, 500, 501, 503, 504)
+    code: {"model": ErrorPublic} for code in (404, 409, 410, 422, 429, 500, 501, 503, 504)
 }
 router = APIRouter(prefix="/sessions", tags=["sessions"], responses=_ERRORS)
 
 
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
-async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep) -> dict:
+async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep, access: AccessDep,
+                         identity: IdentityDep) -> dict:
     """Start a session of a catalog environment; answers once its instance runs.
 
-    With `life`, the recording appends to that life; 409 while another open session records it."""
-    info = await broker.create_session(options_from_body(body))
+    With `life`, the recording appends to that life; 409 while another open session records it.
+    On a managed platform the session is the caller's team's (so are its recordings and snapshots),
+    and a team past one of its quotas gets 429."""
+    options = options_from_body(body)
+    options.team = access.team_of(identity)
+    await _check_wad(body.kwargs.get("wad"), access, identity)
+    info = await broker.create_session(options)
     streams.directory.remember(info)
     return session_to_json(info)
 
 
 @router.get("", response_model=SessionsPublic)
-async def list_sessions(broker: BrokerDep, include_closed: bool = False) -> dict:
-    sessions = [session_to_json(s) for s in await broker.list_sessions(include_closed)]
+async def list_sessions(broker: BrokerDep, access: AccessDep, identity: IdentityDep, include_closed: bool = False) -> dict:
+    team = access.list_filter(identity)
+    sessions = [session_to_json(s) for s in await broker.list_sessions(include_closed, team)
+                if access.sees(identity, s.options.team)]
     return {"data": sessions, "count": len(sessions)}
 
 
@@ -63,6 +74,16 @@ async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep)
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
     return session_to_json(info)
+
+
+async def _check_wad(wad: object, access: TeamAccess, identity: Identity) -> None:
+    """A Doom session's `wad` kwarg must name one of the caller's team's WADs (else: 422, as for a
+    missing one, naming the team's)."""
+    if isinstance(wad, str) and access.managed:
+        try:
+            await access.require("wad_id", wad, identity)
+        except NotFoundError as exc:
+            raise InvalidArgumentError(f"kwargs.wad: {exc.message}", field="kwargs.wad") from None
 
 
 _TICKET = (

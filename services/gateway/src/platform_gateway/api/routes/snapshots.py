@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 from platform_contracts import limits
 
-from platform_gateway.api.deps import RecorderDep
+from platform_gateway.api.deps import AccessDep, IdentityDep, RecorderDep
 from platform_gateway.json_views import saved_snapshot_json
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 from platform_gateway.schemas.sessions import ErrorPublic, SavedSnapshotPublic, SavedSnapshotsPublic
@@ -19,9 +19,11 @@ router = APIRouter(
 
 
 @router.get("", response_model=SavedSnapshotsPublic)
-async def list_saved_snapshots(recorder: RecorderDep, env_id: str | None = None, session_id: str | None = None) -> dict:
-    """Saved snapshots, newest first, optionally of one environment or session."""
-    saved = [saved_snapshot_json(s) for s in await recorder.list_saved_snapshots(env_id, session_id)]
+async def list_saved_snapshots(recorder: RecorderDep, access: AccessDep, identity: IdentityDep,
+                               env_id: str | None = None, session_id: str | None = None) -> dict:
+    """Saved snapshots (your team's), newest first, optionally of one environment or session."""
+    found = await recorder.list_saved_snapshots(env_id, session_id, access.list_filter(identity))
+    saved = [saved_snapshot_json(s) for s in access.visible(identity, found, lambda s: s.team)]
     return {"data": saved, "count": len(saved)}
 
 

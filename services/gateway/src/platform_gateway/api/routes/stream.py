@@ -13,7 +13,8 @@ it: that frame's JPEG bytes (`result.frame.size` of them). `"observation"` says 
 carries the observation: "full" (JSON, the default), "digest" (its hex SHA-256,
 platform_contracts.digests) or "none". A malformed command is a 422 error naming the `field`.
 
-Close codes: 4401 bad token (when the server cannot answer HTTP 401), 4404 unknown
+Close codes: 4401 bad token (when the server cannot answer HTTP 401), 4403 signed in but not
+a member of any team (managed; HTTP 403 when it can), 4404 unknown
 session, 4410 closed or crashed session (after sending the response that says so), 1013
 the broker or the env host cannot be reached, 1011 other failures.
 """
@@ -33,6 +34,7 @@ from platform_gateway.api.errors import error_body
 from platform_gateway.errors import (
     GatewayError,
     NotFoundError,
+    PermissionDeniedError,
     SessionGoneError,
     SessionNotFoundError,
     UnauthenticatedError,
@@ -73,6 +75,8 @@ async def session_stream(websocket: WebSocket, session_id: str) -> None:
     await websocket.accept()
     streams = gateway.streams
     try:
+        identity = getattr(websocket.state, "identity", None) or await gateway.identity.identify(None)
+        await gateway.access.require("session_id", session_id, identity)  # another team's: as missing
         await streams.directory.running(session_id)
     except GatewayError as exc:
         await websocket.close(close_code(exc), close_reason(exc.message))
@@ -121,14 +125,17 @@ async def _authorized(websocket: WebSocket, authenticator: Authenticator) -> boo
         websocket.state.identity = await authenticator.identify(token)
         return True
     except UnauthenticatedError as exc:
-        detail = exc.message
-    if token is None:
-        detail += " (or `?token=<token>`)"
+        detail, status, code = exc.message, 401, 4401
+        if token is None:
+            detail += " (or `?token=<token>`)"
+    except PermissionDeniedError as exc:  # signed in, but not a member of any team (managed)
+        detail, status, code = exc.message, 403, 4403
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(JSONResponse({"detail": detail, "code": "unauthenticated"}, 401))
+        body = {"detail": detail, "code": "unauthenticated" if status == 401 else "permission_denied"}
+        await websocket.send_denial_response(JSONResponse(body, status))
     else:
         await websocket.accept()
-        await websocket.close(4401, close_reason(detail))
+        await websocket.close(code, close_reason(detail))
     return False
 
 

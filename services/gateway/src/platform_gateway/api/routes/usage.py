@@ -1,0 +1,72 @@
+"""Usage: instance-hours per UTC day, team and environment, from the broker's session table
+(`platform_broker.usage`), as JSON or CSV. Admins see every team's, members their own team's."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from platform_gateway.api.deps import BrokerDep, IdentityDep
+from platform_gateway.api.routes.teams import check_visible, month_days
+from platform_gateway.errors import InvalidArgumentError
+from platform_gateway.schemas.sessions import ErrorPublic
+from platform_gateway.schemas.teams import UsagePublic, UsageRowPublic
+from platform_gateway.schemas.tokens import TEAM_PATTERN
+
+router = APIRouter(prefix="/usage", tags=["teams"],
+                   responses={code: {"model": ErrorPublic} for code in (403, 404, 409, 422, 503)})
+CSV_HEADER = ("day", "team", "env_id", "instance_hours", "sessions")
+_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def _day(value: str, name: str) -> dt.date:
+    try:
+        if _DAY.match(value):
+            return dt.date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise InvalidArgumentError(f"{name} must be a date YYYY-MM-DD (UTC), not {value!r}", field=name)
+
+
+@router.get("", response_model=UsagePublic,
+            responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}},
+                             "description": "JSON, or with format=csv a CSV file (header " + ",".join(CSV_HEADER) + ")"},
+                       404: {"model": ErrorPublic, "description": "a member asking for another team"},
+                       422: {"model": ErrorPublic, "description": "a day that is not YYYY-MM-DD, or until before since"}})
+async def get_usage(
+    broker: BrokerDep, identity: IdentityDep,
+    since: str | None = Query(default=None, description="the first day, YYYY-MM-DD (UTC); default the 1st of this month"),
+    until: str | None = Query(default=None, description="the last day, YYYY-MM-DD (UTC), inclusive; default today"),
+    team: str | None = Query(default=None, pattern=TEAM_PATTERN,
+                             description="only this team's (admins; a member sees their own team's)"),
+    format: Literal["json", "csv"] = Query(default="json", description="csv: a file to download"),
+) -> Any:
+    """Instance-hours per UTC day, team and env id: each session counts from its creation to its
+    end (or now, while open), split at UTC midnights; a session of n sub-environments counts n
+    instances. By day, team, env id."""
+    first, today = month_days()
+    since_day, until_day = _day(since or first, "since"), _day(until or today, "until")
+    if until_day < since_day:
+        raise InvalidArgumentError(f"until ({until_day}) is before since ({since_day})", field="until")
+    if team is not None:
+        check_visible(identity, team)
+    wanted = team if identity.is_admin else identity.team
+    rows = await broker.usage(wanted, since_day.isoformat(), until_day.isoformat())
+    data = [UsageRowPublic(day=r.day, team=r.team, env_id=r.env_id, instance_hours=round(r.instance_hours, 6),
+                           sessions=r.sessions) for r in rows]
+    if format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CSV_HEADER)
+        writer.writerows((r.day, r.team, r.env_id, r.instance_hours, r.sessions) for r in data)
+        filename = f"usage-{since_day}-{until_day}.csv"
+        return Response(out.getvalue(), media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    total = round(sum(r.instance_hours for r in rows), 6)
+    return UsagePublic(data=data, total_instance_hours=total, since=since_day.isoformat(), until=until_day.isoformat())

@@ -1,0 +1,84 @@
+"""Teams and their quotas, members, usage."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from platform_gateway.schemas.tokens import TEAM_PATTERN
+
+DAY_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+MAX_SESSIONS_LIMIT = 1_000_000
+MAX_HOURS_LIMIT = 1e9
+
+
+class TeamCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(pattern=TEAM_PATTERN, description="lowercase letters, digits and '-', up to 63",
+                      examples=["acme"])
+    max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT,
+                                     description="open sessions at once; null: no limit")
+    instance_hours_per_month: float | None = Field(
+        default=None, ge=0, le=MAX_HOURS_LIMIT,
+        description="instance-hours per UTC calendar month (a session of n sub-environments counts n); null: no limit")
+
+
+class TeamUpdate(BaseModel):
+    """The quotas to change: a field left out stays as it is, null clears it (no limit)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT)
+    instance_hours_per_month: float | None = Field(default=None, ge=0, le=MAX_HOURS_LIMIT)
+
+
+class TeamPublic(BaseModel):
+    name: str
+    max_sessions: int | None = Field(description="open sessions at once; null: no limit")
+    instance_hours_per_month: float | None = Field(description="per UTC calendar month; null: no limit")
+    created_at: float | None = Field(description="null for a team that exists without being created ('default')")
+    open_sessions: int = Field(description="its starting and running sessions now")
+    instance_hours_this_month: float = Field(description="used in the current UTC month, open sessions until now")
+
+
+class TeamListPublic(BaseModel):
+    teams: list[TeamPublic]
+
+
+class MemberCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    subject: str = Field(min_length=1, max_length=320, pattern=r"^[^/\s]+$",
+                         description="the identity provider's `sub`, or an email address (its `email` claim)",
+                         examples=["alice@example.com"])
+    team: str = Field(pattern=TEAM_PATTERN, examples=["acme"])
+    role: Literal["member", "admin"] = "member"
+
+
+class MemberPublic(BaseModel):
+    subject: str
+    team: str
+    role: str
+    added_by: str = Field(description="who added them: 'admin' (PLATFORM_ADMIN_TOKEN), a token's id, or 'oidc:<sub>'")
+    created_at: float
+
+
+class MemberListPublic(BaseModel):
+    members: list[MemberPublic]
+
+
+class UsageRowPublic(BaseModel):
+    day: str = Field(description="YYYY-MM-DD (UTC)")
+    team: str
+    env_id: str
+    instance_hours: float = Field(description="a session of n sub-environments counts n instances")
+    sessions: int = Field(description="sessions that ran that day")
+
+
+class UsagePublic(BaseModel):
+    data: list[UsageRowPublic] = Field(description="by day, team, env_id")
+    total_instance_hours: float
+    since: str = Field(description="the first day, YYYY-MM-DD (UTC)")
+    until: str = Field(description="the last day, YYYY-MM-DD (UTC), inclusive")

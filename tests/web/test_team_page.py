@@ -1,0 +1,140 @@
+"""The Team page on a managed platform (PLATFORM_MODE=managed, PLATFORM_AUTH=token) in Chromium:
+an admin makes an API token and sees its secret once (Copy puts it on the clipboard), the token
+works, then is revoked after a confirmation and no longer works; an admin makes a team, sets
+its quotas and adds and removes a member; a member of that team sees it read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from platform_testing.platform import PlatformStack, running_platform
+from playwright.sync_api import Page, expect
+
+ADMIN = "team-web-admin-token-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def managed_platform(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
+    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN,
+                 "PLATFORM_MODE": "managed"}
+    with running_platform(tmp_path_factory.mktemp("team-platform"), extra_env=extra_env) as stack:
+        yield stack
+
+
+def me(platform: PlatformStack, token: str) -> httpx.Response:
+    return httpx.get(f"{platform.url}/v0/me", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+
+def signed_in_page(open_page, platform: PlatformStack, token: str, path: str) -> Page:
+    page: Page = open_page(platform.url)
+    page.goto(path)
+    expect(page.get_by_test_id("sign-in-page")).to_be_visible()
+    page.get_by_test_id("sign-in-token").fill(token)
+    page.get_by_test_id("sign-in-submit").click()
+    expect(page.get_by_test_id("signed-in-as")).to_be_visible()
+    return page
+
+
+def test_an_api_token_is_shown_once_then_revoked_and_refused(open_page, managed_platform: PlatformStack, console,
+                                                              screenshot) -> None:
+    console.allow(r"status of 401")  # Chromium logs the refused calls
+    page = signed_in_page(open_page, managed_platform, ADMIN, "/team")
+    expect(page).to_have_url(f"{managed_platform.url}/team")  # back where the visitor was going
+    expect(page.get_by_test_id("team-name")).to_have_text("default")
+
+    page.get_by_test_id("token-name").fill("browser-made")
+    page.get_by_test_id("token-role").select_option("member")
+    page.get_by_test_id("token-expiry").select_option("30")
+    page.get_by_test_id("token-create").click()
+    box = page.get_by_test_id("token-secret-box")
+    expect(box).to_be_visible()
+    expect(page.get_by_test_id("token-secret-warning")).to_have_text("it will not be shown again.")
+    secret = page.get_by_test_id("token-secret").input_value()
+    assert secret.startswith("sim_")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=managed_platform.url)
+    page.get_by_test_id("token-copy").click()
+    expect(page.get_by_test_id("token-copied")).to_have_text("Copied to the clipboard.")
+    assert page.evaluate("() => navigator.clipboard.readText()") == secret
+    screenshot(page, "team-token-secret")
+
+    answer = me(managed_platform, secret)
+    assert answer.status_code == 200, answer.text
+    token_id = answer.json()["subject"]
+    row = page.get_by_test_id(f"token-row-{token_id}")
+    expect(row).to_contain_text("browser-made")
+    expect(page.get_by_test_id(f"token-state-{token_id}")).to_have_text("active")
+
+    page.get_by_test_id("token-secret-done").click()
+    expect(box).to_have_count(0)
+    assert secret not in page.content()
+    page.reload()  # the list, read again, has no secret either
+    expect(row).to_be_visible()
+    assert secret not in page.content()
+    expect(page.get_by_test_id(f"token-last-used-{token_id}")).not_to_have_text("never")
+
+    page.get_by_test_id(f"token-revoke-{token_id}").click()
+    dialog = page.get_by_test_id("revoke-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text(token_id)
+    page.get_by_test_id("revoke-dialog-cancel").click()  # cancelling leaves it working
+    expect(dialog).to_be_hidden()
+    assert me(managed_platform, secret).status_code == 200
+    page.get_by_test_id(f"token-revoke-{token_id}").click()
+    page.get_by_test_id("revoke-dialog-confirm").click()
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_test_id(f"token-state-{token_id}")).to_contain_text("revoked")
+    expect(page.get_by_test_id(f"token-revoke-{token_id}")).to_have_count(0)
+    refused = me(managed_platform, secret)
+    assert refused.status_code == 401 and "revoked" in refused.json()["detail"]
+
+
+def test_admins_set_quotas_and_members_which_a_member_sees_read_only(open_page, managed_platform: PlatformStack,
+                                                                    console, screenshot) -> None:
+    page = signed_in_page(open_page, managed_platform, ADMIN, "/team")
+    page.get_by_test_id("team-new-name").fill("ml-research")
+    page.get_by_test_id("team-create").click()
+    expect(page).to_have_url(f"{managed_platform.url}/team?team=ml-research")
+    expect(page.get_by_test_id("team-name")).to_have_text("ml-research")
+    expect(page.get_by_test_id("team-picker")).to_have_value("ml-research")
+
+    expect(page.get_by_test_id("quota-sessions")).to_have_text("0 of no limit")
+    page.get_by_test_id("quota-edit").click()
+    page.get_by_test_id("quota-max-sessions").fill("2.5")
+    page.get_by_test_id("quota-save").click()
+    expect(page.get_by_test_id("quota-save-error")).to_have_text("Max sessions: a whole number, or empty for no limit")
+    page.get_by_test_id("quota-max-sessions").fill("2")
+    page.get_by_test_id("quota-instance-hours").fill("10")
+    page.get_by_test_id("quota-save").click()
+    expect(page.get_by_test_id("quota-sessions")).to_have_text("0 of 2")
+    expect(page.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
+    team = httpx.get(f"{managed_platform.url}/v0/teams/ml-research", headers={"Authorization": f"Bearer {ADMIN}"},
+                     timeout=30).json()
+    assert (team["max_sessions"], team["instance_hours_per_month"]) == (2, 10)
+
+    for subject, role in (("bob@example.com", "member"), ("carol@example.com", "admin")):
+        page.get_by_test_id("member-subject").fill(subject)
+        page.get_by_test_id("member-role").select_option(role)
+        page.get_by_test_id("member-add").click()
+        expect(page.get_by_test_id(f"member-role-{subject}")).to_have_text(role)
+    screenshot(page, "team", full_page=True)
+    page.get_by_test_id("member-remove-carol@example.com").click()
+    page.get_by_test_id("remove-member-dialog-confirm").click()
+    expect(page.get_by_test_id("member-row-carol@example.com")).to_have_count(0)
+    expect(page.get_by_test_id("member-row-bob@example.com")).to_be_visible()
+
+    # A member of ml-research: their team only, no admin controls.
+    made = httpx.post(f"{managed_platform.url}/v0/tokens", json={"name": "ml member", "team": "ml-research"},
+                      headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30)
+    assert made.status_code == 201, made.text
+    member = signed_in_page(open_page, managed_platform, made.json()["token"], "/team?team=default")
+    expect(member.get_by_test_id("team-name")).to_have_text("ml-research")
+    expect(member.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
+    expect(member.get_by_test_id("member-row-bob@example.com")).to_be_visible()
+    for admin_only in ("team-picker", "team-new-name", "quota-edit", "member-add", "member-remove-bob@example.com"):
+        expect(member.get_by_test_id(admin_only)).to_have_count(0)
+    expect(member.locator("[data-testid=token-role] option[value=admin]")).to_have_count(0)
+    expect(member.get_by_test_id(f"token-row-{made.json()['id']}")).to_be_visible()
+    screenshot(member, "team-member", full_page=True)
