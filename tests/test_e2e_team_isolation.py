@@ -1,5 +1,5 @@
 """PLATFORM_MODE=managed across the whole platform: team red reaches none of team blue's
-resources. Every route of the OpenAPI document the gateway serves is called with blue's ids
+resources, and no token is kept in clear. Every route of the OpenAPI document the gateway serves is called with blue's ids
 by a member of red, and answers exactly as it does for ids that exist nowhere (status and
 message); listings never show blue's ids; the stream refuses blue's session and blue's
 snapshot. A route added later is covered without a change here."""
@@ -21,14 +21,25 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
 ADMIN = "isolation-admin-token-0123456789"
+ISSUED: list[str] = []  # every API token made by the tests, for the scan of the data at rest
 METHODS = ("get", "post", "put", "patch", "delete")
 
 
 @pytest.fixture(scope="module")
 def managed_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
+    """A managed platform; once stopped, no token issued during its tests is anywhere in its data
+    folder (the database, the logs, the NATS store, the recordings) in clear."""
+    root = tmp_path_factory.mktemp("managed")
     env = {"PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN}
-    with running_platform(tmp_path_factory.mktemp("managed"), extra_env=env) as stack:
+    with running_platform(root, extra_env=env) as stack:
         yield stack
+    issued = [ADMIN.encode(), *(token.encode() for token in ISSUED)]
+    assert len(issued) >= 3, issued
+    files = [path for path in root.rglob("*") if path.is_file()]
+    assert any(path.name == "platform.db" for path in files), files
+    for path in files:
+        content = path.read_bytes()
+        assert not any(token in content for token in issued), f"a token in clear in {path}"
 
 
 def _client(url: str, token: str) -> httpx.Client:
@@ -43,6 +54,7 @@ def _ok(response: httpx.Response, status: int = 200) -> Any:
 def _member_of(admin: httpx.Client, team: str) -> tuple[str, str]:
     _ok(admin.post("/v0/teams", json={"name": team}), 201)
     made = _ok(admin.post("/v0/tokens", json={"name": f"{team}-member", "team": team, "role": "member"}), 201)
+    ISSUED.append(made["token"])
     return made["token"], made["id"]
 
 

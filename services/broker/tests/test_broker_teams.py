@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from platform_broker.store import CLOSED, CRASHED, RUNNING, STARTING, SessionStore, sessions
-from platform_broker.usage import month_start
+from platform_broker.usage import month_start, usage_rows
 from platform_contracts import subjects
 from platform_database.teams import TeamStore
 from simulusion.control.v1 import control_pb2
@@ -269,3 +269,27 @@ async def test_a_life_is_one_teams(broker, envhost, ask) -> None:
     assert refused.error.message == "the life name robot-1 is taken by another team: choose another name"
     assert not (await create(ask, "blue", record=True, life="robot-1")).error.code
     assert not (await create(ask, "red", record=True, life="robot-2")).error.code
+
+
+async def test_usage_spans_on_every_database(store: SessionStore) -> None:
+    """The usage query on SQLite and PostgreSQL: sessions open at some time in the window, ended
+    ones at their ended_at, open ones until now, split at a UTC midnight, times num_envs."""
+    midnight = 86_400.0 * 20_000  # 2024-10-04T00:00:00Z
+    await store.insert(make("s-night", "acme", created_at=midnight - 1800, num_envs=2))  # 23:30, two instances
+    await store.mark_closed("s-night", "done")
+    await store.insert(make("s-open", "blue", created_at=midnight + 3600))
+    await store.insert(make("s-before", "acme", created_at=midnight - 90_000))
+    await store.mark_closed("s-before", "done")
+    async with store.engine.begin() as conn:  # when they ended, as the clock had said
+        await conn.execute(sessions.update().where(sessions.c.id == "s-night").values(ended_at=midnight + 1800))
+        await conn.execute(sessions.update().where(sessions.c.id == "s-before").values(ended_at=midnight - 86_000))
+    now = midnight + 2 * 3600
+    spans = await store.spans(midnight - 3600, now)
+    assert [span.id for span in spans] == ["s-night", "s-open"]
+    rows = usage_rows(spans, midnight - 3600, now, now)
+    assert [(r.day, r.team, r.env_id, round(r.instance_hours, 6), r.sessions) for r in rows] == [
+        ("2024-10-03", "acme", "cartpole", 1.0, 1),   # 23:30-24:00, two instances
+        ("2024-10-04", "acme", "cartpole", 1.0, 1),   # 00:00-00:30, two instances
+        ("2024-10-04", "blue", "cartpole", 1.0, 1),   # 01:00 until now (02:00), still open
+    ]
+    assert [span.id for span in await store.spans(midnight - 3600, now, team="blue")] == ["s-open"]

@@ -145,8 +145,12 @@ async def test_admins_manage_teams_and_members_see_their_own(token_gateway: Any,
     staffed = await http.delete("/v0/teams/acme", headers=admin)
     assert staffed.status_code == 409 and staffed.json()["detail"].startswith("team 'acme' has 1 member: remove it")
     assert (await http.delete("/v0/teams/default", headers=admin)).status_code == 409
+    blue_token = await member_token(token_gateway, "blue")
+    assert (await http.get("/v0/me", headers=bearer(blue_token))).json()["team"] == "blue"
     deleted = await http.delete("/v0/teams/blue", headers=admin)
     assert deleted.status_code == 200 and deleted.json()["name"] == "blue"
+    gone = await http.get("/v0/me", headers=bearer(blue_token))  # its tokens went with it
+    assert gone.status_code == 401 and "revoked" in gone.json()["detail"]
     assert (await http.get("/v0/teams/blue", headers=admin)).status_code == 404
     assert (await http.delete("/v0/teams/blue", headers=admin)).status_code == 404
 

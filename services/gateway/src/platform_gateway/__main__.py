@@ -13,6 +13,7 @@ import uvloop
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
 from pydantic import ValidationError
 
+from platform_gateway import log_redaction
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
 from platform_gateway.web_app import where
@@ -55,6 +56,7 @@ async def serve(settings: Settings) -> None:
             access_log=False,
             lifespan="on",
         )
+        log_redaction.install()  # uvicorn configured its loggers above: no ?token= in their lines
         await _Server(config, shutdown).serve()
     finally:
         shutdown.begin()  # the deadline holds however the gateway stops

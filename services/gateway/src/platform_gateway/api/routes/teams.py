@@ -142,8 +142,8 @@ async def update_team(name: str, body: TeamUpdate, gateway: GatewayDep, broker: 
 @router.delete("/{name}", response_model=TeamPublic,
                responses={403: {"model": ErrorPublic}, 404: {"model": ErrorPublic}, 409: {"model": ErrorPublic}})
 async def delete_team(name: str, gateway: GatewayDep, broker: BrokerDep, identity: IdentityDep) -> TeamPublic:
-    """Delete a team (its row and quotas), which must have no open session and no member; the
-    answer is the team as it was. Admins only."""
+    """Delete a team (its row and quotas), which must have no open session and no member; its API
+    tokens are revoked with it. The answer is the team as it was. Admins only."""
     require_admin(identity, "delete teams")
     if name == DEFAULT_TEAM:
         raise ConflictError(f"the team {DEFAULT_TEAM!r} always exists: clear its quotas with PATCH /v0/teams/{DEFAULT_TEAM}")
@@ -162,4 +162,16 @@ async def delete_team(name: str, gateway: GatewayDep, broker: BrokerDep, identit
         raise ConflictError(f"team {name!r} has {members} member{'s' if members != 1 else ''}: remove "
                             f"{'them' if members != 1 else 'it'} first (DELETE /v0/members/{{subject}})")
     await store.delete(name)
+    await _revoke_tokens_of(gateway, name)
     return public(name, row, open_sessions, hours)
+
+
+async def _revoke_tokens_of(gateway: Gateway, team: str) -> None:
+    """Revoke the live API tokens of a deleted team (they would act for a team that is gone)."""
+    authenticator = gateway.identity
+    if authenticator.tokens is None:
+        return
+    for record in await authenticator.tokens.list(team):
+        if record.revoked_at is None:
+            await authenticator.tokens.revoke(record.id)
+            authenticator.forget(record.id)
