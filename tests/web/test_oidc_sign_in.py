@@ -16,19 +16,15 @@ import hashlib
 import json
 import re
 import secrets
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Self
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-from platform_testing.oidc_provider import OidcProvider, OidcProviderError
+from platform_testing.oidc_provider import OidcProvider
 from platform_testing.platform import PlatformStack
 from playwright.sync_api import Page, expect
 
@@ -48,25 +44,10 @@ class BrowserOidcProvider(OidcProvider):
         super().__init__(token_max_age=token_max_age, log_path=log_path)
         self.allow_origins = allow_origins
 
-    def start(self, timeout: float = 30.0) -> Self:
+    def command(self) -> list[str]:
         origins = [arg for origin in self.allow_origins for arg in ("--allow-origin", origin)]
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, str(PROVIDER_SCRIPT), "--port", str(self.port),
-                 "--token-max-age", str(self.token_max_age), *origins], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise OidcProviderError(f"{PROVIDER_SCRIPT.name} exited with {self.process.returncode}:\n"
-                                        f"{self.log_path.read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/.well-known/openid-configuration", timeout=1) as answer:
-                    if answer.status == 200:
-                        return self
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.1)
-        self.stop()
-        raise OidcProviderError(f"{PROVIDER_SCRIPT.name} did not answer within {timeout:g} s; log {self.log_path}")
+        return [sys.executable, str(PROVIDER_SCRIPT), "--port", str(self.port),
+                "--token-max-age", str(self.token_max_age), *origins]
 
 
 class OidcPlatform:

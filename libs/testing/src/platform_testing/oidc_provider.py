@@ -44,15 +44,24 @@ class OidcProvider:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def command(self) -> list[str]:
+        """The provider's command line (a subclass may run the package another way)."""
+        return [sys.executable, "-m", "oidc_provider_mock", "--host", "127.0.0.1", "--port", str(self.port),
+                "--token-max-age", str(self.token_max_age)]
+
     def start(self, timeout: float = 30.0) -> Self:
+        """Start the provider; returns once its discovery document answers.
+
+        Raises:
+            OidcProviderError: it exited, or did not answer within `timeout` seconds (the log's
+                end is in the message).
+        """
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "oidc_provider_mock", "--host", "127.0.0.1", "--port", str(self.port),
-                 "--token-max-age", str(self.token_max_age)], stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise OidcProviderError(f"oidc-provider-mock exited with {self.process.returncode}:\n"
+                raise OidcProviderError(f"the OpenID provider exited with {self.process.returncode}:\n"
                                         f"{self.log_path.read_text(errors='replace')[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{self.url}/.well-known/openid-configuration", timeout=1) as answer:
@@ -61,7 +70,7 @@ class OidcProvider:
             except (urllib.error.URLError, OSError):
                 time.sleep(0.1)
         self.stop()
-        raise OidcProviderError(f"oidc-provider-mock did not answer within {timeout:g} s; log {self.log_path}")
+        raise OidcProviderError(f"the OpenID provider did not answer within {timeout:g} s; log {self.log_path}")
 
     def stop(self) -> None:
         if self.process is not None:
