@@ -4,7 +4,7 @@ One platform (with a warm pool, so claims happen) is watched on `platform.>` whi
 client goes through everything that sends messages: the broker's restart (reconcile's list and
 stop, the pool's start), a recorded session claimed from the pool (reset, steps, a hold, an
 in-memory snapshot, a saved snapshot and its restore, close) and the REST reads of envs,
-sessions, recordings and saved snapshots, a comparison stored and read, then the recording's
+sessions, recordings, saved snapshots and usage, a comparison stored and read, then the recording's
 delete. Each subject of `platform_contracts.subjects` is then a test of its own: something was
 sent on it, and every message sent on it has a `traceparent` header.
 """
@@ -133,7 +133,7 @@ def traced_session_and_reads(url: str) -> None:
                 _, _, terminated, truncated, _ = env.step(0)
                 done = terminated or truncated
         for path in ("/v0/envs", "/v0/sessions", f"/v0/sessions/{session_id}", "/v0/snapshots",
-                     f"/v0/snapshots/{saved['id']}", "/v0/recordings"):
+                     f"/v0/snapshots/{saved['id']}", "/v0/recordings", "/v0/usage"):
             assert http.get(path).status_code == 200, path
         wait_for(lambda: http.get(f"/v0/recordings/{session_id}").json().get("status") == "closed",
                  what="the recording to close")
@@ -179,4 +179,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 5 + 1 + 4 + 7 + 3 + 3 + 4
+    assert len(SUBJECTS) == 6 + 1 + 4 + 7 + 3 + 3 + 4
