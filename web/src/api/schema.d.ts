@@ -745,8 +745,8 @@ export interface paths {
         post?: never;
         /**
          * Delete Team
-         * @description Delete a team (its row and quotas), which must have no open session and no member; the
-         *     answer is the team as it was. Admins only.
+         * @description Delete a team (its row and quotas), which must have no open session and no member; its API
+         *     tokens are revoked with it. The answer is the team as it was. Admins only.
          */
         delete: operations["delete_team_v0_teams__name__delete"];
         options?: never;
