@@ -145,19 +145,30 @@ def test_authorization_block_refuses_what_would_break_the_config() -> None:
     assert "secret-password" not in repr(NatsCredentials("broker", "secret-password"))
 
 
+async def _refusal(url: str, **kwargs: Any) -> str:
+    """Why the server refuses a connect. It answers the refusal and closes at once, so a busy
+    client may see the connection reset before it reads why: then it asks again (each try must
+    be refused)."""
+    reasons = []
+    for _ in range(5):
+        with pytest.raises(NatsUnreachableError) as caught:
+            await connect(url, name="intruder", timeout=3, **kwargs)
+        reasons.append(str(caught.value))
+        if "Authorization Violation" in reasons[-1]:
+            break
+    return reasons[-1]
+
+
 async def test_a_client_without_credentials_or_with_a_wrong_password_is_refused(bus: Bus) -> None:
-    with pytest.raises(NatsUnreachableError) as caught:
-        await connect(bus.server.url, name="intruder", timeout=3)
-    assert "Authorization Violation" in str(caught.value)
-    assert "without credentials (PLATFORM_NATS_USER unset)" in str(caught.value)
+    without = await _refusal(bus.server.url)
+    assert "Authorization Violation" in without
+    assert "without credentials (PLATFORM_NATS_USER unset)" in without
     wrong = "not-" + bus.passwords["broker"]
-    with pytest.raises(NatsUnreachableError) as caught:
-        await connect(bus.server.url, name="intruder", timeout=3, credentials=NatsCredentials("broker", wrong))
-    assert "Authorization Violation" in str(caught.value) and "as user 'broker'" in str(caught.value)
-    assert wrong not in str(caught.value)
-    with pytest.raises(NatsUnreachableError) as caught:  # a password in the URL is not shown either
-        await connect(f"nats://broker:{wrong}@127.0.0.1:{bus.server.port}", name="intruder", timeout=3)
-    assert wrong not in str(caught.value) and f"nats://***@127.0.0.1:{bus.server.port}" in str(caught.value)
+    refused = await _refusal(bus.server.url, credentials=NatsCredentials("broker", wrong))
+    assert "Authorization Violation" in refused and "as user 'broker'" in refused
+    assert wrong not in refused
+    in_url = await _refusal(f"nats://broker:{wrong}@127.0.0.1:{bus.server.port}")  # a password in a URL: not shown
+    assert wrong not in in_url and f"nats://***@127.0.0.1:{bus.server.port}" in in_url
 
 
 async def test_connect_takes_the_service_user_from_its_settings(bus: Bus, monkeypatch: pytest.MonkeyPatch) -> None:
