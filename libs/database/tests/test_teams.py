@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from platform_database import open_engine
-from platform_database.teams import UNSET, Team, TeamExistsError, TeamStore, team_name
+from platform_contracts.teams import owning_team
+from platform_database.teams import UNSET, Team, TeamExistsError, TeamStore
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -56,4 +57,4 @@ async def test_create_get_list_update_delete(store: TeamStore) -> None:
 
 
 def test_an_empty_team_is_the_default_one() -> None:
-    assert team_name("") == "default" and team_name("acme") == "acme"
+    assert owning_team("") == "default" and owning_team("acme") == "acme"

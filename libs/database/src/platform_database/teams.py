@@ -19,9 +19,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+
 from platform_database.engines import DatabaseUnavailableError, create_tables
 
-DEFAULT_TEAM = "default"
 CREATE_ATTEMPTS = 3
 
 metadata = sa.MetaData()
@@ -34,11 +34,6 @@ teams = sa.Table(
     sa.Column("instance_hours_per_month", sa.Double, nullable=True),
     sa.Column("created_at", sa.Double, nullable=False),
 )
-
-
-def team_name(stored: str) -> str:
-    """The team a stored or sent team name means: "" is "default"."""
-    return stored or DEFAULT_TEAM
 
 
 @dataclass(frozen=True)

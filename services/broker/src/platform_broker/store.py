@@ -28,9 +28,8 @@ import sqlalchemy as sa
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 from simulusion.session.v1.options_pb2 import SessionOptions
-from platform_contracts.teams import owning_team
+from platform_contracts.teams import DEFAULT_TEAM, owning_team
 from platform_database import DatabaseUnavailableError, create_tables, open_engine
-from platform_database.teams import DEFAULT_TEAM, team_name
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from platform_broker.config import async_database_url
@@ -101,7 +100,7 @@ def state_name(state: int) -> str:
 
 def _of_team(team: str) -> sa.ColumnElement[bool]:
     """Rows of `team`: "default" also matches the rows written before teams ("")."""
-    name = team_name(team)
+    name = owning_team(team)
     return sessions.c.team.in_(["", DEFAULT_TEAM]) if name == DEFAULT_TEAM else sessions.c.team == name
 
 
@@ -358,7 +357,7 @@ def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
         "step_address": info.step_address,
         "life": options.life,
         "options": options.SerializeToString(),
-        "team": team_name(options.team),
+        "team": owning_team(options.team),
     }
 
 
@@ -376,7 +375,7 @@ def _from_row(row: Any) -> control_pb2.SessionInfo:
 
 def _span(row: Any) -> SessionSpan:
     options = _options_from_row(row)
-    return SessionSpan(id=row["id"], team=team_name(row["team"]), env_id=row["env_id"],
+    return SessionSpan(id=row["id"], team=owning_team(row["team"]), env_id=row["env_id"],
                        num_envs=max(1, options.num_envs), state=_STATE_BY_NAME.get(row["state"], 0),
                        created_at=row["created_at"], last_active_at=row["last_active_at"], ended_at=row["ended_at"])
 

@@ -25,7 +25,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from platform_database.teams import Team, TeamStore, team_name
+from platform_contracts.teams import owning_team
+from platform_database.teams import Team, TeamStore
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.errors import InvalidArgumentError, ResourceExhaustedError
@@ -146,7 +147,7 @@ class Usage:
         Raises:
             ResourceExhaustedError: its instance-hours this month reached its quota.
         """
-        name = team_name(team)
+        name = owning_team(team)
         row = await self.teams.get(name)
         if row is None or row.instance_hours_per_month is None:
             return row
@@ -161,7 +162,7 @@ class Usage:
 
 
 def sessions_quota_error(team: str, max_sessions: int) -> ResourceExhaustedError:
-    name = team_name(team)
+    name = owning_team(team)
     noun = "session" if max_sessions == 1 else "sessions"
     return ResourceExhaustedError(f"team {name!r} has reached its quota of {max_sessions} concurrent {noun} "
                                   f"(max_sessions={max_sessions}): close one first")
