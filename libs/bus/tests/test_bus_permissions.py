@@ -25,6 +25,7 @@ from platform_bus.permissions import (
 )
 from platform_contracts import subjects
 from platform_contracts.streams import ensure_sessions_stream
+from platform_testing.nats_refusal import refusal
 from platform_testing.nats_server import NatsServer
 
 STREAM = subjects.SESSIONS_STREAM
@@ -145,29 +146,15 @@ def test_authorization_block_refuses_what_would_break_the_config() -> None:
     assert "secret-password" not in repr(NatsCredentials("broker", "secret-password"))
 
 
-async def _refusal(url: str, **kwargs: Any) -> str:
-    """Why the server refuses a connect. It answers the refusal and closes at once, so a busy
-    client may see the connection reset before it reads why: then it asks again (each try must
-    be refused)."""
-    reasons = []
-    for _ in range(5):
-        with pytest.raises(NatsUnreachableError) as caught:
-            await connect(url, name="intruder", timeout=3, **kwargs)
-        reasons.append(str(caught.value))
-        if "Authorization Violation" in reasons[-1]:
-            break
-    return reasons[-1]
-
-
 async def test_a_client_without_credentials_or_with_a_wrong_password_is_refused(bus: Bus) -> None:
-    without = await _refusal(bus.server.url)
+    without = await refusal(bus.server.url)
     assert "Authorization Violation" in without
     assert "without credentials (PLATFORM_NATS_USER unset)" in without
     wrong = "not-" + bus.passwords["broker"]
-    refused = await _refusal(bus.server.url, credentials=NatsCredentials("broker", wrong))
+    refused = await refusal(bus.server.url, credentials=NatsCredentials("broker", wrong))
     assert "Authorization Violation" in refused and "as user 'broker'" in refused
     assert wrong not in refused
-    in_url = await _refusal(f"nats://broker:{wrong}@127.0.0.1:{bus.server.port}")  # a password in a URL: not shown
+    in_url = await refusal(f"nats://broker:{wrong}@127.0.0.1:{bus.server.port}")  # a password in a URL: not shown
     assert wrong not in in_url and f"nats://***@127.0.0.1:{bus.server.port}" in in_url
 
 

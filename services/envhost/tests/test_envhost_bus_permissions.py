@@ -43,11 +43,16 @@ async def _attempt(url, user, password, victim):
     async def on_error(exc):
         result["errors"].append(str(exc))
 
-    try:
-        nc = await nats.connect(url, user=user, password=password, error_cb=on_error, allow_reconnect=False,
-                                connect_timeout=2)
-    except Exception as exc:
-        result["refused"] = f"{type(exc).__name__}: {exc}"
+    for _ in range(5):  # a bare connection reset is no answer: a persistent attacker asks again
+        try:
+            nc = await nats.connect(url, user=user, password=password, error_cb=on_error, allow_reconnect=False,
+                                    connect_timeout=2)
+            break
+        except Exception as exc:
+            result["refused"] = f"{type(exc).__name__}: {exc}"
+            if "Authorization Violation" in result["refused"]:
+                return result
+    else:
         return result
     result["connected"] = True
 
