@@ -13,7 +13,6 @@ their 404: steps, holds, snapshots, closing, episodes, arrays, frames, downloads
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import httpx
 import pytest
@@ -21,6 +20,8 @@ import schemathesis
 from platform_gateway.app import api_app
 from platform_testing.waiting import wait_for
 from schemathesis.config import SchemathesisConfig
+
+from contract_ids import ContractIds
 
 MAX_EXAMPLES = 20  # fuzzed cases an operation (the coverage phase adds its own)
 
@@ -48,52 +49,8 @@ DOCUMENT = api_app(auth_required=False).openapi()
 schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 
 
-@dataclass
-class RealIds:
-    """Ids of things that exist on the platform, put in place of generated path parameters.
-
-    The session is made again when a case closed it, so later cases reach a live one."""
-
-    http: httpx.Client
-    snapshot_id: str
-    recording_id: str
-    array_name: str
-    session_id: str = ""
-    made: list[str] = field(default_factory=list)
-
-    def live_session(self) -> str:
-        if not self.session_id:
-            response = self.http.post("/v0/sessions", json={"env_id": "cartpole", "record": True})
-            assert response.status_code == 201, response.text
-            self.session_id = response.json()["id"]
-            self.made.append(self.session_id)
-        return self.session_id
-
-    def value(self, name: str) -> str | int | None:
-        return {
-            "session_id": self.live_session,
-            "env_id": lambda: "cartpole",
-            "recording_id": lambda: self.recording_id,
-            "snapshot_id": lambda: self.snapshot_id,
-            "index": lambda: 0,  # the recording's finished episode
-            "name": lambda: self.array_name,
-            "frame": lambda: 1,  # the first step's frame
-        }.get(name, lambda: None)()
-
-    def after(self, method: str, path_parameters: dict[str, object], status: int) -> None:
-        """Forget the session once a case closed it (or found it gone)."""
-        if path_parameters.get("session_id") == self.session_id and (
-            status == 410 or (method == "DELETE" and status == 200)
-        ):
-            self.session_id = ""
-
-    def close_all(self) -> None:
-        for session_id in self.made:
-            self.http.delete(f"/v0/sessions/{session_id}")
-
-
 @pytest.fixture(scope="module")
-def real_ids(platform_stack) -> Iterator[RealIds]:
+def real_ids(platform_stack) -> Iterator[ContractIds]:
     """A recorded session (with frames) that finished one episode and saved a snapshot."""
     http = httpx.Client(base_url=platform_stack.url, timeout=60)
     created = http.post("/v0/sessions", json={"env_id": "cartpole", "record": True, "record_frames": True})
@@ -107,8 +64,9 @@ def real_ids(platform_stack) -> Iterator[RealIds]:
     saved = http.post(f"/v0/sessions/{first}/saved-snapshots", json={"label": "contract"})
     assert saved.status_code == 201, saved.text
     episode = wait_for(lambda: _finished_episode(http, first), timeout=60, what="the recorded episode")
-    ids = RealIds(http, snapshot_id=saved.json()["id"], recording_id=first, array_name=episode["array_names"][0],
-                  made=[first])
+    fixed = {"env_id": "cartpole", "recording_id": first, "snapshot_id": saved.json()["id"],
+             "index": 0, "name": episode["array_names"][0], "frame": 1}  # the episode, its first frame
+    ids = ContractIds(http, fixed, made=[first])
     yield ids
     ids.close_all()
     http.close()
@@ -117,16 +75,6 @@ def real_ids(platform_stack) -> Iterator[RealIds]:
 def _finished_episode(http: httpx.Client, recording_id: str) -> dict | None:
     response = http.get(f"/v0/recordings/{recording_id}/episodes/0")
     return response.json() if response.status_code == 200 else None
-
-
-@pytest.fixture(scope="module")
-def new_sessions(platform_stack) -> Iterator[list[str]]:
-    """Sessions the cases made with POST /v0/sessions, closed at the end."""
-    made: list[str] = []
-    yield made
-    with httpx.Client(base_url=platform_stack.url, timeout=60) as http:
-        for session_id in made:
-            http.delete(f"/v0/sessions/{session_id}")
 
 
 def test_the_platform_serves_this_document(platform_stack):
@@ -151,25 +99,5 @@ def test_what_schemathesis_found_first(platform_stack):
 
 
 @schema.parametrize()
-def test_every_answer_is_one_the_document_promises(case, platform_stack, real_ids, new_sessions):
-    _call_and_validate(case, platform_stack.url, new_sessions)
-    real = {name: real_ids.value(name) for name in case.path_parameters or {}}
-    real = {name: value for name, value in real.items() if value is not None}
-    if real:  # again, on things that exist
-        _use_ids(case, real)
-        response = _call_and_validate(case, platform_stack.url, new_sessions)
-        real_ids.after(case.method, case.path_parameters, response.status_code)
-
-
-def _use_ids(case, ids: dict[str, str | int]) -> None:
-    """Put `ids` in the case's path. Reading `meta` then revalidates the edited case, so a case
-    that was negative only for its generated ids is checked as the positive one it now is."""
-    case.path_parameters.update(ids)
-    _ = case.meta
-
-
-def _call_and_validate(case, url: str, new_sessions: list[str]):
-    response = case.call_and_validate(base_url=url)
-    if case.method == "POST" and case.path == "/v0/sessions" and response.status_code == 201:
-        new_sessions.append(response.json()["id"])
-    return response
+def test_every_answer_is_one_the_document_promises(case, platform_stack, real_ids):
+    real_ids.call(case, platform_stack.url)

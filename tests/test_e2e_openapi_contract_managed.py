@@ -11,7 +11,7 @@ identity, the team guard on every path and the teams, members, tokens and usage 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -19,6 +19,8 @@ import schemathesis
 from platform_gateway.app import api_app
 from platform_testing.platform import PlatformStack, running_platform
 from schemathesis.config import SchemathesisConfig
+
+from contract_ids import ContractIds
 
 ADMIN = "contract-admin-token-0123456789"
 MAX_EXAMPLES = 6
@@ -52,36 +54,11 @@ class MemberToken:
 
 @dataclass
 class Member:
-    """A member of team `acme` and the things it made (ids put in place of generated ones)."""
+    """A member of team `acme`, its token, and the things it made (ids put in place of generated ones)."""
 
     url: str
     token: str
-    http: httpx.Client
-    session_id: str = ""
-    snapshot_id: str = ""
-    made: list[str] = field(default_factory=list)
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-    def live_session(self) -> str:
-        if not self.session_id:
-            response = self.http.post("/v0/sessions", json={"env_id": "cartpole", "record": True})
-            assert response.status_code == 201, response.text
-            self.session_id = response.json()["id"]
-            self.made.append(self.session_id)
-        return self.session_id
-
-    def value(self, name: str) -> str | None:
-        return {
-            "session_id": self.live_session,
-            "env_id": lambda: "cartpole",
-            "recording_id": lambda: self.made[0],
-            "snapshot_id": lambda: self.snapshot_id,
-            "name": lambda: "acme",
-        }.get(name, lambda: None)()
-
+    ids: ContractIds
 
 @pytest.fixture(scope="module")
 def managed_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
@@ -100,15 +77,14 @@ def member(managed_stack: PlatformStack) -> Iterator[Member]:
     token = made.json()["token"]
     MemberToken.token = token
     http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
-    found = Member(url, token, http)
-    session = found.live_session()
+    ids = ContractIds(http, {"env_id": "cartpole", "name": "acme"})
+    session = ids.live_session()
     assert http.post(f"/v0/sessions/{session}/reset", json={"seed": 0}).status_code == 200
     saved = http.post(f"/v0/sessions/{session}/saved-snapshots", json={"label": "contract"})
     assert saved.status_code == 201, saved.text
-    found.snapshot_id = saved.json()["id"]
-    yield found
-    for session_id in found.made:
-        http.delete(f"/v0/sessions/{session_id}")
+    ids.fixed.update(recording_id=session, snapshot_id=saved.json()["id"])
+    yield Member(url, token, ids)
+    ids.close_all()
     http.close()
 
 
@@ -121,15 +97,4 @@ def test_the_managed_platform_serves_this_document(managed_stack: PlatformStack)
 
 @schema.parametrize()
 def test_every_answer_with_a_token_is_one_the_document_promises(case, member: Member) -> None:
-    response = case.call_and_validate(base_url=member.url)
-    if case.method == "POST" and case.path == "/v0/sessions" and response.status_code == 201:
-        member.made.append(response.json()["id"])
-    real = {name: member.value(name) for name in case.path_parameters or {}}
-    real = {name: value for name, value in real.items() if value is not None}
-    if real:  # again, on things of the member's team that exist
-        case.path_parameters.update(real)
-        _ = case.meta
-        response = case.call_and_validate(base_url=member.url)
-        if case.path_parameters.get("session_id") == member.session_id and (
-                response.status_code == 410 or (case.method == "DELETE" and response.status_code == 200)):
-            member.session_id = ""
+    member.ids.call(case, member.url)
