@@ -9,6 +9,10 @@ Debian's Chromium driven headless by Playwright.
     page            a new page at 1280x800 whose base URL is web_platform's: `page.goto("/")`
     narrow_page     the same on a narrow laptop screen, 1024x640
     open_page       `open_page(base_url, viewport=None)`: another such page, on any platform
+    managed_platform  a managed platform that needs a token (PLATFORM_MODE=managed,
+                    PLATFORM_AUTH=token) serving that build, its admin token `admin_token` (module)
+    signed_in_page  `signed_in_page(path, token=admin_token)`: a page of managed_platform at
+                    `path`, signed in by pasting the token on the sign-in page it meets first
     console         the console of the test's pages: the test FAILS on any console error or
                     warning and on any uncaught page error, naming them; `console.allow(regex)`
                     accepts the messages a test provokes on purpose (Chromium logs every 4xx/5xx
@@ -41,7 +45,9 @@ from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.waiting import wait_for
 
 try:
-    from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Error, Page, Playwright, sync_playwright
+    from playwright.sync_api import (
+        Browser, BrowserContext, ConsoleMessage, Error, Page, Playwright, expect, sync_playwright,
+    )
 except ModuleNotFoundError:  # the workspace's dev group has it: `uv sync --all-packages`
     pytest.fail("the browser tests need the Python package playwright (the workspace's dev group): "
                 "run make setup (uv sync --all-packages --frozen)", pytrace=False)
@@ -56,6 +62,7 @@ NARROW_VIEWPORT = {"width": 1024, "height": 640}
 POOLS = "cartpole=1"
 POOL_WARM = re.compile(r"pool cartpole: pool-cartpole-[0-9a-f]+ warm on env host \S+ \(1/1\)")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MANAGED_ADMIN_TOKEN = "web-admin-token-0123456789abcdef"
 
 
 @pytest.fixture(scope="session")
@@ -172,6 +179,33 @@ def page(open_page: Callable[..., Page], web_platform: PlatformStack) -> Page:
 def narrow_page(open_page: Callable[..., Page], web_platform: PlatformStack) -> Page:
     """A page on a narrow laptop screen (1024x640) on web_platform."""
     return open_page(web_platform.url, NARROW_VIEWPORT)
+
+
+@pytest.fixture(scope="session")
+def admin_token() -> str:
+    return MANAGED_ADMIN_TOKEN
+
+
+@pytest.fixture(scope="module")
+def managed_platform(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
+    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token",
+                 "PLATFORM_ADMIN_TOKEN": MANAGED_ADMIN_TOKEN}
+    with running_platform(tmp_path_factory.mktemp("managed-platform"), extra_env=extra_env) as stack:
+        yield stack
+
+
+@pytest.fixture
+def signed_in_page(open_page: Callable[..., Page], managed_platform: PlatformStack) -> Callable[..., Page]:
+    def sign_in(path: str, token: str = MANAGED_ADMIN_TOKEN) -> Page:
+        page = open_page(managed_platform.url)
+        page.goto(path)
+        expect(page.get_by_test_id("sign-in-page")).to_be_visible()
+        page.get_by_test_id("sign-in-token").fill(token)
+        page.get_by_test_id("sign-in-submit").click()
+        expect(page.get_by_test_id("signed-in-as")).to_be_visible()
+        return page
+
+    return sign_in
 
 
 @pytest.fixture

@@ -5,43 +5,19 @@ its quotas and adds and removes a member; a member of that team sees it read-onl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-import pytest
-from platform_testing.platform import PlatformStack, running_platform
-from playwright.sync_api import Page, expect
-
-ADMIN = "team-web-admin-token-0123456789abcdef"
-
-
-@pytest.fixture(scope="module")
-def managed_platform(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
-    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN,
-                 "PLATFORM_MODE": "managed"}
-    with running_platform(tmp_path_factory.mktemp("team-platform"), extra_env=extra_env) as stack:
-        yield stack
-
+from platform_testing.platform import PlatformStack
+from playwright.sync_api import expect
 
 def me(platform: PlatformStack, token: str) -> httpx.Response:
     return httpx.get(f"{platform.url}/v0/me", headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
-def signed_in_page(open_page, platform: PlatformStack, token: str, path: str) -> Page:
-    page: Page = open_page(platform.url)
-    page.goto(path)
-    expect(page.get_by_test_id("sign-in-page")).to_be_visible()
-    page.get_by_test_id("sign-in-token").fill(token)
-    page.get_by_test_id("sign-in-submit").click()
-    expect(page.get_by_test_id("signed-in-as")).to_be_visible()
-    return page
-
-
-def test_an_api_token_is_shown_once_then_revoked_and_refused(open_page, managed_platform: PlatformStack, console,
-                                                              screenshot) -> None:
+def test_an_api_token_is_shown_once_then_revoked_and_refused(signed_in_page, managed_platform: PlatformStack,
+                                                              console, screenshot) -> None:
     console.allow(r"status of 401")  # Chromium logs the refused calls
-    page = signed_in_page(open_page, managed_platform, ADMIN, "/team")
+    page = signed_in_page("/team")
     expect(page).to_have_url(f"{managed_platform.url}/team")  # back where the visitor was going
     expect(page.get_by_test_id("team-name")).to_have_text("default")
 
@@ -91,9 +67,9 @@ def test_an_api_token_is_shown_once_then_revoked_and_refused(open_page, managed_
     assert refused.status_code == 401 and "revoked" in refused.json()["detail"]
 
 
-def test_admins_set_quotas_and_members_which_a_member_sees_read_only(open_page, managed_platform: PlatformStack,
-                                                                    console, screenshot) -> None:
-    page = signed_in_page(open_page, managed_platform, ADMIN, "/team")
+def test_admins_set_quotas_and_members_which_a_member_sees_read_only(signed_in_page, managed_platform: PlatformStack,
+                                                                    admin_token: str, console, screenshot) -> None:
+    page = signed_in_page("/team")
     page.get_by_test_id("team-new-name").fill("ml-research")
     page.get_by_test_id("team-create").click()
     expect(page).to_have_url(f"{managed_platform.url}/team?team=ml-research")
@@ -110,7 +86,7 @@ def test_admins_set_quotas_and_members_which_a_member_sees_read_only(open_page, 
     page.get_by_test_id("quota-save").click()
     expect(page.get_by_test_id("quota-sessions")).to_have_text("0 of 2")
     expect(page.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
-    team = httpx.get(f"{managed_platform.url}/v0/teams/ml-research", headers={"Authorization": f"Bearer {ADMIN}"},
+    team = httpx.get(f"{managed_platform.url}/v0/teams/ml-research", headers={"Authorization": f"Bearer {admin_token}"},
                      timeout=30).json()
     assert (team["max_sessions"], team["instance_hours_per_month"]) == (2, 10)
 
@@ -127,9 +103,9 @@ def test_admins_set_quotas_and_members_which_a_member_sees_read_only(open_page, 
 
     # A member of ml-research: their team only, no admin controls.
     made = httpx.post(f"{managed_platform.url}/v0/tokens", json={"name": "ml member", "team": "ml-research"},
-                      headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30)
+                      headers={"Authorization": f"Bearer {admin_token}"}, timeout=30)
     assert made.status_code == 201, made.text
-    member = signed_in_page(open_page, managed_platform, made.json()["token"], "/team?team=default")
+    member = signed_in_page("/team?team=default", made.json()["token"])
     expect(member.get_by_test_id("team-name")).to_have_text("ml-research")
     expect(member.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
     expect(member.get_by_test_id("member-row-bob@example.com")).to_be_visible()

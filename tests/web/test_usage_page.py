@@ -16,35 +16,27 @@ from pathlib import Path
 import httpx
 import platform_sdk
 import pytest
-from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.platform import PlatformStack
 from platform_testing.waiting import wait_for
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
-ADMIN = "usage-web-admin-token-0123456789abcdef"
 CSV_HEADER = ["day", "team", "env_id", "instance_hours", "sessions"]
 
 
 @pytest.fixture(scope="module")
-def usage_platform(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
-    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN,
-                 "PLATFORM_MODE": "managed"}
-    with running_platform(tmp_path_factory.mktemp("usage-platform"), extra_env=extra_env) as stack:
-        yield stack
-
-
-@pytest.fixture(scope="module")
-def http(usage_platform: PlatformStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=usage_platform.url, timeout=60, headers={"Authorization": f"Bearer {ADMIN}"}) as client:
+def http(managed_platform: PlatformStack, admin_token: str) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {admin_token}"}
+    with httpx.Client(base_url=managed_platform.url, timeout=60, headers=headers) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
-def session_ran(usage_platform: PlatformStack, http: httpx.Client) -> str:
+def session_ran(managed_platform: PlatformStack, http: httpx.Client, admin_token: str) -> str:
     """A recorded cartpole session of a few steps, closed, then a pendulum one (two environments
     to stack); the cartpole session's id."""
     ids = []
     for env_id, action in (("cartpole", 0), ("pendulum", [0.0])):
-        with platform_sdk.connect(env_id, url=usage_platform.url, token=ADMIN, record=True) as env:
+        with platform_sdk.connect(env_id, url=managed_platform.url, token=admin_token, record=True) as env:
             ids.append(env.session_id)
             env.reset(seed=3)
             for _ in range(10):
@@ -57,21 +49,12 @@ def session_ran(usage_platform: PlatformStack, http: httpx.Client) -> str:
     return ids[0]
 
 
-def signed_in_page(open_page, platform: PlatformStack, path: str) -> Page:
-    page: Page = open_page(platform.url)
-    page.goto(path)
-    page.get_by_test_id("sign-in-token").fill(ADMIN)
-    page.get_by_test_id("sign-in-submit").click()
-    expect(page.get_by_test_id("signed-in-as")).to_be_visible()
-    return page
-
-
-def test_usage_shows_the_chart_and_table_and_downloads_the_csv(open_page, usage_platform: PlatformStack,
+def test_usage_shows_the_chart_and_table_and_downloads_the_csv(signed_in_page, managed_platform: PlatformStack,
                                                                http: httpx.Client, session_ran: str, screenshot,
                                                                tmp_path: Path) -> None:
     today = dt.datetime.now(dt.timezone.utc).date()
-    page = signed_in_page(open_page, usage_platform, "/usage")
-    expect(page).to_have_url(f"{usage_platform.url}/usage")
+    page = signed_in_page("/usage")
+    expect(page).to_have_url(f"{managed_platform.url}/usage")
     expect(page.get_by_test_id("usage-since")).to_have_value(today.replace(day=1).isoformat())
     expect(page.get_by_test_id("usage-until")).to_have_value(today.isoformat())
 
@@ -120,11 +103,11 @@ def test_usage_shows_the_chart_and_table_and_downloads_the_csv(open_page, usage_
     expect(page.get_by_test_id("usage-download-csv")).to_be_disabled()
 
 
-def test_the_recording_archive_downloads_with_the_token(open_page, usage_platform: PlatformStack, session_ran: str,
+def test_the_recording_archive_downloads_with_the_token(signed_in_page, managed_platform: PlatformStack, session_ran: str,
                                                         tmp_path: Path) -> None:
-    plain = httpx.get(f"{usage_platform.url}/v0/recordings/{session_ran}/archive", timeout=60)
+    plain = httpx.get(f"{managed_platform.url}/v0/recordings/{session_ran}/archive", timeout=60)
     assert plain.status_code == 401  # what a plain link would get
-    page = signed_in_page(open_page, usage_platform, f"/recordings?session_id={session_ran}")
+    page = signed_in_page(f"/recordings?session_id={session_ran}")
     link = page.get_by_test_id(f"archive-{session_ran}")
     expect(link).to_have_attribute("href", f"/v0/recordings/{session_ran}/archive")
     with page.expect_download() as started:
