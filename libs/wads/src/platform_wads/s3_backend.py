@@ -1,6 +1,6 @@
-"""WADs in an S3 bucket (AWS S3, MinIO, any S3 API) through the `minio` client: one PUT per
-object, so each is whole or absent. Settings as the recorder's (`PLATFORM_S3_ENDPOINT`,
-`PLATFORM_S3_ACCESS_KEY`, `PLATFORM_S3_SECRET_KEY`, `PLATFORM_S3_REGION`, `PLATFORM_S3_SECURE`).
+"""WADs in an S3 bucket (AWS S3, MinIO, any S3 API) through the `minio` client (opened by
+platform_s3 from the `PLATFORM_S3_*` settings the recorder reads too): one PUT per object, so
+each is whole or absent.
 """
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+
+from platform_s3 import MISSING_OBJECT_CODES, S3SettingsError, S3UnavailableError, open_bucket
 
 from platform_wads.store import WadStoreError
-
-_MISSING = ("NoSuchKey", "NoSuchObject", "NoSuchBucket")
 
 
 class S3Backend:
@@ -22,29 +21,13 @@ class S3Backend:
     @classmethod
     def open(cls, url: str, endpoint: str, access_key: str, secret_key: str, region: str, secure: bool) -> S3Backend:
         """The backend of `url` (s3://bucket/prefix); makes the bucket when missing."""
-        from minio import Minio
-
-        bucket, _, prefix = url[len("s3://") :].partition("/")
-        prefix = prefix.strip("/")
-        missing = [name for name, value in (("PLATFORM_S3_ENDPOINT", endpoint), ("PLATFORM_S3_ACCESS_KEY", access_key),
-                                            ("PLATFORM_S3_SECRET_KEY", secret_key)) if not value]
-        if not bucket or ".." in prefix.split("/"):
-            raise WadStoreError(f"PLATFORM_WADS={url!r}: expected s3://bucket/prefix")
-        if missing:
-            raise WadStoreError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
-                                f"with PLATFORM_WADS={url}")
-        host, tls = endpoint, secure
-        if "://" in endpoint:
-            parts = urlsplit(endpoint)
-            host, tls = parts.netloc, parts.scheme == "https"
         try:
-            client = Minio(host, access_key=access_key, secret_key=secret_key, secure=tls, region=region or None)
-            if not client.bucket_exists(bucket):
-                client.make_bucket(bucket, location=region or None)
-        except Exception as exc:  # noqa: BLE001 - any failure at start is one line
-            raise WadStoreError(f"PLATFORM_WADS={url}: cannot use the bucket at {host}: "
-                                f"{type(exc).__name__}: {exc}") from None
-        return cls(client, bucket, f"{prefix}/" if prefix else "", f"s3://{bucket}/{prefix} at {host}")
+            bucket = open_bucket(url, "PLATFORM_WADS", endpoint, access_key, secret_key, region, secure)
+        except S3SettingsError as exc:
+            raise WadStoreError(str(exc)) from None
+        except S3UnavailableError as exc:
+            raise WadStoreError(f"PLATFORM_WADS={url}: {exc}") from None
+        return cls(bucket.client, bucket.name, bucket.prefix, bucket.description)
 
     def put_file(self, name: str, source: Path) -> None:
         self.client.fput_object(self.bucket, self.prefix + name, str(source))
@@ -58,7 +41,7 @@ class S3Backend:
         try:
             response = self.client.get_object(self.bucket, self.prefix + name)
         except S3Error as exc:
-            if exc.code in _MISSING:
+            if exc.code in MISSING_OBJECT_CODES:
                 return None
             raise
         try:
@@ -73,7 +56,7 @@ class S3Backend:
         try:
             self.client.fget_object(self.bucket, self.prefix + name, str(dest))
         except S3Error as exc:
-            if exc.code in _MISSING:
+            if exc.code in MISSING_OBJECT_CODES:
                 return False
             raise
         return True

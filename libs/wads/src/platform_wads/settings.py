@@ -4,29 +4,23 @@ session's folder) must name the same store."""
 
 from __future__ import annotations
 
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from platform_s3 import S3Settings
+from pydantic_settings import SettingsConfigDict
 
 from platform_wads.store import WadStore, open_wad_store
 
 
-class WadSettings(BaseSettings):
+class WadSettings(S3Settings):
     """Every field is `PLATFORM_<NAME>`.
 
     Attributes:
         wads: a folder (relative to the working directory) or `s3://bucket/prefix`.
-        s3_endpoint, s3_access_key, s3_secret_key, s3_region, s3_secure: the S3 API of an
-            `s3://` store.
+        s3_*: the S3 API of an `s3://` store (platform_s3.S3Settings, the recorder's too).
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
 
     wads: str = "./data/wads"
-    s3_endpoint: str = ""
-    s3_access_key: str = ""
-    s3_secret_key: SecretStr = SecretStr("")
-    s3_region: str = ""
-    s3_secure: bool = True
 
     def open_store(self) -> WadStore:
         """The store these settings name (see `open_wad_store`)."""

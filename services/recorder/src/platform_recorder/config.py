@@ -4,24 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from platform_s3 import S3Settings
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
 
 from platform_recorder.storage.s3 import check_s3_settings
 
 
-class Settings(BaseSettings):
+class Settings(S3Settings):
     """The recorder's configuration.
 
     Attributes:
         nats_url: NATS server(s), comma-separated (PLATFORM_NATS_URL).
         recordings: where recordings go (PLATFORM_RECORDINGS): a folder holding one sub-folder per
-            recorded session, or `s3://bucket/prefix` (then the s3_* settings below).
-        s3_endpoint: the S3 API, host:port (or http(s)://host:port) (PLATFORM_S3_ENDPOINT).
-        s3_access_key, s3_secret_key: its credentials (PLATFORM_S3_ACCESS_KEY, PLATFORM_S3_SECRET_KEY).
-        s3_region: the bucket's region, e.g. us-east-1 (PLATFORM_S3_REGION; empty: asked of S3).
-        s3_secure: TLS to the endpoint (PLATFORM_S3_SECURE, default true; a scheme in the
-            endpoint wins).
+            recorded session, or `s3://bucket/prefix` (then the s3_* settings of
+            platform_s3.S3Settings: PLATFORM_S3_ENDPOINT, _ACCESS_KEY, _SECRET_KEY, _REGION, _SECURE).
         recorder_spool: with S3, the local folder of the open episodes' part files, the durable
             log written before a step is acked (PLATFORM_RECORDER_SPOOL).
         recorder_batch: most step events fetched and made durable per batch.
@@ -39,11 +36,6 @@ class Settings(BaseSettings):
 
     nats_url: str = "nats://127.0.0.1:4222"
     recordings: str = "./recordings"
-    s3_endpoint: str = ""
-    s3_access_key: str = ""
-    s3_secret_key: SecretStr = SecretStr("")
-    s3_region: str = ""
-    s3_secure: bool = True
     recorder_spool: Path = Path("./data/recorder-spool")
     recorder_batch: int = Field(256, ge=1, le=10_000)
     recorder_fetch_timeout: float = Field(1.0, gt=0, le=60)

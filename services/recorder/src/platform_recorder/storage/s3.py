@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import builtins
 import io
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+
+import platform_s3
+from platform_s3 import MISSING_OBJECT_CODES, S3SettingsError, S3UnavailableError, open_bucket
 
 from platform_recorder.storage.interface import (
     ObjectExistsError,
@@ -27,66 +28,16 @@ from platform_recorder.storage.interface import (
 MIN_PART = 5 * 1024 * 1024  # S3's smallest multipart part: minio's lower bound for part_size
 MAX_SINGLE_PUT = 5 * 1024 * 1024 * 1024  # S3's largest single PUT
 MANIFEST_NAME = "manifest.json"
-_MISSING = ("NoSuchKey", "NoSuchObject", "NoSuchBucket")
-
-
-def parse_s3_url(url: str) -> tuple[str, str]:
-    """`s3://bucket/some/prefix` -> ("bucket", "some/prefix/"); ("bucket", "") without a prefix."""
-    rest = url[len("s3://") :]
-    bucket, _, prefix = rest.partition("/")
-    prefix = prefix.strip("/")
-    if not bucket:
-        raise StorageConfigError(f"PLATFORM_RECORDINGS={url!r}: no bucket; expected s3://bucket/prefix")
-    if prefix:
-        try:
-            check_key(prefix)
-        except ValueError:
-            raise StorageConfigError(
-                f"PLATFORM_RECORDINGS={url!r}: the prefix {prefix!r} has an empty, '.' or '..' part"
-            ) from None
-    return bucket, f"{prefix}/" if prefix else ""
-
-
-def _endpoint(endpoint: str, secure: bool) -> tuple[str, bool]:
-    """host:port and TLS from `PLATFORM_S3_ENDPOINT` (a scheme, when given, decides TLS)."""
-    if "://" not in endpoint:
-        return endpoint.rstrip("/"), secure
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/"):
-        raise StorageConfigError(
-            f"PLATFORM_S3_ENDPOINT={endpoint!r}: expected host:port or http(s)://host:port, without a path"
-        )
-    return parts.netloc, parts.scheme == "https"
-
-
-def _http_client() -> Any:
-    import certifi
-    import urllib3
-
-    return urllib3.PoolManager(
-        timeout=urllib3.Timeout(connect=5.0, read=60.0),
-        maxsize=16,
-        cert_reqs="CERT_REQUIRED",
-        ca_certs=os.environ.get("SSL_CERT_FILE") or certifi.where(),
-        retries=urllib3.Retry(total=3, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504]),
-    )
+SETTING = "PLATFORM_RECORDINGS"
 
 
 def check_s3_settings(url: str, endpoint: str, access_key: str, secret_key: str) -> None:
     """Raise StorageConfigError naming every setting an S3 storage needs and does not have
     (there is no default for them)."""
-    missing = [
-        name
-        for name, value in (
-            ("PLATFORM_S3_ENDPOINT", endpoint),
-            ("PLATFORM_S3_ACCESS_KEY", access_key),
-            ("PLATFORM_S3_SECRET_KEY", secret_key),
-        )
-        if not value
-    ]
-    if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise StorageConfigError(f"{' and '.join(missing)} {verb} required with PLATFORM_RECORDINGS={url}")
+    try:
+        platform_s3.check_s3_settings(url, SETTING, endpoint, access_key, secret_key)
+    except S3SettingsError as exc:
+        raise StorageConfigError(str(exc)) from None
 
 
 def open_s3_storage(
@@ -98,24 +49,13 @@ def open_s3_storage(
         StorageConfigError: a missing or malformed setting (named).
         StorageUnavailableError: the endpoint cannot be reached or the bucket cannot be used.
     """
-    bucket, prefix = parse_s3_url(url)
-    check_s3_settings(url, endpoint, access_key, secret_key)
-    host, tls = _endpoint(endpoint, secure)
-    from minio import Minio
-    from minio.helpers import check_bucket_name
-
     try:
-        check_bucket_name(bucket, strict=True)
-    except ValueError as exc:
-        raise StorageConfigError(f"PLATFORM_RECORDINGS={url!r}: {exc}") from None
-    try:
-        client = Minio(host, access_key=access_key, secret_key=secret_key, secure=tls,
-                       region=region or None, http_client=_http_client())
-    except ValueError as exc:
-        raise StorageConfigError(f"PLATFORM_S3_ENDPOINT={endpoint!r}: {exc}") from None
-    storage = S3Storage(client, bucket, prefix, f"s3://{bucket}/{prefix} at {host}")
-    storage.ensure_bucket(region)
-    return storage
+        bucket = open_bucket(url, SETTING, endpoint, access_key, secret_key, region, secure)
+    except S3SettingsError as exc:
+        raise StorageConfigError(str(exc)) from None
+    except S3UnavailableError as exc:
+        raise StorageUnavailableError(str(exc)) from None
+    return S3Storage(bucket.client, bucket.name, bucket.prefix, bucket.description)
 
 
 class S3Storage:
@@ -133,21 +73,6 @@ class S3Storage:
         self.prefix = prefix
         self.description = description
 
-    def ensure_bucket(self, region: str = "") -> None:
-        from minio.error import S3Error
-
-        try:
-            if not self.client.bucket_exists(self.bucket):
-                try:
-                    self.client.make_bucket(self.bucket, location=region or None)
-                except S3Error as exc:
-                    if exc.code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
-                        raise
-        except Exception as exc:  # noqa: BLE001 - any failure at start is one line
-            raise StorageUnavailableError(
-                f"cannot use the bucket of {self.description}: {type(exc).__name__}: {exc}"
-            ) from None
-
     def _name(self, key: str) -> str:
         return self.prefix + check_key(key)
 
@@ -157,7 +82,7 @@ class S3Storage:
         return self.prefix + check_key(prefix if prefix.endswith("/") else prefix + "/")
 
     def _missing(self, key: str, exc: Exception) -> Exception:
-        if getattr(exc, "code", None) in _MISSING:
+        if getattr(exc, "code", None) in MISSING_OBJECT_CODES:
             return ObjectNotFoundError(f"no {key} in {self.description}")
         return exc
 
@@ -252,7 +177,7 @@ class S3Storage:
             if not group:
                 continue
             errors = list(self.client.remove_objects(self.bucket, [DeleteObject(n) for n in group]))
-            failed = [e for e in errors if getattr(e, "code", "") not in _MISSING]
+            failed = [e for e in errors if getattr(e, "code", "") not in MISSING_OBJECT_CODES]
             if failed:
                 raise StorageUnavailableError(
                     f"cannot delete {len(failed)} objects under {prefix} in {self.description}: "
