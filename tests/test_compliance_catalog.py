@@ -75,7 +75,8 @@ async def test_a_builtin_entry_complies(family: str, entry: control_pb.CatalogEn
     run = await check_launch_spec(spec, OPTIONS, ready_timeout=90, call_timeout=60)
     assert [result.name for result in run.results] == list(CHECKS)
     failed = [f"{r.name}: {r.message}" for r in run.results if not r.passed]
-    assert not failed, f"{entry.id} ({family}) fails: {failed}\n--- server log tail ---\n{run.log_tail}"
+    ended = f"\n(the server {run.server_ended})" if run.server_ended else ""
+    assert not failed, f"{entry.id} ({family}) fails: {failed}{ended}\n--- server log tail ---\n{run.log_tail}"
     skipped = [r.name for r in run.results if r.skipped]
     assert not skipped, f"{entry.id}: every built-in renders frames, but {skipped} were skipped"
     snapshot = next(r for r in run.results if r.name == "snapshot")

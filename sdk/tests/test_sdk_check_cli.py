@@ -46,6 +46,19 @@ def make_escaping(render_mode=None, **kwargs):
 
 def make_broken(**kwargs):
     raise RuntimeError("the track file is corrupt")
+
+
+class Crashing(PointReacherEnv):
+    # dies without a word when a snapshot is restored, as a native crash would
+    def __setstate__(self, state):
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def make_crashing(render_mode=None, **kwargs):
+    return Crashing(render_mode=render_mode, **kwargs)
 """
 
 
@@ -107,6 +120,14 @@ def test_a_broken_environment_fails_the_check_it_breaks(broken_dir, factory, fai
     assert lines[failing].startswith(f"FAIL  {failing}") and needle in lines[failing]
     assert [name for name, line in lines.items() if line.startswith("FAIL")] == [failing]
     assert f"1 failed ({failing})" in result.stdout
+
+
+def test_a_server_that_dies_fails_the_checks_after_it_and_says_how_it_ended(broken_dir):
+    result = platform_check("--factory", "broken_envs:make_crashing", "--path", str(broken_dir))
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = status_lines(result.stdout)
+    assert [name for name, line in lines.items() if line.startswith("FAIL")] == ["snapshot", "render"]
+    assert "platform-check: the environment server was killed by SIGKILL during the checks" in result.stdout
 
 
 def test_a_factory_that_raises_is_named_in_one_line(broken_dir):

@@ -110,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail("interrupted")
     report(run.results, sys.stdout)
+    if run.server_ended:
+        print(f"{PROG}: the environment server {run.server_ended} during the checks")
     if args.verbose and run.log_tail:
         print("--- the environment server's last log lines ---\n" + run.log_tail)
     return EXIT_PASSED if run.passed else EXIT_FAILED

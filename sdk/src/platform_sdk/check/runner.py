@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,15 +12,20 @@ from pathlib import Path
 from platform_contracts.compliance import CheckResult, ComplianceOptions, run_all
 
 from platform_sdk.check.connection import GrpcConnection
-from platform_sdk.instance_launch import LaunchSpec, launch_instance
+from platform_sdk.instance_launch import InstanceProcess, LaunchSpec, launch_instance
+
+EXIT_WAIT_S = 1.0  # how long a failed run waits to learn whether the server has exited
 
 
 @dataclass(frozen=True)
 class CheckRun:
-    """The results of one run, with what the server logged (its last lines)."""
+    """The results of one run, with what the server logged (its last lines) and, when a check
+    failed because the server was gone, how it ended ("was killed by SIGSEGV", "exited with
+    code 1"; empty otherwise)."""
 
     results: list[CheckResult]
     log_tail: str
+    server_ended: str = ""
 
     @property
     def passed(self) -> bool:
@@ -50,10 +57,30 @@ async def check_launch_spec(
         instance = await launch_instance(spec, Path(run_dir), "check", ready_timeout=ready_timeout)
         try:
             results = await asyncio.to_thread(_run, instance.address, options, call_timeout)
+            ended = await _how_it_ended(instance, results)
             log_tail = instance.log_tail()
         finally:
             await instance.stop()
-    return CheckRun(results, log_tail)
+    return CheckRun(results, log_tail, ended)
+
+
+async def _how_it_ended(instance: InstanceProcess, results: list[CheckResult]) -> str:
+    """When a check failed and the server is gone, how it ended (its exit code, or the signal
+    that killed it): a crash that logs nothing leaves nothing else to go by."""
+    if all(result.passed for result in results):
+        return ""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EXIT_WAIT_S
+    while instance.returncode is None and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    code = instance.returncode
+    if code is None:
+        return ""
+    how = f"exited with code {code}"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            how = f"was killed by {signal.Signals(-code).name}"
+    return how
 
 
 def _run(address: str, options: ComplianceOptions | None, call_timeout: float) -> list[CheckResult]:
