@@ -31,6 +31,18 @@ def broken(**kwargs):
 
 def slow(**kwargs):
     time.sleep(60)
+
+
+def forking(report, **kwargs):
+    # what the server's process holds when the environment is made (as ViZDoom's engine start
+    # forks from it later)
+    import os
+
+    import gymnasium
+
+    with open(report, "w") as file:
+        file.write(os.environ.get("GRPC_ENABLE_FORK_SUPPORT", "unset"))
+    return gymnasium.make("CartPole-v1")
 """
 
 
@@ -86,6 +98,21 @@ async def test_a_long_run_dir_gets_a_short_socket(tmp_path: Path) -> None:
     finally:
         await instance.stop()
     assert not Path(socket).parent.exists()
+
+
+async def test_the_server_runs_with_grpc_fork_handlers_off(tmp_path: Path, factory_dir: Path) -> None:
+    """Environments that start processes of their own (ViZDoom's engine) fork from the server
+    while its gRPC threads run; gRPC's fork handlers crashed it then (SIGSEGV on a Doom restore
+    under load). The server turns them off itself, whatever its environment says."""
+    report = tmp_path / "fork-support.txt"
+    spec = LaunchSpec(factory="launch_envs:forking", path=str(factory_dir), kwargs={"report": str(report)})
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_ENABLE_FORK_SUPPORT"}
+    instance = await launch_instance(spec, tmp_path, "forking", env=env)
+    try:
+        await _spec_of(instance)
+        assert report.read_text() == "0"
+    finally:
+        await instance.stop()
 
 
 async def test_a_failing_instance_raises_with_its_log_tail(tmp_path: Path, factory_dir: Path) -> None:

@@ -8,3 +8,11 @@ and the reset after an ending), `holds` (one action for many steps), `state_tran
 (the spec), `servicer` (the gRPC glue), `snapshots` (capture and restore the full state),
 `actions` (decode and check actions), `frames` (JPEG frames).
 """
+
+import os
+
+# Environments start processes of their own while the server's gRPC threads run (ViZDoom starts
+# its engine on every new game, e.g. when a snapshot is restored). gRPC's fork handlers then run
+# in this process and can crash it (SIGSEGV in DoomGame.init under load): they only matter for
+# gRPC used across a fork without exec, which nothing here does. Off, before grpc is imported.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
