@@ -30,6 +30,16 @@ def events(record: Path) -> list[tuple[str, str]]:
     return [tuple(line.split(" ", 1)) for line in record.read_text().splitlines()]  # type: ignore[misc]
 
 
+def wait_until_started(record: Path, names: tuple[str, ...] = SERVICES, timeout: float = 20.0) -> None:
+    """Until each stand-in of `names` has noted its start (after it set up its SIGTERM handling).
+    The launcher waits for the gateway only: a stand-in still starting when the test stops the
+    platform would die of the SIGTERM without noting it."""
+    deadline = time.monotonic() + timeout
+    while not set(names) <= {name for name, event in events(record) if event.startswith("env ")}:
+        assert time.monotonic() < deadline, f"not all of {names} started within {timeout} s: {events(record)}"
+        time.sleep(0.05)
+
+
 def make_platform(tmp_path: Path, **kwargs: object) -> LocalPlatform:
     record = tmp_path / "record.txt"
     extra = {"STANDIN_RECORD": str(record), **kwargs.pop("extra", {})}  # type: ignore[dict-item]
@@ -48,6 +58,7 @@ def test_local_start_serves_and_stops_in_reverse_order(tmp_path: Path) -> None:
         with socket.create_connection(("127.0.0.1", platform.nats_port), timeout=5) as sock:
             assert sock.recv(4096).startswith(b"INFO ")  # a real NATS server greets
         assert (tmp_path / "data" / "nats" / "jetstream").is_dir()
+        wait_until_started(record)
     assert not any(pid_alive(pid) for pid in pids.values())
     stopped = [name for name, event in events(record) if event == "stopped"]
     assert stopped == list(reversed(SERVICES))
@@ -104,6 +115,7 @@ def test_local_stubborn_child_is_killed_after_the_timeout(tmp_path: Path) -> Non
     platform.stop_timeout = 0.5
     with platform:
         pid = platform.pids()["envhost"]
+        wait_until_started(tmp_path / "record.txt", ("envhost",))  # ignoring SIGTERM from then on
     assert platform.supervisor["envhost"].returncode == -signal.SIGKILL
     assert not pid_alive(pid)
 
