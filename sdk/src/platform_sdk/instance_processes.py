@@ -98,6 +98,18 @@ class InstanceProcess:
         """The exit code once it has exited (negative: killed by that signal), else None."""
         return self._process.returncode
 
+    def how_it_ended(self) -> str:
+        """"exited with code N" or "was killed by SIGSEGV" once it has exited; "" while it runs."""
+        code = self._process.returncode
+        if code is None:
+            return ""
+        if code >= 0:
+            return f"exited with code {code}"
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+
     def log_tail(self, lines: int = 40) -> str:
         return read_tail(self.log_path, lines)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,14 +71,7 @@ async def _how_it_ended(instance: InstanceProcess, results: list[CheckResult]) -
     deadline = loop.time() + EXIT_WAIT_S
     while instance.returncode is None and loop.time() < deadline:
         await asyncio.sleep(0.05)
-    code = instance.returncode
-    if code is None:
-        return ""
-    how = f"exited with code {code}"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            how = f"was killed by {signal.Signals(-code).name}"
-    return how
+    return instance.how_it_ended()
 
 
 def _run(address: str, options: ComplianceOptions | None, call_timeout: float) -> list[CheckResult]:
