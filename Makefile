@@ -16,7 +16,7 @@ help:
 	@echo "make test       check generated code, lint and types, then the tests (each member in its own env, then web/)"
 	@echo "make gen        regenerate libs/contracts from the .proto files and the web app's API types from the gateway"
 	@echo "make check-gen  fail if the generated code differs from the .proto files or the gateway's OpenAPI"
-	@echo "make check      ruff and mypy (strict on libs/contracts and sdk)"
+	@echo "make check      ruff, mypy (strict on libs/contracts, libs/bus, libs/environments and sdk) and the layer rules (lint-imports)"
 	@echo "make bench      run the benchmarks (bench/*.py)"
 	@echo "make lint       ruff"
 
@@ -76,6 +76,8 @@ bench: setup
 lint: setup
 	$(RUN) ruff check .
 
-# The settings of both are in pyproject.toml: mypy checks the packages it lists there.
+# The settings of all three are in pyproject.toml: mypy checks the packages it lists there, and
+# lint-imports the layer rules of docs/architecture.md ([tool.importlinter]).
 check: lint
 	$(RUN) mypy
+	$(RUN) lint-imports --no-cache

@@ -22,9 +22,9 @@ import simplejpeg
 # catalog id -> (factory, kwargs) used in-process: the same code the session runs.
 FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
     "cartpole": ("gymnasium:make", {"id": "CartPole-v1", "render_mode": "rgb_array"}),
-    "pong": ("platform_sdk.adapters.atari:make_env", {"game": "pong"}),
-    "dmc-cartpole-swingup": ("platform_sdk.adapters.dmc:make_env", {"domain": "cartpole", "task": "swingup"}),
-    "halfcheetah": ("platform_sdk.adapters.gym_mujoco:make_env", {"task": "HalfCheetah"}),
+    "pong": ("platform_envs.adapters.atari:make_env", {"game": "pong"}),
+    "dmc-cartpole-swingup": ("platform_envs.adapters.dmc:make_env", {"domain": "cartpole", "task": "swingup"}),
+    "halfcheetah": ("platform_envs.adapters.gym_mujoco:make_env", {"task": "HalfCheetah"}),
 }
 
 

@@ -5,7 +5,7 @@ JPEG frames per second, and snapshot restore time against the episode's length.
     uv run python bench/doom_rate.py                 # 3 s per measurement
     uv run python bench/doom_rate.py --seconds 1 --lengths 100 1000
 
-Restoring a Doom snapshot replays the episode from its seed (platform_sdk.doom.env), so its
+Restoring a Doom snapshot replays the episode from its seed (platform_envs.doom.env), so its
 time grows with the steps taken; `labels=True` replays drawing every frame and is slower.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import simplejpeg
-from platform_sdk.doom import make_env
+from platform_envs.doom import make_env
 
 SCENARIOS = ("basic", "defend_the_center", "health_gathering", "deathmatch", "freedoom-e1m1")
 

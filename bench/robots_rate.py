@@ -83,8 +83,8 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def in_process_figures(seconds: float, episodes: int, base: float) -> None:
-    from platform_sdk.robots.arm_reach import ArmReachEnv
-    from platform_sdk.robots.pick_place import PickPlaceEnv
+    from platform_envs.robots.arm_reach import ArmReachEnv
+    from platform_envs.robots.pick_place import PickPlaceEnv
 
     reach = ArmReachEnv("franka_emika_panda", substeps=100)
     rate = _rate(reach, seconds, _random_actions(reach))
@@ -131,7 +131,7 @@ def in_process_figures(seconds: float, episodes: int, base: float) -> None:
 
 def _humanoid_walk() -> Any:
     """The H1 walk task through the catalog's factory, or None (said) when it is not there."""
-    from platform_sdk.robots import RobotError, make_env
+    from platform_envs.robots import RobotError, make_env
 
     try:
         return make_env("unitree_h1", "walk")
@@ -144,7 +144,7 @@ def _render_jpeg_ms(robot: str, frames: int = 60) -> list[float]:
     from platform_contracts.frames import jpeg_bytes
     from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 
-    from platform_sdk.robots.pick_place import PickPlaceEnv
+    from platform_envs.robots.pick_place import PickPlaceEnv
 
     env = PickPlaceEnv(robot, render_mode="rgb_array")
     _, info = env.reset(seed=0)
@@ -219,7 +219,7 @@ def _platform(url: str | None) -> Iterator[tuple[str, str]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-robots-catalog-"))
     catalog = folder / "catalog.toml"
     catalog.write_text(
-        f'[envs.{BENCH_ENTRY}]\nfactory = "platform_sdk.robots.pick_place:PickPlaceEnv"\n'
+        f'[envs.{BENCH_ENTRY}]\nfactory = "platform_envs.robots.pick_place:PickPlaceEnv"\n'
         'kwargs = { robot = "franka_emika_panda", control = "hand_steps" }\n'
         'description = "Panda pick and place (bench/robots_rate.py)"\n'
     )
@@ -248,7 +248,7 @@ def main() -> int:
     parser.add_argument("--no-platform", action="store_true", help="in-process figures only")
     args = parser.parse_args()
     _menagerie_root()
-    from platform_sdk.adapters.mujoco_rendering import select_gl_backend
+    from platform_envs.adapters.mujoco_rendering import select_gl_backend
 
     select_gl_backend()
     base = in_process_rate(args.seconds)

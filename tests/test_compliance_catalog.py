@@ -1,5 +1,5 @@
 """The compliance suite over the catalog's built-in entries, each through a real environment
-server process (`platform_sdk.instance_launch`) and a gRPC stream.
+server process (`platform_sdk.launch.instance_launch`) and a gRPC stream.
 
 Every classic-control, Doom and Menagerie robot entry runs; of every other family file in
 `platform_broker/builtin/*.toml` a deterministic sample (SAMPLE_PER_FAMILY entries, chosen by a
@@ -20,7 +20,7 @@ import pytest
 from platform_broker.catalog import BUILTIN_PACKAGE, parse_file
 from platform_contracts.compliance import CHECKS, ComplianceOptions
 from platform_sdk.check.runner import check_launch_spec
-from platform_sdk.instance_launch import LaunchSpec
+from platform_sdk.launch.instance_launch import LaunchSpec
 from simulusion.control.v1 import control_pb2 as control_pb
 
 RUN_EVERY_ENTRY = os.environ.get("PLATFORM_COMPLIANCE_ALL", "") not in ("", "0")

@@ -12,7 +12,7 @@ import platform_sdk
 import pytest
 import simplejpeg
 from platform_contracts.frames import jpeg_bytes
-from platform_sdk.adapters.dmc import make_env
+from platform_envs.adapters.dmc import make_env
 from platform_sdk.labels import LabelError
 from platform_testing.waiting import wait_for
 

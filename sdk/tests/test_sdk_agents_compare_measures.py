@@ -10,9 +10,8 @@ import json
 from typing import Any
 
 import pytest
-
+from platform_contracts.world_changes import WorldChangeError, parse_timeline, world_state
 from platform_sdk.agents.compare_measures import AgentTrace, measure
-from platform_sdk.world_changes import WorldChangeError, parse_timeline, world_state
 
 
 def flat(*stretches: tuple[int, float]) -> list[float]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from platform_sdk.check.connection import ConnectionFailed, GrpcConnection
-from platform_sdk.instance_launch import LaunchSpec, launch_instance
+from platform_sdk.launch.instance_launch import LaunchSpec, launch_instance
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 BYO_EXAMPLE = Path(__file__).resolve().parents[2] / "envs" / "byo-example"

@@ -20,14 +20,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from platform_sdk.containers import (
+from platform_sdk.launch.containers import (
     CONTAINER_PORT,
     check_docker_engine,
     docker_command,
     remove_orphan_containers,
 )
-from platform_sdk.instance_launch import LaunchError, LaunchSpec, launch_instance
-from platform_sdk.instance_processes import server_command
+from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec, launch_instance
+from platform_sdk.launch.instance_processes import server_command
 
 REPO = Path(__file__).resolve().parents[2]
 BYO_EXAMPLE = REPO / "envs" / "byo-example"

@@ -1,4 +1,4 @@
-"""`platform_sdk.instance_launch`: real environment servers as child processes on Unix sockets."""
+"""`platform_sdk.launch.instance_launch`: real environment servers as child processes on Unix sockets."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import textwrap
 from pathlib import Path
 
 import grpc
+import platform_testing.env_server_client as helpers
 import pytest
-import sdk_server_client as helpers
-from platform_sdk.containers import docker_command
-from platform_sdk.instance_launch import InstanceProcess, LaunchError, LaunchSpec, launch_instance
-from platform_sdk.instance_processes import server_command
+from platform_sdk.launch.containers import docker_command
+from platform_sdk.launch.instance_launch import InstanceProcess, LaunchError, LaunchSpec, launch_instance
+from platform_sdk.launch.instance_processes import server_command
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import environment_pb2_grpc as env_grpc
 
@@ -165,7 +165,7 @@ async def test_a_bad_spec_raises() -> None:
 LAUNCHING_PARENT = """
 import asyncio, sys
 from pathlib import Path
-from platform_sdk.instance_launch import LaunchSpec, launch_instance
+from platform_sdk.launch.instance_launch import LaunchSpec, launch_instance
 
 async def main():
     instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), Path(sys.argv[1]), "orphan")

@@ -6,8 +6,8 @@ import signal
 import textwrap
 from pathlib import Path
 
+import platform_testing.env_server_client as helpers
 import pytest
-import sdk_server_client as helpers
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+import platform_testing.env_server_client as helpers
 import pytest
-import sdk_server_client as helpers
 from gymnasium.wrappers import TimeLimit
 from platform_contracts.spaces import decode_value
 from platform_contracts.values import dict_from_datamap
@@ -127,7 +127,7 @@ def test_a_plain_cartpole_is_still_truncated_at_500() -> None:
 
 def test_endless_dmc_has_no_time_limit() -> None:
     kwargs = {"domain": "cartpole", "task": "balance"}
-    env, env_id = build_env(factory="platform_sdk.adapters.dmc:make_env", kwargs=kwargs, endless=True)
+    env, env_id = build_env(factory="platform_envs.adapters.dmc:make_env", kwargs=kwargs, endless=True)
     instance = EnvInstance(env, env_id, endless=True)
     assert env.metadata["time_limit"] is None
     _reset(instance, seed=0)
@@ -143,11 +143,11 @@ def test_endless_dmc_has_no_time_limit() -> None:
 
 def test_endless_gym_mujoco_and_atari_have_no_time_limit() -> None:
     mujoco_env, _ = build_env(
-        factory="platform_sdk.adapters.gym_mujoco:make_env", kwargs={"task": "InvertedPendulum"}, endless=True
+        factory="platform_envs.adapters.gym_mujoco:make_env", kwargs={"task": "InvertedPendulum"}, endless=True
     )
     assert not _has_time_limit(mujoco_env)
     mujoco_env.close()
-    pong, _ = build_env(factory="platform_sdk.adapters.atari:make_env", kwargs={"game": "pong"}, endless=True)
+    pong, _ = build_env(factory="platform_envs.adapters.atari:make_env", kwargs={"game": "pong"}, endless=True)
     assert pong.unwrapped.max_episode_steps == math.inf and pong.metadata["max_episode_steps"] is None
     pong.close()
 
@@ -157,7 +157,7 @@ def test_endless_with_a_time_limit_kwarg_is_refused() -> None:
         build_env("CartPole-v1", kwargs={"max_episode_steps": 10}, endless=True)
     with pytest.raises(StartupError, match="drop time_limit"):
         build_env(
-            factory="platform_sdk.adapters.dmc:make_env",
+            factory="platform_envs.adapters.dmc:make_env",
             kwargs={"domain": "cartpole", "task": "balance", "time_limit": 5},
             endless=True,
         )

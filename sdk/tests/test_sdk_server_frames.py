@@ -9,10 +9,10 @@ import socket
 import struct
 from pathlib import Path
 
+import platform_testing.env_server_client as helpers
 import pytest
-import sdk_server_client as helpers
-from platform_sdk.instance_launch import LaunchSpec, launch_instance
-from platform_sdk.instance_processes import server_command
+from platform_sdk.launch.instance_launch import LaunchSpec, launch_instance
+from platform_sdk.launch.instance_processes import server_command
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 

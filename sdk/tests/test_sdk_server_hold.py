@@ -162,7 +162,7 @@ def test_an_endless_hold_goes_on_through_restarts() -> None:
 
 
 def test_pong_hold_with_frames() -> None:
-    env, env_id = build_env(factory="platform_sdk.adapters.atari:make_env", kwargs={"game": "pong"})
+    env, env_id = build_env(factory="platform_envs.adapters.atari:make_env", kwargs={"game": "pong"})
     instance = EnvInstance(env, env_id)
     _reset(instance, seed=0)
     result = _ok_hold(instance, pb.Value(discrete=0), 8, frames=True)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
-import sdk_server_client as helpers
+import platform_testing.env_server_client as helpers
 from gymnasium import spaces as gs
 from platform_sdk.server.instance import EnvInstance
 from simulusion.env.v1 import environment_pb2 as env_pb

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import platform_testing.env_server_client as helpers
 import pytest
-import sdk_server_client as helpers
 import simplejpeg
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import tensor_from_array

@@ -10,11 +10,11 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from gymnasium.wrappers import TimeLimit
+from platform_contracts.world_changes import parse_timeline
+from platform_envs.world_change_timeline import with_timeline
 from platform_sdk.server.factory import build_env
 from platform_sdk.server.instance import EnvInstance
 from platform_sdk.server.spec import build_spec, max_episode_steps
-from platform_sdk.server.world_change_timeline import with_timeline
-from platform_sdk.world_changes import parse_timeline
 from simulusion.env.v1 import environment_pb2 as env_pb
 from test_sdk_robots_base import SliderEnv
 
@@ -75,7 +75,7 @@ def test_the_platforms_robots_give_time_limit_times_control_rate() -> None:
 
 
 def test_deepmind_control_gives_its_tasks_time_limit() -> None:
-    dmc = pytest.importorskip("platform_sdk.adapters.dmc")
+    dmc = pytest.importorskip("platform_envs.adapters.dmc")
     env = dmc.make_env("cartpole", "balance")  # 10 s at 100 decisions a second
     assert env.max_episode_steps == 1000 and limit_of(build_spec(env, "dmc-cartpole-balance")) == 1000
     assert dmc.make_env("cartpole", "balance", time_limit=0.5).max_episode_steps == 50

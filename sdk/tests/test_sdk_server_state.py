@@ -56,12 +56,12 @@ CASES = [
     pytest.param(_gym("CartPole-v1"), pb.Value(discrete=1), id="cartpole"),
     pytest.param(_gym("Pendulum-v1"), _tensor([0.7], "float32"), id="pendulum"),
     pytest.param(
-        _factory("platform_sdk.adapters.dmc:make_env", domain="cartpole", task="swingup"),
+        _factory("platform_envs.adapters.dmc:make_env", domain="cartpole", task="swingup"),
         _tensor([0.3]),
         id="dmc-cartpole-swingup",
     ),
     pytest.param(
-        _factory("platform_sdk.adapters.atari:make_env", game="pong"), pb.Value(discrete=2), id="pong"
+        _factory("platform_envs.adapters.atari:make_env", game="pong"), pb.Value(discrete=2), id="pong"
     ),
 ]
 

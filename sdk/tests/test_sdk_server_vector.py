@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-import sdk_server_client as helpers
+import platform_testing.env_server_client as helpers
 from platform_contracts.spaces import decode_value
 from platform_sdk.server.instance import EnvInstance
 from platform_sdk.server.vector import VectorInstance

@@ -12,7 +12,7 @@ from platform_broker.catalog import load_catalog
 from platform_broker.errors import ConfigError, InvalidArgumentError
 from platform_broker.kwargs_check import check_kwargs
 from platform_contracts import subjects
-from platform_sdk.world_changes import WorldFacts
+from platform_contracts.world_changes import WorldFacts
 from simulusion.control.v1 import control_pb2
 from simulusion.session.v1.options_pb2 import SessionOptions
 

@@ -16,8 +16,8 @@ import uvloop
 from platform_envhost.errors import InstanceGone
 from platform_envhost.instance_link import FramedLink, GrpcLink, open_link
 from platform_envhost.session_instance import Instance
-from platform_sdk.instance_launch import InstanceProcess, LaunchSpec, launch_instance
-from platform_sdk.instance_processes import wait_ready
+from platform_sdk.launch.instance_launch import InstanceProcess, LaunchSpec, launch_instance
+from platform_sdk.launch.instance_processes import wait_ready
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 from simulusion.session.v1.options_pb2 import SessionOptions

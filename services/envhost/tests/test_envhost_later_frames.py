@@ -14,7 +14,7 @@ from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from step_path_kit import start
 
-PONG = control_pb.CatalogEntry(id="pong", factory="platform_sdk.adapters.atari:make_env",
+PONG = control_pb.CatalogEntry(id="pong", factory="platform_envs.adapters.atari:make_env",
                                kwargs_json='{"game": "pong"}')
 
 # An environment server that knows nothing of render_later, as one of an older SDK.

@@ -16,7 +16,7 @@ from platform_testing.doom_wads import write_corridor_wad
 from platform_wads import WadRecord, open_wad_store, wad_id
 from simulusion.control.v1 import control_pb2 as control_pb
 
-DOOM_BASIC = control_pb.CatalogEntry(id="doom-basic", factory="platform_sdk.doom:make_env",
+DOOM_BASIC = control_pb.CatalogEntry(id="doom-basic", factory="platform_envs.doom:make_env",
                                      kwargs_json='{"scenario": "basic"}')
 
 

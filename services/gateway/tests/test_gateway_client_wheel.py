@@ -62,10 +62,9 @@ def test_the_base_needs_only_the_client_libraries_and_the_rest_are_extras(archiv
     base = [r for r in requires if ";" not in r]
     assert {_name(r) for r in base} == CLIENT_BASE
     assert not any(_name(r) == "platform-contracts" for r in requires)  # its code is in the wheel
-    extras = set(metadata.get_all("Provides-Extra"))
-    assert {"server", "frames", "tracing"} <= extras
-    server = {_name(r) for r in requires if "extra == 'server'" in r}
-    assert {"grpcio", "opentelemetry-sdk", "simplejpeg"} <= server
+    # the environment-server side is not in the wheel, and neither is its extra
+    assert set(metadata.get_all("Provides-Extra")) == {"frames", "tracing"}
+    assert not [r for r in requires if "server" in r or _name(r) in {"grpcio", "platform-envs"}]
     assert {_name(r) for r in requires if "extra == 'frames'" in r} == {"simplejpeg"}
     assert "opentelemetry-api" in {_name(r) for r in requires if "extra == 'tracing'" in r}
     # protobuf's floor is at least the version the bundled generated code was made by.
@@ -94,6 +93,11 @@ def test_the_wheel_holds_the_three_packages_without_compiled_files(archive) -> N
                      "simulusion/env/v1/environment_pb2.pyi"):
         assert expected in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".pyo"))]
+    # the client and the agents only: no environment server, platform-check, launcher or environments
+    for left_out in ("platform_sdk/server/", "platform_sdk/check/", "platform_sdk/launch/", "platform_sdk/menagerie/",
+                     "platform_sdk/__main__.py", "platform_envs/"):
+        assert not [n for n in names if n.startswith(left_out)], left_out
+    assert "platform_sdk/agents/run.py" in names and "platform_sdk/recordings/life.py" in names
     tops = {n.split("/", 1)[0] for n in names}
     assert tops == {"platform_sdk", "platform_contracts", "simulusion", DIST_INFO}
     # The same files as installed: platform_sdk's source, byte for byte.
@@ -102,9 +106,10 @@ def test_the_wheel_holds_the_three_packages_without_compiled_files(archive) -> N
 
 
 def test_the_console_scripts_come_with_it(archive) -> None:
+    """The agents' commands; platform-check and platform-env-server are the server side's."""
     entry_points = archive.read(f"{DIST_INFO}/entry_points.txt").decode()
-    assert entry_points.startswith("[console_scripts]\n")
-    assert "platform-agent = platform_sdk.agents.run:main" in entry_points.splitlines()
+    assert entry_points == ("[console_scripts]\nplatform-agent = platform_sdk.agents.run:main\n"
+                            "platform-compare = platform_sdk.agents.compare:main\n\n")
 
 
 def test_a_build_is_the_same_bytes_and_made_once_per_process(wheel) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from simulusion.control.v1 import control_pb2 as ctl
 
 PONG = ctl.CatalogEntry(
-    id="pong", description="Atari Pong", factory="platform_sdk.adapters.atari:make_env", kwargs_json='{"game": "pong"}',
+    id="pong", description="Atari Pong", factory="platform_envs.adapters.atari:make_env", kwargs_json='{"game": "pong"}',
     family="Atari",
     options=[
         ctl.EnvOption(name="frameskip", type="int", default_json="4", minimum=1, help="Emulated frames per decision."),

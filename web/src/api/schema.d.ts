@@ -2881,7 +2881,7 @@ export interface components {
             session_id: string;
             /**
              * Timeline
-             * @description the session's `world_changes` kwarg: entries {at, change, ...fields, reveal?} (platform_sdk.world_changes lists the kinds and their fields)
+             * @description the session's `world_changes` kwarg: entries {at, change, ...fields, reveal?} (platform_contracts.world_changes lists the kinds and their fields)
              */
             timeline: {
                 [key: string]: unknown;

@@ -1,6 +1,6 @@
 """Uploaded Doom WADs: a store under `PLATFORM_WADS` (a folder or `s3://bucket/prefix`).
 
-The gateway checks an upload (`platform_sdk.doom.wad_format`) and puts it here with its
+The gateway checks an upload (`platform_wads.wad_format`) and puts it here with its
 record; env hosts copy a WAD from here to a session's own folder before its environment starts.
 """
 

@@ -7,7 +7,7 @@ Steps are session steps: the agent's i-th reward belongs to step `first_step + i
 timeline's `at` counts the same steps. The changes are grouped by `at`; only groups strictly
 inside the agent's run (first_step < at < first_step + len(rewards)) are measured, the others
 (at or before first_step) make the world the agent starts in. The world a group leaves is
-`platform_sdk.world_changes.world_state` of the entries so far.
+`platform_contracts.world_changes.world_state` of the entries so far.
 
 Pure: numpy and the standard library, no I/O.
 """
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from platform_sdk.world_changes import WorldChange, parse_timeline, world_state
+from platform_contracts.world_changes import WorldChange, parse_timeline, world_state
 
 __all__ = ["RECOVERY_TOLERANCE", "AgentTrace", "measure"]
 

@@ -89,7 +89,7 @@ def report(results: Sequence[CheckResult], out: TextIO) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run platform-check; returns the exit code."""
     from platform_sdk.check.runner import check_launch_spec, describe
-    from platform_sdk.instance_launch import LaunchError, LaunchSpec
+    from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec
 
     try:
         args = parse_args(argv)

@@ -10,7 +10,7 @@ from pathlib import Path
 from platform_contracts.compliance import CheckResult, ComplianceOptions, run_all
 
 from platform_sdk.check.connection import GrpcConnection
-from platform_sdk.instance_launch import InstanceProcess, LaunchSpec, launch_instance
+from platform_sdk.launch.instance_launch import InstanceProcess, LaunchSpec, launch_instance
 
 EXIT_WAIT_S = 1.0  # how long a failed run waits to learn whether the server has exited
 

@@ -6,7 +6,7 @@ environment reported); the environment is reset at once (no seed: its RNG goes o
 step reports the new episode's first observation and info. Endless sessions also report
 terminated = truncated = False on the step itself.
 
-With a world-change timeline (`platform_sdk.server.world_change_timeline`), what the step
+With a world-change timeline (`platform_envs.world_change_timeline`), what the step
 applied and its true observation go in the ending's `final_for_recording`, and what the reset
 applied and the new episode's first true observation in the step's `for_recording`.
 """
@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from platform_contracts.spaces import value_writer
 from platform_contracts.values import datamap_from_dict
+from platform_envs.world_change_timeline import Recorded, latest_record, write_recorded
 from simulusion.env.v1 import environment_pb2 as env_pb
-
-from platform_sdk.server.world_change_timeline import Recorded, latest_record, write_recorded
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance

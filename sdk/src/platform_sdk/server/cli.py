@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from platform_contracts.limits import DEFAULT_JPEG_QUALITY, MAX_JPEG_QUALITY, MIN_JPEG_QUALITY
+from platform_contracts.world_changes import TIMELINE_KWARG, WorldChangeError, parse_timeline
 
 from platform_sdk.server.errors import StartupError
-from platform_sdk.world_changes import TIMELINE_KWARG, WorldChangeError, parse_timeline
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance
@@ -167,17 +167,21 @@ def build_instance(args: argparse.Namespace, tracer: Any = None) -> EnvInstance 
     Raises:
         StartupError: an environment cannot be built or its spaces cannot be carried.
     """
+    from platform_envs.world_change_timeline import with_timeline
+
     from platform_sdk.server.factory import build_env
     from platform_sdk.server.instance import EnvInstance
     from platform_sdk.server.vector import VectorInstance
-    from platform_sdk.server.world_change_timeline import with_timeline
 
     subs: list[EnvInstance] = []
     try:
         for _ in range(args.num_envs):  # each with its own timeline (and step count)
             env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs, endless=args.endless)
             try:
-                env = with_timeline(env, getattr(args, "world_changes", ()), env_id)
+                try:
+                    env = with_timeline(env, getattr(args, "world_changes", ()), env_id)
+                except WorldChangeError as exc:
+                    raise StartupError(str(exc)) from None
                 subs.append(
                     EnvInstance(
                         env, env_id, jpeg_quality=args.jpeg_quality, tracer=tracer, endless=args.endless

@@ -21,10 +21,10 @@ RENDER_MODE = "rgb_array"
 # The kwargs that turn off the time limit of the catalog's adapters (gym_mujoco passes its
 # kwargs to gymnasium.make, where max_episode_steps=-1 means no TimeLimit).
 ENDLESS_FACTORY_KWARGS: dict[str, dict[str, Any]] = {
-    "platform_sdk.adapters.dmc:make_env": {"time_limit": math.inf},
-    "platform_sdk.adapters.gym_mujoco:make_env": {"max_episode_steps": -1},
-    "platform_sdk.adapters.atari:make_env": {"max_episode_steps": math.inf},
-    "platform_sdk.doom:make_env": {"max_episode_steps": math.inf},
+    "platform_envs.adapters.dmc:make_env": {"time_limit": math.inf},
+    "platform_envs.adapters.gym_mujoco:make_env": {"max_episode_steps": -1},
+    "platform_envs.adapters.atari:make_env": {"max_episode_steps": math.inf},
+    "platform_envs.doom:make_env": {"max_episode_steps": math.inf},
 }
 ENDLESS_GYM_KWARGS: dict[str, Any] = {"max_episode_steps": -1}
 

@@ -6,7 +6,7 @@ restarts in place and the hold goes on. `frames[i]` is the frame after step i (i
 session, after a restart: the new episode's first, as a step's `frame`). With `keep_steps`,
 `kept[i]` is step i's full `StepResponse` (its frame too when `frames`), as a step would have
 answered it. Without `keep_steps`, the hold's `for_recording` holds the world changes its
-steps applied and the last observation's true value (`platform_sdk.server.world_change_timeline`).
+steps applied and the last observation's true value (`platform_envs.world_change_timeline`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 from platform_contracts.spaces import encode_value, value_writer
 from platform_contracts.values import datamap_from_dict
+from platform_envs.world_change_timeline import write_recorded
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server.actions import decode_action
 from platform_sdk.server.auto_reset import advance, write_step
 from platform_sdk.server.errors import CommandError
-from platform_sdk.server.world_change_timeline import write_recorded
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance

@@ -18,6 +18,12 @@ from platform_contracts.limits import DEFAULT_JPEG_QUALITY
 from platform_contracts.spaces import value_writer
 from platform_contracts.tracing import extract_dict
 from platform_contracts.values import datamap_from_dict, dict_from_datamap
+from platform_envs.world_change_timeline import (
+    WorldChangeTimeline,
+    latest_record,
+    timeline_of,
+    write_recorded,
+)
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server import snapshots
@@ -30,7 +36,6 @@ from platform_sdk.server.holds import answer_hold
 from platform_sdk.server.later_frames import RENDER_IS_OBSERVATION, LaterFrames
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
-from platform_sdk.server.world_change_timeline import WorldChangeTimeline, latest_record, timeline_of, write_recorded
 
 __all__ = ["EnvInstance", "answer_traced", "jsonable_metadata", "spec_metadata"]
 
@@ -184,7 +189,7 @@ class EnvInstance:
         """The current frame for `render_later`: the rendered array (`rendered`; a copy with
         `copy`), or `RENDER_IS_OBSERVATION`, rendering nothing, when the hosted environment says
         its `render()` is always exactly its observation (`render_is_observation = True`, as
-        `platform_sdk.adapters.atari` does). Read on the hosted object only: a wrapper that
+        `platform_envs.adapters.atari` does). Read on the hosted object only: a wrapper that
         changes the observation does not pass it on (Gymnasium wrappers forward no attributes)."""
         self.check_renders()
         if getattr(self.env, "render_is_observation", False) is True:

@@ -21,6 +21,7 @@ from typing import Any
 from gymnasium.utils.ezpickle import EzPickle
 
 from platform_sdk.server.errors import ServerError
+from platform_sdk.server.moved_modules import current_module
 
 # Objects whose type comes from these modules are render resources: they are not pickled.
 RENDER_MODULE_PREFIXES: tuple[str, ...] = (
@@ -89,6 +90,10 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> None:
         if pid != _LEFT_OUT:
             raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+    def find_class(self, module: str, name: str) -> Any:
+        # a snapshot saved before a module moved names its old place (moved_modules)
+        return super().find_class(current_module(module), name)
 
 
 def capture(env: Any, observation: Any = None, info: Any = None) -> Snapshot:

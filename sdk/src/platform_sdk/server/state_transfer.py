@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from platform_contracts.spaces import encode_value
 from platform_contracts.values import datamap_from_dict
+from platform_envs.world_change_timeline import timeline_of
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server import snapshots
 from platform_sdk.server.errors import CommandError
-from platform_sdk.server.world_change_timeline import timeline_of
 
 if TYPE_CHECKING:
     from platform_sdk.server.instance import EnvInstance

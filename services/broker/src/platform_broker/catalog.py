@@ -23,7 +23,7 @@ A catalog file adds (or replaces) entries::
 
     [envs.my-sim]
     image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
-    # What a world-change timeline may name (platform_sdk.world_changes.WorldFacts):
+    # What a world-change timeline may name (platform_contracts.world_changes.WorldFacts):
     world = { mujoco = true, bodies = ["torso"], actuators = ["hip"], geoms = ["floor"], observation_size = 17 }
 
 Each entry has exactly one of `gymnasium_id`, `factory` and `image`. The built-in files
@@ -41,7 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from platform_sdk.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
+from platform_contracts.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.env_options import OptionError, entry_options, option_tables

@@ -10,7 +10,7 @@ adds its own, or changes some keys of the file's, in its `options`::
     help = "Emulated frames per decision: metadata.control_rate = 60 / frameskip per second."
 
     [envs.pong]
-    factory = "platform_sdk.adapters.atari:make_env"
+    factory = "platform_envs.adapters.atari:make_env"
     options.mode = { type = "choice", choices = [0, 1] }
     options.frameskip = { default = 2 }      # keys over the file's [options.frameskip]
 

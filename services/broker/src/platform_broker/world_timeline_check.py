@@ -1,7 +1,7 @@
 """A create's `world_changes` kwarg checked against its catalog entry's `world` facts, before
 anything starts.
 
-The timeline's kinds and fields are `platform_sdk.world_changes`' (a pure-Python module: no
+The timeline's kinds and fields are `platform_contracts.world_changes`' (a pure-Python module: no
 numpy or MuJoCo comes with it); the facts are the entry's `world` table (CatalogEntry.world_json).
 An entry without facts gets the form checked only (kinds, fields, ranges); the environment
 server checks names and indices again against the live environment.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from platform_sdk.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
+from platform_contracts.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.errors import InvalidArgumentError

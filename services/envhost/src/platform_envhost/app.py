@@ -15,7 +15,7 @@ from platform_bus import NatsUnreachableError, connect
 from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
-from platform_sdk.containers import remove_orphan_containers
+from platform_sdk.launch.containers import remove_orphan_containers
 
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError

@@ -26,7 +26,7 @@ from typing import Protocol, cast
 import grpc
 from platform_contracts.framing import HEADER
 from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES as MAX_FRAME_BYTES  # the gRPC transport's
-from platform_sdk.instance_processes import InstanceProcess
+from platform_sdk.launch.instance_processes import InstanceProcess
 
 from platform_envhost.errors import InstanceGone
 

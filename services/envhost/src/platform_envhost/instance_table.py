@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from platform_sdk.containers import NoDockerEngineError
-from platform_sdk.instance_launch import LaunchError, LaunchSpec, launch_instance
+from platform_sdk.launch.containers import NoDockerEngineError
+from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from platform_contracts import subjects
-from platform_sdk.instance_processes import InstanceProcess
+from platform_sdk.launch.instance_processes import InstanceProcess
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 

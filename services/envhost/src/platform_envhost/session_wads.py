@@ -18,7 +18,7 @@ from platform_wads.settings import WadSettings
 
 from platform_envhost.errors import StartFailed
 
-DOOM_FACTORY_PREFIX = "platform_sdk.doom"
+DOOM_FACTORY_PREFIX = "platform_envs.doom"
 WAD_KWARG, MAP_KWARG = "wad", "doom_map"
 
 

@@ -1,7 +1,7 @@
 """A session's world changes: its timeline and the log of the changes applied so far.
 
 The timeline is the session's `world_changes` kwarg (checked by the broker at create and by the
-instance when it starts; `platform_sdk.world_changes`). The instance says in each answer which
+instance when it starts; `platform_contracts.world_changes`). The instance says in each answer which
 changes it applied (`ForRecording.world_changes_json`: the entry, its "index" in the timeline
 and "session_step"); the env host adds "seq" (the step event carrying it; 0 for a session that
 is not recorded), "time" (unix seconds) and, for a vector session, "env_index", logs a line for

@@ -7,15 +7,17 @@ library's `zipfile` and `hashlib` (a wheel is a zip with three small text files 
 
 - the packages `platform_sdk`, `platform_contracts` and `simulusion` (the generated protobuf
   code), every file of each as installed (found by `importlib.util.find_spec`), without
-  `__pycache__` or compiled files;
+  `__pycache__` or compiled files, and without the SDK's environment-server side
+  (`SERVER_SIDE`: the server, `platform-check`, the launcher): the wheel is the client and the
+  agents, never an environment host;
 - `METADATA`: the installed `platform-sdk` distribution's name, version, summary, Python
-  requirement, extras and requirements, less `platform-contracts` (its code is in the wheel).
-  So the base needs only what the client needs (numpy, gymnasium, httpx, protobuf,
-  websockets) and the environment-server side is the `server` extra. protobuf's requirement
-  also gets the generated code's version as its floor (a runtime older than the code that
-  protoc generated refuses to load it);
-- `WHEEL`, `entry_points.txt` (the distribution's console scripts) and `RECORD` (every file's
-  sha256 and size).
+  requirement, extras and requirements, less `platform-contracts` (its code is in the wheel) and
+  less the `server` extra (its code is not). So the base needs only what the client needs
+  (numpy, gymnasium, httpx, protobuf, websockets). protobuf's requirement also gets the
+  generated code's version as its floor (a runtime older than the code that protoc generated
+  refuses to load it);
+- `WHEEL`, `entry_points.txt` (the distribution's console scripts whose code is in the wheel:
+  `platform-agent`, `platform-compare`) and `RECORD` (every file's sha256 and size).
 
 The bytes are the same on every build of one installation (files in sorted order, fixed times
 and modes), and made once per process (`client_wheel()`).
@@ -40,6 +42,12 @@ DISTRIBUTION = "platform-sdk"
 PACKAGES = ("platform_sdk", "platform_contracts", "simulusion")
 # Requirements of platform-sdk whose code the wheel itself holds.
 BUNDLED = frozenset({"platform-contracts"})
+# The SDK's environment-server side, left out of the client wheel: its files (paths in the
+# wheel; a folder ends with "/") and the extra that brings its libraries.
+SERVER_SIDE = ("platform_sdk/__main__.py", "platform_sdk/server_extra.py", "platform_sdk/server/",
+               "platform_sdk/check/", "platform_sdk/launch/", "platform_sdk/menagerie/")
+SERVER_EXTRAS = frozenset({"server"})
+_EXTRA_MARKER = re.compile(r"extra\s*==\s*['\"]([^'\"]+)['\"]")
 WHEEL_TAG = "py3-none-any"
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
@@ -85,6 +93,11 @@ def package_files(package: str) -> Iterator[tuple[str, Path]]:
     return iter(sorted(found.items()))
 
 
+def in_client(name: str) -> bool:
+    """Whether the file `name` (its path in the wheel) belongs to the client wheel."""
+    return not any(name == part or (part.endswith("/") and name.startswith(part)) for part in SERVER_SIDE)
+
+
 def _gencode_version(files: Iterable[tuple[str, bytes]]) -> tuple[int, int, int] | None:
     """The newest protobuf version the bundled generated code was made by (None: no such code)."""
     versions: list[tuple[int, int, int]] = []
@@ -96,13 +109,14 @@ def _gencode_version(files: Iterable[tuple[str, bytes]]) -> tuple[int, int, int]
 
 def requirements(distribution: importlib.metadata.Distribution,
                  protobuf_floor: tuple[int, int, int] | None) -> list[str]:
-    """The distribution's Requires-Dist, without the bundled ones; protobuf (the base one) with
-    `protobuf_floor` added as a lower bound."""
+    """The distribution's Requires-Dist, without the bundled ones and the server extra's;
+    protobuf (the base one) with `protobuf_floor` added as a lower bound."""
     kept: list[str] = []
     for requirement in distribution.requires or []:
         match = _NAME.match(requirement)
         name = canonical_name(match.group(1)) if match else ""
-        if name in BUNDLED:
+        extra = _EXTRA_MARKER.search(requirement)
+        if name in BUNDLED or (extra and extra.group(1) in SERVER_EXTRAS):
             continue
         if match and name == "protobuf" and protobuf_floor is not None and ";" not in requirement:
             floor = ">=" + ".".join(map(str, protobuf_floor))
@@ -117,14 +131,19 @@ def metadata_text(distribution: importlib.metadata.Distribution, requires: list[
     lines = ["Metadata-Version: 2.1", f"Name: {DISTRIBUTION}", f"Version: {distribution.version}"]
     for field in ("Summary", "Requires-Python"):
         lines += [f"{field}: {value}" for value in (meta.get_all(field) or [])[:1]]
-    lines += [f"Provides-Extra: {extra}" for extra in sorted(set(meta.get_all("Provides-Extra") or []))]
+    extras = set(meta.get_all("Provides-Extra") or []) - SERVER_EXTRAS
+    lines += [f"Provides-Extra: {extra}" for extra in sorted(extras)]
     lines += [f"Requires-Dist: {requirement}" for requirement in requires]
     return "\n".join(lines) + "\n"
 
 
 def entry_points_text(distribution: importlib.metadata.Distribution) -> str:
+    """The distribution's entry points whose module is in the client wheel."""
     groups: dict[str, list[str]] = {}
     for entry in sorted(distribution.entry_points, key=lambda e: (e.group, e.name)):
+        module_path = entry.module.replace(".", "/")
+        if not (in_client(module_path + ".py") and in_client(module_path + "/__init__.py")):
+            continue
         groups.setdefault(entry.group, []).append(f"{entry.name} = {entry.value}")
     return "".join(f"[{group}]\n" + "\n".join(entries) + "\n\n" for group, entries in groups.items())
 
@@ -143,7 +162,8 @@ def build_client_wheel() -> ClientWheel:
     version = distribution.version
     stem = f"{DISTRIBUTION.replace('-', '_')}-{version.replace('-', '_')}"
     dist_info = f"{stem}.dist-info"
-    files = [(name, path.read_bytes()) for package in PACKAGES for name, path in package_files(package)]
+    files = [(name, path.read_bytes()) for package in PACKAGES for name, path in package_files(package)
+             if in_client(name)]
     entry_points = entry_points_text(distribution)
     files += [
         (f"{dist_info}/METADATA", metadata_text(distribution, requirements(distribution, _gencode_version(files))).encode()),

@@ -1,5 +1,5 @@
 """Uploaded Doom WADs (`/v0/doom/wads`): an upload streamed to a temporary file, never more
-than the limit, checked as a WAD (`platform_sdk.doom.wad_format`: header, directory inside the
+than the limit, checked as a WAD (`platform_wads.wad_format`: header, directory inside the
 file, at least one map), and kept in the store `PLATFORM_WADS` names (`platform_wads`) under
 its content id.
 """
@@ -17,11 +17,16 @@ from typing import Any, TypeVar
 
 from platform_contracts.limits import MAX_WAD_BYTES, MAX_WAD_NAME_LENGTH
 from platform_contracts.teams import DEFAULT_TEAM
-from platform_sdk.doom.wad_format import WadFormatError, read_wad_file
 from platform_wads import WadRecord, WadStore, WadStoreError, wad_id
 from platform_wads.settings import WadSettings
+from platform_wads.wad_format import WadFormatError, read_wad_file
 
-from platform_gateway.errors import InvalidArgumentError, NotFoundError, PayloadTooLargeError, UnavailableError
+from platform_gateway.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    PayloadTooLargeError,
+    UnavailableError,
+)
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.()+-]*\.wad$", re.IGNORECASE)
 MEGABYTE = 1024 * 1024

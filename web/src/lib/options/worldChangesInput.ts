@@ -1,5 +1,5 @@
 // The Options dialog's world-changes editor: a JSON list of timeline entries sent as the
-// session's `kwargs.world_changes` (platform_sdk.world_changes defines the kinds and their
+// session's `kwargs.world_changes` (platform_contracts.world_changes defines the kinds and their
 // fields; docs/world-changes.md). The browser checks only the shape, so that a typo says what
 // is wrong at once: a JSON list of objects, each with "at" (a whole number of the session's
 // steps, 0 or more) and "change" (a kind's name). Kinds, bodies, fields and ranges are the
@@ -8,7 +8,7 @@
 export const WORLD_CHANGES = "world_changes";
 export const WORLD_CHANGES_FIELD = `kwargs.${WORLD_CHANGES}`;
 
-/** The kinds of change (platform_sdk.world_changes), for the editor's help. */
+/** The kinds of change (platform_contracts.world_changes), for the editor's help. */
 export const WORLD_CHANGE_KINDS = ["mass", "friction", "motor_strength", "position", "sensor_offset", "sensor_noise"] as const;
 
 /** The platform overview's example, shown in the empty editor. */

@@ -235,7 +235,7 @@ class WorldChangesPublic(BaseModel):
     session_id: str
     timeline: list[dict[str, Any]] = Field(
         description="the session's `world_changes` kwarg: entries {at, change, ...fields, reveal?} "
-        "(platform_sdk.world_changes lists the kinds and their fields)")
+        "(platform_contracts.world_changes lists the kinds and their fields)")
     applied: list[dict[str, Any]] = Field(
         description="each change as it was applied, oldest first: its timeline entry plus `index` (its place "
         "in the timeline), `session_step` (the session's steps before it), `seq` (the recorded step event "

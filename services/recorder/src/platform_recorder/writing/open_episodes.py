@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from platform_contracts.step_batches import EntryForm
+from simulusion.bus.v1 import events_pb2
+
 from platform_recorder.writing.episodes import START_KINDS
 from platform_recorder.writing.held_observations import HeldObservations
-from platform_recorder.writing.recorded_world_changes import event_world_changes
 from platform_recorder.writing.part_files import ORPHANS_PART, PartWriter, part_files, read_part
-from simulusion.bus.v1 import events_pb2
+from platform_recorder.writing.recorded_world_changes import event_world_changes
 
 # An open episode keeps its events in memory up to this many bytes, so that finishing it needs
 # no read back of its part file (larger ones are read back). An event with a large observation

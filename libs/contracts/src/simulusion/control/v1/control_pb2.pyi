@@ -392,7 +392,7 @@ class CatalogEntry(_message.Message):
     """e.g. "Atari", "DeepMind Control"; "Custom" for catalog.toml entries without one"""
     world_json: _builtins.str
     """What a world-change timeline may name in this environment, as JSON (the catalog entry's
-    `world` table; platform_sdk.world_changes.WorldFacts): {"mujoco": bool, "bodies": [...],
+    `world` table; platform_contracts.world_changes.WorldFacts): {"mujoco": bool, "bodies": [...],
     "actuators": [...], "geoms": [...], "observation_size": int | null}; "" when unknown.
     """
     @_builtins.property

@@ -501,7 +501,7 @@ class ForRecording(_message.Message):
     TRUE_OBSERVATION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def world_changes_json(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The world changes (platform_sdk.world_changes) this reset or step applied, in timeline
+        """The world changes (platform_contracts.world_changes) this reset or step applied, in timeline
         order, each a JSON object: the timeline entry's fields, "index" (its place in the
         timeline) and "session_step" (the session's steps before it: its `at`).
         """

@@ -1,9 +1,0 @@
-"""The error of the Menagerie robot environments."""
-
-from __future__ import annotations
-
-from platform_sdk.errors import PlatformError
-
-
-class RobotError(PlatformError, ValueError):
-    """A robot environment cannot be built or stepped; the one-line message says why and how to fix it."""
