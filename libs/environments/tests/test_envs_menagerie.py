@@ -30,9 +30,11 @@ from platform_envs.robots.errors import RobotError
 ROBOT = "booster_t1"  # the smallest humanoid: 1.8 MB as Menagerie ships it
 
 
-def _command(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _command(*args: str, env: dict[str, str] | None = None,
+             module: str = "platform_sdk.menagerie") -> subprocess.CompletedProcess[str]:
+    """The prefetch command as the overview spells it (`python -m platform_sdk.menagerie`)."""
     return subprocess.run(
-        [sys.executable, "-m", "platform_envs.menagerie", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True, text=True, timeout=120, env=env, check=False,
     )
 
@@ -177,3 +179,9 @@ def test_a_robot_downloads_on_first_use_into_the_cache_and_loads_from_it(
     assert model.nu == 23
     assert served.requests == [f"/{served.archive.name}"]  # downloaded once: the second use found it cached
     assert _progress_lines(capsys.readouterr().err) == []
+
+
+def test_the_command_also_runs_under_the_environments_own_name() -> None:
+    done = _command("--help", module="platform_envs.menagerie")
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m platform_envs.menagerie")
+    assert _command("--help").stdout.startswith("usage: python -m platform_sdk.menagerie")

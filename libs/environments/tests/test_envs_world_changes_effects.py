@@ -11,11 +11,10 @@ import mujoco
 import numpy as np
 import pytest
 from gymnasium import spaces as gs
-from platform_contracts.world_changes import parse_timeline
+from platform_contracts.world_changes import WorldChangeError, parse_timeline
 from platform_envs.adapters.dmc import make_env as make_dmc
 from platform_envs.world_change_effects import find_mujoco, live_facts, sensor_space
 from platform_envs.world_change_timeline import WorldChangeTimeline, with_timeline
-from platform_sdk.server.errors import StartupError
 
 TOY_XML = """
 <mujoco>
@@ -323,7 +322,7 @@ def test_reveal_shows_in_that_steps_info_only() -> None:
 
 
 def test_mujoco_kinds_on_cartpole_are_refused_at_start_sensor_kinds_allowed() -> None:
-    with pytest.raises(StartupError) as info:
+    with pytest.raises(WorldChangeError) as info:
         with_timeline(gymnasium.make("CartPole-v1"), parse_timeline([
             {"at": 0, "change": "sensor_noise", "std": 0.1},
             {"at": 10, "change": "mass", "body": "pole", "scale": 2.0},
@@ -335,9 +334,9 @@ def test_mujoco_kinds_on_cartpole_are_refused_at_start_sensor_kinds_allowed() ->
 
 
 def test_the_live_facts_check_names_bodies_and_indices() -> None:
-    with pytest.raises(StartupError, match=r"world_changes\[0\]\.body: no body 'hand': the bodies are torso, "):
+    with pytest.raises(WorldChangeError, match=r"world_changes\[0\]\.body: no body 'hand': the bodies are torso, "):
         with_timeline(_cheetah(), parse_timeline([{"at": 0, "change": "mass", "body": "hand", "scale": 2}]))
-    with pytest.raises(StartupError, match=r"world_changes\[0\]\.indices: index 17 is out of range"):
+    with pytest.raises(WorldChangeError, match=r"world_changes\[0\]\.indices: index 17 is out of range"):
         with_timeline(_cheetah(), parse_timeline([{"at": 0, "change": "sensor_noise", "std": 1, "indices": [17]}]))
 
 

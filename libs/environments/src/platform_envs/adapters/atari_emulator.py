@@ -20,7 +20,7 @@ from typing import Any
 
 from platform_envs.errors import EnvError
 
-INSTALL_COMMAND = "pip install 'platform-sdk[atari]'"
+INSTALL_COMMAND = "pip install 'platform-envs[atari]'"
 ALE_RANDOM_SEED = 0
 # Emulators kept per (game, mode, difficulty) for reuse; more are simply dropped.
 POOL_SIZE = 2

@@ -13,7 +13,7 @@ from typing import Any
 from platform_envs.adapters.dmc_render import RENDER_QUALITIES, prepare_model
 from platform_envs.errors import EnvError
 
-INSTALL_COMMAND = "pip install 'platform-sdk[dmc]'"
+INSTALL_COMMAND = "pip install 'platform-envs[dmc]'"
 RENDER_MODES: tuple[str, ...] = ("rgb_array",)
 
 

@@ -36,7 +36,7 @@ TASKS: tuple[str, ...] = (
     "Walker2d",
 )
 VERSION = "v5"
-INSTALL_COMMAND = "pip install 'platform-sdk[mujoco]'"
+INSTALL_COMMAND = "pip install 'platform-envs[mujoco]'"
 _BY_KEY = {task.lower(): task for task in TASKS}
 
 

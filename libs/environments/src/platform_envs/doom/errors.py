@@ -7,7 +7,7 @@ from typing import Any
 
 from platform_envs.errors import EnvError
 
-INSTALL_COMMAND = "pip install 'platform-sdk[doom]'"
+INSTALL_COMMAND = "pip install 'platform-envs[doom]'"
 
 
 class DoomError(EnvError, ValueError):

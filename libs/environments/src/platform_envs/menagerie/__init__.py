@@ -21,7 +21,7 @@ from platform_envs.robots.errors import RobotError
 
 log = logging.getLogger(__name__)
 
-INSTALL_COMMAND = "pip install 'platform-sdk[robots]'"
+INSTALL_COMMAND = "pip install 'platform-envs[robots]'"
 # The robots of the built-in catalog (python -m platform_envs.menagerie fetches these by default).
 CATALOG_ROBOTS: tuple[str, ...] = (
     "franka_emika_panda",

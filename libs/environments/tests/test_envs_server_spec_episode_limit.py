@@ -16,7 +16,7 @@ from platform_sdk.server.factory import build_env
 from platform_sdk.server.instance import EnvInstance
 from platform_sdk.server.spec import build_spec, max_episode_steps
 from simulusion.env.v1 import environment_pb2 as env_pb
-from test_sdk_robots_base import SliderEnv
+from test_envs_robots_base import SliderEnv
 
 
 def limit_of(spec: env_pb.SpecResponse) -> int | None:
