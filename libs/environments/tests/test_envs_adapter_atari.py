@@ -211,7 +211,7 @@ def test_game_names_and_bad_settings() -> None:
 
 def test_missing_ale_py_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ale_py", None)  # what `import ale_py` does when it is absent
-    with pytest.raises(AtariError, match=r"pip install 'platform-sdk\[atari\]'"):
+    with pytest.raises(AtariError, match=r"pip install 'platform-envs\[atari\]'"):
         make_env("pong")
 
 

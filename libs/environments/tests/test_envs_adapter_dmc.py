@@ -310,7 +310,7 @@ def test_stepping_before_reset_is_an_error() -> None:
 
 def test_without_dm_control_the_error_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "dm_control", None)  # `import dm_control` now raises ImportError
-    with pytest.raises(dmc.DmControlError, match=r"pip install 'platform-sdk\[dmc\]'"):
+    with pytest.raises(dmc.DmControlError, match=r"pip install 'platform-envs\[dmc\]'"):
         dmc.make_env("cartpole", "swingup")
 
 

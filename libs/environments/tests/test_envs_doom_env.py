@@ -192,5 +192,5 @@ def test_bad_settings_are_refused() -> None:
 
 def test_missing_vizdoom_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "vizdoom", None)  # what `import vizdoom` does when it is absent
-    with pytest.raises(DoomError, match=r"pip install 'platform-sdk\[doom\]'"):
+    with pytest.raises(DoomError, match=r"pip install 'platform-envs\[doom\]'"):
         make_env("basic")
