@@ -16,7 +16,7 @@ help:
 	@echo "make test       check generated code, lint and types, then the tests (each member in its own env, then web/)"
 	@echo "make gen        regenerate libs/contracts from the .proto files and the web app's API types from the gateway"
 	@echo "make check-gen  fail if the generated code differs from the .proto files or the gateway's OpenAPI"
-	@echo "make check      ruff, mypy (strict on libs/contracts, libs/bus, libs/environments and sdk) and the layer rules (lint-imports)"
+	@echo "make check      ruff, mypy (strict on every member) and the layer rules (lint-imports)"
 	@echo "make bench      run the benchmarks (bench/*.py)"
 	@echo "make lint       ruff"
 

@@ -41,7 +41,8 @@ def program_name(argv0: str | None = None) -> str:
     return name if name in SCRIPTS else SCRIPTS[0]
 
 
-def _number(env: Mapping[str, str], key: str, default: str, kind: type = int) -> int | float | None:
+def _number(env: Mapping[str, str], key: str, default: str,
+            kind: type[int] | type[float] = int) -> int | float | None:
     raw = env.get(key, default)
     if raw == "":
         return None

@@ -42,7 +42,7 @@ class RestartPolicy:
 
     def delay(self, crashes: int) -> float:
         """Seconds to wait before starting a service again after its `crashes`-th recent crash."""
-        return min(self.max_delay, self.first_delay * 2 ** (crashes - 1))
+        return min(self.max_delay, self.first_delay * 2.0 ** (crashes - 1))
 
 
 class ServiceRestarts:

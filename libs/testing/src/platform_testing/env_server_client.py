@@ -68,7 +68,8 @@ def read_line(stream: Any, timeout: float) -> str:
         selector.register(stream, selectors.EVENT_READ)
         if not selector.select(timeout):
             return ""
-    return stream.readline()
+    line: str = stream.readline()
+    return line
 
 
 def run_server(args: Sequence[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 from platform_bus import BusUnavailableError
@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 10.0
 LIST_TIMEOUT_S = 5.0
 CLAIM_TIMEOUT_S = 10.0
+
+ReplyT = TypeVar("ReplyT", bound=Message)  # the reply message a request is parsed into
 
 
 class EnvHostClient:
@@ -51,8 +53,8 @@ class EnvHostClient:
                                    control_pb2.ListInstancesRequest(), control_pb2.ListInstancesReply(),
                                    self.list_timeout)
 
-    async def _request(self, host_id: str, what: str, subject: str, request: Message, reply: Any,
-                       timeout: float) -> Any:
+    async def _request(self, host_id: str, what: str, subject: str, request: Message, reply: ReplyT,
+                       timeout: float) -> ReplyT:
         try:
             msg = await bus_request(self.nc, subject, request.SerializeToString(), timeout=timeout,
                                     service=f"env host '{host_id}'")

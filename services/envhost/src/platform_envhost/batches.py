@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from platform_contracts.limits import MAX_HOLD_STEPS_WITH_FRAMES
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
@@ -26,7 +27,7 @@ from simulusion.env.v1 import values_pb2 as values_pb
 from platform_envhost import for_recording
 from platform_envhost.agent_data import check_agent_data
 from platform_envhost.event_batches import batch_messages
-from platform_envhost.holds import MAX_HOLD_STEPS_WITH_FRAMES, strip_hold
+from platform_envhost.holds import strip_hold
 from platform_envhost.publisher import Outgoing
 from platform_envhost.saved_snapshots import SAVED_COMMANDS, SavedSnapshots
 from platform_envhost.session_instance import Instance

@@ -87,7 +87,7 @@ class Router:
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Connect": method})
 
-    async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+    async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         session_id = ""
         for key, value in context.invocation_metadata() or ():
             if key == subjects.SESSION_ID_METADATA:

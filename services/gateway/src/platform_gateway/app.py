@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from nats.aio.client import Client as NATS
-from starlette.types import Lifespan
 from platform_contracts.tracing import setup_tracing
+from starlette.types import Lifespan
 
 from platform_gateway.api import errors
 from platform_gateway.api.main import api_router
@@ -56,7 +57,7 @@ def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = No
     stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
 
     @app.get("/healthz", tags=["health"])
-    async def healthz(request: Request) -> dict:
+    async def healthz(request: Request) -> dict[str, Any]:
         """Whether the gateway runs and reaches NATS."""
         nc = request.app.state.gateway.nc
         return {"ok": True, "nats": "connected" if nc.is_connected else "disconnected"}

@@ -118,7 +118,8 @@ async def stream_archive(
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
 
     def fetch(name: str, offset: int) -> bytes:
-        return on_loop(recorder.read_file(recording_id, name, offset, chunk))
+        data: bytes = on_loop(recorder.read_file(recording_id, name, offset, chunk))
+        return data
 
     def work() -> None:
         try:

@@ -46,7 +46,7 @@ class EnvCommands:
     def __init__(self, streams: SessionStreams) -> None:
         self.streams = streams
 
-    async def reset(self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None) -> dict:
+    async def reset(self, session_id: str, seed: int | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
         info, response = await self.reset_response(session_id, seed, options)
         return json_views.reset_json(response.reset, info.spec)
 
@@ -69,7 +69,7 @@ class EnvCommands:
 
     async def step(
         self, session_id: str, action: Any, agent: dict[str, Any] | None = None, auto_reset: bool = False
-    ) -> dict:
+    ) -> dict[str, Any]:
         info, response = await self.step_response(session_id, action, agent, auto_reset)
         return {**json_views.step_json(response.step, info.spec), "warnings": list(response.warnings)}
 
@@ -87,7 +87,7 @@ class EnvCommands:
 
     async def hold(
         self, session_id: str, action: Any, steps: int, frames: bool = True, agent: dict[str, Any] | None = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Repeat one action for up to `steps` steps in one stretch (see HoldRequest)."""
         info = await self.streams.directory.running(session_id)
         check_hold(steps, frames, f"session {session_id} ({info.options.env_id}), hold")
@@ -96,14 +96,14 @@ class EnvCommands:
         response = await self._run(info, "hold", env_pb.EnvRequest(hold=command))
         return {**json_views.hold_json(response.hold), "warnings": list(response.warnings)}
 
-    async def save_snapshot(self, session_id: str, label: str = "") -> dict:
+    async def save_snapshot(self, session_id: str, label: str = "") -> dict[str, Any]:
         """Keep the session's state durably (through the env host and the recorder)."""
         info = await self.streams.directory.running(session_id)
         request = env_pb.EnvRequest(save_snapshot=env_pb.SaveSnapshotRequest(label=label))
         response = await self._run(info, "save_snapshot", request)
         return json_views.saved_snapshot_json(response.save_snapshot.saved)
 
-    async def restore_saved(self, session_id: str, snapshot_id: str) -> dict:
+    async def restore_saved(self, session_id: str, snapshot_id: str) -> dict[str, Any]:
         """Return the session to a saved snapshot of the same environment and arguments."""
         info, response = await self.restore_saved_response(session_id, snapshot_id)
         return json_views.restore_json(response.restore_saved, info.spec)
@@ -114,7 +114,7 @@ class EnvCommands:
         request = env_pb.EnvRequest(restore_saved=env_pb.RestoreSavedRequest(id=snapshot_id))
         return info, await self._run(info, "restore_saved", request)
 
-    async def world_changes(self, session_id: str) -> dict:
+    async def world_changes(self, session_id: str) -> dict[str, Any]:
         """The session's world-change timeline and the changes applied so far (the env host's log).
 
         Raises:
@@ -143,12 +143,12 @@ class EnvCommands:
         except ValueMismatchError as exc:
             raise InvalidActionError(f"session {info.id} ({info.options.env_id}), {command}: {exc}") from None
 
-    async def snapshot(self, session_id: str) -> dict:
+    async def snapshot(self, session_id: str) -> dict[str, Any]:
         info = await self.streams.directory.running(session_id)
         response = await self._run(info, "snapshot", env_pb.EnvRequest(snapshot=env_pb.SnapshotRequest()))
         return {"handle": response.snapshot.handle}
 
-    async def restore(self, session_id: str, handle: str) -> dict:
+    async def restore(self, session_id: str, handle: str) -> dict[str, Any]:
         info, response = await self.restore_response(session_id, handle)
         return json_views.restore_json(response.restore, info.spec)
 

@@ -208,4 +208,6 @@ def frame_jpeg(frame: env_pb.Frame, observation: values_pb.Value | None = None) 
     import simplejpeg
 
     array = np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)
-    return simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=DEFAULT_JPEG_QUALITY, colorspace="RGB")
+    encoded: bytes = simplejpeg.encode_jpeg(np.ascontiguousarray(array), quality=DEFAULT_JPEG_QUALITY,
+                                            colorspace="RGB")
+    return encoded

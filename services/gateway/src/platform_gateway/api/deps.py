@@ -22,7 +22,8 @@ _bearer = HTTPBearer(auto_error=False, description="an API token (PLATFORM_API_T
 
 
 def get_gateway(request: Request) -> Gateway:
-    return request.app.state.gateway
+    gateway: Gateway = request.app.state.gateway
+    return gateway
 
 
 GatewayDep = Annotated[Gateway, Depends(get_gateway)]

@@ -173,7 +173,8 @@ class ArrayRows:
         """
         index, self._next = self._next, self._next + 1
         if self._array is not None:
-            return self._array[index].tobytes()
+            row: bytes = self._array[index].tobytes()
+            return row
         data: bytes = self._member.read(self._row_bytes)
         if len(data) != self._row_bytes:
             raise RecorderError(f"an array's row {index} is cut short: {len(data)} of {self._row_bytes} bytes")

@@ -112,7 +112,8 @@ class SavedSnapshotStore:
 
     def _read_info(self, snapshot_id: str) -> dict[str, Any]:
         try:
-            return json.loads(self.storage.get(self._key(check_snapshot_id(snapshot_id), INFO_FILE)))
+            info: dict[str, Any] = json.loads(self.storage.get(self._key(check_snapshot_id(snapshot_id), INFO_FILE)))
+            return info
         except ObjectNotFoundError:
             raise SavedSnapshotNotFoundError(f"saved snapshot {snapshot_id!r} not found") from None
 

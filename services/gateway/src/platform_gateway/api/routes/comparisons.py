@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, status
 from platform_contracts import limits
@@ -31,7 +31,7 @@ class ComparisonTooLargeError(GatewayError):
 @router.post("", response_model=ComparisonPublic, status_code=status.HTTP_201_CREATED,
              responses={413: {"model": ErrorPublic, "description": "larger than the most the recorder stores"}})
 async def create_comparison(body: ComparisonCreate, recorder: RecorderDep, access: AccessDep,
-                            identity: IdentityDep) -> dict:
+                            identity: IdentityDep) -> dict[str, Any]:
     """Store a comparison (the document without `id` and `created`, which the recorder sets; members
     not named here are kept); answers the stored document."""
     document = body.model_dump(exclude_unset=True)
@@ -45,13 +45,13 @@ async def create_comparison(body: ComparisonCreate, recorder: RecorderDep, acces
 
 
 @router.get("", response_model=ComparisonsPublic)
-async def list_comparisons(recorder: RecorderDep, access: AccessDep, identity: IdentityDep) -> dict:
+async def list_comparisons(recorder: RecorderDep, access: AccessDep, identity: IdentityDep) -> dict[str, Any]:
     """Every stored comparison's summary (your team's), newest first."""
     found = await recorder.list_comparisons()
     return {"comparisons": access.visible(identity, found, lambda c: c.get("team"))}
 
 
 @router.get("/{comparison_id}", response_model=ComparisonPublic)
-async def get_comparison(comparison_id: ComparisonId, recorder: RecorderDep) -> dict:
+async def get_comparison(comparison_id: ComparisonId, recorder: RecorderDep) -> dict[str, Any]:
     """One comparison: the environment, its timeline, and each agent's measures, reward windows and recording."""
     return await recorder.get_comparison(comparison_id)

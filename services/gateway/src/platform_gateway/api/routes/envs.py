@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
 
 from platform_gateway.api.deps import BrokerDep, PreviewsDep
@@ -16,7 +18,7 @@ router = APIRouter(prefix="/envs", tags=["envs"])
 
 
 @router.get("", response_model=EnvsPublic, responses={503: {"model": ErrorPublic}})
-async def list_envs(broker: BrokerDep, previews: PreviewsDep) -> dict:
+async def list_envs(broker: BrokerDep, previews: PreviewsDep) -> dict[str, Any]:
     """The broker's catalog entries.
 
     Each entry has `preview`, the URL of one frame of it (JPEG), and `preview_cached`:

@@ -48,7 +48,7 @@ async def list_recordings(
     recorder: RecorderDep, access: AccessDep, identity: IdentityDep, env_id: str | None = None,
     session_id: str | None = None,
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
-) -> dict:
+) -> dict[str, Any]:
     """Recordings, newest first: meta.json without the episode list, with `episode_count`,
     `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
     vector session's sub-session recordings."""
@@ -59,7 +59,7 @@ async def list_recordings(
 
 
 @router.get("/{recording_id}", response_model=RecordingPublic)
-async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> dict:
+async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> dict[str, Any]:
     """The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
     with `world_changes` from its `recording.json`."""
     return await recorder.get_recording(recording_id)
@@ -87,7 +87,7 @@ async def download_archive(recording_id: RecordingId, recorder: RecorderDep) -> 
 async def get_episode(
     recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep,
     arrays: Annotated[str | None, Query(description="array names, e.g. rewards,actions")] = None,
-) -> dict:
+) -> dict[str, Any]:
     """A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON."""
     names = [n.strip() for n in arrays.split(",") if n.strip()] if arrays else []
     reply = await recorder.episode(recording_id, index, arrays=names)
@@ -96,7 +96,7 @@ async def get_episode(
 
 
 @router.get("/{recording_id}/episodes/{index}/digests", response_model=DigestsPublic)
-async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep) -> dict:
+async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep) -> dict[str, Any]:
     """The digest of each observation row of a finished episode (row 0: the reset's), as the
     session stream gives them with `"observation": "digest"`: what a play back compares."""
     return {"observations": await recorder.episode_digests(recording_id, index)}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response, status
 from platform_contracts import limits
 
 from platform_gateway.api.deps import AccessDep, BrokerDep, CommandsDep, GatewayDep, IdentityDep, StreamsDep
+from platform_gateway.errors import InvalidArgumentError, NotFoundError
+from platform_gateway.identity.authenticator import Identity
 from platform_gateway.json_views import frame_jpeg, session_to_json
 from platform_gateway.schemas.sessions import (
     ErrorPublic,
@@ -13,8 +17,8 @@ from platform_gateway.schemas.sessions import (
     HoldResult,
     ResetBody,
     ResetResult,
-    RestoreResult,
     RestoreBody,
+    RestoreResult,
     RestoreSavedBody,
     SavedSnapshotPublic,
     SaveSnapshotBody,
@@ -27,13 +31,11 @@ from platform_gateway.schemas.sessions import (
     StepTicketPublic,
     WorldChangesPublic,
 )
-from platform_gateway.errors import InvalidArgumentError, NotFoundError
-from platform_gateway.identity.authenticator import Identity
 from platform_gateway.session_directory import gone_error
 from platform_gateway.session_options import options_from_body
 from platform_gateway.team_access import TeamAccess
 
-_ERRORS: dict[int | str, dict] = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorPublic} for code in (404, 409, 410, 422, 429, 500, 501, 503, 504)
 }
 router = APIRouter(prefix="/sessions", tags=["sessions"], responses=_ERRORS)
@@ -41,7 +43,7 @@ router = APIRouter(prefix="/sessions", tags=["sessions"], responses=_ERRORS)
 
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
 async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep, access: AccessDep,
-                         identity: IdentityDep) -> dict:
+                         identity: IdentityDep) -> dict[str, Any]:
     """Start a session of a catalog environment; answers once its instance runs.
 
     With `life`, the recording appends to that life; 409 while another open session records it.
@@ -56,7 +58,7 @@ async def create_session(body: SessionCreate, broker: BrokerDep, streams: Stream
 
 
 @router.get("", response_model=SessionsPublic)
-async def list_sessions(broker: BrokerDep, access: AccessDep, identity: IdentityDep, include_closed: bool = False) -> dict:
+async def list_sessions(broker: BrokerDep, access: AccessDep, identity: IdentityDep, include_closed: bool = False) -> dict[str, Any]:
     team = access.list_filter(identity)
     sessions = [session_to_json(s) for s in await broker.list_sessions(include_closed, team)
                 if access.sees(identity, s.options.team)]
@@ -64,12 +66,12 @@ async def list_sessions(broker: BrokerDep, access: AccessDep, identity: Identity
 
 
 @router.get("/{session_id}", response_model=SessionPublic)
-async def get_session(session_id: str, broker: BrokerDep) -> dict:
+async def get_session(session_id: str, broker: BrokerDep) -> dict[str, Any]:
     return session_to_json(await broker.get_session(session_id))
 
 
 @router.delete("/{session_id}", response_model=SessionPublic)
-async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> dict:
+async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> dict[str, Any]:
     """Stop the session's instance; answers with the closed session."""
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
@@ -96,7 +98,7 @@ _TICKET = (
 
 
 @router.post("/{session_id}/ticket", response_model=StepTicketPublic, description=_TICKET)
-async def step_ticket(session_id: str, gateway: GatewayDep) -> dict:
+async def step_ticket(session_id: str, gateway: GatewayDep) -> dict[str, Any]:
     directory = gateway.streams.directory
     info = await directory.fresh(session_id)  # the broker's word: a ticket is asked once per link
     error = gone_error(info)
@@ -107,13 +109,13 @@ async def step_ticket(session_id: str, gateway: GatewayDep) -> dict:
 
 
 @router.post("/{session_id}/reset", response_model=ResetResult)
-async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None = None) -> dict:
+async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None = None) -> dict[str, Any]:
     body = body or ResetBody()
     return await commands.reset(session_id, body.seed, body.options)
 
 
 @router.post("/{session_id}/step", response_model=StepResult)
-async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict:
+async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict[str, Any]:
     """One step; the action is JSON for the session's action space."""
     return await commands.step(session_id, body.action, body.agent, body.auto_reset)
 
@@ -126,12 +128,12 @@ _HOLD = (
 
 
 @router.post("/{session_id}/hold", response_model=HoldResult, description=_HOLD)
-async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> dict:
+async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> dict[str, Any]:
     return await commands.hold(session_id, body.action, body.steps, body.frames, body.agent)
 
 
 @router.post("/{session_id}/saved-snapshots", response_model=SavedSnapshotPublic, status_code=status.HTTP_201_CREATED)
-async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapshotBody | None = None) -> dict:
+async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapshotBody | None = None) -> dict[str, Any]:
     """Keep the session's current state durably: it survives crashes and restarts of every service.
     `POST /v0/sessions` of the same environment then `/restore-saved` (or `platform_sdk.resume(id)`)
     carries on from it exactly."""
@@ -139,24 +141,24 @@ async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapsh
 
 
 @router.post("/{session_id}/restore-saved", response_model=RestoreResult)
-async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> dict:
+async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> dict[str, Any]:
     """Return the session to a saved snapshot of the same environment and arguments."""
     return await commands.restore_saved(session_id, body.id)
 
 
 @router.post("/{session_id}/snapshot", response_model=SnapshotResult)
-async def snapshot(session_id: str, commands: CommandsDep) -> dict:
+async def snapshot(session_id: str, commands: CommandsDep) -> dict[str, Any]:
     """Keep the full state (RNG included) in the instance; returns a handle for /restore."""
     return await commands.snapshot(session_id)
 
 
 @router.post("/{session_id}/restore", response_model=RestoreResult)
-async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict:
+async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict[str, Any]:
     return await commands.restore(session_id, body.handle)
 
 
 @router.get("/{session_id}/world-changes", response_model=WorldChangesPublic)
-async def world_changes(session_id: str, commands: CommandsDep) -> dict:
+async def world_changes(session_id: str, commands: CommandsDep) -> dict[str, Any]:
     """The session's world-change timeline (its `world_changes` kwarg) and the changes applied so far,
     oldest first. 404 for an unknown session; 410 once it has ended: a recorded session's changes are then
     in its recording's `world_changes` (GET /v0/recordings/{id})."""

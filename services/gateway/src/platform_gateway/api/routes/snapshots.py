@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 from platform_contracts import limits
@@ -20,7 +20,7 @@ router = APIRouter(
 
 @router.get("", response_model=SavedSnapshotsPublic)
 async def list_saved_snapshots(recorder: RecorderDep, access: AccessDep, identity: IdentityDep,
-                               env_id: str | None = None, session_id: str | None = None) -> dict:
+                               env_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
     """Saved snapshots (your team's), newest first, optionally of one environment or session."""
     found = await recorder.list_saved_snapshots(env_id, session_id, access.list_filter(identity))
     saved = [saved_snapshot_json(s) for s in access.visible(identity, found, lambda s: s.team)]
@@ -31,6 +31,6 @@ async def list_saved_snapshots(recorder: RecorderDep, access: AccessDep, identit
 async def get_saved_snapshot(
     snapshot_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN)],
     recorder: RecorderDep,
-) -> dict:
+) -> dict[str, Any]:
     """One saved snapshot: its environment, arguments and moment."""
     return saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id))
