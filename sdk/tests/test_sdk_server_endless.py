@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import gymnasium
@@ -125,42 +124,9 @@ def test_a_plain_cartpole_is_still_truncated_at_500() -> None:
     assert _has_time_limit(env) and env.spec.max_episode_steps == 500
 
 
-def test_endless_dmc_has_no_time_limit() -> None:
-    kwargs = {"domain": "cartpole", "task": "balance"}
-    env, env_id = build_env(factory="platform_envs.adapters.dmc:make_env", kwargs=kwargs, endless=True)
-    instance = EnvInstance(env, env_id, endless=True)
-    assert env.metadata["time_limit"] is None
-    _reset(instance, seed=0)
-    action = pb.Value()
-    action.tensor.CopyFrom(pb.Tensor(dtype="float64", shape=[1], data=np.zeros(1).tobytes()))
-    held = instance.handle(
-        env_pb.EnvRequest(id=3, hold=env_pb.HoldRequest(action=action, steps=1200, keep_steps=True))
-    ).hold
-    assert held.steps == 1200  # the task's own limit is 1000 steps (10 s)
-    assert not any(k.HasField("auto_reset") for k in held.kept)
-    instance.close()
-
-
-def test_endless_gym_mujoco_and_atari_have_no_time_limit() -> None:
-    mujoco_env, _ = build_env(
-        factory="platform_envs.adapters.gym_mujoco:make_env", kwargs={"task": "InvertedPendulum"}, endless=True
-    )
-    assert not _has_time_limit(mujoco_env)
-    mujoco_env.close()
-    pong, _ = build_env(factory="platform_envs.adapters.atari:make_env", kwargs={"game": "pong"}, endless=True)
-    assert pong.unwrapped.max_episode_steps == math.inf and pong.metadata["max_episode_steps"] is None
-    pong.close()
-
-
 def test_endless_with_a_time_limit_kwarg_is_refused() -> None:
     with pytest.raises(StartupError, match="drop max_episode_steps"):
         build_env("CartPole-v1", kwargs={"max_episode_steps": 10}, endless=True)
-    with pytest.raises(StartupError, match="drop time_limit"):
-        build_env(
-            factory="platform_envs.adapters.dmc:make_env",
-            kwargs={"domain": "cartpole", "task": "balance", "time_limit": 5},
-            endless=True,
-        )
 
 
 def test_a_factory_time_limit_wrapper_is_taken_out() -> None:

@@ -159,14 +159,3 @@ def test_an_endless_hold_goes_on_through_restarts() -> None:
         assert abs(_observation(kept.auto_reset.final_observation)[2]) > 0.2
         assert np.all(np.abs(_observation(kept.observation)) <= 0.05)  # a fresh start
         assert kept.auto_reset.final_frame.encoding == "jpeg" and kept.frame.encoding == "jpeg"
-
-
-def test_pong_hold_with_frames() -> None:
-    env, env_id = build_env(factory="platform_envs.adapters.atari:make_env", kwargs={"game": "pong"})
-    instance = EnvInstance(env, env_id)
-    _reset(instance, seed=0)
-    result = _ok_hold(instance, pb.Value(discrete=0), 8, frames=True)
-    assert result.steps == 8 and len(result.frames) == 8
-    assert (result.frames[0].width, result.frames[0].height) == (160, 210)
-    assert _observation(result.observation).shape == (210, 160, 3)
-    instance.close()

@@ -12,7 +12,6 @@ import gymnasium
 import numpy as np
 import pytest
 from platform_contracts.spaces import decode_value
-from platform_sdk.server.factory import build_env
 from platform_sdk.server.instance import EnvInstance
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
@@ -44,25 +43,9 @@ def _gym(env_id: str) -> Callable[[], EnvInstance]:
     return lambda: EnvInstance(gymnasium.make(env_id, render_mode="rgb_array"), env_id)
 
 
-def _factory(factory: str, **kwargs: Any) -> Callable[[], EnvInstance]:
-    def make() -> EnvInstance:
-        env, env_id = build_env(factory=factory, kwargs=kwargs)
-        return EnvInstance(env, env_id)
-
-    return make
-
-
 CASES = [
     pytest.param(_gym("CartPole-v1"), pb.Value(discrete=1), id="cartpole"),
     pytest.param(_gym("Pendulum-v1"), _tensor([0.7], "float32"), id="pendulum"),
-    pytest.param(
-        _factory("platform_envs.adapters.dmc:make_env", domain="cartpole", task="swingup"),
-        _tensor([0.3]),
-        id="dmc-cartpole-swingup",
-    ),
-    pytest.param(
-        _factory("platform_envs.adapters.atari:make_env", game="pong"), pb.Value(discrete=2), id="pong"
-    ),
 ]
 
 
