@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import platform_sdk
+import pytest
 from gymnasium.vector import AutoresetMode
 from platform_testing.waiting import wait_for
 
@@ -66,3 +67,26 @@ def test_every_sub_environment_is_recorded(platform_stack):
         assert meta["env_id"] == "cartpole"
         data = np.load(folder / meta["episodes"][0]["file"])
         assert data["actions"].tolist() == [1] * 5
+
+
+def test_make_vec_records_frames_and_refuses_a_life_as_connect_would(platform_stack):
+    """make_vec takes connect's options: record_frames keeps each sub-environment's frames; a
+    life is refused by the platform (a life records one environment), naming why."""
+    with platform_sdk.make_vec("cartpole", 2, url=platform_stack.url, record=True, record_frames=True) as envs:
+        sid = envs.session_id
+        envs.reset(seed=1)
+        for _ in range(3):
+            envs.step(np.zeros(2, dtype=np.int64))
+    for i in range(2):
+        folder = Path(platform_stack.recordings) / f"{sid}-{i}"
+
+        def closed(folder=folder):
+            path = folder / "meta.json"
+            meta = json.loads(path.read_text()) if path.exists() else {}
+            return meta if meta.get("episodes") and meta["episodes"][0].get("length") == 3 else None
+
+        meta = wait_for(closed, what=f"recording {folder} with 3 steps")
+        frames = np.load(folder / meta["episodes"][0]["file"])["frames"]
+        assert len(frames) == 4 and all(bytes(frame).startswith(b"\xff\xd8") for frame in frames)  # JPEGs
+    with pytest.raises(platform_sdk.InvalidRequestError, match="a vector session .* cannot append to it"):
+        platform_sdk.make_vec("cartpole", 2, url=platform_stack.url, record=True, life="vec-life")

@@ -24,6 +24,7 @@ from gymnasium.wrappers import TimeLimit
 from platform_sdk import errors
 from platform_sdk.client import session as session_module
 from platform_sdk.client.remote_env import RemoteEnv, SessionOpener
+from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.vector_env import RemoteVectorEnv
 from platform_sdk.server.factory import build_env
 from platform_sdk.server.instance import EnvInstance
@@ -121,7 +122,7 @@ def test_an_endless_session_has_no_step_limit(standin: StandIn) -> None:
 
 
 def test_the_spec_shows_no_token() -> None:
-    opener = SessionOpener("cartpole", {}, url=URL, token="s3cret")
+    opener = SessionOpener("cartpole", {}, SessionSettings(url=URL, token="s3cret"))
     spec = opener.spec(500)
     assert "s3cret" not in repr(spec) and "s3cret" not in str(spec.pprint(disable_print=True, include_entry_points=True, print_all=True))
     assert copy.deepcopy(spec) == spec

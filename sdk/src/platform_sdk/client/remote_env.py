@@ -22,6 +22,7 @@ from platform_sdk import errors
 from platform_sdk.client.holds import Held, PendingHold, check_hold, held_from
 from platform_sdk.client.results import decode_frame, restored_info, step_info, warn_all
 from platform_sdk.client.session import PlatformSession
+from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.stream import SessionStream
 from platform_sdk.labels import labelled
 
@@ -71,9 +72,10 @@ def connect(
             gateway); False always steps over the gateway. Default: `PLATFORM_DIRECT`
             (`0`/`false` turn it off), else on. `env.step_path` says which one is used.
     """
-    return RemoteEnv(env_id, url=url, kwargs=kwargs, token=token, record=record, jpeg_quality=jpeg_quality,
-                     record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
-                     max_frames=max_frames, reconnect_timeout=reconnect_timeout, direct=direct)
+    settings = SessionSettings(url=url, token=token, record=record, jpeg_quality=jpeg_quality,
+                               record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
+                               max_frames=max_frames, reconnect_timeout=reconnect_timeout, direct=direct)
+    return RemoteEnv(env_id, kwargs=kwargs, settings=settings)
 
 
 class RemoteEnv(PlatformSession, gym.Env):
@@ -91,32 +93,23 @@ class RemoteEnv(PlatformSession, gym.Env):
     def __init__(
         self,
         env_id: str,
-        url: str | None = None,
         kwargs: dict[str, Any] | None = None,
-        token: str | None = None,
-        record: bool = False,
-        jpeg_quality: int | None = None,
-        record_frames: bool = False,
-        auto_reset: bool = False,
-        life: str | None = None,
-        frame_every: int | None = None,
-        max_frames: int | None = None,
-        reconnect_timeout: float = 30.0,
-        direct: bool | None = None,
+        settings: SessionSettings | None = None,
+        **options: Any,
     ) -> None:
-        self.auto_reset = auto_reset
+        """A session of `env_id` with `kwargs`, made with `settings` (or the same options as
+        `connect`'s keyword arguments; an unknown one is a TypeError naming it)."""
+        if settings is not None and options:
+            raise TypeError(f"RemoteEnv takes settings or options ({', '.join(sorted(options))}), not both")
+        settings = settings if settings is not None else SessionSettings(**options)
+        self.auto_reset = settings.auto_reset
         self._pending: PendingHold | None = None
         self.resumed: tuple[Any, dict[str, Any]] | None = None  # set by platform_sdk.resume
         self._steps = 0
-        options = {"kwargs": kwargs or {}, "record": record, "record_frames": record_frames or None,
-                   "life": life, "frame_every": frame_every, "max_frames": max_frames, "jpeg_quality": jpeg_quality,
-                   "auto_reset": auto_reset or None}
-        self._settings = (env_id, url, token, options, reconnect_timeout, direct)  # reset() after close() reopens
-        self._take_spec(self._open(env_id, url, token, options, reconnect_timeout, direct))
-        opener = SessionOpener(env_id, dict(kwargs or {}), url=url, token=token, record=record,
-                               jpeg_quality=jpeg_quality, record_frames=record_frames, auto_reset=auto_reset, life=life,
-                               frame_every=frame_every, max_frames=max_frames, reconnect_timeout=reconnect_timeout,
-                               direct=direct)
+        self.settings = settings
+        self._create_fields = settings.create_fields(kwargs)  # reset() after close() reopens with them
+        self._take_spec(self._open(env_id, settings, self._create_fields))
+        opener = SessionOpener(env_id, dict(kwargs or {}), settings)
         self.spec = opener.spec(self.max_episode_steps)
 
     def _take_spec(self, spec: env_pb.SpecResponse) -> None:
@@ -329,7 +322,7 @@ class RemoteEnv(PlatformSession, gym.Env):
         self._pending = None
         self.resumed = None
         self._steps = 0
-        self._take_spec(self._open(*self._settings))
+        self._take_spec(self._open(self.env_id, self.settings, self._create_fields))
 
     def _ready_stream(self) -> SessionStream:
         if self._closed:
@@ -366,13 +359,13 @@ class SessionOpener:
     Args:
         env_id: the catalog id.
         kwargs: the environment's kwargs (the spec's `kwargs`).
-        **settings: the rest of `connect`'s arguments (url, token, record, ...).
+        settings: the rest of `connect`'s arguments (url, token, record, ...).
     """
 
-    def __init__(self, env_id: str, kwargs: Mapping[str, Any], **settings: Any) -> None:
+    def __init__(self, env_id: str, kwargs: Mapping[str, Any], settings: SessionSettings | None = None) -> None:
         self.env_id = env_id
         self.kwargs = dict(kwargs)
-        self._settings = settings
+        self.settings = settings if settings is not None else SessionSettings()
 
     def spec(self, max_episode_steps: int | None) -> EnvSpec:
         """The `EnvSpec` of a session made by this opener."""
@@ -382,7 +375,7 @@ class SessionOpener:
         asked = kwargs.get("render_mode")
         if "render_mode" not in self.kwargs:
             kwargs.pop("render_mode", None)
-        env = RemoteEnv(self.env_id, kwargs=kwargs, **self._settings)
+        env = RemoteEnv(self.env_id, kwargs=kwargs, settings=self.settings)
         if asked is not None and asked not in env.metadata["render_modes"]:
             env.close()
             raise errors.InvalidRequestError(
@@ -395,8 +388,8 @@ class SessionOpener:
         return f"SessionOpener({self.env_id!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SessionOpener) and (self.env_id, self.kwargs, self._settings) == (
-            other.env_id, other.kwargs, other._settings)
+        return isinstance(other, SessionOpener) and (self.env_id, self.kwargs, self.settings) == (
+            other.env_id, other.kwargs, other.settings)
 
     def __hash__(self) -> int:
         return hash(self.env_id)

@@ -8,6 +8,7 @@ from urllib.parse import quote
 from platform_sdk import errors
 from platform_sdk.client.remote_env import RemoteEnv
 from platform_sdk.client.rest import RestClient
+from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.settings import resolve_token, resolve_url
 
 
@@ -41,8 +42,8 @@ def resume(
         SessionNotFoundError: no saved snapshot has that id.
     """
     saved = saved_snapshot(snapshot_id, url, token)
-    env = RemoteEnv(saved["env_id"], url=url, kwargs=saved.get("kwargs") or {}, token=token, record=record,
-                    life=life, **settings)
+    env = RemoteEnv(saved["env_id"], kwargs=saved.get("kwargs") or {},
+                    settings=SessionSettings(url=url, token=token, record=record, life=life, **settings))
     try:
         env.resumed = env.restore_saved(snapshot_id)
     except errors.PlatformError:

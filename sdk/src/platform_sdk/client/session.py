@@ -17,6 +17,7 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_sdk import errors
 from platform_sdk.client.error_map import error_from_env
 from platform_sdk.client.rest import RestClient
+from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.settings import resolve_token, resolve_url
 from platform_sdk.client.stream import SessionStream
 
@@ -36,26 +37,25 @@ class PlatformSession:
     _closed: bool = True
     _stream: SessionStream | None = None
 
-    def _open(
-        self, env_id: str, url: str | None, token: str | None, options: dict[str, Any], reconnect_timeout: float,
-        direct: bool | None = None,
-    ) -> env_pb.SpecResponse:
-        """Create the session (`options`: the REST body's fields), open its stream (`direct`: try the
-        env host's step link first, see `SessionStream`) and return its spec."""
+    def _open(self, env_id: str, settings: SessionSettings, fields: dict[str, Any]) -> env_pb.SpecResponse:
+        """Create the session (`fields`: the create request's, from `settings.create_fields`), open
+        its stream (`settings.direct`: try the env host's step link first, see `SessionStream`) and
+        return its spec."""
         self.env_id = env_id
         self._closed = False
         self._stream = None
-        token = resolve_token(token)
-        self._rest = RestClient(resolve_url(url), token)
+        token = resolve_token(settings.token)
+        self._rest = RestClient(resolve_url(settings.url), token)
         try:
-            self.session = self._rest.create_session(env_id, options)
+            self.session = self._rest.create_session(env_id, fields)
         except errors.PlatformError:
             self._rest.close()
             raise
         self.session_id = self.session["id"]
         try:
-            self._stream = SessionStream(self._rest.url, self.session_id, token, reconnect_timeout=reconnect_timeout,
-                                         direct=direct, rest=self._rest)
+            self._stream = SessionStream(self._rest.url, self.session_id, token,
+                                         reconnect_timeout=settings.reconnect_timeout, direct=settings.direct,
+                                         rest=self._rest)
             return self._call(env_pb.EnvRequest(spec=env_pb.SpecRequest()), "spec", idempotent=True).spec
         except BaseException:
             self._close_session()

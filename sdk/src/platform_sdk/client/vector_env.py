@@ -29,6 +29,7 @@ from platform_sdk.client.observation_stack import ObservationStack
 from platform_sdk.client.remote_env import SessionOpener
 from platform_sdk.client.results import restored_info
 from platform_sdk.client.session import PlatformSession
+from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.stream import SessionStream
 
 
@@ -39,23 +40,54 @@ def make_vec(
     kwargs: dict[str, Any] | None = None,
     token: str | None = None,
     record: bool = False,
-    autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+    autoreset_mode: AutoresetMode | str | None = None,
     jpeg_quality: int | None = None,
     reconnect_timeout: float = 30.0,
     direct: bool | None = None,
+    record_frames: bool = False,
+    auto_reset: bool = False,
+    life: str | None = None,
+    frame_every: int | None = None,
+    max_frames: int | None = None,
 ) -> RemoteVectorEnv:
     """Start a vector session of `num_envs` sub-environments of `env_id`.
 
     Args:
         env_id: a catalog id, e.g. "cartpole".
         num_envs: how many sub-environments (1 to `platform_contracts.limits.MAX_NUM_ENVS`).
-        url, token, kwargs, record, jpeg_quality, reconnect_timeout, direct: as for `connect`.
+        url, kwargs, token, record, jpeg_quality, reconnect_timeout, direct, record_frames, life,
+            frame_every, max_frames: as for `connect` (every sub-environment is recorded as its own
+            recording; the platform refuses a life for a vector session, naming why).
         autoreset_mode: Gymnasium's autoreset semantics: NEXT_STEP (the default, as
             `SyncVectorEnv`), SAME_STEP (`final_obs`/`final_info` in the infos) or DISABLED.
+        auto_reset: as for `connect`: an ended sub-environment resets in the same step, which is
+            Gymnasium's SAME_STEP (any other `autoreset_mode` with it is an error).
     """
-    return RemoteVectorEnv(env_id, num_envs, url=url, kwargs=kwargs, token=token, record=record,
-                           autoreset_mode=autoreset_mode, jpeg_quality=jpeg_quality,
-                           reconnect_timeout=reconnect_timeout, direct=direct)
+    mode = vector_autoreset_mode(env_id, autoreset_mode, auto_reset)
+    settings = SessionSettings(url=url, token=token, record=record, jpeg_quality=jpeg_quality,
+                               record_frames=record_frames, auto_reset=mode is AutoresetMode.SAME_STEP, life=life,
+                               frame_every=frame_every, max_frames=max_frames, reconnect_timeout=reconnect_timeout,
+                               direct=direct)
+    return RemoteVectorEnv(env_id, num_envs, kwargs=kwargs, autoreset_mode=mode, settings=settings)
+
+
+def vector_autoreset_mode(env_id: str, autoreset_mode: AutoresetMode | str | None, auto_reset: bool) -> AutoresetMode:
+    """The vector session's autoreset mode: `autoreset_mode` (default NEXT_STEP), SAME_STEP with
+    `auto_reset`.
+
+    Raises:
+        InvalidRequestError: `auto_reset` with another mode than SAME_STEP, or an unknown mode.
+    """
+    try:
+        mode = AutoresetMode(autoreset_mode) if autoreset_mode is not None else None
+    except ValueError:
+        known = ", ".join(m.value for m in AutoresetMode)
+        raise errors.InvalidRequestError(f"{env_id}: autoreset_mode must be one of {known}, not {autoreset_mode!r}") from None
+    if auto_reset and mode not in (None, AutoresetMode.SAME_STEP):
+        raise errors.InvalidRequestError(
+            f"{env_id}: auto_reset=True is autoreset_mode SAME_STEP (an ended sub-environment resets in the same "
+            f"step), not {mode.value}: give one of the two")
+    return AutoresetMode.SAME_STEP if auto_reset else (mode or AutoresetMode.NEXT_STEP)
 
 
 class RemoteVectorEnv(PlatformSession, VectorEnv):
@@ -66,32 +98,33 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         spec: the sub-environments' `EnvSpec` (as `RemoteEnv.spec`: the catalog id and
             `max_episode_steps`; making it starts a single session of the same environment).
         session_id: the current session (a new one after `close()` then `reset()`).
+        settings: the session's settings (`SessionSettings`).
     """
 
     def __init__(
         self,
         env_id: str,
         num_envs: int,
-        url: str | None = None,
         kwargs: dict[str, Any] | None = None,
-        token: str | None = None,
-        record: bool = False,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        jpeg_quality: int | None = None,
-        reconnect_timeout: float = 30.0,
-        direct: bool | None = None,
+        settings: SessionSettings | None = None,
+        **options: Any,
     ) -> None:
+        """A vector session of `num_envs` sub-environments of `env_id` with `kwargs`, made with
+        `settings` (or `connect`'s options as keyword arguments)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or not 1 <= num_envs <= MAX_NUM_ENVS:
             raise errors.InvalidRequestError(f"{env_id}: num_envs must be between 1 and {MAX_NUM_ENVS}, not {num_envs!r}")
+        if settings is not None and options:
+            raise TypeError(f"RemoteVectorEnv takes settings or options ({', '.join(sorted(options))}), not both")
+        self.settings = settings if settings is not None else SessionSettings(**options)
         self.num_envs = num_envs
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self._steps = 0
-        options = {"kwargs": kwargs or {}, "record": record, "jpeg_quality": jpeg_quality, "num_envs": num_envs}
-        self._settings = (env_id, url, token, options, reconnect_timeout, direct)  # reset() after close() reopens
+        self._create_fields = self.settings.create_fields(kwargs, num_envs)  # reset() after close() reopens
+        self.env_id = env_id
         spec = self._opened()
         max_steps = spec.max_episode_steps if spec.HasField("max_episode_steps") else None
-        opener = SessionOpener(env_id, dict(kwargs or {}), url=url, token=token, record=record,
-                               jpeg_quality=jpeg_quality, reconnect_timeout=reconnect_timeout, direct=direct)
+        opener = SessionOpener(env_id, dict(kwargs or {}), self.settings)
         self.spec = opener.spec(max_steps)
         self.single_observation_space = space_from_proto(spec.observation_space)
         self.single_action_space = space_from_proto(spec.action_space)
@@ -114,8 +147,8 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
         self._autoreset_envs = np.zeros(num_envs, dtype=np.bool_)
 
     def _opened(self) -> env_pb.SpecResponse:
-        """Open the session (`_settings`) and check it hosts `num_envs` sub-environments."""
-        spec = self._open(*self._settings)
+        """Open the session (`settings`, `_create_fields`) and check it hosts `num_envs` sub-environments."""
+        spec = self._open(self.env_id, self.settings, self._create_fields)
         if max(spec.num_envs, 1) != self.num_envs:
             self.close()
             raise errors.PlatformError(
