@@ -4,7 +4,8 @@ The gateway checks an upload (`platform_wads.wad_format`) and puts it here with 
 record; env hosts copy a WAD from here to a session's own folder before its environment starts.
 """
 
+from platform_wads.errors import WadNotFoundError, WadStoreError
 from platform_wads.records import WadRecord, wad_id
-from platform_wads.store import WadNotFoundError, WadStore, WadStoreError, open_wad_store
+from platform_wads.store import WadStore, open_wad_store
 
 __all__ = ["WadNotFoundError", "WadRecord", "WadStore", "WadStoreError", "open_wad_store", "wad_id"]

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from platform_wads.store import WadStoreError
+from platform_wads.errors import WadStoreError
 
 
 class FolderBackend:

@@ -11,7 +11,7 @@ from typing import Any
 
 from platform_s3 import MISSING_OBJECT_CODES, S3SettingsError, S3UnavailableError, open_bucket
 
-from platform_wads.store import WadStoreError
+from platform_wads.errors import WadStoreError
 
 
 class S3Backend:

@@ -1,6 +1,8 @@
 """The WAD store: each WAD as `<id>.wad` with its record `<id>.json` beside it, in a folder or
 under an S3 prefix (`open_wad_store`). The record is written after the file, so a WAD is in
 the store once its record is; ids are content hashes, so a WAD never changes once stored.
+The storage is a `platform_wads.backend.Backend` (`folder_backend`, `s3_backend`); the errors
+are `platform_wads.errors`' (re-exported here and by `platform_wads`).
 
 Methods block: call them in a thread from asyncio code.
 """
@@ -10,34 +12,15 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Protocol
 
 from platform_contracts.teams import DEFAULT_TEAM
 
+from platform_wads.backend import Backend
+from platform_wads.errors import WadNotFoundError, WadStoreError
+from platform_wads.folder_backend import FolderBackend
 from platform_wads.records import ID_PATTERN, WadRecord
 
-
-class WadStoreError(Exception):
-    """The store's setting is unusable or its storage refuses; the message names the variable."""
-
-
-class WadNotFoundError(WadStoreError, KeyError):
-    """No WAD with that id; the message names the ids there are."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
-
-
-class Backend(Protocol):
-    """Where the files go: whole objects under `/`-free names."""
-
-    description: str  # e.g. "/data/wads" or "s3://bucket/wads/ at host:port"
-
-    def put_file(self, name: str, source: Path) -> None: ...
-    def put_bytes(self, name: str, data: bytes) -> None: ...
-    def get_bytes(self, name: str) -> bytes | None: ...
-    def get_file(self, name: str, dest: Path) -> bool: ...
-    def names(self) -> list[str]: ...
+__all__ = ["WadNotFoundError", "WadStore", "WadStoreError", "open_wad_store"]
 
 
 class WadStore:
@@ -124,11 +107,11 @@ def open_wad_store(
     """
     setting = os.fspath(wads)
     if setting.startswith("s3://"):
+        # Imported here: platform_s3 brings pydantic, which `import platform_wads` (the WAD
+        # format check of the Doom environments among its users) does not otherwise load.
         from platform_wads.s3_backend import S3Backend
 
         return WadStore(S3Backend.open(setting, endpoint, access_key, secret_key, region, secure))
     if "://" in setting or not setting:
         raise WadStoreError(f"PLATFORM_WADS={setting!r}: expected a folder or s3://bucket/prefix")
-    from platform_wads.folder_backend import FolderBackend
-
     return WadStore(FolderBackend(Path(setting)))

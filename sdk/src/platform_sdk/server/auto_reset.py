@@ -14,15 +14,34 @@ applied and the new episode's first true observation in the step's `for_recordin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from platform_contracts.spaces import value_writer
 from platform_contracts.values import datamap_from_dict
-from platform_envs.world_change_timeline import Recorded, latest_record, write_recorded
+from platform_envs.world_change_timeline import (
+    Recorded,
+    WorldChangeTimeline,
+    latest_record,
+    write_recorded,
+)
 from simulusion.env.v1 import environment_pb2 as env_pb
 
-if TYPE_CHECKING:
-    from platform_sdk.server.instance import EnvInstance
+
+class Steppable(Protocol):
+    """What `advance` needs of the instance it steps (an `EnvInstance`): its environment and
+    timeline, whether it is endless, its frames; it sets the latest observation and info."""
+
+    observation: Any
+    info: Any
+
+    @property
+    def env(self) -> Any: ...
+    @property
+    def timeline(self) -> WorldChangeTimeline | None: ...
+    @property
+    def endless(self) -> bool: ...
+    def frame(self) -> env_pb.Frame: ...
+    def later_frame(self, copy: bool = False) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -53,7 +72,7 @@ class Stepped:
     recorded: Recorded | None = None  # for ForRecording: of the step, or of the reset after an ending
 
 
-def advance(instance: EnvInstance, action: Any, *, render: bool, auto_reset: bool,
+def advance(instance: Steppable, action: Any, *, render: bool, auto_reset: bool,
             render_later: bool = False) -> Stepped:
     """Step `instance`'s environment with an already checked `action`.
 

@@ -11,7 +11,7 @@ steps applied and the last observation's true value (`platform_envs.world_change
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from platform_contracts.limits import MAX_HOLD_STEPS, MAX_HOLD_STEPS_WITH_FRAMES
 from platform_contracts.spaces import encode_value, value_writer
@@ -20,11 +20,16 @@ from platform_envs.world_change_timeline import write_recorded
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk.server.actions import decode_action
-from platform_sdk.server.auto_reset import advance, write_step
+from platform_sdk.server.auto_reset import Steppable, advance, write_step
 from platform_sdk.server.errors import CommandError
 
-if TYPE_CHECKING:
-    from platform_sdk.server.instance import EnvInstance
+
+class Holdable(Steppable, Protocol):
+    """What a hold needs of the instance (an `EnvInstance`): what `advance` needs, and its
+    checks that it has been reset and renders frames."""
+
+    def require_reset(self, command: str) -> None: ...
+    def check_renders(self) -> None: ...
 
 
 def check_hold(command: env_pb.HoldRequest) -> None:
@@ -43,7 +48,7 @@ def check_hold(command: env_pb.HoldRequest) -> None:
         )
 
 
-def answer_hold(instance: EnvInstance, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
+def answer_hold(instance: Holdable, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
     """The `hold` command (see the module docstring)."""
     command = request.hold
     check_hold(command)

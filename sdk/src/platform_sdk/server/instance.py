@@ -2,7 +2,10 @@
 
 The commands live here and in their own modules: `auto_reset` (a step and the reset after an
 ending), `holds` (hold), `state_transfer` (export_state, import_state), `batch` (batch); a
-vector instance of several environments is `platform_sdk.server.vector`.
+vector instance of several environments is `platform_sdk.server.vector`. Those modules take the
+instance as a Protocol of their own, naming what they use of it (`auto_reset.Steppable`,
+`holds.Holdable`, `state_transfer.StateHolder`, `batch.SubEnvironment`), and never import this
+module.
 """
 
 from __future__ import annotations

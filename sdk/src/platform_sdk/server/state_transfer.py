@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from platform_contracts.spaces import encode_value
 from platform_contracts.values import datamap_from_dict
@@ -22,17 +22,31 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from platform_sdk.server import snapshots
 from platform_sdk.server.errors import CommandError
 
-if TYPE_CHECKING:
-    from platform_sdk.server.instance import EnvInstance
-
 log = logging.getLogger(__name__)
 
 STATE_FORMAT = "pickle"
 _INVALID = env_pb.ERROR_CODE_INVALID_ARGUMENT
 
 
+class StateHolder(Protocol):
+    """What `export_state` and `import_state` need of the instance (an `EnvInstance`): its
+    environment id, environment, latest observation and info, its check that it has been
+    reset, and the hosting of another environment in its place."""
+
+    @property
+    def env_id(self) -> str: ...
+    @property
+    def env(self) -> Any: ...
+    @property
+    def observation(self) -> Any: ...
+    @property
+    def info(self) -> Any: ...
+    def require_reset(self, command: str) -> None: ...
+    def replace_env(self, env: Any, observation: Any, info: Any) -> None: ...
+
+
 def answer_export_state(
-    instance: EnvInstance, request: env_pb.EnvRequest, response: env_pb.EnvResponse
+    instance: StateHolder, request: env_pb.EnvRequest, response: env_pb.EnvResponse
 ) -> None:
     """The `export_state` command."""
     instance.require_reset("export_state")
@@ -47,7 +61,7 @@ def answer_export_state(
 
 
 def answer_import_state(
-    instance: EnvInstance, request: env_pb.EnvRequest, response: env_pb.EnvResponse
+    instance: StateHolder, request: env_pb.EnvRequest, response: env_pb.EnvResponse
 ) -> None:
     """The `import_state` command: the instance's environment becomes the imported one."""
     command = request.import_state
@@ -64,7 +78,7 @@ def answer_import_state(
     result.info.CopyFrom(datamap_from_dict(info))
 
 
-def _load(instance: EnvInstance, data: bytes) -> tuple[Any, Any, Any]:
+def _load(instance: StateHolder, data: bytes) -> tuple[Any, Any, Any]:
     try:
         env, observation, info = snapshots.restore(snapshots.Snapshot(data))
     except Exception as exc:  # noqa: BLE001 - unpickling foreign bytes can raise anything

@@ -23,7 +23,7 @@ from platform_contracts.compliance.results import (
     ComplianceOptions,
     Connection,
 )
-from platform_contracts.compliance.trajectories import outcome, replay, same_trajectory
+from platform_contracts.compliance.trajectories import outcome, same_trajectory
 from platform_contracts.values import dict_from_datamap
 
 
@@ -117,7 +117,7 @@ def check_snapshot(probe: Probe) -> str:
     render = probe.renders
     expected = [
         outcome(last, 0.0, False, False, None),
-        *replay(probe, actions, render, "before the restore"),
+        *probe.replay(actions, render, "before the restore"),
     ]
     for attempt in ("first", "second"):
         restored = probe.ok(
@@ -125,7 +125,7 @@ def check_snapshot(probe: Probe) -> str:
         )
         replayed = [
             outcome(restored.restore.observation, 0.0, False, False, None),
-            *replay(probe, actions, render, f"after the {attempt} restore"),
+            *probe.replay(actions, render, f"after the {attempt} restore"),
         ]
         same_trajectory(expected, replayed, f"after the {attempt} restore", start="the restored observation")
     frames_note = " and frames" if render else ""

@@ -88,6 +88,19 @@ class Probe:
                 break
         return trajectory
 
+    def replay(self, actions: list[pb.Value], render: bool, where: str) -> list[tuple[Any, ...]]:
+        """Step `actions` from where the environment is now, until they run out or the episode ends."""
+        outcomes = []
+        for index, action in enumerate(actions):
+            result = self.step(action, f"step {index + 1} {where}", render=render)
+            frame = result.frame if render else None
+            outcomes.append(
+                outcome(result.observation, result.reward, result.terminated, result.truncated, frame)
+            )
+            if result.terminated or result.truncated:
+                break
+        return outcomes
+
     def observation(self, value: pb.Value, where: str) -> Any:
         """The decoded observation, failing the check unless it lies in the observation space."""
         try:

@@ -1,17 +1,16 @@
-"""Trajectories compared bit for bit: each step's outcome as a key, replays, and their comparison."""
+"""Trajectories compared bit for bit: each step's outcome as a key, and their comparison.
+
+The trajectories themselves are stepped by the `Probe` (`rollout`, `replay`)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 
 from platform_contracts.compliance.results import CheckFailed
-
-if TYPE_CHECKING:
-    from platform_contracts.compliance.probe import Probe
 
 
 def outcome(
@@ -32,20 +31,6 @@ def value_key(value: pb.Value) -> Any:
     if kind == "tuple":
         return ("tuple", tuple(value_key(v) for v in value.tuple.values))
     return (kind, value.SerializeToString(deterministic=True))
-
-
-def replay(probe: Probe, actions: list[pb.Value], render: bool, where: str) -> list[tuple[Any, ...]]:
-    """Step `actions` from where the environment is now, until they run out or the episode ends."""
-    outcomes = []
-    for index, action in enumerate(actions):
-        result = probe.step(action, f"step {index + 1} {where}", render=render)
-        frame = result.frame if render else None
-        outcomes.append(
-            outcome(result.observation, result.reward, result.terminated, result.truncated, frame)
-        )
-        if result.terminated or result.truncated:
-            break
-    return outcomes
 
 
 def same_trajectory(
