@@ -13,7 +13,7 @@ import { useNavigate } from "react-router-dom";
 import type { ApiError, Schemas } from "../../api/client";
 import { errorText } from "../../lib/errors";
 import { buildKwargs, defaultValues, entryOptions, errorPlace, type FormValues } from "../../lib/options/envOptions";
-import { parseWorldChanges, WORLD_CHANGES } from "../../lib/options/worldChangesInput";
+import { parseWorldChanges, WORLD_CHANGES } from "../../lib/worldChanges/timelineInput";
 import { NO_WAD, type WadChoice, wadKwargs } from "../../lib/doom/wadChoice";
 import { OptionField } from "./OptionField";
 import { WadPicker } from "./WadPicker";

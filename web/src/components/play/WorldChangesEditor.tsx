@@ -1,8 +1,8 @@
 // The Options dialog's world-changes editor: a JSON list of timeline entries sent as
-// kwargs.world_changes, its shape checked in the browser (lib/options/worldChangesInput.ts) and
+// kwargs.world_changes, its shape checked in the browser (lib/worldChanges/timelineInput.ts) and
 // the server's 422 about it (field kwargs.world_changes...) shown beside it.
 // data-testid: option-world_changes (the textarea), option-error-world_changes (its error).
-import { WORLD_CHANGE_KINDS, WORLD_CHANGES_EXAMPLE } from "../../lib/options/worldChangesInput";
+import { WORLD_CHANGE_KINDS, WORLD_CHANGES_EXAMPLE } from "../../lib/worldChanges/timelineInput";
 
 interface Props {
   value: string;

@@ -3,7 +3,8 @@
 // vertical lines at their step, and each agent's recovery after a change shaded from the change
 // to where it recovered, in the agent's colour.
 import type { Comparison } from "./measures";
-import { changeGroups, type ChangeGroup, timelineOf } from "./measures";
+import { changeGroups, type ChangeGroup } from "../worldChanges/changeGroups";
+import { timelineOf } from "./measures";
 
 export const AGENT_COLORS = ["#2457d6", "#d66a24", "#1d7a3a", "#9b2fae", "#b3261e", "#0e8a8a", "#7a5c1d", "#5b6472"];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  agentRow, changeGroups, comparisonPath, computeText, createdText, formatMeasure, recoveryCell, replayPath,
+  agentRow, comparisonPath, computeText, createdText, formatMeasure, recoveryCell, replayPath,
   retentionCell, successText, timelineOf,
 } from "./measures";
 
@@ -77,20 +77,6 @@ describe("agentRow", () => {
 });
 
 describe("changes and links", () => {
-  it("groups the timeline by step, in order, in words", () => {
-    const timeline = [
-      { at: 4200, change: "mass", body: "hand", scale: 1.0 },
-      { at: 2200, change: "mass", body: "hand", scale: 2.0 },
-      { at: 2200, change: "friction", geom: "floor", scale: 0.5 },
-      { change: "mass" }, "not an entry",
-    ];
-    expect(changeGroups(timeline)).toEqual([
-      { at: 2200, label: 'mass (body="hand", scale=2); friction (geom="floor", scale=0.5)' },
-      { at: 4200, label: 'mass (body="hand", scale=1)' },
-    ]);
-    expect(changeGroups(null)).toEqual([]);
-  });
-
   it("takes the timeline from the document, else from its kwargs", () => {
     const entry = { at: 5, change: "mass" };
     expect(timelineOf({ world_changes: [entry], kwargs: {} })).toEqual([entry]);

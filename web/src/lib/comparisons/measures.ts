@@ -2,7 +2,6 @@
 // measures in words (docs/compare-measures.md defines them). Numbers may come as the strings
 // "nan"/"inf" (what the recorder writes for non-finite values) or null (not measured).
 import type { Schemas } from "../../api/client";
-import { describeChange } from "../worldChanges/changes";
 
 export type Comparison = Schemas["ComparisonPublic"];
 export type ComparisonAgent = Schemas["ComparisonAgentPublic"];
@@ -102,29 +101,6 @@ export function agentRow(agent: ComparisonAgent): AgentRow {
     replay: recordingId === null ? null : replayPath(recordingId),
     recordingId,
   };
-}
-
-export interface ChangeGroup {
-  at: number;
-  /** Its entries in words, e.g. `mass (body="hand", scale=2)`, joined by "; ". */
-  label: string;
-}
-
-function isEntry(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The comparison's world changes grouped by their step, in step order (entries without a whole
- * `at` are left out). */
-export function changeGroups(worldChanges: unknown): ChangeGroup[] {
-  const groups = new Map<number, string[]>();
-  for (const entry of Array.isArray(worldChanges) ? worldChanges : []) {
-    if (!isEntry(entry) || typeof entry.at !== "number" || !Number.isFinite(entry.at)) continue;
-    const labels = groups.get(entry.at) ?? [];
-    labels.push(describeChange(entry));
-    groups.set(entry.at, labels);
-  }
-  return [...groups.entries()].sort(([a], [b]) => a - b).map(([at, labels]) => ({ at, label: labels.join("; ") }));
 }
 
 /** The comparison's timeline: its `world_changes`, else its kwargs' (what the session was made with). */

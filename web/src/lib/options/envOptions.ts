@@ -2,7 +2,7 @@
 // (`GET /v0/envs` entries' `options`), turned into a session's kwargs, and the server's 422
 // `field` matched back to the input it is about.
 import type { components } from "../../api/schema";
-import { isWorldChangesField } from "./worldChangesInput";
+import { isWorldChangesField } from "../worldChanges/timelineInput";
 
 type EnvPublic = components["schemas"]["EnvPublic"];
 

@@ -15,8 +15,9 @@ import { Link, useParams } from "react-router-dom";
 import { api, must } from "../../api/client";
 import { agentColor, comparisonChart } from "../../lib/comparisons/chart";
 import {
-  type AgentRow, agentRow, changeGroups, type Comparison, createdText, timelineOf,
+  type AgentRow, agentRow, type Comparison, createdText, timelineOf,
 } from "../../lib/comparisons/measures";
+import { changeGroups } from "../../lib/worldChanges/changeGroups";
 import { ComparisonChart } from "./ComparisonChart";
 import { errorMessage } from "./errorMessage";
 import "./comparisons.css";

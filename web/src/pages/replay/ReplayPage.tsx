@@ -37,7 +37,7 @@ import { frameCount } from "../../lib/replay/frames";
 import { controlRate, stepsDue } from "../../lib/replay/playerClock";
 import { chooseEpisode, parseReplayQuery } from "../../lib/replay/replayQuery";
 import { clampStep, firstStep, lastStep } from "../../lib/replay/steps";
-import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/replay/worldChanges";
+import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/worldChanges/replayMarks";
 import { PlayBackPanel } from "./PlayBackPanel";
 import { type EpisodeData, type RecordingMeta, useEpisode, useRecording } from "./replayData";
 import { usePlayBack } from "./usePlayBack";

@@ -4,7 +4,7 @@
 // data-testid: world-changes (the panel, data-applied: how many applications so far),
 // world-change-<i> (entry i), world-change-status-<i> ("due at session step 3", "applied at
 // session step 3").
-import { rowStatus } from "../../lib/worldChanges/changes";
+import { rowStatus } from "../../lib/worldChanges/timeline";
 import { useWorldChanges } from "./useWorldChanges";
 import type { Play } from "./usePlay";
 

@@ -1,24 +1,19 @@
 // The session's world changes (GET /v0/sessions/{id}/world-changes): loaded when the page opens
 // and, for a session with a timeline, again after its steps, at most once a second (the last
 // step's news comes in at most a second late). Stops asking once the session is gone (410: the
-// recording keeps them) or unknown (404).
+// recording keeps them) or unknown (404). What each answer shows is lib/worldChanges/sessionView.ts.
 import { useEffect, useRef, useState } from "react";
 import { api, must } from "../../api/client";
-import { errorText } from "../../lib/errors";
 import { Throttle } from "../../lib/play/throttle";
-import { timelineRows, type TimelineRow } from "../../lib/worldChanges/changes";
+import {
+  followsAfter, LOADING_WORLD_CHANGES, stopsFollowing, viewAfterFailure, viewOfAnswer, type WorldChangesView,
+} from "../../lib/worldChanges/sessionView";
 
 export const WORLD_CHANGES_REFRESH_MS = 1000;
 
-export type WorldChangesView =
-  | { state: "loading" }
-  | { state: "none" }
-  | { state: "ready"; rows: TimelineRow[]; applied: number }
-  | { state: "error"; message: string };
-
 /** The session's world changes, refreshed after each change of `stepped` (e.g. the page's episode view). */
 export function useWorldChanges(sessionId: string, stepped: unknown): WorldChangesView {
-  const [view, setView] = useState<WorldChangesView>({ state: "loading" });
+  const [view, setView] = useState<WorldChangesView>(LOADING_WORLD_CHANGES);
   const throttle = useRef(new Throttle(WORLD_CHANGES_REFRESH_MS));
   const timer = useRef<number | null>(null);
   const live = useRef(true);
@@ -27,19 +22,15 @@ export function useWorldChanges(sessionId: string, stepped: unknown): WorldChang
   const load = useRef(async () => {
     throttle.current.started(performance.now());
     try {
-      const body = await must(api.GET("/v0/sessions/{session_id}/world-changes", { params: { path: { session_id: sessionId } } }));
+      const answer = await must(api.GET("/v0/sessions/{session_id}/world-changes", { params: { path: { session_id: sessionId } } }));
       if (!live.current) return;
-      if (body.timeline.length === 0) {
-        following.current = false;
-        setView({ state: "none" });
-        return;
-      }
-      setView({ state: "ready", rows: timelineRows(body.timeline, body.applied), applied: body.applied.length });
+      const next = viewOfAnswer(answer);
+      if (!followsAfter(next)) following.current = false;
+      setView(next);
     } catch (e) {
       if (!live.current) return;
-      const status = typeof e === "object" && e !== null && "status" in e ? (e as { status: unknown }).status : null;
-      if (status === 404 || status === 410) following.current = false;
-      setView((old) => (old.state === "ready" && status === 410 ? old : { state: "error", message: errorText(e) }));
+      if (stopsFollowing(e)) following.current = false;
+      setView((previous) => viewAfterFailure(previous, e));
     }
   });
 

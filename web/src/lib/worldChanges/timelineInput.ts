@@ -4,6 +4,7 @@
 // is wrong at once: a JSON list of objects, each with "at" (a whole number of the session's
 // steps, 0 or more) and "change" (a kind's name). Kinds, bodies, fields and ranges are the
 // server's to check: its 422 names the entry and field ("kwargs.world_changes[1].body").
+import { isEntry, type WorldChangeEntry } from "./entries";
 
 export const WORLD_CHANGES = "world_changes";
 export const WORLD_CHANGES_FIELD = `kwargs.${WORLD_CHANGES}`;
@@ -19,7 +20,7 @@ export const WORLD_CHANGES_EXAMPLE = `[
 ]`;
 
 export type WorldChangesInput =
-  | { ok: true; value: Record<string, unknown>[] | undefined }
+  | { ok: true; value: WorldChangeEntry[] | undefined }
   | { ok: false; error: string };
 
 /** The editor's text as the kwarg's value (undefined when empty), or what is wrong with it. */
@@ -36,10 +37,10 @@ export function parseWorldChanges(text: string): WorldChangesInput {
   }
   for (const [i, entry] of parsed.entries()) {
     const where = `world_changes[${i}]`;
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    if (!isEntry(entry)) {
       return { ok: false, error: `${where} must be an object such as {"at": 100, "change": "mass", ...}` };
     }
-    const { at, change } = entry as Record<string, unknown>;
+    const { at, change } = entry;
     if (!("at" in entry)) return { ok: false, error: `${where} needs "at": the session's step it applies before (a whole number, 0 or more)` };
     if (typeof at !== "number" || !Number.isInteger(at) || at < 0) {
       return { ok: false, error: `${where}.at must be a whole number of steps, 0 or more (got ${JSON.stringify(at)})` };
@@ -48,7 +49,7 @@ export function parseWorldChanges(text: string): WorldChangesInput {
       return { ok: false, error: `${where} needs "change": one of ${WORLD_CHANGE_KINDS.join(", ")}` };
     }
   }
-  return { ok: true, value: parsed as Record<string, unknown>[] };
+  return { ok: true, value: parsed as WorldChangeEntry[] };
 }
 
 /** Whether a 422's `field` is about the world changes (kwargs.world_changes or one of its entries). */

@@ -8,7 +8,8 @@
 // reset event that applied it: episode_step k > 0 applied just before step k, so the mark is at
 // k - 1), else from `at`, which counts the session's steps across episodes: the episode's step s
 // is session step `before + s`, where `before` is the steps the session took before the episode.
-import { describeChange } from "../worldChanges/changes";
+import { describeChange } from "./describe";
+import { finiteNumber, isEntry, type WorldChangeEntry } from "./entries";
 
 export interface WorldChangeMark {
   step: number;
@@ -40,16 +41,12 @@ export function stepsBeforeEpisode(
   return total;
 }
 
-function number(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
-}
-
 /** Where a change falls in episode `episode` (null when elsewhere), from where it applied or its `at`. */
-function markStep(change: Record<string, unknown>, episode: number, before: number): number | null {
-  const applied = number(change.episode);
-  const episodeStep = number(change.episode_step);
+function markStep(change: WorldChangeEntry, episode: number, before: number): number | null {
+  const applied = finiteNumber(change.episode);
+  const episodeStep = finiteNumber(change.episode_step);
   if (applied !== null && episodeStep !== null) return applied === episode ? Math.max(0, episodeStep - 1) : null;
-  const at = number(change.at);
+  const at = finiteNumber(change.at);
   return at === null ? null : at - before;
 }
 
@@ -57,12 +54,11 @@ function markStep(change: Record<string, unknown>, episode: number, before: numb
 export function worldChangeMarks(changes: unknown, before: number, length: number, episode = -1): WorldChangeMark[] {
   if (!Array.isArray(changes)) return [];
   const marks: WorldChangeMark[] = [];
-  for (const change of changes) {
-    if (typeof change !== "object" || change === null) continue;
-    const entry = change as Record<string, unknown>;
+  for (const entry of changes) {
+    if (!isEntry(entry)) continue;
     const step = markStep(entry, episode, before);
     if (step === null || step < 0 || step > length) continue;
-    marks.push({ step, label: describeChange(entry), sessionStep: number(entry.session_step) ?? number(entry.at) });
+    marks.push({ step, label: describeChange(entry), sessionStep: finiteNumber(entry.session_step) ?? finiteNumber(entry.at) });
   }
   return marks.sort((a, b) => a.step - b.step);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stepsBeforeEpisode, worldChangeMarks } from "./worldChanges";
+import { stepsBeforeEpisode, worldChangeMarks } from "./replayMarks";
 
 describe("world changes", () => {
   const episodes = [{ index: 0, length: 100 }, { index: 1, length: 50 }, { index: 2, length: 80 }];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isWorldChangesField, parseWorldChanges, WORLD_CHANGES_EXAMPLE } from "./worldChangesInput";
+import { isWorldChangesField, parseWorldChanges, WORLD_CHANGES_EXAMPLE } from "./timelineInput";
 
 describe("parseWorldChanges", () => {
   it("empty means no timeline (the kwarg is left out)", () => {
