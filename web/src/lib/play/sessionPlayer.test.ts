@@ -344,7 +344,7 @@ describe("SessionPlayer: steps", () => {
 });
 
 describe("SessionPlayer: keys", () => {
-  it("a key map's keys choose the action; with two actions the last one goes on", async () => {
+  it("a key map's keys choose the action; with two actions the last one goes on, and the key map shows it", async () => {
     const { player, stream } = await started({ action_space: { type: "discrete", n: 2 } });
     expect(player.keyDown("ArrowRight", false)).toBe(true);
     player.step();
@@ -353,7 +353,7 @@ describe("SessionPlayer: keys", () => {
     player.step();
     await settle();
     expect(stream.steps.map((s) => s.action)).toEqual([1, 1]);
-    expect(player.getState().values).toEqual([0]); // what the page shows stays as it was
+    expect(player.getState().values).toEqual([1]); // the key map highlights the action playing
     expect(player.keyDown("q", false)).toBe(false);
   });
 

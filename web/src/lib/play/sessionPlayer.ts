@@ -71,11 +71,6 @@ export class SessionPlayer {
   private busy = false;
   /** The next step plays the teacher's suggestion. */
   private teacherOnce = false;
-  /**
-   * The action a Discrete key map chose last, carried on while no key is down; null before the
-   * first. (The page's `values` keep showing the key map's first action.)
-   */
-  private lastKeyAction: number | null = null;
   /** Counts start() and stop(): what a start began is dropped once another start or a stop came. */
   private run = 0;
 
@@ -327,9 +322,9 @@ export class SessionPlayer {
     }
     if (this.state.mode === "random" && this.actionSpace) return { action: sampleSpace(this.actionSpace), by: "random" };
     const keys = this.keys.takeForStep();
-    const values = this.lastKeyAction === null ? this.state.values : [this.lastKeyAction];
-    const action = actionOf(this.controls, values, keys);
-    if (this.controls.kind === "keys") this.lastKeyAction = Number(action);
+    const action = actionOf(this.controls, this.state.values, keys);
+    // A Discrete key map's choice carries on while no key is down, and the key map shows it.
+    if (this.controls.kind === "keys") this.dispatch({ type: "valueSet", index: 0, value: Number(action) });
     return { action, by: "you" };
   }
 
