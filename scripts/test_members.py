@@ -119,10 +119,27 @@ def sync(suite: Suite) -> bool:
     return subprocess.run(command, cwd=REPO, env=env).returncode == 0
 
 
+def parallel_args(suite: Suite, pytest_args: list[str]) -> list[str]:
+    """`-n <workers>` for a suite whose environment has pytest-xdist (a member opts in by naming it
+    in its dev group; the workspace's has it for tests/), unless the arguments already say how
+    to run. Workers: PYTEST_WORKERS, else one per core up to 4. The real-server fixtures are
+    isolated per process (free ports, their own folders, throwaway databases), so each worker
+    starts its own."""
+    if any(arg == "-n" or arg.startswith(("-n", "--numprocesses", "--dist")) or arg == "no:xdist"
+           for arg in pytest_args):
+        return []
+    has_xdist = subprocess.run([str(suite.python), "-c", "import xdist"], capture_output=True).returncode == 0
+    if not has_xdist:
+        return []
+    workers = os.environ.get("PYTEST_WORKERS") or str(min(os.cpu_count() or 1, 4))
+    return ["-n", workers] if workers not in ("0", "1") else []
+
+
 def run_pytest(suite: Suite, pytest_args: list[str]) -> tuple[bool, str]:
     """pytest on the suite's folder from the repository root (the root's pytest options and
-    conftest.py apply); returns (passed, pytest's closing line)."""
-    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *pytest_args]
+    conftest.py apply), in parallel processes where the suite takes them (`parallel_args`);
+    returns (passed, pytest's closing line)."""
+    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *parallel_args(suite, pytest_args), *pytest_args]
     process = subprocess.Popen(command, cwd=REPO, env=child_env(suite.env_dir), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, bufsize=1)
     assert process.stdout is not None
