@@ -44,7 +44,8 @@ def test_connect_signature_is_pinned():
     assert resume == ["snapshot_id", "url", "token", "record", "life", "settings"]
     vec = list(inspect.signature(platform_sdk.make_vec).parameters)
     assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality",
-                   "reconnect_timeout", "direct"]
+                   "reconnect_timeout", "direct", "record_frames", "auto_reset", "life", "frame_every", "max_frames"]
+    assert set(params) - {"env_id"} <= set(vec)  # make_vec takes every option connect takes
     upload = list(inspect.signature(platform_sdk.upload_wad).parameters)
     assert upload == ["path", "url", "token", "name", "timeout"]
 

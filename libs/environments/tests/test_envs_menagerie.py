@@ -1,4 +1,4 @@
-"""platform_envs.menagerie: robots from a local copy (MENAGERIE_ROOT), the prefetch command, and a
+"""platform_envs.robots.menagerie: robots from a local copy (MENAGERIE_ROOT), the prefetch command, and a
 download on first use through a local HTTP server standing in for Menagerie's release assets.
 
 Nothing here reaches the internet. The served archive is built in the test from the local copy of
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from platform_envs.menagerie import CATALOG_ROBOTS, load_spec, package, robot_path
+from platform_envs.robots.menagerie import CATALOG_ROBOTS, load_spec, package, robot_path
 from platform_envs.robots.errors import RobotError
 
 ROBOT = "booster_t1"  # the smallest humanoid: 1.8 MB as Menagerie ships it
@@ -137,7 +137,7 @@ def _progress_lines(text: str) -> list[str]:
 def test_a_download_logs_its_progress_and_a_checksum_mismatch_is_one_line(
     served: Served, download_env: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="platform_envs.menagerie")
+    caplog.set_level(logging.INFO, logger="platform_envs.robots.menagerie")
     with pytest.raises(RobotError) as failed:
         robot_path(ROBOT)
     message = str(failed.value)
@@ -182,6 +182,6 @@ def test_a_robot_downloads_on_first_use_into_the_cache_and_loads_from_it(
 
 
 def test_the_command_also_runs_under_the_environments_own_name() -> None:
-    done = _command("--help", module="platform_envs.menagerie")
-    assert done.returncode == 0 and done.stdout.startswith("usage: python -m platform_envs.menagerie")
+    done = _command("--help", module="platform_envs.robots.menagerie")
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m platform_envs.robots.menagerie")
     assert _command("--help").stdout.startswith("usage: python -m platform_sdk.menagerie")

@@ -68,6 +68,8 @@ def test_an_atari_game_restores_onto_platform_envs() -> None:
     [
         ("platform_sdk.adapters.atari", "platform_envs.adapters.atari"),
         ("platform_sdk.robots.arm_env", "platform_envs.robots.arm_env"),
+        ("platform_sdk.robots.state", "platform_envs.mujoco_state"),
+        ("platform_sdk.menagerie", "platform_envs.robots.menagerie"),
         ("platform_sdk.doom", "platform_envs.doom"),
         ("platform_sdk.world_changes", "platform_contracts.world_changes"),
         ("platform_sdk.server.world_change_timeline", "platform_envs.world_change_timeline"),

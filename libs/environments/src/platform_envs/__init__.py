@@ -3,7 +3,8 @@
 - `adapters`: Atari (ALE), DeepMind Control, Gymnasium MuJoCo, headless MuJoCo rendering and the
   generators of the broker's built-in catalog files;
 - `doom`: ViZDoom scenarios and Freedoom maps;
-- `robots` and `menagerie`: MuJoCo Menagerie robots (`python -m platform_envs.menagerie` fetches them);
+- `robots`: MuJoCo Menagerie robots (`robots.menagerie` finds or downloads them: `python -m platform_sdk.menagerie`);
+- `mujoco_state`: the picklable state of a MuJoCo model and data, for the robots' and DeepMind Control's snapshots;
 - `world_change_effects` and `world_change_timeline`: what a world change does to a live
   environment, and the wrapper that applies a session's timeline.
 

@@ -1,4 +1,4 @@
-"""`python -m platform_sdk.menagerie`: `python -m platform_envs.menagerie` under the name the
+"""`python -m platform_sdk.menagerie`: `python -m platform_envs.robots.menagerie` under the name the
 overview gives (same arguments, same exit status); without the environments installed, one line
 says what to install."""
 
@@ -11,7 +11,7 @@ PROG = "python -m platform_sdk.menagerie"
 
 if __name__ == "__main__":
     try:
-        command = importlib.import_module("platform_envs.menagerie.__main__")
+        command = importlib.import_module("platform_envs.robots.menagerie.__main__")
     except ModuleNotFoundError as exc:
         print(f"{PROG}: error: the robots come with the platform's environments ({exc.name} is not installed): "
               "pip install 'platform-envs[robots]', as the env host has it", file=sys.stderr)

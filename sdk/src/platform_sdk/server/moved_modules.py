@@ -16,8 +16,9 @@ MOVED_PREFIXES: tuple[tuple[str, str], ...] = (
     ("platform_sdk.world_changes", "platform_contracts.world_changes"),
     ("platform_sdk.doom.wad_format", "platform_wads.wad_format"),
     ("platform_sdk.adapters", "platform_envs.adapters"),
+    ("platform_sdk.robots.state", "platform_envs.mujoco_state"),  # PhysicsState: robots' and DMC's snapshots
     ("platform_sdk.robots", "platform_envs.robots"),
-    ("platform_sdk.menagerie", "platform_envs.menagerie"),
+    ("platform_sdk.menagerie", "platform_envs.robots.menagerie"),
     ("platform_sdk.doom", "platform_envs.doom"),
     ("platform_sdk.instance_launch", "platform_sdk.launch.instance_launch"),
     ("platform_sdk.instance_processes", "platform_sdk.launch.instance_processes"),

@@ -11,7 +11,7 @@ most of a model's bytes (12 MB for most domains, 73 MB for dog).
 A model pickled whole would be as large; a diff is a few KB (quadruped escape: its 160 KB
 terrain). A restore starts from the model as built: a copy of the one remembered by the last
 snapshot in this process, else the suite task loaded again. The capture and restore of a raw
-model and data are `platform_envs.robots.state`'s, shared with the Menagerie robots.
+model and data are `platform_envs.mujoco_state`'s, shared with the Menagerie robots.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from platform_envs.robots import state as mujoco_state
-from platform_envs.robots.state import FIXED_ARRAY_PREFIXES, PhysicsState, copy_arrays, mutable_array_names
+from platform_envs import mujoco_state
+from platform_envs.mujoco_state import FIXED_ARRAY_PREFIXES, PhysicsState, copy_arrays, mutable_array_names
 
 __all__ = [
     "FIXED_ARRAY_PREFIXES",

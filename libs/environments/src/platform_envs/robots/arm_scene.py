@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from platform_envs.menagerie import load_spec
+from platform_envs.robots.menagerie import load_spec
 from platform_envs.robots.arms import HOME_KEY, ArmFacts
 from platform_envs.robots.errors import RobotError
 

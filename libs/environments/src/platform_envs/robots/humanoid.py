@@ -50,7 +50,7 @@ _MODELS: dict[str, Any] = {}
 def built_model(robot: str) -> Any:
     """The humanoid's scene compiled with position servos (cached per process)."""
     if robot not in _MODELS:
-        from platform_envs.menagerie import load_spec
+        from platform_envs.robots.menagerie import load_spec
 
         spec = load_spec(robot)
         for actuator in spec.actuators:

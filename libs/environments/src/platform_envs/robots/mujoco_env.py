@@ -15,7 +15,7 @@ a second. Subclasses (the tasks) give:
 
 The environment's world is `env.model` and `env.data` (raw MuJoCo objects): world changes edit
 `model`. Pickling (the environment server's snapshots) keeps the model's edits and the whole
-integration state (`platform_envs.robots.state`), never render resources, so a restored
+integration state (`platform_envs.mujoco_state`), never render resources, so a restored
 environment continues bit for bit.
 """
 
@@ -32,12 +32,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from platform_envs import mujoco_state
 from platform_envs.adapters.mujoco_rendering import (
     RENDER_QUALITIES,
     prepare_model,
     select_gl_backend,
 )
-from platform_envs.robots import state as mujoco_state
 from platform_envs.robots.errors import RobotError
 from platform_envs.robots.fast_frames import FrameRenderer
 

@@ -5,7 +5,7 @@ A robot is downloaded the first time it is used (6 to 72 MB) and cached
 copy instead (one folder per robot, as Menagerie lays them out). While a robot downloads, its
 progress goes to this module's logger and, as lines, to stderr: an environment instance's
 stderr is its log, so a session that is still starting shows "downloading unitree_h1: 1.2/3.7
-MB" in its log tail. `python -m platform_envs.menagerie [NAMES...]` fetches robots ahead of time
+MB" in its log tail. `python -m platform_envs.robots.menagerie [NAMES...]` fetches robots ahead of time
 with a progress bar.
 """
 
@@ -22,7 +22,7 @@ from platform_envs.robots.errors import RobotError
 log = logging.getLogger(__name__)
 
 INSTALL_COMMAND = "pip install 'platform-envs[robots]'"
-# The robots of the built-in catalog (python -m platform_envs.menagerie fetches these by default).
+# The robots of the built-in catalog (python -m platform_sdk.menagerie fetches these by default).
 CATALOG_ROBOTS: tuple[str, ...] = (
     "franka_emika_panda",
     "ufactory_xarm7",
@@ -66,7 +66,7 @@ def robot_path(name: str, progress: Any = None) -> Path:
     except mm.UnknownRobotError:
         raise RobotError(
             f"unknown Menagerie robot {name!r}; the catalog's robots: {', '.join(CATALOG_ROBOTS)} "
-            "(python -m platform_envs.menagerie --list shows every one)"
+            "(python -m platform_sdk.menagerie --list shows every one)"
         ) from None
     try:
         path: Path = robot.path(progress=progress or LogProgress())

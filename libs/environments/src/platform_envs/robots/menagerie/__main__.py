@@ -1,4 +1,4 @@
-"""`python -m platform_envs.menagerie [NAMES...]`: fetch Menagerie robots ahead of time.
+"""`python -m platform_envs.robots.menagerie [NAMES...]`: fetch Menagerie robots ahead of time.
 
 Without names it fetches the built-in catalog's robots. `--list` prints every robot Menagerie
 has. Each download shows a progress bar on a terminal (a line per robot otherwise); an unknown
@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from platform_envs.menagerie import CATALOG_ROBOTS, package, robot_names, robot_path
+from platform_envs.robots.menagerie import CATALOG_ROBOTS, package, robot_names, robot_path
 from platform_envs.robots.errors import RobotError
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m platform_envs.menagerie") -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m platform_envs.robots.menagerie") -> int:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Download MuJoCo Menagerie robots into the cache (MENAGERIE_CACHE_DIR) ahead of time.",
