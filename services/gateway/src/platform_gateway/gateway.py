@@ -19,7 +19,7 @@ from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
 from platform_gateway.step_tickets import StepTickets
-from platform_gateway.team_directory import TeamDirectory
+from platform_gateway.identity.team_directory import TeamDirectory
 from platform_gateway.team_access import TeamAccess
 from platform_gateway.wad_uploads import WadUploads
 

@@ -31,7 +31,7 @@ from platform_gateway.errors import PermissionDeniedError, UnauthenticatedError,
 from platform_gateway.identity.members import Member
 from platform_gateway.identity.oidc import OidcClaims, OidcRefused, OidcUnavailable, OidcVerifier
 from platform_gateway.identity.tokens import PREFIX, TokenRecord, TokenStore, secret_hash
-from platform_gateway.team_directory import TeamDirectory
+from platform_gateway.identity.team_directory import TeamDirectory
 
 CACHE_S = 5.0
 MISSING = "send the header `Authorization: Bearer <token>`"

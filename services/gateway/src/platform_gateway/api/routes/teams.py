@@ -23,7 +23,7 @@ from platform_gateway.gateway import Gateway
 from platform_gateway.identity.authenticator import Identity
 from platform_gateway.schemas.sessions import ErrorPublic
 from platform_gateway.schemas.teams import TeamCreate, TeamListPublic, TeamPublic, TeamUpdate
-from platform_gateway.team_directory import TeamDirectory
+from platform_gateway.identity.team_directory import TeamDirectory
 
 router = APIRouter(prefix="/teams", tags=["teams"],
                    responses={code: {"model": ErrorPublic} for code in (403, 404, 409, 422, 503)})
