@@ -49,6 +49,18 @@ def test_same_step_autoreset_and_snapshots(platform_stack):
         assert np.all(np.abs(first[-1][0]) < 3)
 
 
+def _first_episode(folder: Path, steps: int):
+    """A sub-recording's meta.json and its first episode's arrays, once that episode has `steps` steps."""
+
+    def written():
+        path = folder / "meta.json"
+        meta = json.loads(path.read_text()) if path.exists() else {}
+        return meta if meta.get("episodes") and meta["episodes"][0].get("length") == steps else None
+
+    meta = wait_for(written, what=f"recording {folder} with {steps} steps")
+    return meta, np.load(folder / meta["episodes"][0]["file"])
+
+
 def test_every_sub_environment_is_recorded(platform_stack):
     with platform_sdk.make_vec("cartpole", 3, url=platform_stack.url, record=True) as envs:
         sid = envs.session_id
@@ -56,16 +68,8 @@ def test_every_sub_environment_is_recorded(platform_stack):
         for _ in range(5):
             envs.step(np.ones(3, dtype=np.int64))
     for i in range(3):
-        folder = Path(platform_stack.recordings) / f"{sid}-{i}"
-
-        def closed(folder=folder):
-            path = folder / "meta.json"
-            meta = json.loads(path.read_text()) if path.exists() else {}
-            return meta if meta.get("episodes") and meta["episodes"][0].get("length") == 5 else None
-
-        meta = wait_for(closed, what=f"recording {folder} with 5 steps")
+        meta, data = _first_episode(Path(platform_stack.recordings) / f"{sid}-{i}", steps=5)
         assert meta["env_id"] == "cartpole"
-        data = np.load(folder / meta["episodes"][0]["file"])
         assert data["actions"].tolist() == [1] * 5
 
 
@@ -78,15 +82,8 @@ def test_make_vec_records_frames_and_refuses_a_life_as_connect_would(platform_st
         for _ in range(3):
             envs.step(np.zeros(2, dtype=np.int64))
     for i in range(2):
-        folder = Path(platform_stack.recordings) / f"{sid}-{i}"
-
-        def closed(folder=folder):
-            path = folder / "meta.json"
-            meta = json.loads(path.read_text()) if path.exists() else {}
-            return meta if meta.get("episodes") and meta["episodes"][0].get("length") == 3 else None
-
-        meta = wait_for(closed, what=f"recording {folder} with 3 steps")
-        frames = np.load(folder / meta["episodes"][0]["file"])["frames"]
+        _meta, data = _first_episode(Path(platform_stack.recordings) / f"{sid}-{i}", steps=3)
+        frames = data["frames"]
         assert len(frames) == 4 and all(bytes(frame).startswith(b"\xff\xd8") for frame in frames)  # JPEGs
     with pytest.raises(platform_sdk.InvalidRequestError, match="a vector session .* cannot append to it"):
         platform_sdk.make_vec("cartpole", 2, url=platform_stack.url, record=True, life="vec-life")
