@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+import simplejpeg
 from gymnasium import spaces
 from platform_contracts import compliance
 from platform_contracts.compliance import (
@@ -216,7 +217,6 @@ def test_a_response_with_the_wrong_id_fails():
 
 
 def test_jpeg_frames_are_decoded_and_their_size_checked():
-    simplejpeg = pytest.importorskip("simplejpeg")
     pixels = np.zeros((24, 40, 3), dtype=np.uint8)
     data = simplejpeg.encode_jpeg(pixels, quality=80, colorspace="RGB")
     assert jpeg_header_size(data) == (40, 24)

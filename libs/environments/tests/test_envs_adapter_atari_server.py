@@ -8,13 +8,14 @@ from collections.abc import Iterator
 import numpy as np
 import platform_testing.env_server_client as helpers
 import pytest
+from family_required import require_family
 import simplejpeg
 from platform_contracts.spaces import decode_value, space_from_proto
 from platform_contracts.values import dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 
-pytest.importorskip("ale_py")
+require_family("ale_py", "atari")
 
 FACTORY = "platform_envs.adapters.atari:make_env"
 

@@ -11,12 +11,11 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
-
-pytest.importorskip("dm_control")
+from family_required import require_family
 
 from platform_envs.adapters import dmc, dmc_state
 
-suite = pytest.importorskip("dm_control.suite")  # after dmc, which sets MUJOCO_GL for dm_control
+suite = require_family("dm_control.suite", "dmc")  # after dmc, which sets MUJOCO_GL for dm_control
 
 ALL_TASKS: list[tuple[str, str]] = list(suite.ALL_TASKS)
 # Tasks whose episodes change their model (targets, terrain, gains) or whose model is random

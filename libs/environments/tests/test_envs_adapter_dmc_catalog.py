@@ -5,13 +5,12 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-
-pytest.importorskip("dm_control")
+from family_required import require_family
 
 from builtin_catalog import builtin_catalog_file
 from platform_envs.adapters import dmc, dmc_catalog
 
-suite = pytest.importorskip("dm_control.suite")  # after dmc, which sets MUJOCO_GL for dm_control
+suite = require_family("dm_control.suite", "dmc")  # after dmc, which sets MUJOCO_GL for dm_control
 
 CATALOG_FILE = builtin_catalog_file("dm_control.toml")
 

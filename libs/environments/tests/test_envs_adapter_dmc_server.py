@@ -11,13 +11,14 @@ import gymnasium
 import numpy as np
 import platform_testing.env_server_client as helpers
 import pytest
+from family_required import require_family
 import simplejpeg
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 
-pytest.importorskip("dm_control")
+require_family("dm_control", "dmc")
 
 FACTORY = "platform_envs.adapters.dmc:make_env"
 # One task per domain (19), preferring tasks whose episodes change the model (targets, terrain,

@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from family_required import require_family
 from builtin_catalog import builtin_catalog_file
 from gymnasium.utils.env_checker import check_env
 from platform_envs.adapters import mujoco_rendering
@@ -20,7 +21,7 @@ from platform_envs.adapters.gym_mujoco import INSTALL_COMMAND, TASKS, make_env, 
 from platform_envs.adapters.mujoco_rendering import MujocoError, select_gl_backend
 from platform_sdk.server import snapshots
 
-mujoco = pytest.importorskip("mujoco")
+mujoco = require_family("mujoco", "mujoco")
 
 TOML = builtin_catalog_file("gymnasium_mujoco.toml")
 CATALOG_IDS = {

@@ -6,14 +6,14 @@ import tomllib
 
 import gymnasium
 import pytest
-
-pytest.importorskip("mujoco")
+from family_required import require_family
 
 from builtin_catalog import builtin_catalog_file
 from platform_envs.adapters import gym_mujoco, gym_mujoco_catalog
 
+require_family("mujoco", "mujoco")
+
 CATALOG_FILE = builtin_catalog_file("gymnasium_mujoco.toml")
-pytestmark = pytest.mark.skipif(not CATALOG_FILE.is_file(), reason="the broker's catalog is not in this checkout")
 
 
 def test_the_file_is_what_the_generator_writes() -> None:

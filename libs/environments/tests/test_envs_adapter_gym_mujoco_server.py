@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 import platform_testing.env_server_client as helpers
 import pytest
+from family_required import require_family
 import simplejpeg
 from platform_contracts.spaces import decode_value, encode_value, space_from_proto
 from platform_contracts.values import dict_from_datamap
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
 
-pytest.importorskip("mujoco")
+require_family("mujoco", "mujoco")
 
 FACTORY = "platform_envs.adapters.gym_mujoco:make_env"
 # catalog id -> (task, decisions per second = 1 / (timestep * frame_skip))

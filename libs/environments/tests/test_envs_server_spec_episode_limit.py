@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import gymnasium as gym
-import pytest
+from family_required import require_family
 from gymnasium.wrappers import TimeLimit
 from platform_contracts.world_changes import parse_timeline
 from platform_envs.world_change_timeline import with_timeline
@@ -75,7 +75,9 @@ def test_the_platforms_robots_give_time_limit_times_control_rate() -> None:
 
 
 def test_deepmind_control_gives_its_tasks_time_limit() -> None:
-    dmc = pytest.importorskip("platform_envs.adapters.dmc")
+    require_family("dm_control", "dmc")
+    from platform_envs.adapters import dmc
+
     env = dmc.make_env("cartpole", "balance")  # 10 s at 100 decisions a second
     assert env.max_episode_steps == 1000 and limit_of(build_spec(env, "dmc-cartpole-balance")) == 1000
     assert dmc.make_env("cartpole", "balance", time_limit=0.5).max_episode_steps == 50
