@@ -17,11 +17,13 @@ The build is looked up on each request, so building the app while the gateway ru
 Without one (no `index.html` there) the app's paths answer 503 with a short page saying how to
 build it: 503 because it is a part of this server that is unavailable until someone builds
 it, not a page that does not exist, and neither a browser nor a proxy keeps the answer.
+
+No answer names a path on the server (the build folder is the operator's business: the
+gateway's log line says where it is, `where`).
 """
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,7 @@ NOT_BUILT_PAGE = """<!doctype html>
 <body style="font-family: system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; line-height: 1.5">
 <h1>The web app is not built</h1>
 <p>The platform runs (its API is at <a href="/docs">/docs</a>), but there is no build of the web
-app in <code>{dist}</code>.</p>
+app in the folder <code>PLATFORM_WEB_DIST</code> names (the gateway's log says which).</p>
 <p>To build it, install Node.js 20 or newer, then either run <code>make run</code> again (it builds
 the app when its sources changed) or build it by hand:</p>
 <pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre>
@@ -88,7 +90,7 @@ class WebApp:
     def answer(self, scope: Scope) -> Response:
         """The answer to a GET or HEAD of a non-API path."""
         if not self.built:
-            return HTMLResponse(NOT_BUILT_PAGE.format(dist=html.escape(str(self.dist))), status_code=503,
+            return HTMLResponse(NOT_BUILT_PAGE, status_code=503,
                                 headers={"Cache-Control": "no-store"})
         path = Request(scope).url.path
         relative = path.lstrip("/")
@@ -96,7 +98,7 @@ class WebApp:
         if found is not None and relative != INDEX:
             return self._file(found, LONG_CACHE if relative.startswith(ASSETS) else REVALIDATE, scope)
         if relative.startswith(ASSETS):
-            return PlainTextResponse(f"{path} is not in the web app's build ({self.dist}): reload the page; "
+            return PlainTextResponse(f"{path} is not in the web app's build: reload the page; "
                                      "if it persists, rebuild the app (make run, or npm run build in web/)",
                                      status_code=404, headers={"Cache-Control": "no-store"})
         return self._file(self.dist / INDEX, REVALIDATE, scope)
