@@ -234,6 +234,13 @@ def test_compute_is_the_mean_time_per_decision() -> None:
     assert run(flat((3, 0.0)), [])["compute_s"] is None
 
 
+def test_work_measures_are_their_means_and_absent_when_not_reported() -> None:
+    result = run(flat((3, 0.0)), [], work={"settle_steps": [2.0, 4.0], "wait_steps": [1.0]})
+    assert (result["settle_steps"], result["wait_steps"]) == (3.0, 1.0)
+    assert "settle_steps" not in run(flat((3, 0.0)), [], work={"settle_steps": []})
+    assert "wait_steps" not in run(flat((3, 0.0)), [])
+
+
 def test_reward_windows_are_the_full_windows_from_the_first_step() -> None:
     rewards = flat((50, 1.0), (50, -0.5), (25, 3.0))
     assert run(rewards, [], window=50, first_step=200)["reward_windows"] == [

@@ -6,12 +6,14 @@ max_steps, readouts and compute_s as the step's agent data, refused, and the err
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from platform_sdk.agents import AgentError, AgentLoop, EpisodeRecord, run_episodes
+from platform_sdk.agents.summary import RunSummary
 
 
 class Counter(gym.Env[np.ndarray, int]):
@@ -202,6 +204,30 @@ def test_compute_s_is_the_steps_agent_data_unless_readouts_report_it() -> None:
         loop.step()
     assert env.agent_data == [{"q": 0.5, "compute_s": 9.0, "refused": True}] * 2
     assert loop.refused == 2 and loop.decisions == 2
+
+
+def test_settle_and_wait_steps_are_summed_per_decision_that_reported_them() -> None:
+    """The work measures with a set meaning: kept per decision, averaged over those that gave
+    them, and in the run summary only when reported (a bool, a list or a NaN is no measure)."""
+    env = Counter(length=4)
+    agent = WithReadouts(readouts=[{"settle_steps": 3, "wait_steps": 1.5}])
+    loop = AgentLoop(agent, [env], episodes=1)
+    loop.start()
+    loop.step()
+    assert loop.step_work == [{"settle_steps": 3.0, "wait_steps": 1.5}]
+    agent._readouts = [{"settle_steps": 5}]
+    loop.step()
+    agent._readouts = [{"settle_steps": True, "wait_steps": float("nan")}]
+    loop.step()
+    assert loop.step_work == [{}]
+    assert loop.work_per_decision() == {"settle_steps": 4.0, "wait_steps": 1.5}
+    summary = json.loads(RunSummary(env="counter").as_json(loop, endless=False, total_reward=3.0))
+    assert (summary["settle_steps_per_decision"], summary["wait_steps_per_decision"]) == (4.0, 1.5)
+    plain = AgentLoop(Recorder(), [Counter(length=2)], episodes=1)
+    plain.start()
+    plain.step()
+    assert plain.work_per_decision() == {}
+    assert "settle_steps_per_decision" not in json.loads(RunSummary(env="counter").as_json(plain, False, 1.0))
 
 
 def test_an_env_whose_step_takes_no_agent_data_is_stepped_plainly() -> None:

@@ -877,6 +877,11 @@ export interface components {
              */
             retention?: components["schemas"]["RetentionPublic"][];
             /**
+             * Settle Steps
+             * @description mean of the agent's settle_steps per decision that reported it (its own measure of work); absent when it reported none
+             */
+            settle_steps?: number | string | null;
+            /**
              * Success
              * @description the share of successful episodes (or steps); null: none reported
              */
@@ -886,6 +891,11 @@ export interface components {
              * @description "episodes" or "steps": what `success` counts
              */
             success_of?: string | null;
+            /**
+             * Wait Steps
+             * @description mean of the agent's wait_steps per decision that reported it (its own measure of work); absent when it reported none
+             */
+            wait_steps?: number | string | null;
         } & {
             [key: string]: unknown;
         };

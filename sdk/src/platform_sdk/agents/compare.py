@@ -28,6 +28,7 @@ from platform_sdk.agents.compare_options import PROG, parse_args
 from platform_sdk.agents.interface import AgentError
 from platform_sdk.agents.loading import AgentLoadError, load_agent
 from platform_sdk.agents.loop import AgentLoop
+from platform_sdk.agents.readout_names import WORK_NAMES
 
 
 class NoSnapshotsError(ValueError):
@@ -84,11 +85,14 @@ def play(args: argparse.Namespace, name: str, spec: str, saved: dict[str, Any], 
         step_success: list[bool | None] = []
         episode_success: list[bool | None] = []
         compute_s: list[float] = []
+        work: dict[str, list[float]] = {}
         every = progress_every(args.steps, args.window)
         while loop.iterations < args.steps:
             before = loop.act_seconds
             ended = loop.step()
             compute_s.append(loop.act_seconds - before)
+            for work_name, value in loop.step_work[0].items():
+                work.setdefault(work_name, []).append(value)
             rewards.append(loop.rewards[0] or 0.0)
             success = loop.step_infos[0].get("is_success")
             step_success.append(None if success is None else bool(success))
@@ -103,7 +107,7 @@ def play(args: argparse.Namespace, name: str, spec: str, saved: dict[str, Any], 
                    for change in env.world_changes().get("applied", [])]
         session_id = env.session_id
     trace = AgentTrace(first_step=first_step, rewards=rewards, step_success=step_success,
-                       episode_success=episode_success, compute_s=compute_s)
+                       episode_success=episode_success, compute_s=compute_s, work=work)
     measures = measure(trace, args.window, args.world_changes)
     reward_windows = measures.pop("reward_windows")
     entry = {"name": name, "agent": spec, "load": str(args.loads[name]) if name in args.loads else None,
@@ -137,6 +141,9 @@ def agent_line(entry: dict[str, Any]) -> str:
             parts.append(f"retention at {retention['at']}: {retention['retention']:.3f}")
     if measures.get("compute_s") is not None:
         parts.append(f"compute {measures['compute_s'] * 1000:.3f} ms per decision")
+    for work_name in WORK_NAMES:
+        if measures.get(work_name) is not None:
+            parts.append(f"{work_name} {measures[work_name]:.4g} per decision")
     return ", ".join(parts)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,8 @@ class AgentTrace:
         step_success: info["is_success"] per step; None where the step did not report it.
         episode_success: one per finished episode: is_success of its last step (None: not reported).
         compute_s: seconds spent in act, one per decision.
+        work: the agent's own work measures by name (settle_steps, wait_steps), one value per
+            decision that reported it.
     """
 
     first_step: int
@@ -44,6 +46,7 @@ class AgentTrace:
     step_success: Sequence[bool | None] = ()
     episode_success: Sequence[bool | None] = ()
     compute_s: Sequence[float] = ()
+    work: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def measure(trace: AgentTrace, window: int, world_changes: Sequence[Mapping[str,
         world_changes: the session's timeline, its entries as given (None or []: none).
 
     Returns:
-        {"success", "success_of", "compute_s", "recovery", "retention", "reward_windows"}, as
+        {"success", "success_of", "compute_s", "recovery", "retention", "reward_windows"}, and
+        the mean of each work measure the agent reported ("settle_steps", "wait_steps"), as
         docs/compare-measures.md describes.
 
     Raises:
@@ -102,6 +106,7 @@ def measure(trace: AgentTrace, window: int, world_changes: Sequence[Mapping[str,
         "success": success,
         "success_of": success_of,
         "compute_s": float(np.mean(compute)) if compute else None,
+        **{name: float(np.mean(values)) for name, values in trace.work.items() if len(values)},
         "recovery": _recovery(groups, rewards, window),
         "retention": _retention(start, groups, rewards, window),
         "reward_windows": [

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from platform_sdk.agents.interface import AgentError, max_streams, optional_method
+from platform_sdk.agents.readout_names import COMPUTE_S, REFUSED, work_values
 
 Outcome = tuple[Any, float, bool, bool, dict[str, Any]]
 
@@ -99,6 +100,11 @@ class AgentLoop:
         self.finished: list[EpisodeRecord] = []
         self.iterations = self.decisions = self.refused = 0
         self.act_seconds = 0.0
+        # settle_steps / wait_steps (readout_names.WORK_NAMES): this decision's, per stream, and
+        # the totals and counts of the decisions that reported each
+        self.step_work: list[dict[str, float]] = [{} for _ in range(n)]
+        self.work_totals: dict[str, float] = {}
+        self.work_reports: dict[str, int] = {}
         self.started = False
         self._unreported = True  # the outcomes held now have been given to no act yet
         self._finish_called = False
@@ -186,22 +192,30 @@ class AgentLoop:
         the agent reports its own."""
         n = self.streams
         if self._readouts is None:
-            return [{"compute_s": compute_s} for _ in range(n)]
+            return [{COMPUTE_S: compute_s} for _ in range(n)]
         readouts = self._readouts()
         if not isinstance(readouts, list | tuple) or len(readouts) != n:
             raise AgentError(f"{type(self.agent).__name__}.readouts() must return a list of {n} dict(s), one per "
                              f"stream, got {type(readouts).__name__}"
                              f"{f' of {len(readouts)}' if isinstance(readouts, list | tuple) else ''}")
         data: list[dict[str, Any]] = []
-        for values in readouts:
+        for i, values in enumerate(readouts):
             if not isinstance(values, dict):
                 raise AgentError(f"{type(self.agent).__name__}.readouts() must return dicts, got {type(values).__name__}")
             entry = dict(values)
-            entry.setdefault("compute_s", compute_s)
-            if entry.get("refused"):
+            entry.setdefault(COMPUTE_S, compute_s)
+            if entry.get(REFUSED):
                 self.refused += 1
+            self.step_work[i] = work = work_values(entry)
+            for name, value in work.items():
+                self.work_totals[name] = self.work_totals.get(name, 0.0) + value
+                self.work_reports[name] = self.work_reports.get(name, 0) + 1
             data.append(entry)
         return data
+
+    def work_per_decision(self) -> dict[str, float]:
+        """The mean of each work measure over the decisions that reported it (none: not in it)."""
+        return {name: self.work_totals[name] / count for name, count in self.work_reports.items() if count}
 
     def _episode_end(self, i: int, observation: Any, info: dict[str, Any]) -> EpisodeRecord | None:
         """Records stream i's episode when this step ended it, and begins the next one when the

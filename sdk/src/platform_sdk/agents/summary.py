@@ -63,6 +63,9 @@ class RunSummary:
             "success_rate": sum(reported) / len(reported) if reported else None,
             "compute_s_per_decision": _number(loop.act_seconds / decisions) if loop is not None and decisions else None,
             "refused": loop.refused if loop is not None else 0,
+            # settle_steps_per_decision, wait_steps_per_decision: only when the agent reports them
+            **({f"{name}_per_decision": _number(mean) for name, mean in loop.work_per_decision().items()}
+               if loop is not None else {}),
             "agent": self.agent,
             "session_id": self.session_id,
             "recording_id": self.recording_id,
