@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import nats
-from platform_contracts import limits
+from platform_contracts import limits, names
 from platform_local import nats_process
 
 
@@ -28,6 +28,6 @@ def test_hold_limits_fit_each_other() -> None:
 def test_name_patterns_take_what_their_rules_say() -> None:
     assert limits.AGENT_NAME.fullmatch("policy.value-2_a")
     assert not limits.AGENT_NAME.fullmatch("a b") and not limits.AGENT_NAME.fullmatch("a/b")
-    longest = "x" * limits.MAX_LIFE_NAME_LENGTH
-    assert limits.LIFE_NAME.match(longest) and not limits.LIFE_NAME.match(longest + "x")
-    assert not limits.LIFE_NAME.match("") and not limits.LIFE_NAME.match("robot 1")
+    longest = "x" * names.MAX_LIFE_NAME_LENGTH
+    assert names.LIFE_NAME.fullmatch(longest) and not names.LIFE_NAME.fullmatch(longest + "x")
+    assert not names.LIFE_NAME.fullmatch("") and not names.LIFE_NAME.fullmatch("robot 1")

@@ -106,6 +106,22 @@ async def test_without_a_recorder_saving_answers_unavailable_naming_it(
     await stop_session(nats_client, envhost.host_id, session_id)
 
 
+async def test_a_label_with_control_or_bidi_characters_is_refused_before_saving(
+        envhost: EnvHostProcess, nats_client: Any, open_link: Any, store: SnapshotStoreStandIn) -> None:
+    """The stream's protobuf path reaches the env host without the gateway's schema: the label
+    rule (platform_contracts.names) is checked here too, and nothing is saved."""
+    session_id = new_session_id()
+    await start(nats_client, envhost.host_id, session_id)
+    link = await open_link(envhost.step_address, session_id)
+    await link.request(reset(seed=1))
+    for label, code_point in (("a\x00b", "U+0000"), ("fine\u202eenif", "U+202E"), ("x" * 201, "201 characters")):
+        response = await link.request(save(label))
+        assert response.error.code == env_pb.ERROR_CODE_INVALID_ARGUMENT, response
+        assert "label" in response.error.message and code_point in response.error.message
+    assert (await link.request(save("before the swing: ok"))).WhichOneof("result") == "save_snapshot"
+    await stop_session(nats_client, envhost.host_id, session_id)
+
+
 LOCKED_ENV = '''
 import threading
 import gymnasium as gym

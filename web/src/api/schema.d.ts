@@ -1929,7 +1929,7 @@ export interface components {
         SaveSnapshotBody: {
             /**
              * Label
-             * @description a name for the moment, e.g. 'before the swing'
+             * @description a name for the moment, e.g. 'before the swing': at most 200 characters, without control characters, line separators or invisible formatting characters (such as the right-to-left override)
              * @default
              */
             label: string;
@@ -1947,7 +1947,7 @@ export interface components {
             id: number | string | null;
             /**
              * Label
-             * @description a name for the moment
+             * @description a name for the moment: at most 200 characters, without control characters, line separators or invisible formatting characters (such as the right-to-left override)
              * @default
              */
             label: string;
@@ -3108,7 +3108,7 @@ export interface operations {
     upload_wad_v0_doom_wads_post: {
         parameters: {
             query: {
-                /** @description the file's name, e.g. memory_test.wad (a name, not a path) */
+                /** @description the file's name, e.g. memory_test.wad: a file name ending in .wad, at most 100 characters of letters, digits, spaces and _.()+- (beginning with a letter or a digit) */
                 name: string;
             };
             header?: never;

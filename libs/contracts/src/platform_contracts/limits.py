@@ -31,12 +31,6 @@ MAX_STORED_ID_LENGTH = 63
 # Vector sessions: sub-environments of one session.
 MAX_NUM_ENVS = 256
 
-# Lives (a robot's recordings over many sessions): the life's name.
-MAX_LIFE_NAME_LENGTH = 64
-LIFE_NAME_PATTERN = rf"^[A-Za-z0-9_.-]{{1,{MAX_LIFE_NAME_LENGTH}}}$"
-LIFE_NAME = re.compile(LIFE_NAME_PATTERN)
-LIFE_NAME_RULE = f"1-{MAX_LIFE_NAME_LENGTH} letters, digits, '_', '.' or '-'"  # LIFE_NAME_PATTERN in words
-
 # JPEG quality of a session's frames.
 MIN_JPEG_QUALITY = 1
 MAX_JPEG_QUALITY = 100
@@ -71,6 +65,5 @@ def max_hold_steps(frames: bool) -> int:
 # a minute; the link it opened stays up after that.
 STEP_TICKET_TTL_S = 60
 
-# Uploaded Doom WADs (`POST /v0/doom/wads`): the largest file taken, and its name's length.
+# Uploaded Doom WADs (`POST /v0/doom/wads`): the largest file taken (their names: platform_contracts.names).
 MAX_WAD_BYTES = 20 * 1024 * 1024
-MAX_WAD_NAME_LENGTH = 100

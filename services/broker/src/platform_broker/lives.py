@@ -6,7 +6,7 @@ unique index on `life`); the recorder writes the life.
 
 from __future__ import annotations
 
-from platform_contracts.limits import LIFE_NAME, LIFE_NAME_RULE
+from platform_contracts.names import LIFE_NAME, LIFE_NAME_RULE
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_broker.errors import FailedPreconditionError, InvalidArgumentError
@@ -24,7 +24,7 @@ def check_life(options: SessionOptions) -> None:
             raise InvalidArgumentError("frame_every and max_frames thin the frames of a life: give the life a name",
                                        field="life")
         return
-    if not LIFE_NAME.match(options.life):
+    if not LIFE_NAME.fullmatch(options.life):
         raise InvalidArgumentError(f"life name {options.life!r} is not valid: use {LIFE_NAME_RULE}", field="life")
     if not options.record:
         raise InvalidArgumentError(f"life {options.life} is a recording: it needs record=true", field="record")

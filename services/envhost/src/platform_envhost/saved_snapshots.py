@@ -23,6 +23,7 @@ from typing import Any
 
 from platform_bus import BusUnavailableError
 from platform_bus import request as bus_request
+from platform_contracts.names import label_problem
 from platform_contracts import subjects
 from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
 from platform_contracts.teams import owning_team
@@ -72,6 +73,9 @@ class SavedSnapshots:
                    index: int = 0) -> env_pb.EnvResponse:
         """Export the state of the instance (its sub-environment `index`) and keep it."""
         where = _where(instance, index)
+        problem = label_problem(request.save_snapshot.label)
+        if problem is not None:  # the stream's protobuf path reaches here without the gateway's schema
+            return _error(request.id, env_pb.ERROR_CODE_INVALID_ARGUMENT, f"{where}: the snapshot's label: {problem}")
         exported = await call(env_pb.EnvRequest(id=request.id, export_state=env_pb.ExportStateRequest()))
         if exported.HasField("error"):
             error = exported.error

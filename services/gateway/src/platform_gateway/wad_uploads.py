@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from platform_contracts.limits import MAX_WAD_BYTES, MAX_WAD_NAME_LENGTH
+from platform_contracts.limits import MAX_WAD_BYTES
+from platform_contracts.names import WAD_NAME, WAD_NAME_RULE
 from platform_contracts.teams import DEFAULT_TEAM
 from platform_wads import WadRecord, WadStore, WadStoreError, wad_id
 from platform_wads.settings import WadSettings
@@ -28,7 +29,6 @@ from platform_gateway.errors import (
     UnavailableError,
 )
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.()+-]*\.wad$", re.IGNORECASE)
 MEGABYTE = 1024 * 1024
 T = TypeVar("T")
 
@@ -43,10 +43,8 @@ def check_name(name: str) -> str:
         base = re.split(r"[/\\]", name)[-1]
         raise InvalidArgumentError(f"name {name!r} is a path: give the file's name alone, e.g. {base!r}",
                                    field="name")
-    if len(name) > MAX_WAD_NAME_LENGTH or not NAME.match(name):
-        raise InvalidArgumentError(
-            f"name {name!r} must be a file name ending in .wad, at most {MAX_WAD_NAME_LENGTH} characters of "
-            "letters, digits, spaces and _.()+- (not starting with one of those)", field="name")
+    if not WAD_NAME.fullmatch(name):
+        raise InvalidArgumentError(f"name {name!r} must be {WAD_NAME_RULE}", field="name")
     return name
 
 

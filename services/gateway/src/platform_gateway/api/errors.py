@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from platform_contracts import names
 from starlette.exceptions import HTTPException
 
 from platform_gateway.errors import GatewayError, SessionGoneError
@@ -103,6 +104,14 @@ def _field(error: dict[str, Any]) -> str | None:
     return ".".join(loc) or None
 
 
+# Patterns of the API's fields in words, so that a mismatch says what to send rather than the regex.
+_PATTERN_RULES = {
+    STORED_ID_PATTERN: f"an id: {STORED_ID_RULE}",
+    names.LIFE_NAME_PATTERN: f"a life name: use {names.LIFE_NAME_RULE}",
+    names.LABEL_PATTERN: f"a label: use {names.LABEL_RULE}",
+}
+
+
 def _problem(error: dict[str, Any]) -> str:
     kind = error.get("type", "")
     loc = [str(part) for part in error.get("loc", ())]
@@ -114,8 +123,9 @@ def _problem(error: dict[str, Any]) -> str:
     where = ".".join(loc[1:] if loc[:1] == ["body"] else loc) or "body"
     if kind == "extra_forbidden":
         return f"{where}: unknown field"
-    if kind == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == STORED_ID_PATTERN:
-        return f"{where}: {error.get('input')!r} is not an id: {STORED_ID_RULE}"
+    rule = _PATTERN_RULES.get((error.get("ctx") or {}).get("pattern", "")) if kind == "string_pattern_mismatch" else None
+    if rule is not None:
+        return f"{where}: {error.get('input')!r} is not {rule}"
     return f"{where}: {error.get('msg', 'invalid')}"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_contracts import limits
+from platform_contracts import limits, names
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
@@ -31,7 +31,7 @@ _LIFE = (
     "restarts (each episode's life_start counts steps over the whole life); one open session at a time "
     "writes a life (409 naming the holder otherwise)"
 )
-LIFE_NAME_PATTERN = limits.LIFE_NAME_PATTERN
+LIFE_NAME_PATTERN = names.LIFE_NAME_PATTERN
 RESTORE_S = (
     "wall time in seconds the environment took to restore, measured by the environment server (a Doom "
     "environment replays its episode: the longer the episode, the longer); null when the environment server "
@@ -168,7 +168,8 @@ class HoldResult(BaseModel):
 class SaveSnapshotBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    label: str = Field(default="", max_length=200, description="a name for the moment, e.g. 'before the swing'")
+    label: str = Field(default="", max_length=names.MAX_LABEL_LENGTH, pattern=names.LABEL_PATTERN,
+                       description=f"a name for the moment, e.g. 'before the swing': {names.LABEL_RULE}")
 
 
 class RestoreSavedBody(BaseModel):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from platform_contracts import limits
+from platform_contracts import limits, names
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
@@ -97,7 +97,8 @@ class SaveSnapshotCommand(_Command):
     """Keep the session's state durably (GET /v0/snapshots lists them)."""
 
     op: Literal["save_snapshot"]
-    label: str = Field(default="", max_length=200, description="a name for the moment")
+    label: str = Field(default="", max_length=names.MAX_LABEL_LENGTH, pattern=names.LABEL_PATTERN,
+                       description=f"a name for the moment: {names.LABEL_RULE}")
 
 
 class RestoreSavedCommand(_Command):

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from platform_contracts.names import LIFE_NAME, LIFE_NAME_RULE
 
 from platform_recorder.errors import InvalidLifeNameError
 from platform_recorder.layout import LIVES_DIR
@@ -30,15 +31,10 @@ from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 log = logging.getLogger(__name__)
 
 LIFE_FORMAT = 1
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
 def check_life_name(name: str) -> str:
-    """`name` if it can name a life (1-64 letters, digits, `_`, `.`, `-`); else InvalidLifeNameError."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidLifeNameError(
-            f"invalid life name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (e.g. robot-1)"
-        )
+    """`name` if it can name a life (`platform_contracts.names.LIFE_NAME`); else InvalidLifeNameError."""
+    if not isinstance(name, str) or not LIFE_NAME.fullmatch(name):
+        raise InvalidLifeNameError(f"invalid life name {name!r}: use {LIFE_NAME_RULE} (e.g. robot-1)")
     return name
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
+from platform_contracts import names
 from platform_contracts.limits import MAX_WAD_BYTES
 from platform_gateway.api.deps import AccessDep, IdentityDep, WadsDep
 from platform_gateway.errors import InvalidArgumentError
@@ -31,7 +32,9 @@ async def upload_wad(
     wads: WadsDep,
     access: AccessDep,
     identity: IdentityDep,
-    name: Annotated[str, Query(description="the file's name, e.g. memory_test.wad (a name, not a path)")],
+    name: Annotated[str, Query(description=f"the file's name, e.g. memory_test.wad: {names.WAD_NAME_RULE}",
+                               # checked by wad_uploads.check_name, whose messages say more (a path, ...)
+                               json_schema_extra={"pattern": names.WAD_NAME_PATTERN})],
 ) -> WadPublic:
     """Upload a WAD (at most 20 MB) as the request body (`application/octet-stream`). It is
     read as it arrives, never more than the limit, checked (the header, the lump directory
