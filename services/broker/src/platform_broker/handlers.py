@@ -31,7 +31,7 @@ from platform_broker.pools import PoolKeeper, takes_pooled
 from platform_broker.session_endings import SessionEndings
 from platform_broker.kwargs_check import check_kwargs
 from platform_broker.session_options import checked_options, session_kwargs
-from platform_broker.store import ENDED_STATES, OPEN_STATES, STARTING, SessionStore
+from platform_broker.store import ENDED_STATES, OPEN_STATES, RUNNING, STARTING, SessionStore
 from platform_broker.usage import Usage, sessions_quota_error
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ class Handlers:
         self.endings = endings  # the CLOSED of a session whose env host is gone
         self.pools = pools
         self._clock = clock
+        # Applies a running session's last lifecycle event if it ended it (LifecycleConsumer.catch_up),
+        # so that a read right after a client got a 410 says "crashed"; None: the table as it is.
+        self.catch_up: Callable[[str], Awaitable[bool]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._routes: dict[str, tuple[type[Message], type[Message], Callable[[Any], Awaitable[Message]]]] = {
             subjects.BROKER_CREATE_SESSION: (control_pb2.CreateSessionRequest, control_pb2.SessionReply,
@@ -201,7 +204,10 @@ class Handlers:
         return control_pb2.SessionReply(session=await self.store.get(session.id))
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
-        return control_pb2.SessionReply(session=self._with_step_address(await self._existing(request.session_id)))
+        session = await self._existing(request.session_id)
+        if session.state == RUNNING and self.catch_up is not None and await self.catch_up(session.id):
+            session = await self._existing(request.session_id)
+        return control_pb2.SessionReply(session=self._with_step_address(session))
 
     async def list_sessions(self, request: control_pb2.ListSessionsRequest) -> control_pb2.ListSessionsReply:
         states = (*OPEN_STATES, *ENDED_STATES) if request.include_closed else OPEN_STATES

@@ -9,6 +9,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 from platform_bus import cancel_requested, stop_task
+from nats.errors import Error as NatsError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from platform_contracts import streams, subjects
 from simulusion.bus.v1 import events_pb2
@@ -17,9 +18,15 @@ from platform_broker.store import SessionStore
 
 log = logging.getLogger(__name__)
 
-FETCH_BATCH = 64
+# One event a fetch: nats-py's fetch(n) answers at once when events are waiting, but when none is it
+# lingers until n have come or the timeout passes, so with n > 1 the first event after a quiet
+# spell waited up to FETCH_TIMEOUT_S (a crashed session still read "running" for that long after
+# its client got the 410). Lifecycle events are a few per session, so one round trip each is cheap.
+FETCH_BATCH = 1
 FETCH_TIMEOUT_S = 2.0
 RETRY_DELAY_S = 2.0
+CATCH_UP_TIMEOUT_S = 1.0
+ENDING_KINDS = (events_pb2.SESSION_EVENT_KIND_CRASHED, events_pb2.SESSION_EVENT_KIND_CLOSED)
 UNSUBSCRIBE_TIMEOUT_S = 2.0
 
 
@@ -48,6 +55,22 @@ class LifecycleConsumer:
             with contextlib.suppress(Exception):  # bounded: NATS may be gone
                 await asyncio.wait_for(self._psub.unsubscribe(), UNSUBSCRIBE_TIMEOUT_S)
             self._psub = None
+
+    async def catch_up(self, session_id: str) -> bool:
+        """Apply the session's last lifecycle event now if it ended the session (CRASHED or CLOSED),
+        ahead of the consumer; True when that changed the session. An env host stores a session's
+        CRASHED before it answers the session's clients (410), so a read of the session after
+        that answer says how it ended. Best effort: without JetStream, the table stays as it is."""
+        try:
+            msg = await asyncio.wait_for(
+                self.js.get_last_msg(subjects.SESSIONS_STREAM, subjects.session_lifecycle(session_id)),
+                CATCH_UP_TIMEOUT_S)
+            event = events_pb2.SessionEvent.FromString(msg.data or b"")
+        except (TimeoutError, NatsError, DecodeError):  # no event (NotFoundError), or JetStream away
+            return False
+        if event.session_id != session_id or event.kind not in ENDING_KINDS:
+            return False
+        return await self.apply(event)
 
     async def apply(self, event: events_pb2.SessionEvent) -> bool:
         """Apply one event; True when it changed the session."""

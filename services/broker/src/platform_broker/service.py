@@ -69,6 +69,7 @@ class BrokerService:
         self.endings = SessionEndings(nc.jetstream())  # lifecycle events of sessions the broker ends itself
         self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, self.endings, pools=self.pools)
         self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
+        self.handlers.catch_up = self.lifecycle.catch_up
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, self.endings, idle_timeout)
         self.lost_hosts = LostHostSweeper(nc, store, self.hosts, self.endings)
         self.reconcile_report: ReconcileReport | None = None

@@ -287,6 +287,8 @@ class InstanceTable:
             await self._on_crash(instance)
         except Exception:
             log.exception("reporting the crash of %s failed", instance.describe())
+        finally:
+            instance.crash_stored.set()  # reported or not, its requests are answered now
         await asyncio.sleep(self._dead_ttl)
         if self._instances.get(instance.session_id) is instance:
             del self._instances[instance.session_id]

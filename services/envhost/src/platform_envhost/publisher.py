@@ -23,6 +23,7 @@ nothing for tracing here; the publishing task, outside any request, adds none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ class EventPublisher:
         self._linger = linger
         self._queue: deque[Outgoing] = deque()
         self._wake = asyncio.Event()
+        self._hurry = asyncio.Event()  # an urgent event is queued: send without lingering
         self._space = asyncio.Event()
         self._space.set()
         self._idle = asyncio.Event()
@@ -133,12 +135,15 @@ class EventPublisher:
         self._enqueue(event)
         return True
 
-    async def submit(self, event: Outgoing) -> None:
-        """Queue `event`, waiting while the backlog is full."""
+    async def submit(self, event: Outgoing, *, urgent: bool = False) -> None:
+        """Queue `event`, waiting while the backlog is full. `urgent`: someone waits for it (a
+        crashed session's clients), so the batch it joins goes without lingering."""
         while self._full():
             self._space.clear()
             await self._space.wait()
         self._enqueue(event)
+        if urgent:
+            self._hurry.set()
 
     async def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued event is acked; returns False if `timeout` passed first."""
@@ -187,8 +192,10 @@ class EventPublisher:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            if len(self._queue) < self._batch_size and self._linger > 0:
-                await asyncio.sleep(self._linger)  # let a batch gather: one wake-up for many events
+            if len(self._queue) < self._batch_size and self._linger > 0 and not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):  # let a batch gather: one wake-up for many events
+                    await asyncio.wait_for(self._hurry.wait(), self._linger)
+            self._hurry.clear()
             batch = [self._queue.popleft() for _ in range(min(len(self._queue), self._batch_size))]
             self._in_flight = len(batch)
             self._queued_bytes -= sum(len(event.payload) for event in batch)

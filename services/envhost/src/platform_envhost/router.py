@@ -21,6 +21,7 @@ sessions are answered by `batches`, save_snapshot and restore_saved by `saved_sn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -51,6 +52,8 @@ from platform_envhost.session_instance import Instance, State
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "simulusion.env.v1.Environment"
+# The longest a dead instance's 410 waits for its CRASHED event to be stored (JetStream down: not longer).
+CRASH_STORED_WAIT_S = 2.0
 RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
 # Recorded commands whose answers become events after they are sent (`DeferredEvents`): their
 # answers are read, so the frames they carry for earlier requests arrive.
@@ -211,7 +214,7 @@ class Router:
                 message = f"session {session_id} is not running on env host {self._host_id}"
             return _error(request.id, env_pb.ERROR_CODE_NOT_FOUND, message)
         if instance.state is not State.RUNNING:
-            return self._not_running(instance, request.id)
+            return await self._not_running(instance, request.id)
         instance.last_active_at = time.time()
         if asks_render_later(request, instance.record_frames):
             raw += instance.later_frames.suffix(request.WhichOneof("command") or "")
@@ -234,14 +237,14 @@ class Router:
                        trace_headers: dict[str, str] | None) -> bytes:
         async with instance.lock:
             if instance.state is not State.RUNNING:
-                return self._not_running(instance, request.id)
+                return await self._not_running(instance, request.id)
             headers = dict(trace_headers if trace_headers is not None else request.trace_context)
             try:
                 return await self._answer(instance, request, raw, headers)
             except InstanceGone as exc:
                 if instance.state is State.RUNNING:
                     await self._table.broken(instance, str(exc))
-                return self._not_running(instance, request.id)
+                return await self._not_running(instance, request.id)
 
     async def _answer(self, instance: Instance, request: env_pb.EnvRequest, raw: bytes,
                       headers: dict[str, str]) -> bytes:
@@ -341,8 +344,11 @@ class Router:
             if not publisher.submit_nowait(message):
                 await publisher.submit(message)  # backlog full: this step waits
 
-    def _not_running(self, instance: Instance, request_id: int) -> bytes:
+    async def _not_running(self, instance: Instance, request_id: int) -> bytes:
         if instance.state is State.DEAD:
+            # after its CRASHED is stored (see Instance.crash_stored): 410, then "crashed" to all
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(instance.crash_stored.wait(), CRASH_STORED_WAIT_S)
             return instance.unavailable(request_id)
         return _error(request_id, env_pb.ERROR_CODE_FAILED_PRECONDITION,
                       f"session {instance.session_id} ({instance.env_id}) was closed")

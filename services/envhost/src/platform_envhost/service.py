@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 STARTED_PUBLISH_TIMEOUT_S = 5.0
 CLOSED_ACK_WAIT_S = 5.0
+CRASH_ACK_WAIT_S = 2.0
 STOPPED_REASON = "env host stopped"
 SHUTDOWN_GRACE_S = 10.0
 
@@ -66,11 +67,21 @@ class EnvHostService:
         await self._nc.flush()  # the server knows the subscriptions before the host says it serves
 
     async def on_crash(self, instance: Instance) -> None:
-        """An instance died unasked: publish CRASHED with its log tail (after its step events)."""
-        await self._drain_events(instance)
-        with self._tracer.start_as_current_span("envhost.crashed", attributes={"session.id": instance.session_id}):
-            await self._publisher.submit(session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id,
-                                                       trace_headers=inject_dict()))
+        """An instance died unasked: publish CRASHED with its log tail (after its step events),
+        and set `instance.crash_stored` once JetStream has it (or after CRASH_ACK_WAIT_S: the
+        event stays queued until it is stored, but the session's clients are answered)."""
+        try:
+            await self._drain_events(instance)
+            with self._tracer.start_as_current_span("envhost.crashed",
+                                                    attributes={"session.id": instance.session_id}):
+                event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id,
+                                      trace_headers=inject_dict())
+                event.done = stored = asyncio.get_running_loop().create_future()
+                await self._publisher.submit(event, urgent=True)
+            with contextlib.suppress(Exception):  # TimeoutError, or the publisher stopped
+                await asyncio.wait_for(asyncio.shield(stored), CRASH_ACK_WAIT_S)
+        finally:
+            instance.crash_stored.set()
 
     async def shutdown(self) -> None:
         """Stop taking requests, stop every instance (CLOSED "env host stopped")."""

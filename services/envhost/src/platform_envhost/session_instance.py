@@ -98,6 +98,10 @@ class Instance:
         self.failure = ""  # why it died, the message of UNAVAILABLE answers
         self.log_tail = ""
         self.dead = asyncio.Event()
+        # Set once its CRASHED event is stored in JetStream (or storing it gave up): a request of
+        # the dead instance is answered after that, so whoever gets the 410 and then asks for the
+        # session (GET /v0/sessions/{id}) reads "crashed", never "running".
+        self.crash_stored = asyncio.Event()
         self.meanwhile: Meanwhile | None = None  # run by every forward while the instance works
         self._link: InstanceLink = open_link(process, self.describe)
 
