@@ -16,7 +16,8 @@ again against the live environment's, and docs/world-changes.md is generated fro
 observations; `platform_envs.world_change_timeline` is the wrapper that does it at the
 right steps.
 
-This module imports nothing beyond the standard library: the broker imports it.
+This module imports nothing beyond the standard library (and `platform_contracts.session_kwargs`,
+which is the same): the broker imports it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from platform_contracts.session_kwargs import WORLD_CHANGES
 
 __all__ = [
     "KINDS",
@@ -43,7 +46,7 @@ __all__ = [
     "world_state",
 ]
 
-TIMELINE_KWARG = "world_changes"  # the session kwarg holding the timeline
+TIMELINE_KWARG = WORLD_CHANGES  # the session kwarg holding the timeline (platform_contracts.session_kwargs)
 MAX_CHANGES = 10_000  # entries in one timeline
 MAX_SCALE = 100.0
 MAX_POSITION_OFFSET = 10.0  # metres, along each axis

@@ -8,12 +8,16 @@ A package of its own because both the control plane (simulusion.control.v1) and 
 (simulusion.bus.v1) carry it, and the bus does not depend on the control plane.
 
 Adding an option: one field here, one field of the gateway's REST schema of the same name
-(platform_gateway.schemas.sessions.SessionBase), and the code that uses it.
+(platform_gateway.schemas.sessions.SessionBase), and the code that uses it. The platform's own
+kwargs (fields 12-15) have no REST field: the user writes them in `kwargs`
+(platform_contracts.session_kwargs lifts them out and puts them back).
 A REST field that may be left out (null) is its zero here: 0, "" or false means "not given".
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -40,6 +44,10 @@ class SessionOptions(_message.Message):
     MAX_FRAMES_FIELD_NUMBER: _builtins.int
     AUTO_RESET_FIELD_NUMBER: _builtins.int
     TEAM_FIELD_NUMBER: _builtins.int
+    WORLD_CHANGES_FIELD_NUMBER: _builtins.int
+    ENDLESS_FIELD_NUMBER: _builtins.int
+    WAD_FIELD_NUMBER: _builtins.int
+    DOOM_MAP_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     """a catalog id"""
     kwargs_json: _builtins.str
@@ -71,6 +79,24 @@ class SessionOptions(_message.Message):
     identity, never by the client. Its recordings, snapshots and usage belong to the same team.
     Empty: the one team of a self-hosted platform ("default").
     """
+    endless: _builtins.bool
+    """`endless`: no time limit; an episode that ends restarts in place."""
+    wad: _builtins.str
+    """`wad`: an uploaded WAD's id (POST /v0/doom/wads); the env host gives a Doom session its own copy."""
+    doom_map: _builtins.str
+    """`doom_map`: the map of that WAD to play ("MAP01", "E1M1")."""
+    @_builtins.property
+    def world_changes(self) -> Global___WorldChangeTimeline:
+        """The platform's own kwargs (platform_contracts.session_kwargs.RESERVED_KWARGS): the user
+        writes them in `kwargs` like any other, the gateway lifts each out of the kwargs into the
+        field of the same name here (so kwargs_json does not hold them), and the session's kwargs
+        are shown with them put back. Each field is set only when the kwarg was given (an empty
+        timeline and "endless": false are shown as given).
+        `world_changes`: the world-change timeline (platform_contracts.world_changes), checked by
+        the broker against the catalog entry's `world` facts, which fills in each entry's parsed
+        `at`, `change` and `reveal`.
+        """
+
     def __init__(
         self,
         *,
@@ -85,11 +111,87 @@ class SessionOptions(_message.Message):
         max_frames: _builtins.int = ...,
         auto_reset: _builtins.bool = ...,
         team: _builtins.str = ...,
+        world_changes: Global___WorldChangeTimeline | None = ...,
+        endless: _builtins.bool | None = ...,
+        wad: _builtins.str | None = ...,
+        doom_map: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map", "_endless", b"_endless", "_wad", b"_wad", "doom_map", b"doom_map", "endless", b"endless", "wad", b"wad", "world_changes", b"world_changes"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map", "_endless", b"_endless", "_wad", b"_wad", "auto_reset", b"auto_reset", "doom_map", b"doom_map", "endless", b"endless", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames", "team", b"team", "wad", b"wad", "world_changes", b"world_changes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__doom_map: _TypeAlias = _typing.Literal["doom_map"]  # noqa: Y015
+    _WhichOneofArgType__doom_map: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map"]  # noqa: Y015
+    _WhichOneofReturnType__endless: _TypeAlias = _typing.Literal["endless"]  # noqa: Y015
+    _WhichOneofArgType__endless: _TypeAlias = _typing.Literal["_endless", b"_endless"]  # noqa: Y015
+    _WhichOneofReturnType__wad: _TypeAlias = _typing.Literal["wad"]  # noqa: Y015
+    _WhichOneofArgType__wad: _TypeAlias = _typing.Literal["_wad", b"_wad"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__doom_map) -> _WhichOneofReturnType__doom_map | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__endless) -> _WhichOneofReturnType__endless | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__wad) -> _WhichOneofReturnType__wad | None: ...
+
+Global___SessionOptions: _TypeAlias = SessionOptions  # noqa: Y015
+
+@_typing.final
+class WorldChangeTimeline(_message.Message):
+    """A session's world-change timeline: its entries in list order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHANGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def changes(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorldChange]: ...
+    def __init__(
+        self,
+        *,
+        changes: _abc.Iterable[Global___WorldChange] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_reset", b"auto_reset", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___SessionOptions: _TypeAlias = SessionOptions  # noqa: Y015
+Global___WorldChangeTimeline: _TypeAlias = WorldChangeTimeline  # noqa: Y015
+
+@_typing.final
+class WorldChange(_message.Message):
+    """One entry of a world-change timeline."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRY_JSON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    REVEAL_FIELD_NUMBER: _builtins.int
+    entry_json: _builtins.str
+    """The entry as the user wrote it, a JSON object {"at", "change", ...its kind's fields,
+    "reveal"?}: what a reveal tells the agent, what the records of its application carry, and
+    what the session's kwargs show. The gateway sets only this field.
+    """
+    at: _builtins.int
+    """The entry parsed, set by the broker once it checked it:
+    the session step it comes in force before
+    """
+    change: _builtins.str
+    """its kind (a key of platform_contracts.world_changes.KINDS)"""
+    reveal: _builtins.bool
+    """the agent is told (info["world_changes"])"""
+    def __init__(
+        self,
+        *,
+        entry_json: _builtins.str = ...,
+        at: _builtins.int = ...,
+        change: _builtins.str = ...,
+        reveal: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "change", b"change", "entry_json", b"entry_json", "reveal", b"reveal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorldChange: _TypeAlias = WorldChange  # noqa: Y015
