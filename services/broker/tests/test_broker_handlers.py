@@ -201,6 +201,37 @@ async def test_kwargs_are_checked_against_the_entrys_options_before_anything_sta
     assert host.starts[-1].options.kwargs_json == '{"frameskip": 2, "not_declared": [1, 2]}'
 
 
+async def test_the_platforms_own_kwargs_travel_in_their_typed_fields(broker, envhost, ask):
+    """The gateway lifts them out of the kwargs; from a client that did not (an older gateway),
+    the broker lifts them itself, the same way."""
+    host = await envhost()
+    await broker()
+    reply = await create(ask, "cartpole", '{"endless": true, "wad": "wad-1", "doom_map": "MAP02", "g": 1}')
+    assert not reply.error.code, reply.error
+    handed = host.starts[-1].options
+    assert handed.kwargs_json == '{"g": 1}'
+    assert (handed.endless, handed.wad, handed.doom_map, handed.HasField("world_changes")) == (
+        True, "wad-1", "MAP02", False)
+    assert reply.session.options == handed  # stored so
+    lifted = SessionOptions(env_id="cartpole", kwargs_json="{}", endless=False)
+    reply = await ask(subjects.BROKER_CREATE_SESSION, control_pb2.CreateSessionRequest(options=lifted),
+                      control_pb2.SessionReply)
+    assert not reply.error.code, reply.error
+    assert host.starts[-1].options.HasField("endless") and not host.starts[-1].options.endless  # given: kept
+
+
+async def test_a_platform_kwarg_of_another_type_is_refused_as_any_kwarg(broker, envhost, ask):
+    host = await envhost()
+    await broker()
+    reply = await create(ask, "cartpole", '{"endless": "yes"}')
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.endless")
+    assert reply.error.message.startswith("kwargs.endless of 'cartpole' must be true or false, not \"yes\" (No time")
+    reply = await create(ask, "cartpole", '{"world_changes": {"at": 1}}')
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.world_changes")
+    assert reply.error.message.startswith("kwargs.world_changes of 'cartpole': must be a list of changes like")
+    assert host.starts == []
+
+
 async def test_no_live_host_is_unavailable(broker, ask):
     await broker()
     reply = await create(ask)

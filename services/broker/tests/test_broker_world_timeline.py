@@ -1,6 +1,7 @@
 """A create's `world_changes` timeline against its catalog entry's `world` facts
-(`platform_broker.world_timeline_check`, through `check_kwargs`), the catalog's `world` tables,
-and the create refused with the field at fault before any process starts."""
+(`platform_broker.world_timeline_check`, through `check_kwargs`, on the typed
+`SessionOptions.world_changes` the kwarg is lifted into), the catalog's `world` tables, the create
+refused with the field at fault before any process starts, and the timeline handed on parsed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from platform_broker.catalog import load_catalog
 from platform_broker.errors import ConfigError, InvalidArgumentError
 from platform_broker.kwargs_check import check_kwargs
+from platform_broker.session_options import checked_options
 from platform_contracts import subjects
 from platform_contracts.world_changes import WorldFacts
 from simulusion.control.v1 import control_pb2
@@ -19,10 +21,17 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 BUILTINS = load_catalog(None)
 
 
+def _check(entry: control_pb2.CatalogEntry, kwargs: dict[str, object]) -> SessionOptions:
+    """What a create does: the kwargs' timeline lifted into its typed field, then checked."""
+    options, rest = checked_options(SessionOptions(env_id=entry.id, kwargs_json=json.dumps(kwargs)))
+    check_kwargs(entry, rest, options)
+    return options
+
+
 def _refused(env_id: str, timeline: object, entry: control_pb2.CatalogEntry | None = None) -> InvalidArgumentError:
     entry = entry or BUILTINS.get(env_id)
     with pytest.raises(InvalidArgumentError) as info:
-        check_kwargs(entry, {"world_changes": timeline})
+        _check(entry, {"world_changes": timeline})
     error = info.value
     assert error.code == "invalid_argument" and "\n" not in error.message
     assert error.message.startswith(f"{error.field} of '{entry.id}': ")
@@ -43,8 +52,11 @@ def _refused(env_id: str, timeline: object, entry: control_pb2.CatalogEntry | No
     ("cartpole", None),
 ])
 def test_good_timelines_pass(env_id, timeline) -> None:
-    check_kwargs(BUILTINS.get(env_id), {"world_changes": timeline, "max_episode_steps": 10}
-                 if env_id == "cartpole" else {"world_changes": timeline})
+    options = _check(BUILTINS.get(env_id), {"world_changes": timeline, "max_episode_steps": 10}
+                     if env_id == "cartpole" else {"world_changes": timeline})
+    assert options.HasField("world_changes") == (timeline is not None)  # null is not a list: left in the kwargs
+    assert [(change.at, change.change, change.reveal) for change in options.world_changes.changes] == [
+        (entry["at"], entry["change"], entry.get("reveal", False)) for entry in timeline or []]
 
 
 @pytest.mark.parametrize(("env_id", "timeline", "field", "says"), [
@@ -84,7 +96,7 @@ def test_a_bad_timeline_names_the_entry_and_field(env_id, timeline, field, says)
 def test_other_kwargs_are_checked_first_and_the_timeline_is_never_an_option() -> None:
     entry = BUILTINS.get("pong")
     with pytest.raises(InvalidArgumentError) as info:
-        check_kwargs(entry, {"frameskip": 0, "world_changes": [{"at": -1}]})
+        _check(entry, {"frameskip": 0, "world_changes": [{"at": -1}]})
     assert info.value.field == "kwargs.frameskip"
     assert "world_changes" not in {option.name for option in entry.options}
 
@@ -111,8 +123,8 @@ world = { sensors = false }
 def test_an_entry_without_facts_gets_the_form_checked_only(custom) -> None:
     entry = load_catalog(custom).get("no-facts")
     assert entry.world_json == ""
-    check_kwargs(entry, {"world_changes": [{"at": 3, "change": "mass", "body": "anything", "scale": 2.0},
-                                           {"at": 3, "change": "sensor_offset", "offset": 1.0, "indices": [999]}]})
+    _check(entry, {"world_changes": [{"at": 3, "change": "mass", "body": "anything", "scale": 2.0},
+                                     {"at": 3, "change": "sensor_offset", "offset": 1.0, "indices": [999]}]})
     error = _refused("no-facts", [{"at": 3, "change": "mass", "body": "anything"}], entry)
     assert error.field == "kwargs.world_changes[0].scale"
 
@@ -122,7 +134,7 @@ def test_a_custom_entrys_world_table_is_its_facts(custom) -> None:
     robot = catalog.get("my-robot")
     assert WorldFacts.from_json(robot.world_json) == WorldFacts(
         mujoco=True, bodies=("base", "hand"), actuators=("elbow",), geoms=("floor",), observation_size=9)
-    check_kwargs(robot, {"world_changes": [{"at": 0, "change": "mass", "body": "hand", "scale": 2.0}]})
+    _check(robot, {"world_changes": [{"at": 0, "change": "mass", "body": "hand", "scale": 2.0}]})
     assert _refused("my-robot", [{"at": 0, "change": "mass", "body": "foot", "scale": 2.0}], robot).message.endswith(
         "no body 'foot': the bodies are base, hand")
     grid = catalog.get("my-grid")
@@ -172,4 +184,29 @@ async def test_a_create_with_a_bad_timeline_is_refused_before_anything_starts(br
     request.options.kwargs_json = json.dumps(kwargs)
     reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
     assert not reply.error.code, reply.error
-    assert json.loads(host.starts[-1].options.kwargs_json) == kwargs  # handed on whole: the instance takes it off
+    handed = host.starts[-1].options  # the timeline in its typed field, parsed; the kwargs without it
+    assert json.loads(handed.kwargs_json) == {}
+    assert [json.loads(change.entry_json) for change in handed.world_changes.changes] == kwargs["world_changes"]
+    assert [(change.at, change.change) for change in handed.world_changes.changes] == [(5000, "mass"), (9000, "mass")]
+
+
+async def test_a_timeline_already_lifted_by_the_gateway_is_checked_the_same(broker, envhost, ask) -> None:
+    host = await envhost()
+    await broker()
+    options = SessionOptions(env_id="halfcheetah", kwargs_json="{}")
+    options.world_changes.changes.add(entry_json='{"at": 3, "change": "mass", "body": "hand", "scale": 2}')
+    request = control_pb2.CreateSessionRequest(options=options)
+    reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.world_changes[0].body")
+    request.options.world_changes.changes[0].entry_json = '{"at": 3, "change": "mass", "body": "torso", "scale": 2}'
+    request.options.world_changes.changes.add(entry_json='{"at": 7, "change": "sensor_offset", "offset": 1.0, '
+                                                         '"reveal": true}')
+    reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+    assert not reply.error.code, reply.error
+    for handed in (reply.session.options, host.starts[-1].options):  # stored and handed on parsed
+        assert [(c.at, c.change, c.reveal) for c in handed.world_changes.changes] == [
+            (3, "mass", False), (7, "sensor_offset", True)]
+        assert handed.world_changes.changes[0].entry_json == '{"at": 3, "change": "mass", "body": "torso", "scale": 2}'
+    request.options.world_changes.changes[1].entry_json = "{nope"
+    reply = await ask(subjects.BROKER_CREATE_SESSION, request, control_pb2.SessionReply)
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.world_changes[1]")

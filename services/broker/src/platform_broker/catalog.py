@@ -41,7 +41,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from platform_contracts.world_changes import TIMELINE_KWARG, WorldChangeError, WorldFacts, parse_timeline
+from platform_contracts.session_kwargs import WORLD_CHANGES
+from platform_contracts.world_changes import WorldChangeError, WorldFacts, parse_timeline
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.env_options import OptionError, entry_options, option_tables
@@ -209,9 +210,9 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
         facts = WorldFacts.from_mapping(world) if world is not None else None
     except ValueError as exc:
         raise bad(f"'world': {exc}") from None
-    if TIMELINE_KWARG in kwargs:  # an entry's own timeline, checked as a session's is
+    if WORLD_CHANGES in kwargs:  # an entry's own timeline, checked as a session's is
         try:
-            parse_timeline(kwargs[TIMELINE_KWARG], facts)
+            parse_timeline(kwargs[WORLD_CHANGES], facts)
         except WorldChangeError as exc:
             raise bad(f"kwargs.{exc}") from None
     world_json = facts.to_json() if facts is not None else ""

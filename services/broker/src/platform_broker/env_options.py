@@ -24,13 +24,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from platform_contracts.session_kwargs import ENDLESS
 from simulusion.control.v1 import control_pb2
 
 from platform_broker.option_values import NUMERIC_TYPES, OPTION_TYPES, allowed, value_fits
 
 OPTION_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OPTION_KEYS = ("type", "default", "minimum", "maximum", "choices", "help")
-ENDLESS = "endless"
 ENDLESS_OPTION = control_pb2.EnvOption(
     name=ENDLESS,
     type="bool",
@@ -57,7 +57,7 @@ def option_tables(raw: Any, where: str) -> dict[str, dict[str, Any]]:
         if not OPTION_NAME_RE.match(name):
             raise OptionError(f"option name {name!r} must be a Python identifier (letters, digits, '_')")
         if name == ENDLESS:
-            raise OptionError("'endless' is the platform's own option (every entry has it): do not declare it")
+            raise OptionError(f"'{ENDLESS}' is the platform's own option (every entry has it): do not declare it")
         if not isinstance(table, dict):
             raise OptionError(f"option '{name}' must be a table, e.g. {{ type = \"int\", default = 1 }}")
         unknown = set(table) - set(OPTION_KEYS)

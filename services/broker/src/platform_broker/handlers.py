@@ -30,7 +30,7 @@ from platform_broker.hosts import HostRegistry, HostState
 from platform_broker.pools import PoolKeeper, takes_pooled
 from platform_broker.session_endings import SessionEndings
 from platform_broker.kwargs_check import check_kwargs
-from platform_broker.session_options import checked_options, session_kwargs
+from platform_broker.session_options import checked_options
 from platform_broker.store import ENDED_STATES, OPEN_STATES, RUNNING, STARTING, SessionStore
 from platform_broker.usage import Usage, sessions_quota_error
 
@@ -133,8 +133,8 @@ class Handlers:
             ids = self.catalog.ids()
             shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
             raise NotFoundError(f"unknown environment '{env_id}'; known: {shown}")
-        options = checked_options(request.options)
-        check_kwargs(entry, session_kwargs(options))
+        options, kwargs = checked_options(request.options)
+        check_kwargs(entry, kwargs, options)  # and fills in the timeline's parsed fields
         if options.life and not (await self.store.life_teams(options.life)) <= {owning_team(options.team)}:
             raise LifeOfAnotherTeamError(options.life)  # its recordings would join another team's life
         now = self._clock()

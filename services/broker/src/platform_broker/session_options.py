@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from platform_contracts.session_kwargs import lift
 from platform_contracts.limits import MAX_JPEG_QUALITY, MAX_NUM_ENVS, MIN_JPEG_QUALITY
 from simulusion.session.v1.options_pb2 import SessionOptions
 
@@ -16,10 +17,15 @@ from platform_broker.errors import InvalidArgumentError
 from platform_broker.lives import check_life
 
 
-def checked_options(options: SessionOptions) -> SessionOptions:
+def checked_options(options: SessionOptions) -> tuple[SessionOptions, dict[str, Any]]:
     """The options checked, as a new message completed so that each says what the session does:
-    `kwargs_json` a canonical JSON object, `num_envs` at least 1, `record_frames` on when a
-    life's frames are thinned.
+    `kwargs_json` a canonical JSON object without the platform's own kwargs (in their typed
+    fields, `platform_contracts.session_kwargs`), `num_envs` at least 1, `record_frames` on when
+    a life's frames are thinned; and its kwargs, decoded (this is the one place the broker
+    decodes them), for `kwargs_check`.
+
+    The gateway lifts the platform's own kwargs out before they get here; those still in
+    `kwargs_json` (a client of an older gateway) are lifted here the same way.
 
     Raises:
         InvalidArgumentError: kwargs that are not a JSON object, a JPEG quality or a number of
@@ -27,7 +33,9 @@ def checked_options(options: SessionOptions) -> SessionOptions:
     """
     completed = SessionOptions()
     completed.CopyFrom(options)
-    completed.kwargs_json = json.dumps(session_kwargs(options))
+    kwargs = session_kwargs(options)
+    lift(kwargs, completed)
+    completed.kwargs_json = json.dumps(kwargs)
     if options.jpeg_quality > MAX_JPEG_QUALITY:
         raise InvalidArgumentError(f"jpeg_quality must be between {MIN_JPEG_QUALITY} and {MAX_JPEG_QUALITY} "
                                    f"(0 for the default), not {options.jpeg_quality}", field="jpeg_quality")
@@ -41,7 +49,7 @@ def checked_options(options: SessionOptions) -> SessionOptions:
     check_life(completed)
     if options.frame_every or options.max_frames:
         completed.record_frames = True
-    return completed
+    return completed, kwargs
 
 
 def session_kwargs(options: SessionOptions) -> dict[str, Any]:
