@@ -6,6 +6,11 @@ Each REST field is the message field of the same name, except `kwargs` (the mess
 and null when zero; the others (`env_id`, the booleans) are copied as they are. So an option
 added to both with the same name needs no change here (tests check that the two have the same
 fields).
+
+The platform's own kwargs (`world_changes`, `endless`, `wad`, `doom_map`:
+`platform_contracts.session_kwargs`) are written by the user in `kwargs` and lifted here, once,
+into the message's typed fields of the same names; a session's JSON shows them back in its
+`kwargs`, as the user sent them.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from platform_contracts.session_kwargs import RESERVED_KWARGS, lift, reserved_kwargs
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway.schemas.sessions import SessionBase
 
 # Message fields the platform sets, never the client: the owning team (the caller's).
 SET_BY_THE_PLATFORM = frozenset({"team"})
+# Message fields the user writes inside `kwargs`, not as REST fields of their own.
+LIFTED_FROM_KWARGS = frozenset(RESERVED_KWARGS)
 # The REST fields copied by name (all but kwargs); True for those that are null when not given.
 _BY_NAME: dict[str, bool] = {
     name: field.default is None for name, field in SessionBase.model_fields.items() if name != "kwargs"
@@ -27,7 +35,10 @@ _BY_NAME: dict[str, bool] = {
 
 def options_from_body(body: SessionBase) -> SessionOptions:
     """The options of a `POST /v0/sessions` body as the message sent to the broker."""
-    options = SessionOptions(kwargs_json=json.dumps(body.kwargs))
+    kwargs = dict(body.kwargs)
+    options = SessionOptions()
+    lift(kwargs, options)
+    options.kwargs_json = json.dumps(kwargs)
     for name in _BY_NAME:
         value = getattr(body, name)
         if value is not None:
@@ -37,8 +48,9 @@ def options_from_body(body: SessionBase) -> SessionOptions:
 
 def options_to_json(options: SessionOptions) -> dict[str, Any]:
     """The options as the fields of a session's JSON (`GET /v0/sessions/{id}`): what the session
-    was made with, as the broker completed it."""
-    fields: dict[str, Any] = {"kwargs": kwargs_from_json(options.kwargs_json)}
+    was made with, as the broker completed it; its kwargs as the user sent them (the platform's
+    own put back; a session stored by an older version has them in `kwargs_json` itself)."""
+    fields: dict[str, Any] = {"kwargs": {**kwargs_from_json(options.kwargs_json), **reserved_kwargs(options)}}
     for name, nullable in _BY_NAME.items():
         value = getattr(options, name)
         fields[name] = None if nullable and not value else value

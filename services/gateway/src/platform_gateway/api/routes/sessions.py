@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response, status
 from platform_contracts import limits
+from platform_contracts.session_kwargs import WAD
 
 from platform_gateway.api.deps import AccessDep, BrokerDep, CommandsDep, GatewayDep, IdentityDep, StreamsDep
 from platform_gateway.errors import InvalidArgumentError, NotFoundError
@@ -51,7 +52,7 @@ async def create_session(body: SessionCreate, broker: BrokerDep, streams: Stream
     and a team past one of its quotas gets 429."""
     options = options_from_body(body)
     options.team = access.team_of(identity)
-    await _check_wad(body.kwargs.get("wad"), access, identity)
+    await _check_wad(options.wad if options.HasField(WAD) else None, access, identity)
     info = await broker.create_session(options)
     streams.directory.remember(info)
     return session_to_json(info)
@@ -79,13 +80,13 @@ async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep)
 
 
 async def _check_wad(wad: object, access: TeamAccess, identity: Identity) -> None:
-    """A Doom session's `wad` kwarg must name one of the caller's team's WADs (else: 422, as for a
-    missing one, naming the team's)."""
+    """A Doom session's `wad` kwarg (`SessionOptions.wad`) must name one of the caller's team's WADs
+    (else: 422, as for a missing one, naming the team's)."""
     if isinstance(wad, str) and access.managed:
         try:
             await access.require("wad_id", wad, identity)
         except NotFoundError as exc:
-            raise InvalidArgumentError(f"kwargs.wad: {exc.message}", field="kwargs.wad") from None
+            raise InvalidArgumentError(f"kwargs.{WAD}: {exc.message}", field=f"kwargs.{WAD}") from None
 
 
 _TICKET = (
