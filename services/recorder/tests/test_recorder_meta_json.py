@@ -121,3 +121,15 @@ def test_a_meta_json_that_is_not_a_recordings_is_named(tmp_path: Path, body: obj
     with pytest.raises(InvalidMetaError, match=message):
         RecordingStore(tmp_path).read_meta("x")
     assert RecordingStore(tmp_path).list_summaries() == []  # logged and left out of the listing
+
+
+def test_recording_json_is_endless_by_the_sessions_option_or_the_instances_spec() -> None:
+    from platform_recorder.writing.recording_json import new_recording_info
+
+    event = started("s-e", kwargs={"endless": True, "g": 1})  # the environment's kwargs, as the instance had them
+    event.options.endless = True  # SessionOptions.endless, as the broker hands it on
+    meta = RecordingMeta.from_started(event)
+    info = new_recording_info(event, meta.kwargs)
+    assert info["spec"]["endless"] is True and info["kwargs"] == meta.kwargs == {"endless": True, "g": 1}
+    assert new_recording_info(started("s-spec", endless=True), {})["spec"]["endless"] is True
+    assert new_recording_info(started("s-plain"), {})["spec"]["endless"] is False

@@ -14,10 +14,10 @@ bring world changes, and when it ends.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
+from platform_contracts.session_kwargs import ENDLESS
 from platform_contracts.values import json_from_datamap
 from platform_recorder.meta import RecordingMeta, RecordingStatus, encode_json, iso_time, strict_json
 from simulusion.bus.v1 import events_pb2
@@ -25,17 +25,14 @@ from simulusion.bus.v1 import events_pb2
 RECORDING_FORMAT = 1
 
 
-def _kwargs(kwargs_json: str) -> dict[str, Any]:
-    try:
-        return json.loads(kwargs_json) if kwargs_json else {}
-    except json.JSONDecodeError:
-        return {"_unparsed": kwargs_json}
+def new_recording_info(event: events_pb2.SessionEvent, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """recording.json of a recording that starts with this STARTED event.
 
-
-def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
-    """recording.json of a recording that starts with this STARTED event."""
+    Args:
+        kwargs: the environment's kwargs as meta.json keeps them (`RecordingMeta.from_started`:
+            the event's `env_kwargs_json`, decoded once, non-finite floats as strings).
+    """
     spec = event.spec
-    kwargs = _kwargs(event.env_kwargs_json)
     try:
         metadata = json_from_datamap(spec.metadata)
     except Exception as exc:  # noqa: BLE001 - metadata is informative: never fail a recording on it
@@ -46,7 +43,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
         "format": RECORDING_FORMAT,
         "session_id": event.session_id,
         "env_id": event.options.env_id or spec.env_id,
-        "kwargs": strict_json(kwargs),
+        "kwargs": kwargs,
         "spec": {
             "observation_space": space_to_json(spec.observation_space)
             if spec.HasField("observation_space")
@@ -58,7 +55,7 @@ def new_recording_info(event: events_pb2.SessionEvent) -> dict[str, Any]:
             ],
             "metadata": strict_json(metadata),
             "num_envs": max(1, spec.num_envs),
-            "endless": bool(spec.endless or kwargs.get("endless") is True),
+            "endless": bool(spec.endless or event.options.endless),
         },
         "started_at": iso_time(event.time),
         "closed_at": None,
@@ -96,7 +93,7 @@ def info_from_meta(meta: RecordingMeta) -> dict[str, Any]:
             "observation_labels": [],
             "metadata": {},
             "num_envs": 1 if meta.is_sub_session else int(meta.num_envs or 1),
-            "endless": bool(meta.kwargs.get("endless") is True),
+            "endless": bool(meta.kwargs.get(ENDLESS) is True),  # meta.json keeps the kwargs as the instance had them
         },
         "started_at": meta.created_at,
         "closed_at": meta.closed_at,

@@ -247,7 +247,7 @@ class RecordingWriter:
         if event.session_id in self._sessions or self.storage.exists(f"{event.session_id}/{META_FILE}"):
             return "duplicate"
         meta = RecordingMeta.from_started(event)
-        info = new_recording_info(event)
+        info = new_recording_info(event, meta.kwargs)
         place = self._join_life(event)
         if place is not None:
             set_life_place(meta, place)
