@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.session_kwargs import WORLD_CHANGES
+
 from platform_sdk.agents.common_cli import OneLineParser, json_object, json_object_file, non_negative_int, positive_int
 
 PROG = "platform-compare"
@@ -78,8 +80,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             args.configs[name] = json_object_file(path)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"argument --config: {exc}")
-    timeline = (args.kwargs or {}).get("world_changes", [])
+    timeline = (args.kwargs or {}).get(WORLD_CHANGES, [])
     if not isinstance(timeline, list):
-        parser.error("argument --kwargs: world_changes must be a list of changes")
+        parser.error(f"argument --kwargs: {WORLD_CHANGES} must be a list of changes")
     args.world_changes = timeline
     return args

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from platform_contracts.session_kwargs import ENDLESS
+
 from platform_sdk.agents.common_cli import OneLineParser, json_object, json_object_file, positive_int
 
 PROG = "platform-agent"
@@ -80,7 +82,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if args.max_steps is not None:
             parser.error("argument --max-steps: an endless run never ends an episode; give --steps")
         args.window = args.window or DEFAULT_WINDOW
-        args.kwargs = {**(args.kwargs or {}), "endless": True}
+        args.kwargs = {**(args.kwargs or {}), ENDLESS: True}
     elif args.window is not None:
         parser.error("argument --window: groups an endless run's log lines: needs --endless")
     if args.episodes is None and args.steps is None and not args.endless:
