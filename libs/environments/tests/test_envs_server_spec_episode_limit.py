@@ -10,8 +10,8 @@ from typing import Any
 import gymnasium as gym
 from family_required import require_family
 from gymnasium.wrappers import TimeLimit
-from platform_contracts.world_changes import parse_timeline
-from platform_envs.world_change_timeline import with_timeline
+
+from platform_envs.world_change_timeline import checked_timeline, with_timeline
 from platform_sdk.server.factory import build_env
 from platform_sdk.server.instance import EnvInstance
 from platform_sdk.server.spec import build_spec, max_episode_steps
@@ -68,8 +68,8 @@ def test_the_platforms_robots_give_time_limit_times_control_rate() -> None:
     robot = SliderEnv(substeps=4, time_limit=0.1)  # 50 decisions a second
     assert robot.max_episode_steps == 5
     assert limit_of(build_spec(robot, "slider")) == 5
-    timeline = parse_timeline([{"at": 3, "change": "mass", "body": "box", "scale": 2.0}])
-    assert limit_of(build_spec(with_timeline(robot, timeline, "slider"), "slider")) == 5
+    timeline = checked_timeline(robot, [{"at": 3, "change": "mass", "body": "box", "scale": 2.0}], "slider")
+    assert limit_of(build_spec(with_timeline(robot, timeline), "slider")) == 5
     assert limit_of(build_spec(SliderEnv(time_limit=None), "slider")) is None
     assert limit_of(build_spec(SliderEnv(time_limit=math.inf), "slider")) is None
 

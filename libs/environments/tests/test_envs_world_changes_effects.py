@@ -11,10 +11,10 @@ import mujoco
 import numpy as np
 import pytest
 from gymnasium import spaces as gs
-from platform_contracts.world_changes import WorldChangeError, parse_timeline
+from platform_contracts.world_changes import WorldChangeError
 from platform_envs.adapters.dmc import make_env as make_dmc
 from platform_envs.world_change_effects import find_mujoco, live_facts, sensor_space
-from platform_envs.world_change_timeline import WorldChangeTimeline, with_timeline
+from platform_envs.world_change_timeline import WorldChangeTimeline, checked_timeline, with_timeline
 
 TOY_XML = """
 <mujoco>
@@ -78,7 +78,7 @@ class ScreenEnv(gymnasium.Env[np.ndarray, int]):
 
 
 def _wrapped(env: Any, timeline: list[dict[str, Any]]) -> WorldChangeTimeline:
-    wrapped = with_timeline(env, parse_timeline(timeline), "test")
+    wrapped = with_timeline(env, checked_timeline(env, timeline, "test"))
     assert isinstance(wrapped, WorldChangeTimeline)
     return wrapped
 
@@ -323,21 +323,22 @@ def test_reveal_shows_in_that_steps_info_only() -> None:
 
 def test_mujoco_kinds_on_cartpole_are_refused_at_start_sensor_kinds_allowed() -> None:
     with pytest.raises(WorldChangeError) as info:
-        with_timeline(gymnasium.make("CartPole-v1"), parse_timeline([
+        checked_timeline(gymnasium.make("CartPole-v1"), [
             {"at": 0, "change": "sensor_noise", "std": 0.1},
             {"at": 10, "change": "mass", "body": "pole", "scale": 2.0},
-        ]), "CartPole-v1")
+        ], "CartPole-v1")
     assert str(info.value) == ("CartPole-v1: world_changes[1].change: mass needs a MuJoCo environment and this one "
                                "is not: it allows sensor_noise, sensor_offset")
-    assert isinstance(with_timeline(gymnasium.make("CartPole-v1"), parse_timeline([
+    cartpole = gymnasium.make("CartPole-v1")
+    assert isinstance(with_timeline(cartpole, checked_timeline(cartpole, [
         {"at": 0, "change": "sensor_noise", "std": 0.1}])), WorldChangeTimeline)
 
 
 def test_the_live_facts_check_names_bodies_and_indices() -> None:
     with pytest.raises(WorldChangeError, match=r"world_changes\[0\]\.body: no body 'hand': the bodies are torso, "):
-        with_timeline(_cheetah(), parse_timeline([{"at": 0, "change": "mass", "body": "hand", "scale": 2}]))
+        checked_timeline(_cheetah(), [{"at": 0, "change": "mass", "body": "hand", "scale": 2}])
     with pytest.raises(WorldChangeError, match=r"world_changes\[0\]\.indices: index 17 is out of range"):
-        with_timeline(_cheetah(), parse_timeline([{"at": 0, "change": "sensor_noise", "std": 1, "indices": [17]}]))
+        checked_timeline(_cheetah(), [{"at": 0, "change": "sensor_noise", "std": 1, "indices": [17]}])
 
 
 def test_no_timeline_no_wrapper() -> None:

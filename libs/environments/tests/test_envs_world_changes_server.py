@@ -81,7 +81,7 @@ def test_the_kwarg_is_the_platforms_and_a_session_without_it_is_not_wrapped() ->
     args = parse_args(["--gym-id", "CartPole-v1", "--kwargs", json.dumps(
         {"max_episode_steps": 9, "endless": True, "world_changes": [{"at": 1, "change": "sensor_noise", "std": 1}]})])
     assert args.kwargs == {"max_episode_steps": 9} and args.endless
-    assert [change.change for change in args.world_changes] == ["sensor_noise"]
+    assert args.world_changes == [{"at": 1, "change": "sensor_noise", "std": 1}]  # as written: checked once, live
     plain = _instance(None, "--gym-id", "CartPole-v1")
     assert plain.timeline is None and not isinstance(plain.env, WorldChangeTimeline)
     assert not _reset(plain).HasField("for_recording")
@@ -89,11 +89,30 @@ def test_the_kwarg_is_the_platforms_and_a_session_without_it_is_not_wrapped() ->
     assert _instance([], "--gym-id", "CartPole-v1").timeline is None
 
 
-def test_a_malformed_timeline_fails_parsing_in_one_line() -> None:
+def test_a_malformed_timeline_fails_the_start_in_one_line() -> None:
     with pytest.raises(StartupError) as info:
-        parse_args(["--gym-id", "CartPole-v1", "--kwargs", '{"world_changes": [{"at": -1, "change": "sensor_noise"}]}'])
-    assert str(info.value) == ("world_changes[0].at: must be an integer >= 0 (the session step the change comes "
-                               "before), not -1")
+        _instance([{"at": -1, "change": "sensor_noise"}], "--gym-id", "CartPole-v1")
+    assert str(info.value) == ("CartPole-v1: world_changes[0].at: must be an integer >= 0 (the session step the "
+                               "change comes before), not -1")
+    with pytest.raises(StartupError, match=r"^CartPole-v1: world_changes: must be a list of changes"):
+        build_instance(parse_args(["--gym-id", "CartPole-v1", "--kwargs", '{"world_changes": 3}']))
+
+
+def test_a_vector_instance_checks_its_timeline_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from platform_envs import world_change_timeline
+
+    calls: list[int] = []
+    real = world_change_timeline.parse_timeline
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(world_change_timeline, "parse_timeline", counted)
+    vector = _instance([{"at": 1, "change": "sensor_noise", "std": 1}], "--gym-id", "CartPole-v1", "--num-envs", "3")
+    assert len(calls) == 1 and isinstance(vector, VectorInstance)
+    timelines = [sub.timeline for sub in vector.subs]
+    assert all(isinstance(t, WorldChangeTimeline) for t in timelines) and len({id(t) for t in timelines}) == 3
 
 
 def test_a_timeline_the_live_environment_refuses_stops_the_start_in_one_line() -> None:

@@ -98,8 +98,8 @@ def new_session_id() -> str:
 
 async def start_session(nc: Any, host_id: str, session_id: str, *, entry: control_pb.CatalogEntry = CARTPOLE,
                         kwargs_json: str = "", record: bool = False,
-                        timeout: float = 60.0) -> control_pb.StartInstanceReply:
-    options = SessionOptions(env_id=entry.id, kwargs_json=kwargs_json, record=record)
+                        timeout: float = 60.0, **fields: Any) -> control_pb.StartInstanceReply:
+    options = SessionOptions(env_id=entry.id, kwargs_json=kwargs_json, record=record, **fields)
     request = control_pb.StartInstanceRequest(session_id=session_id, entry=entry, options=options)
     msg = await nc.request(subjects.envhost_start(host_id), request.SerializeToString(), timeout=timeout)
     return control_pb.StartInstanceReply.FromString(msg.data)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from platform_envhost.errors import StartFailed
 from platform_envhost.instance_table import launch_spec
@@ -42,3 +44,22 @@ def test_bad_kwargs_are_invalid_argument_naming_the_environment(entry_kwargs: st
 def test_an_entry_without_a_source_is_refused() -> None:
     with pytest.raises(StartFailed, match="neither a gymnasium_id nor a factory"):
         launch_spec(control_pb.CatalogEntry(id="empty"), SessionOptions(env_id="empty"))
+
+
+def test_the_platforms_own_kwargs_go_back_into_the_instances_kwargs() -> None:
+    """They travel in SessionOptions' typed fields; the instance (and an image's older SDK) reads
+    them in its kwargs."""
+    timeline = [{"at": 3, "change": "sensor_offset", "offset": 1, "reveal": True}]
+    options = SessionOptions(env_id="doom", kwargs_json='{"tics": 2}', endless=True, wad="wad-1", doom_map="MAP02")
+    options.world_changes.changes.add(entry_json=json.dumps(timeline[0]), at=3, change="sensor_offset", reveal=True)
+    entry = control_pb.CatalogEntry(id="doom", factory="platform_envs.doom:make_env", kwargs_json='{"scenario": "x"}')
+    assert launch_spec(entry, options).kwargs == {"scenario": "x", "tics": 2, "world_changes": timeline,
+                                                  "endless": True, "wad": "wad-1", "doom_map": "MAP02"}
+    given_false = SessionOptions(env_id="doom", endless=False)
+    given_false.world_changes.SetInParent()
+    assert launch_spec(entry, given_false).kwargs == {"scenario": "x", "world_changes": [], "endless": False}
+    bad = SessionOptions(env_id="doom")
+    bad.world_changes.changes.add(entry_json="{nope")
+    with pytest.raises(StartFailed) as caught:
+        launch_spec(entry, bad)
+    assert caught.value.code == "invalid_argument" and "'doom'" in str(caught.value)

@@ -34,8 +34,8 @@ async def test_a_session_plays_its_own_copy_of_an_uploaded_wad(
     record = _stored_wad(tmp_path / "wads", tmp_path)
     host = envhost_factory(PLATFORM_WADS=str(tmp_path / "wads"))
     session_id = new_session_id()
-    reply = await start_session(nats_client, host.host_id, session_id, entry=DOOM_BASIC,
-                                kwargs_json=f'{{"wad": "{record.id}", "doom_map": "map02"}}')
+    reply = await start_session(nats_client, host.host_id, session_id, entry=DOOM_BASIC, wad=record.id,
+                                doom_map="map02")  # SessionOptions' fields, as the broker hands them on
     assert not reply.HasField("error"), reply.error
     copy = host.run_dir / host.host_id / f"{session_id}.wads" / f"{record.id}.wad"
     assert copy.read_bytes() == (tmp_path / "corridor.wad").read_bytes()
@@ -54,7 +54,7 @@ async def test_an_unknown_wad_or_a_missing_map_fails_the_start_naming_what_exist
     assert reply.error.code == "invalid_argument", reply.error
     assert "no uploaded WAD 'wad-0000000000000000': no WAD has been uploaded" in reply.error.message
 
-    record = _stored_wad(tmp_path / "wads", tmp_path)
+    record = _stored_wad(tmp_path / "wads", tmp_path)  # in the kwargs, as a broker before issue 28 sent them
     reply = await start_session(nats_client, host.host_id, new_session_id(), entry=DOOM_BASIC,
                                 kwargs_json=f'{{"wad": "{record.id}", "doom_map": "E1M1"}}')
     assert reply.error.code == "invalid_argument", reply.error

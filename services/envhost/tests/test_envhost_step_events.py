@@ -157,7 +157,7 @@ async def test_an_auto_reset_step_is_recorded_as_the_ending_step_then_a_reset(
 async def test_an_endless_session_records_each_restart_as_an_episode(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
     session_id = new_session_id()
-    await start(nats_client, envhost.host_id, session_id, record=True, kwargs_json='{"endless": true}')
+    await start(nats_client, envhost.host_id, session_id, record=True, endless=True)  # as the broker hands it on
     link = await open_link(envhost.step_address, session_id)
     await link.reset(seed=7)
     answers = [(await link.step(1)).step for _ in range(40)]
@@ -175,6 +175,7 @@ async def test_an_endless_session_records_each_restart_as_an_episode(
 async def test_steps_gather_in_batches_of_at_most_64_sent_before_the_sessions_close(
         envhost: EnvHostProcess, nats_client: Any, js: Any, open_link: Any) -> None:
     session_id = new_session_id()
+    # In the kwargs, as a broker before issue 28 sent it: the instance's kwargs are the same.
     await start(nats_client, envhost.host_id, session_id, record=True, kwargs_json='{"endless": true}')
     link = await open_link(envhost.step_address, session_id)
     await link.reset(seed=3)

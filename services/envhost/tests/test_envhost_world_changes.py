@@ -11,10 +11,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from platform_contracts.session_kwargs import lift
 from platform_envhost import for_recording
-from platform_envhost.world_change_log import MAX_LOGGED_CHANGES, WorldChangeLog, timeline_of
+from platform_envhost.instance_table import launch_spec
+from platform_envhost.world_change_log import MAX_LOGGED_CHANGES, WorldChangeLog
+from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
 from world_change_kit import ScriptedInstance, ScriptedRouter, observation, values_of
 
 MASS = {"at": 1, "change": "mass", "body": "torso", "scale": 2.0}
@@ -209,6 +213,13 @@ def test_the_log_keeps_the_newest_changes_and_skips_what_is_not_json(caplog: pyt
     assert "the oldest leave the env host's log" in caplog.text
 
 
-def test_the_timeline_is_the_kwargs_world_changes() -> None:
-    assert timeline_of(json.dumps({"world_changes": TIMELINE, "x": 1})) == TIMELINE
-    assert timeline_of("") == [] and timeline_of("{}") == [] and timeline_of('{"world_changes": 3}') == []
+def test_the_timeline_is_the_sessions_else_the_catalog_entrys_own() -> None:
+    entry = control_pb.CatalogEntry(id="counter", factory="counter:make",
+                                    kwargs_json=json.dumps({"world_changes": TIMELINE[:1], "x": 1}))
+    assert ScriptedInstance("s1", {}).world_changes.timeline == []
+    assert ScriptedInstance("s2", {"world_changes": TIMELINE}).world_changes.timeline == TIMELINE
+    own = launch_spec(entry, SessionOptions(env_id="counter"))
+    assert own.kwargs == {"world_changes": TIMELINE[:1], "x": 1}
+    options = SessionOptions(env_id="counter")
+    lift({"world_changes": TIMELINE}, options)
+    assert launch_spec(entry, options).kwargs == {"world_changes": TIMELINE, "x": 1}  # the session's over it

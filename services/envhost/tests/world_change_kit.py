@@ -20,11 +20,14 @@ import json
 from typing import Any
 
 import numpy as np
+from platform_contracts.session_kwargs import lift
 from platform_contracts.step_batches import parse_batch
+from platform_envhost.instance_table import launch_spec
 from platform_envhost.publisher import Outgoing
 from platform_envhost.router import Router
 from platform_envhost.session_instance import Instance
 from simulusion.bus.v1 import events_pb2 as bus_pb
+from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as values_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
@@ -173,9 +176,14 @@ class ScriptedInstance(Instance):
 
     def __init__(self, session_id: str, kwargs: dict[str, Any], *, record: bool = False, num_envs: int = 1,
                  episode_steps: int = 5) -> None:
-        options = SessionOptions(env_id="counter", kwargs_json=json.dumps(kwargs), record=record)
-        super().__init__(session_id, options, json.dumps(kwargs), _Process())  # type: ignore[arg-type]
-        timeline = kwargs.get("world_changes", [])
+        options = SessionOptions(env_id="counter", record=record)
+        own = dict(kwargs)
+        lift(own, options)  # as the gateway does
+        options.kwargs_json = json.dumps(own)
+        spec = launch_spec(control_pb.CatalogEntry(id="counter", factory="counter:make"), options)
+        timeline = spec.kwargs.get("world_changes", [])
+        super().__init__(session_id, options, json.dumps(spec.kwargs), _Process(),  # type: ignore[arg-type]
+                         timeline=timeline)
         self.worlds = [CounterWorld(timeline, episode_steps) for _ in range(num_envs)]
         self.answers: list[bytes] = []
 

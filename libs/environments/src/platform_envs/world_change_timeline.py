@@ -1,9 +1,9 @@
 """The wrapper that puts a session's world-change timeline on its hosted environment.
 
 `python -m platform_sdk` takes the `world_changes` kwarg off the kwargs before the factory
-runs (`cli.parse_args`: its form is checked there), checks it against the live environment
-(`with_timeline`: names, index ranges, MuJoCo or not) and wraps the environment in a
-`WorldChangeTimeline`. An environment without a timeline is not wrapped at all.
+runs (`cli.parse_args`), parses and checks it once against the live environment
+(`checked_timeline`: form, names, index ranges, MuJoCo or not) and wraps the environment in a
+`WorldChangeTimeline` (`with_timeline`). An environment without a timeline is not wrapped at all.
 
 A change is applied at the first reset or step once the session has taken `at` steps (so
 before step `at`, or at a reset between step `at - 1` and step `at`). The wrapper keeps, for
@@ -46,24 +46,41 @@ from platform_envs.world_change_effects import (
     live_facts,
 )
 
-__all__ = ["Recorded", "WorldChangeTimeline", "latest_record", "timeline_of", "with_timeline", "write_recorded"]
+__all__ = [
+    "Recorded",
+    "WorldChangeTimeline",
+    "checked_timeline",
+    "latest_record",
+    "timeline_of",
+    "with_timeline",
+    "write_recorded",
+]
 
 
-def with_timeline(env: Any, changes: Sequence[WorldChange], env_id: str = "") -> Any:
-    """`env` wrapped in a `WorldChangeTimeline` of `changes`; `env` itself when there are none.
+def checked_timeline(env: Any, timeline: Any, env_id: str = "") -> tuple[WorldChange, ...]:
+    """A timeline as written (the `world_changes` kwarg's value: a list of entries; None: none)
+    parsed and checked against `env`'s live model: the one check an instance makes (the broker
+    checked it against the catalog's facts at create).
 
     Raises:
-        WorldChangeError: the timeline names something `env` lacks (one line naming `env_id`,
-            the entry's field and what it allows); the environment server reports it as the
-            instance's start failure.
+        WorldChangeError: the timeline is malformed or names something `env` lacks (one line
+            naming `env_id`, the entry's field and what it allows); the environment server
+            reports it as the instance's start failure.
     """
-    if not changes:
-        return env
+    if timeline is None or timeline == []:
+        return ()
     try:
-        checked = parse_timeline([change.entry for change in changes], live_facts(env))
+        return parse_timeline(timeline, live_facts(env))
     except WorldChangeError as exc:
         raise WorldChangeError(f"{env_id or 'the environment'}: {exc.path}", exc.problem) from None
-    return WorldChangeTimeline(env, checked)
+
+
+def with_timeline(env: Any, changes: Sequence[WorldChange]) -> Any:
+    """`env` wrapped in a `WorldChangeTimeline` of `changes` (checked against `env`, or an
+    environment of the same model: `checked_timeline`); `env` itself when there are none."""
+    if not changes:
+        return env
+    return WorldChangeTimeline(env, changes)
 
 
 def timeline_of(env: Any) -> WorldChangeTimeline | None:

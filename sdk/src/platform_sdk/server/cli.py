@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from platform_contracts.limits import DEFAULT_JPEG_QUALITY, MAX_JPEG_QUALITY, MIN_JPEG_QUALITY
-from platform_contracts.world_changes import TIMELINE_KWARG, WorldChangeError, parse_timeline
+from platform_contracts.session_kwargs import ENDLESS, WORLD_CHANGES
+from platform_contracts.world_changes import WorldChange, WorldChangeError
 
 from platform_sdk.server.errors import StartupError
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from platform_sdk.server.vector import VectorInstance
 
 PROG = "python -m platform_sdk"
-ENDLESS_KWARG = "endless"
 DEFAULT_LISTEN = "127.0.0.1:50051"
 TRANSPORTS = ("grpc", "frames")
 
@@ -92,13 +92,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         raise StartupError(f"--jpeg-quality must be between 1 and 100, not {args.jpeg_quality}")
     if args.num_envs < 1:
         raise StartupError(f"--num-envs must be at least 1, not {args.num_envs}")
-    args.endless = args.kwargs.pop(ENDLESS_KWARG, False)  # the platform's, not the environment's
+    # The platform's own kwargs, not the environment's (platform_contracts.session_kwargs): the
+    # env host hands them on in --kwargs, where images built with older SDKs look for them too.
+    args.endless = args.kwargs.pop(ENDLESS, False)
     if not isinstance(args.endless, bool):
-        raise StartupError(f"the {ENDLESS_KWARG!r} kwarg must be true or false, not {args.endless!r}")
-    try:  # the platform's too: checked against the live environment in build_instance
-        args.world_changes = parse_timeline(args.kwargs.pop(TIMELINE_KWARG, None))
-    except WorldChangeError as exc:
-        raise StartupError(str(exc)) from None
+        raise StartupError(f"the {ENDLESS!r} kwarg must be true or false, not {args.endless!r}")
+    # As written: parsed and checked once, against the live environment, in build_instance.
+    args.world_changes = args.kwargs.pop(WORLD_CHANGES, None)
     return args
 
 
@@ -167,21 +167,24 @@ def build_instance(args: argparse.Namespace, tracer: Any = None) -> EnvInstance 
     Raises:
         StartupError: an environment cannot be built or its spaces cannot be carried.
     """
-    from platform_envs.world_change_timeline import with_timeline
+    from platform_envs.world_change_timeline import checked_timeline, with_timeline
 
     from platform_sdk.server.factory import build_env
     from platform_sdk.server.instance import EnvInstance
     from platform_sdk.server.vector import VectorInstance
 
     subs: list[EnvInstance] = []
+    changes: tuple[WorldChange, ...] | None = None  # checked against the first: the others are the same model
     try:
         for _ in range(args.num_envs):  # each with its own timeline (and step count)
             env, env_id = build_env(args.gym_id, args.factory, args.path, args.kwargs, endless=args.endless)
             try:
-                try:
-                    env = with_timeline(env, getattr(args, "world_changes", ()), env_id)
-                except WorldChangeError as exc:
-                    raise StartupError(str(exc)) from None
+                if changes is None:
+                    try:
+                        changes = checked_timeline(env, getattr(args, "world_changes", None), env_id)
+                    except WorldChangeError as exc:
+                        raise StartupError(str(exc)) from None
+                env = with_timeline(env, changes)
                 subs.append(
                     EnvInstance(
                         env, env_id, jpeg_quality=args.jpeg_quality, tracer=tracer, endless=args.endless

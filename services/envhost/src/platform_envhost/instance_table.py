@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.session_kwargs import WORLD_CHANGES, merged_kwargs
 from platform_sdk.launch.containers import NoDockerEngineError
 from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
@@ -46,9 +47,20 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
 def launch_spec(entry: control_pb.CatalogEntry, options: SessionOptions) -> LaunchSpec:
     """The launcher's spec for a catalog entry and a session's options: the session's kwargs over
     the entry's, its JPEG quality, its sub-environments (`num_envs` > 1: one instance hosting
-    that many)."""
+    that many).
+
+    The platform's own kwargs (world_changes, endless, wad, doom_map) travel in the options'
+    typed fields, and go back into the kwargs here (`session_kwargs.merged_kwargs`): the
+    instance, `python -m platform_sdk --kwargs`, takes them out of its kwargs itself, and a
+    Docker image runs the SDK it was built with, whose older versions know them only there.
+    """
     kwargs = _json_object(entry.kwargs_json, f"the kwargs of environment {entry.id!r} in the catalog")
     kwargs.update(_json_object(options.kwargs_json, f"the kwargs of environment {entry.id!r}"))
+    try:
+        kwargs = merged_kwargs(kwargs, options)
+    except ValueError as exc:  # an entry_json the broker would have refused
+        raise StartFailed(f"the world changes of environment {entry.id!r} are not valid JSON: {exc}",
+                          code="invalid_argument") from None
     if not entry.gymnasium_id and not entry.factory and not entry.image:
         raise StartFailed(f"environment {entry.id!r} has neither a gymnasium_id nor a factory nor an image",
                           code="invalid_argument")
@@ -170,7 +182,11 @@ class InstanceTable:
         except LaunchError as exc:  # its message carries the log tail
             raise StartFailed(f"environment {entry.id!r} of session {session_id} failed to start: {exc}",
                               code="invalid_argument") from None
-        instance = Instance(session_id, options, kwargs_json, process)
+        # The timeline the instance runs: the session's (SessionOptions.world_changes), else the
+        # catalog entry's own, as the merged kwargs hold it; read from them, never decoded again.
+        timeline = spec.kwargs.get(WORLD_CHANGES)
+        instance = Instance(session_id, options, kwargs_json, process,
+                            timeline=timeline if isinstance(timeline, list) else [])
         try:
             await asyncio.wait_for(instance.request_spec(), self._ready_timeout)
         except BaseException as exc:

@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from enum import Enum
+from typing import Any
 
 from platform_contracts import subjects
 from platform_sdk.launch.instance_processes import InstanceProcess
@@ -22,7 +23,7 @@ from platform_envhost.instance_link import InstanceLink, Meanwhile, open_link
 from platform_envhost.later_frames import LaterFrames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
-from platform_envhost.world_change_log import WorldChangeLog, timeline_of
+from platform_envhost.world_change_log import WorldChangeLog
 
 LOG_TAIL_LINES = 40
 
@@ -67,7 +68,8 @@ class Instance:
     request (`request_spec`), so constructing an Instance needs no event loop turn.
     """
 
-    def __init__(self, session_id: str, options: SessionOptions, kwargs_json: str, process: InstanceProcess) -> None:
+    def __init__(self, session_id: str, options: SessionOptions, kwargs_json: str, process: InstanceProcess,
+                 timeline: list[Any] | None = None) -> None:
         self.session_id = session_id
         self.env_id = options.env_id
         self.kwargs_json = kwargs_json  # the environment's: the catalog entry's with the session's over them
@@ -76,9 +78,9 @@ class Instance:
         self.record = options.record
         self.record_frames = options.record and options.record_frames  # every reset and step asks for its frame
         self.process = process
-        # The world-change timeline of its kwargs: only then can its answers carry a ForRecording
-        # (`for_recording`), read on every step.
-        self.world_changes = WorldChangeLog(timeline_of(kwargs_json), self.describe)
+        # Its world-change timeline (entries as written; `instance_table.launch_spec`): only then
+        # can its answers carry a ForRecording (`for_recording`), read on every step.
+        self.world_changes = WorldChangeLog(timeline or [], self.describe)
         self.has_timeline = bool(self.world_changes.timeline)
         self.lock = asyncio.Lock()
         # Step events of answered requests, built after the answer is sent, in the order the

@@ -1,7 +1,9 @@
 """A session's world changes: its timeline and the log of the changes applied so far.
 
-The timeline is the session's `world_changes` kwarg (checked by the broker at create and by the
-instance when it starts; `platform_contracts.world_changes`). The instance says in each answer which
+The timeline is the session's `world_changes` kwarg (`SessionOptions.world_changes`, checked by
+the broker at create and by the instance against its live model when it starts;
+`platform_contracts.world_changes`), or the catalog entry's own: the entries as written, as the
+instance's kwargs hold them (`instance_table.launch_spec`). The instance says in each answer which
 changes it applied (`ForRecording.world_changes_json`: the entry, its "index" in the timeline
 and "session_step"); the env host adds "seq" (the step event carrying it; 0 for a session that
 is not recorded), "time" (unix seconds) and, for a vector session, "env_index", logs a line for
@@ -28,21 +30,11 @@ log = logging.getLogger(__name__)
 MAX_LOGGED_CHANGES = 10_000
 
 
-def timeline_of(kwargs_json: str) -> list[Any]:
-    """The `world_changes` kwarg of an environment's kwargs (JSON), [] when it has none."""
-    try:
-        kwargs = json.loads(kwargs_json) if kwargs_json else {}
-    except json.JSONDecodeError:
-        return []
-    timeline = kwargs.get("world_changes") if isinstance(kwargs, dict) else None
-    return list(timeline) if isinstance(timeline, list) else []
-
-
 class WorldChangeLog:
     """The timeline and applied world changes of one session.
 
     Args:
-        timeline: the session's `world_changes` kwarg.
+        timeline: the session's timeline, its entries as written.
         describe: names the session in log lines ("session s1 (cartpole)").
         vector: the session has sub-environments: entries name theirs ("env_index").
     """
