@@ -80,3 +80,33 @@ def test_the_sdk_sessions_show_how_they_were_made(platform_stack):
         assert (shown["auto_reset"], shown["jpeg_quality"], shown["num_envs"]) == (True, 50, 1)
     with platform_sdk.make_vec("cartpole", 2, url=platform_stack.url) as vector:
         assert vector.session["num_envs"] == 2
+
+
+def test_the_platforms_own_kwargs_are_shown_as_sent_and_bad_ones_refused_as_before(platform_stack):
+    """world_changes and endless travel in SessionOptions' typed fields (issue 28): the session's
+    kwargs show them as the user wrote them, the instance runs them, and a value of another type
+    is refused naming the kwarg."""
+    timeline = [{"at": 2, "change": "sensor_offset", "offset": 1, "indices": [0], "reveal": True}]
+    kwargs = {"world_changes": timeline, "endless": True, "sutton_barto_reward": False}
+    with httpx.Client(base_url=platform_stack.url, timeout=60) as http:
+        created = http.post("/v0/sessions", json={"env_id": "cartpole", "kwargs": kwargs, "record": True})
+        assert created.status_code == 201, created.text
+        session_id = created.json()["id"]
+        try:
+            assert created.json()["kwargs"] == kwargs
+            assert http.get(f"/v0/sessions/{session_id}").json()["kwargs"] == kwargs
+            assert http.get(f"/v0/sessions/{session_id}/world-changes").json()["timeline"] == timeline
+            started = started_event(platform_stack.nats_url, session_id)
+            assert started.options.endless and started.options.world_changes.changes[0].at == 2
+            assert started.spec.endless  # the instance took endless off its kwargs
+        finally:
+            http.delete(f"/v0/sessions/{session_id}")
+        for bad, field, says in (
+            ({"endless": "yes"}, "kwargs.endless", "kwargs.endless of 'cartpole' must be true or false, not \"yes\""),
+            ({"world_changes": {"at": 1}}, "kwargs.world_changes", "kwargs.world_changes of 'cartpole': must be a list"),
+            ({"world_changes": [{"at": 1, "change": "mass", "body": "pole", "scale": 2}]},
+             "kwargs.world_changes[0].change", "kwargs.world_changes[0].change of 'cartpole': mass needs a MuJoCo"),
+        ):
+            refused = http.post("/v0/sessions", json={"env_id": "cartpole", "kwargs": bad})
+            assert refused.status_code == 422, refused.text
+            assert refused.json()["field"] == field and refused.json()["detail"].startswith(says), refused.json()
