@@ -41,8 +41,10 @@ RESTORE_S = (
 
 class SessionBase(BaseModel):
     """The options a session is made with: each field is the field of the same name of the
-    `simulusion.session.v1.SessionOptions` message (`kwargs` is its `kwargs_json`), mapped by
-    `platform_gateway.session_options`; a field that may be null is the message's zero when left out."""
+    `simulusion.session.v1.SessionOptions` message (`kwargs` is its `kwargs_json`, less the
+    platform's own kwargs, which have typed fields of their own: `platform_contracts.session_kwargs`),
+    mapped by `platform_gateway.session_options`; a field that may be null is the message's zero
+    when left out."""
 
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
     kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for the environment")
