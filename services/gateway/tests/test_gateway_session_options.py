@@ -101,3 +101,6 @@ def test_a_session_stored_by_an_older_version_shows_its_kwargs_as_they_were() ->
 def test_unreadable_stored_kwargs_are_shown_not_raised() -> None:
     assert options_to_json(SessionOptions(env_id="x", kwargs_json="{nope"))["kwargs"] == {"_unparsed": "{nope"}
     assert options_to_json(SessionOptions(env_id="x", kwargs_json="[1]"))["kwargs"] == {"_value": [1]}
+    broken = SessionOptions(env_id="x", kwargs_json="{}")
+    broken.world_changes.changes.add(entry_json="{nope")
+    assert options_to_json(broken)["kwargs"] == {"world_changes": {"_unparsed": ["{nope"]}}

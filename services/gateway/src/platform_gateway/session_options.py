@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from platform_contracts.session_kwargs import RESERVED_KWARGS, lift, reserved_kwargs
+from platform_contracts.session_kwargs import RESERVED_KWARGS, WORLD_CHANGES, lift, reserved_kwargs
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway.schemas.sessions import SessionBase
@@ -50,7 +50,11 @@ def options_to_json(options: SessionOptions) -> dict[str, Any]:
     """The options as the fields of a session's JSON (`GET /v0/sessions/{id}`): what the session
     was made with, as the broker completed it; its kwargs as the user sent them (the platform's
     own put back; a session stored by an older version has them in `kwargs_json` itself)."""
-    fields: dict[str, Any] = {"kwargs": {**kwargs_from_json(options.kwargs_json), **reserved_kwargs(options)}}
+    try:
+        own = reserved_kwargs(options)
+    except ValueError:  # a timeline entry that is not JSON (the broker refuses those): shown, not raised
+        own = {WORLD_CHANGES: {"_unparsed": [change.entry_json for change in options.world_changes.changes]}}
+    fields: dict[str, Any] = {"kwargs": {**kwargs_from_json(options.kwargs_json), **own}}
     for name, nullable in _BY_NAME.items():
         value = getattr(options, name)
         fields[name] = None if nullable and not value else value
