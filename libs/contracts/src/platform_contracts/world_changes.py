@@ -34,7 +34,6 @@ __all__ = [
     "KINDS",
     "MUJOCO_KINDS",
     "SENSOR_KINDS",
-    "TIMELINE_KWARG",
     "FieldSpec",
     "Kind",
     "WorldChange",
@@ -46,7 +45,6 @@ __all__ = [
     "world_state",
 ]
 
-TIMELINE_KWARG = WORLD_CHANGES  # the session kwarg holding the timeline (platform_contracts.session_kwargs)
 MAX_CHANGES = 10_000  # entries in one timeline
 MAX_SCALE = 100.0
 MAX_POSITION_OFFSET = 10.0  # metres, along each axis
@@ -427,7 +425,7 @@ _KIND_LIST = ", ".join(KINDS)
 
 
 def parse_timeline(
-    value: Any, facts: WorldFacts | None = None, *, path: str = TIMELINE_KWARG
+    value: Any, facts: WorldFacts | None = None, *, path: str = WORLD_CHANGES
 ) -> tuple[WorldChange, ...]:
     """The checked entries of a timeline (None or [] for none).
 
