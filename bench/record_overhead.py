@@ -1,4 +1,5 @@
-"""What recording costs: remote steps/s with and without recording, the recorder's sustained
+"""What recording costs: remote steps/s with and without recording (and durable recording, each
+step answered once its event is stored), the recorder's sustained
 steps/s with frames (Pong) and without (CartPole), and bytes per step on disk, in one run.
 
 The recorder's own rate is measured apart from stepping: the recorder is stopped, a recorded
@@ -22,6 +23,8 @@ from pathlib import Path
 # label: (catalog entry, session settings)
 CASES: dict[str, tuple[str, dict]] = {
     "cartpole": ("cartpole", {}),
+    # each step answered only once its event is stored in JetStream (SessionOptions.durable)
+    "cartpole durable": ("cartpole", {"durable": True}),
     "pong": ("pong", {}),
     "pong + frames": ("pong", {"record_frames": True}),
 }

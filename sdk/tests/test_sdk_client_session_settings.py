@@ -14,7 +14,7 @@ from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.vector_env import make_vec, vector_autoreset_mode
 
 CONNECT_OPTIONS: dict[str, Any] = {"record": True, "jpeg_quality": 70, "record_frames": True, "life": "robot-1",
-                                   "frame_every": 4, "max_frames": 1000}
+                                   "frame_every": 4, "max_frames": 1000, "durable": True}
 
 
 class _Refused(Exception):
@@ -49,7 +49,7 @@ def test_the_create_fields_leave_out_what_was_not_given() -> None:
     assert {name: value for name, value in fields.items() if value is not None} == {"kwargs": {}, "record": False}
     assert SessionSettings(**CONNECT_OPTIONS).create_fields({"g": 9.0}, 4) == {
         "kwargs": {"g": 9.0}, "record": True, "record_frames": True, "life": "robot-1", "frame_every": 4,
-        "max_frames": 1000, "jpeg_quality": 70, "auto_reset": None, "num_envs": 4}
+        "max_frames": 1000, "jpeg_quality": 70, "auto_reset": None, "num_envs": 4, "durable": True}
 
 
 def test_settings_never_show_the_token() -> None:

@@ -39,12 +39,13 @@ def test_public_exports_are_pinned():
 def test_connect_signature_is_pinned():
     params = list(inspect.signature(platform_sdk.connect).parameters)
     assert params == ["env_id", "url", "kwargs", "token", "record", "jpeg_quality", "record_frames", "auto_reset",
-                      "life", "frame_every", "max_frames", "reconnect_timeout", "direct"]
+                      "life", "frame_every", "max_frames", "reconnect_timeout", "direct", "durable"]
     resume = list(inspect.signature(platform_sdk.resume).parameters)
     assert resume == ["snapshot_id", "url", "token", "record", "life", "settings"]
     vec = list(inspect.signature(platform_sdk.make_vec).parameters)
     assert vec == ["env_id", "num_envs", "url", "kwargs", "token", "record", "autoreset_mode", "jpeg_quality",
-                   "reconnect_timeout", "direct", "record_frames", "auto_reset", "life", "frame_every", "max_frames"]
+                   "reconnect_timeout", "direct", "record_frames", "auto_reset", "life", "frame_every", "max_frames",
+                   "durable"]
     assert set(params) - {"env_id"} <= set(vec)  # make_vec takes every option connect takes
     upload = list(inspect.signature(platform_sdk.upload_wad).parameters)
     assert upload == ["path", "url", "token", "name", "timeout"]

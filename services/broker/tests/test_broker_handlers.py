@@ -170,10 +170,32 @@ async def test_bad_options_are_invalid_arguments(broker, envhost, ask):
     host = await envhost()
     await broker()
     for options, message in (({"jpeg_quality": 101}, "jpeg_quality must be between 1 and 100"),
-                             ({"record_frames": True}, "record_frames keeps frames in the recording")):
+                             ({"record_frames": True}, "record_frames keeps frames in the recording"),
+                             ({"durable": True}, "durable stores every step's event before answering it: it needs "
+                                                 "record=true")):
         reply = await create(ask, **options)
         assert reply.error.code == "invalid_argument" and message in reply.error.message, options
     assert host.starts == [] and await list_ids(ask, include_closed=True) == []
+
+
+async def test_the_platform_can_make_every_recorded_session_durable(broker, envhost, ask):
+    """PLATFORM_DURABLE_STEPS: a recorded session is durable whether it asked or not; one that is
+    not recorded is not (nothing of it is stored); without the setting, a session is durable when
+    it asks."""
+    host = await envhost()
+    await broker(durable_steps=True)
+    recorded = await create(ask, record=True)
+    assert recorded.session.options.durable and host.starts[-1].options.durable
+    plain = await create(ask)
+    assert not plain.session.options.durable and not plain.error.code
+
+
+async def test_a_session_asks_to_be_durable(broker, envhost, ask):
+    host = await envhost()
+    await broker()
+    assert not (await create(ask, record=True)).session.options.durable
+    asked = await create(ask, record=True, durable=True)
+    assert asked.session.options.durable and host.starts[-1].options.durable
 
 
 async def test_bad_options_name_their_field(broker, envhost, ask):

@@ -17,7 +17,7 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 EVERY_OPTION: dict[str, Any] = {
     "env_id": "cartpole", "kwargs": {"max_episode_steps": 50, "nested": {"a": [1, 2.5, None]}}, "record": True,
     "jpeg_quality": 40, "record_frames": True, "num_envs": 1, "life": "robot-1", "frame_every": 3,
-    "max_frames": 500, "auto_reset": True,
+    "max_frames": 500, "auto_reset": True, "durable": True,
 }
 
 
@@ -55,7 +55,7 @@ def test_every_option_lands_in_its_field() -> None:
     assert options == SessionOptions(
         env_id="cartpole", kwargs_json='{"max_episode_steps": 50, "nested": {"a": [1, 2.5, null]}}', record=True,
         jpeg_quality=40, record_frames=True, num_envs=1, life="robot-1", frame_every=3, max_frames=500,
-        auto_reset=True)
+        auto_reset=True, durable=True)
 
 
 def test_options_left_out_are_zero_in_the_message_and_null_in_json() -> None:
@@ -64,7 +64,7 @@ def test_options_left_out_are_zero_in_the_message_and_null_in_json() -> None:
     shown = options_to_json(options)
     assert shown == {"env_id": "cartpole", "kwargs": {}, "record": False, "jpeg_quality": None,
                      "record_frames": False, "num_envs": None, "life": None, "frame_every": None,
-                     "max_frames": None, "auto_reset": False}
+                     "max_frames": None, "auto_reset": False, "durable": False}
 
 
 def test_options_completed_by_the_broker_read_as_they_are() -> None:

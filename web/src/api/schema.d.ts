@@ -2011,6 +2011,12 @@ export interface components {
              */
             auto_reset: boolean;
             /**
+             * Durable
+             * @description with record: answer each step only once its step event is stored (JetStream), so no step you were answered for is lost if the env host dies; slower (PLATFORM_DURABLE_STEPS makes every recorded session durable)
+             * @default false
+             */
+            durable: boolean;
+            /**
              * Env Id
              * @description a catalog id (see GET /v0/envs)
              * @example cartpole
@@ -2079,6 +2085,12 @@ export interface components {
              * @description seconds since the epoch
              */
             created_at: number;
+            /**
+             * Durable
+             * @description with record: answer each step only once its step event is stored (JetStream), so no step you were answered for is lost if the env host dies; slower (PLATFORM_DURABLE_STEPS makes every recorded session durable)
+             * @default false
+             */
+            durable: boolean;
             /**
              * Env Id
              * @description a catalog id (see GET /v0/envs)

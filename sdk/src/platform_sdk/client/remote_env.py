@@ -43,6 +43,7 @@ def connect(
     max_frames: int | None = None,
     reconnect_timeout: float = 30.0,
     direct: bool | None = None,
+    durable: bool = False,
 ) -> RemoteEnv:
     """Start a session of `env_id` on the platform and return it as a Gymnasium environment.
 
@@ -71,10 +72,15 @@ def connect(
             platform offers it and the env host can be reached (else, silently, over the
             gateway); False always steps over the gateway. Default: `PLATFORM_DIRECT`
             (`0`/`false` turn it off), else on. `env.step_path` says which one is used.
+        durable: with `record`, each step is answered only once its event is stored, so no step
+            you were answered for is lost if the env host dies (by default events are gathered
+            for up to 50 ms first); slower, see bench/record_overhead.py. The platform may make
+            every recorded session durable (PLATFORM_DURABLE_STEPS).
     """
     settings = SessionSettings(url=url, token=token, record=record, jpeg_quality=jpeg_quality,
                                record_frames=record_frames, auto_reset=auto_reset, life=life, frame_every=frame_every,
-                               max_frames=max_frames, reconnect_timeout=reconnect_timeout, direct=direct)
+                               max_frames=max_frames, reconnect_timeout=reconnect_timeout, direct=direct,
+                               durable=durable)
     return RemoteEnv(env_id, kwargs=kwargs, settings=settings)
 
 

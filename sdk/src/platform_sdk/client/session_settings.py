@@ -3,7 +3,7 @@
 A session is made from its environment (a catalog id and its kwargs), for a vector session its
 number of sub-environments, and these settings: where the platform is and who asks (`url`,
 `token`), what the platform records (`record`, `record_frames`, `life`, `frame_every`,
-`max_frames`), how frames are encoded (`jpeg_quality`), how steps end episodes (`auto_reset`)
+`max_frames`, `durable`), how frames are encoded (`jpeg_quality`), how steps end episodes (`auto_reset`)
 and how the stream is kept (`reconnect_timeout`, `direct`). The platform checks the create's
 fields (POST /v0/sessions) and names the one at fault; so does this for the few it can tell at
 once.
@@ -35,6 +35,7 @@ class SessionSettings:
     max_frames: int | None = None
     reconnect_timeout: float = 30.0
     direct: bool | None = None
+    durable: bool = False
 
     def create_fields(self, kwargs: Mapping[str, Any] | None, num_envs: int | None = None) -> dict[str, Any]:
         """The fields of the create request (POST /v0/sessions) besides `env_id`; None: left out."""
@@ -48,6 +49,7 @@ class SessionSettings:
             "jpeg_quality": self.jpeg_quality,
             "auto_reset": self.auto_reset or None,
             "num_envs": num_envs,
+            "durable": self.durable or None,
         }
 
     def __repr__(self) -> str:  # never the token: specs and settings get printed

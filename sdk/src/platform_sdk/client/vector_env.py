@@ -49,6 +49,7 @@ def make_vec(
     life: str | None = None,
     frame_every: int | None = None,
     max_frames: int | None = None,
+    durable: bool = False,
 ) -> RemoteVectorEnv:
     """Start a vector session of `num_envs` sub-environments of `env_id`.
 
@@ -56,7 +57,7 @@ def make_vec(
         env_id: a catalog id, e.g. "cartpole".
         num_envs: how many sub-environments (1 to `platform_contracts.limits.MAX_NUM_ENVS`).
         url, kwargs, token, record, jpeg_quality, reconnect_timeout, direct, record_frames, life,
-            frame_every, max_frames: as for `connect` (every sub-environment is recorded as its own
+            frame_every, max_frames, durable: as for `connect` (every sub-environment is recorded as its own
             recording; the platform refuses a life for a vector session, naming why).
         autoreset_mode: Gymnasium's autoreset semantics: NEXT_STEP (the default, as
             `SyncVectorEnv`), SAME_STEP (`final_obs`/`final_info` in the infos) or DISABLED.
@@ -67,7 +68,7 @@ def make_vec(
     settings = SessionSettings(url=url, token=token, record=record, jpeg_quality=jpeg_quality,
                                record_frames=record_frames, auto_reset=mode is AutoresetMode.SAME_STEP, life=life,
                                frame_every=frame_every, max_frames=max_frames, reconnect_timeout=reconnect_timeout,
-                               direct=direct)
+                               direct=direct, durable=durable)
     return RemoteVectorEnv(env_id, num_envs, kwargs=kwargs, autoreset_mode=mode, settings=settings)
 
 

@@ -37,7 +37,8 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
         await store.close()
         return fail(str(exc))
     service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,
-                            start_timeout=settings.start_timeout, pools=pools)
+                            start_timeout=settings.start_timeout, pools=pools,
+                            durable_steps=settings.durable_steps)
     starting = asyncio.ensure_future(service.start())
     stopping = asyncio.ensure_future(stop.wait())
     try:

@@ -26,6 +26,8 @@ class Settings(BaseSettings):
         start_timeout: seconds to wait for an env host to start an instance.
         pools: warm instances to keep per environment, e.g. "cartpole=2,pong=1" (see
             `platform_broker.pools.parse_pools`); empty = none.
+        durable_steps: every recorded session is durable: a step is answered only once its event
+            is stored in JetStream (`SessionOptions.durable`; a session may ask for it itself).
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -36,6 +38,7 @@ class Settings(BaseSettings):
     catalog: Path | None = None
     start_timeout: float = 60.0
     pools: str = ""
+    durable_steps: bool = False
 
     def catalog_path(self) -> Path | None:
         """The catalog file to load, or None for the built-ins only."""

@@ -49,8 +49,9 @@ class Handlers:
 
     def __init__(self, store: SessionStore, catalog: Catalog, hosts: HostRegistry, envhosts: EnvHostClient,
                  endings: SessionEndings, clock: Callable[[], float] = time.time, pools: PoolKeeper | None = None,
-                 usage: Usage | None = None) -> None:
+                 usage: Usage | None = None, durable_steps: bool = False) -> None:
         self.store = store
+        self.durable_steps = durable_steps  # every recorded session durable (SessionOptions.durable)
         self.usage = usage if usage is not None else Usage(store, TeamStore(store.engine))  # and the quotas
         self.catalog = catalog
         self.hosts = hosts
@@ -134,6 +135,8 @@ class Handlers:
             shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all; GET /v0/envs lists them)" if len(ids) > 12 else "")
             raise NotFoundError(f"unknown environment '{env_id}'; known: {shown}")
         options, kwargs = checked_options(request.options)
+        if self.durable_steps and options.record:
+            options.durable = True  # the platform's default (PLATFORM_DURABLE_STEPS)
         check_kwargs(entry, kwargs, options)  # and fills in the timeline's parsed fields
         if options.life and not (await self.store.life_teams(options.life)) <= {owning_team(options.team)}:
             raise LifeOfAnotherTeamError(options.life)  # its recordings would join another team's life

@@ -49,6 +49,7 @@ class BrokerService:
         nc: a connected nats-py client.
         store: the session table.
         catalog: the environments sessions can be created from.
+        durable_steps: every recorded session is durable (`SessionOptions.durable`), as PLATFORM_DURABLE_STEPS says.
         idle_timeout: seconds without activity before a session is stopped; 0 = never.
         start_timeout: seconds to wait for an env host to start an instance.
         warmup: seconds to collect heartbeats before reconciling and answering requests.
@@ -58,7 +59,8 @@ class BrokerService:
 
     def __init__(self, nc: Any, store: SessionStore, catalog: Catalog, *, idle_timeout: float = 1800.0,
                  start_timeout: float = 60.0, warmup: float = WARMUP_S,
-                 durable: str = subjects.BROKER_CONSUMER, pools: Mapping[str, int] | None = None) -> None:
+                 durable: str = subjects.BROKER_CONSUMER, pools: Mapping[str, int] | None = None,
+                 durable_steps: bool = False) -> None:
         self.nc = nc
         self.store = store
         self.catalog = catalog
@@ -67,7 +69,8 @@ class BrokerService:
         self.envhosts = EnvHostClient(nc, start_timeout=start_timeout)
         self.pools = PoolKeeper(pools, catalog, self.hosts, self.envhosts) if pools else None
         self.endings = SessionEndings(nc.jetstream())  # lifecycle events of sessions the broker ends itself
-        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, self.endings, pools=self.pools)
+        self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, self.endings, pools=self.pools,
+                                 durable_steps=durable_steps)
         self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
         self.handlers.catch_up = self.lifecycle.catch_up
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, self.endings, idle_timeout)

@@ -29,7 +29,7 @@ def checked_options(options: SessionOptions) -> tuple[SessionOptions, dict[str, 
 
     Raises:
         InvalidArgumentError: kwargs that are not a JSON object, a JPEG quality or a number of
-            environments out of range, record_frames without record, or bad life settings.
+            environments out of range, record_frames or durable without record, or bad life settings.
     """
     completed = SessionOptions()
     completed.CopyFrom(options)
@@ -43,6 +43,9 @@ def checked_options(options: SessionOptions) -> tuple[SessionOptions, dict[str, 
         raise InvalidArgumentError(f"num_envs must be between 1 and {MAX_NUM_ENVS} (0 for 1), not {options.num_envs}",
                                    field="num_envs")
     completed.num_envs = max(1, options.num_envs)
+    if options.durable and not options.record:
+        raise InvalidArgumentError("durable stores every step's event before answering it: it needs record=true",
+                                   field="durable")
     if options.record_frames and not options.record:
         raise InvalidArgumentError("record_frames keeps frames in the recording: it needs record=true",
                                    field="record_frames")

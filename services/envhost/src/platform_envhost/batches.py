@@ -33,7 +33,7 @@ from platform_envhost.saved_snapshots import SAVED_COMMANDS, SavedSnapshots
 from platform_envhost.session_instance import Instance
 
 Forward = Callable[[bytes], Awaitable[bytes]]
-Publish = Callable[[list[Outgoing]], Awaitable[None]]
+Publish = Callable[[list[Outgoing], bool], Awaitable[None]]  # (messages, durable: wait until stored)
 
 
 class BatchAnswerer:
@@ -100,7 +100,7 @@ class BatchAnswerer:
             )
             return answer
         response = env_pb.EnvResponse.FromString(answer)
-        await self._publish(self._events(instance, subs, response, now, headers, agents))
+        await self._publish(self._events(instance, subs, response, now, headers, agents), instance.durable)
         if response.HasField("error") or response.WhichOneof("result") != "batch":
             return answer
         carried = instance.has_timeline and for_recording.carries(response)
@@ -178,7 +178,8 @@ class BatchAnswerer:
         if builder is not None and not response.HasField("error"):
             batch = bus_pb.StepEventBatch()
             builder.add(batch.events, inner, response, time.time())
-            await self._publish(batch_messages(batch, instance.records.batches, headers, self._max_payload()))
+            await self._publish(batch_messages(batch, instance.records.batches, headers, self._max_payload()),
+                                instance.durable)
         return response
 
 

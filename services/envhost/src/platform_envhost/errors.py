@@ -32,3 +32,10 @@ class InstanceGone(EnvHostError):
     """The stream to an instance broke: the instance died or was stopped mid-request."""
 
     code = "unavailable"
+
+
+class EventsNotStored(EnvHostError):
+    """A durable session's step events were not stored in JetStream in time: the step was taken
+    but is not answered as if it were kept."""
+
+    code = "unavailable"

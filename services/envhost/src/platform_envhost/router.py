@@ -39,7 +39,7 @@ from platform_envhost.agent_data import check_agent_data, with_warnings
 from platform_envhost.batches import BatchAnswerer
 from platform_envhost.coalesced_steps import SEND_AFTER_S
 from platform_envhost.deferred_events import DeferredEvents, frame_follows, parse_answers, take_owed_frames
-from platform_envhost.errors import InstanceGone
+from platform_envhost.errors import EventsNotStored, InstanceGone
 from platform_envhost.event_batches import batch_messages
 from platform_envhost.for_recording import CARRIERS, applied_changes, for_the_client
 from platform_envhost.holds import recorded_hold
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "simulusion.env.v1.Environment"
 # The longest a dead instance's 410 waits for its CRASHED event to be stored (JetStream down: not longer).
 CRASH_STORED_WAIT_S = 2.0
+# The longest a durable session's answer waits for its events to be stored.
+DURABLE_STORE_TIMEOUT_S = 30.0
 RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
 # Recorded commands whose answers become events after they are sent (`DeferredEvents`): their
 # answers are read, so the frames they carry for earlier requests arrive.
@@ -164,12 +166,13 @@ class Router:
             messages = deferred.pop(0)()
             if messages:
                 await self._send_coalesced(instance)
-                await self._publish(messages)
+                await self._publish(messages, instance.durable)
 
     async def _send_coalesced(self, instance: Instance) -> None:
         batch = instance.coalesced.take()
         if len(batch.events):
-            await self._publish(batch_messages(batch, instance.records.batches, {}, self._publisher.max_payload))
+            await self._publish(batch_messages(batch, instance.records.batches, {}, self._publisher.max_payload),
+                                instance.durable)
 
     def _send_later(self, instance: Instance) -> None:
         instance.coalesced.timer = None
@@ -240,11 +243,27 @@ class Router:
                 return await self._not_running(instance, request.id)
             headers = dict(trace_headers if trace_headers is not None else request.trace_context)
             try:
-                return await self._answer(instance, request, raw, headers)
+                answer = await self._answer(instance, request, raw, headers)
+                if instance.durable:
+                    await self._store_answered(instance)
+                return answer
             except InstanceGone as exc:
                 if instance.state is State.RUNNING:
                     await self._table.broken(instance, str(exc))
                 return await self._not_running(instance, request.id)
+            except EventsNotStored as exc:
+                return _error(request.id, env_pb.ERROR_CODE_UNAVAILABLE,
+                              f"{instance.describe()}: the {request.WhichOneof('command')} was taken, but {exc}: "
+                              "the session is durable, so it is not answered as kept")
+
+    async def _store_answered(self, instance: Instance) -> None:
+        """A durable session's events of what was just answered: built and stored now (their
+        frame taken first), before the answer goes (`_publish` waits for JetStream)."""
+        if instance.later_frames.owed:
+            await take_owed_frames(instance)
+        async with instance.events_lock:
+            await self._build_deferred(instance)
+            await self._send_coalesced(instance)
 
     async def _answer(self, instance: Instance, request: env_pb.EnvRequest, raw: bytes,
                       headers: dict[str, str]) -> bytes:
@@ -276,7 +295,7 @@ class Router:
         elif command == "hold":
             async def publish_batch(batch: bus_pb.StepEventBatch) -> None:
                 await self._publish(batch_messages(batch, instance.records.batches, headers,
-                                                   self._publisher.max_payload))
+                                                   self._publisher.max_payload), instance.durable)
 
             answer = await recorded_hold(instance.forward, request, raw, builder, publish_batch,
                                          record_frames=instance.record_frames, agent=agent)
@@ -335,14 +354,39 @@ class Router:
         response = await self._saved.restore(instance, request, call)
         builder = instance.builder(0)
         if builder is not None:  # a restore event: the session goes on from the saved moment
-            await self._publish(builder.build(request, response, time.time(), headers))
+            await self._publish(builder.build(request, response, time.time(), headers), instance.durable)
         return response.SerializeToString()
 
-    async def _publish(self, messages: list[Outgoing]) -> None:
+    async def _publish(self, messages: list[Outgoing], durable: bool = False) -> None:
+        """Queue `messages` for JetStream, in order; `durable`: and wait until it has stored them
+        (sent without the publisher's linger).
+
+        Raises:
+            EventsNotStored: durable, and they were not stored within DURABLE_STORE_TIMEOUT_S (or
+                one can never be: over the NATS max payload).
+        """
         publisher = self._publisher
+        if durable:
+            await self._publish_stored(messages)
+            return
         for message in messages:
             if not publisher.submit_nowait(message):
                 await publisher.submit(message)  # backlog full: this step waits
+
+    async def _publish_stored(self, messages: list[Outgoing]) -> None:
+        loop = asyncio.get_running_loop()
+        stored: list[asyncio.Future[None]] = []
+        for message in messages:
+            message.done = loop.create_future()
+            stored.append(message.done)
+            await self._publisher.submit(message, urgent=True)
+        try:
+            await asyncio.wait_for(asyncio.gather(*stored), DURABLE_STORE_TIMEOUT_S)
+        except TimeoutError:
+            raise EventsNotStored(f"its step events were not stored in JetStream within {DURABLE_STORE_TIMEOUT_S:g} s "
+                                  "(they stay queued until they are)") from None
+        except ValueError as exc:  # the publisher could never publish one
+            raise EventsNotStored(f"its step events cannot be stored: {exc}") from None
 
     async def _not_running(self, instance: Instance, request_id: int) -> bytes:
         if instance.state is State.DEAD:

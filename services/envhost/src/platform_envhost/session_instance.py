@@ -118,6 +118,13 @@ class Instance:
         self.world_changes = WorldChangeLog(self.world_changes.timeline, self.describe, self.num_envs > 1)
 
     @property
+    def durable(self) -> bool:
+        """A recorded session whose steps are answered only once their events are stored
+        (`SessionOptions.durable`, which the broker sets for every recorded session when
+        PLATFORM_DURABLE_STEPS is on)."""
+        return self.record and self.options.durable
+
+    @property
     def num_envs(self) -> int:
         """Sub-environments (1: a single environment; more: a vector instance, see BatchRequest)."""
         return max(1, self.spec.num_envs)

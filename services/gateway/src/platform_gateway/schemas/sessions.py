@@ -61,6 +61,12 @@ class SessionBase(BaseModel):
         description="a vector session of that many sub-environments, stepped together with batch requests "
         "on the stream (platform_sdk.make_vec)",
     )
+    durable: bool = Field(
+        default=False,
+        description="with record: answer each step only once its step event is stored (JetStream), so no step "
+        "you were answered for is lost if the env host dies; slower (PLATFORM_DURABLE_STEPS makes every recorded "
+        "session durable)",
+    )
     life: str | None = Field(default=None, pattern=LIFE_NAME_PATTERN, description=_LIFE, examples=["robot-1"])
     frame_every: int | None = Field(
         default=None, ge=1, le=2**32 - 1, description="with life: keep one frame in N (turns on record_frames)"
