@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,9 @@ import time
 import httpx
 from fastapi import FastAPI
 from platform_contracts import limits, subjects
+from platform_contracts.recorder_json import message_from_json
+from simulusion.control.v1.control_pb2 import ControlError
+from simulusion.recorder.v1 import recorder_pb2 as rec
 from platform_testing.nats_server import NatsServer
 from platform_gateway.api import errors
 from platform_testing.ports import free_port
@@ -85,22 +87,24 @@ async def test_an_unexpected_exception_is_a_json_500() -> None:
 
 
 async def _stand_in_recorder(nc):
-    """A stand-in for the recorder (another engineer's service): its JSON request/reply API."""
+    """A stand-in for the recorder (another engineer's service): its request/reply messages."""
     episodes = [{"index": i, "file": f"episode-{i:06d}.npz", "length": 3} for i in range(2)]
-    recordings = {"r1": {"id": "r1", "session_id": "s1", "env_id": "cartpole", "episodes": episodes}}
+    recordings = {"r1": message_from_json({"id": "r1", "session_id": "s1", "env_id": "cartpole",
+                                           "status": "closed", "episodes": episodes}, rec.RecordingMeta())}
 
     async def list_(msg) -> None:
-        query = json.loads(msg.data)
-        found = [r for r in recordings.values()
-                 if all(r.get(k) == v for k, v in query.items() if k in ("env_id", "session_id"))]
-        await msg.respond(json.dumps({"recordings": found}).encode())
+        query = rec.ListRecordingsRequest.FromString(msg.data)
+        found = [rec.RecordingSummary(meta=m, episode_count=len(m.episodes)) for m in recordings.values()
+                 if query.env_id in ("", m.env_id)]
+        await msg.respond(rec.ListRecordingsReply(recordings=found).SerializeToString())
 
     async def get(msg) -> None:
-        rid = json.loads(msg.data)["id"]
+        rid = rec.GetRecordingRequest.FromString(msg.data).id
         if rid in recordings:
-            await msg.respond(json.dumps({"recording": recordings[rid]}).encode())
+            reply = rec.GetRecordingReply(recording=recordings[rid])
         else:
-            await msg.respond(json.dumps({"error": {"code": "not_found", "message": f"no recording {rid!r}"}}).encode())
+            reply = rec.GetRecordingReply(error=ControlError(code="not_found", message=f"no recording {rid!r}"))
+        await msg.respond(reply.SerializeToString())
 
     return [await nc.subscribe(subjects.RECORDER_LIST_RECORDINGS, cb=list_),
             await nc.subscribe(subjects.RECORDER_GET_RECORDING, cb=get)]

@@ -4,6 +4,7 @@ publish), publishing with Nats-Msg-Id, waiting for files, and the recorder as a 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -15,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import Message
 from platform_contracts import subjects
+from platform_contracts.recorder_json import (
+    array_json,
+    array_of,
+    message_to_json,
+    recording_to_json,
+    summary_to_json,
+)
 from platform_contracts.values import datamap_from_dict, tensor_from_array
 from platform_recorder.errors import RecordingNotFoundError
 from platform_recorder.layout import RECORDING_FILE
@@ -25,6 +34,7 @@ from platform_recorder.storage.interface import Storage
 from simulusion.bus.v1 import events_pb2
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2 as pb
+from simulusion.recorder.v1 import recorder_pb2 as rec
 from simulusion.session.v1 import options_pb2
 
 CARTPOLE_HIGH = np.array([4.8, np.inf, 0.42, np.inf], dtype=np.float32)
@@ -264,7 +274,7 @@ def load_episode(root: Recordings, recording_id: str, index: int) -> dict[str, n
 
 def list_recordings(root: Recordings, **filters: str) -> list[dict[str, Any]]:
     """The recordings' summaries, newest first (`env_id`, `session_id`, `life`: see RecordingStore)."""
-    return RecordingStore(root).list_summaries(**filters)
+    return [summary_to_json(s) for s in RecordingStore(root).list_summaries(**filters)]
 
 
 def read_recording_info(root: Recordings, recording_id: str) -> dict[str, Any]:
@@ -335,3 +345,79 @@ class RecorderProcess:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode if self.process else None
+
+
+# The recorder's request/reply subjects: (request message, reply message, the reply as the JSON
+# object the REST API shows, the way the gateway turns it into one).
+_API: dict[str, tuple[type[Any], type[Any], Callable[[Any], dict[str, Any]]]] = {
+    subjects.RECORDER_LIST_RECORDINGS: (rec.ListRecordingsRequest, rec.ListRecordingsReply,
+                                        lambda r: {"recordings": [summary_to_json(s) for s in r.recordings]}),
+    subjects.RECORDER_GET_RECORDING: (rec.GetRecordingRequest, rec.GetRecordingReply,
+                                      lambda r: {"recording": recording_to_json(r)}),
+    subjects.RECORDER_RECORDING_FILES: (rec.RecordingFilesRequest, rec.RecordingFilesReply,
+                                        lambda r: {"files": [{"name": f.name, "size": f.size} for f in r.files]}),
+    subjects.RECORDER_EPISODE: (rec.EpisodeRequest, rec.EpisodeReply, lambda r: {
+        "episode": message_to_json(r.episode),
+        "array_names": list(r.array_names),
+        "array_shapes": {n: {"dtype": a.dtype, "shape": list(a.shape)} for n, a in r.array_shapes.items()},
+        "frame_count": r.frame_count,
+        "arrays": {n: array_json(array_of(a)) for n, a in r.arrays.items()},
+        "frames": {str(i): base64.b64encode(data).decode() for i, data in sorted(r.frames.items())},
+    }),
+    subjects.RECORDER_EPISODE_DIGESTS: (rec.EpisodeDigestsRequest, rec.EpisodeDigestsReply,
+                                        lambda r: {"observations": list(r.observations)}),
+    subjects.RECORDER_DELETE_RECORDING: (rec.DeleteRecordingRequest, rec.DeleteRecordingReply,
+                                         lambda r: {"deleted": r.deleted}),
+    subjects.RECORDER_SAVE_COMPARISON: (rec.SaveComparisonRequest, rec.ComparisonReply,
+                                        lambda r: {"comparison": json.loads(r.comparison_json)}),
+    subjects.RECORDER_GET_COMPARISON: (rec.GetComparisonRequest, rec.ComparisonReply,
+                                       lambda r: {"comparison": json.loads(r.comparison_json)}),
+    subjects.RECORDER_LIST_COMPARISONS: (rec.ListComparisonsRequest, rec.ListComparisonsReply,
+                                         lambda r: {"comparisons": [message_to_json(c) for c in r.comparisons]}),
+}
+
+
+def request_bytes(subject: str, body: Mapping[str, Any] | bytes | Message) -> bytes:
+    """A request of `subject`: its message from the fields in `body` (bytes: as they are; a
+    comparison's "document": as JSON text)."""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, Message):
+        return body.SerializeToString()
+    fields = dict(body)
+    if "document" in fields:
+        fields["document_json"] = json.dumps(fields.pop("document"))
+    return bytes(_API[subject][0](**fields).SerializeToString())
+
+
+async def ask(nc: Any, subject: str, body: Mapping[str, Any] | bytes | Message, timeout: float = 5) -> dict[str, Any]:
+    """The reply to a request on one of the recorder's subjects, as the JSON object the REST API
+    shows ({"error": {"code", "message"}} for an error)."""
+    _, reply_type, to_json = _API[subject]
+    reply = reply_type.FromString((await nc.request(subject, request_bytes(subject, body), timeout=timeout)).data)
+    if reply.error.code:
+        return {"error": {"code": reply.error.code, "message": reply.error.message}}
+    return to_json(reply)
+
+
+async def read_file(nc: Any, body: Mapping[str, Any]) -> tuple[bytes, dict[str, Any] | None]:
+    """(the bytes, the error of the Simulusion-Error header or None) of a recordings.read request."""
+    request = rec.ReadFileRequest(**body)
+    reply = await nc.request(subjects.RECORDER_READ_FILE, request.SerializeToString(), timeout=5)
+    error = (reply.headers or {}).get(subjects.RECORDER_ERROR_HEADER)
+    return reply.data, json.loads(error) if error else None
+
+
+def summaries(store: RecordingStore, **filters: Any) -> list[dict[str, Any]]:
+    """`store.list_summaries(**filters)` as the JSON objects the REST API shows."""
+    return [summary_to_json(s) for s in store.list_summaries(**filters)]
+
+
+def file_list(store: RecordingStore, recording_id: str) -> list[dict[str, Any]]:
+    """`store.files(recording_id)` as [{"name", "size"}]."""
+    return [{"name": f.name, "size": f.size} for f in store.files(recording_id)]
+
+
+def episode_json(store: RecordingStore, recording_id: str, index: int, **asked: Any) -> dict[str, Any]:
+    """`store.episode(...)` as the JSON object of the episode subject's reply."""
+    return _API[subjects.RECORDER_EPISODE][2](store.episode(recording_id, index, **asked))

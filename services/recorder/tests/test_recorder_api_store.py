@@ -13,6 +13,7 @@ from platform_recorder.manifest import encode_manifest
 from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingOpenError, RecordingStore
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from platform_recorder.storage.folder import FolderStorage
+from recorder_testkit import episode_json, file_list, summaries
 from simulusion.env.v1 import environment_pb2
 
 
@@ -38,7 +39,7 @@ def test_a_file_larger_than_one_read_comes_back_whole_in_4_mib_chunks(tmp_path: 
     (folder / "episode-000001.part").write_bytes(b"open episode")
     store = RecordingStore(FolderStorage(tmp_path))
 
-    files = {f["name"]: f["size"] for f in store.files("big")}
+    files = {f["name"]: f["size"] for f in file_list(store, "big")}
     size = files["episode-000000.npz"]
     assert size > MAX_READ_BYTES and set(files) == {"meta.json", "episode-000000.npz"}
     chunks = [store.read("big", "episode-000000.npz", offset, MAX_READ_BYTES)
@@ -51,12 +52,12 @@ def test_a_file_larger_than_one_read_comes_back_whole_in_4_mib_chunks(tmp_path: 
     with pytest.raises(RecordingNotFoundError, match="no finished file 'episode-000001.part'"):
         store.read("big", "episode-000001.part", 0, 10)
 
-    episode = store.episode("big", 0, arrays=["rewards"])
+    episode = episode_json(store, "big", 0, arrays=["rewards"])
     assert episode["array_shapes"] == {"frames_rgb": {"dtype": "|u1", "shape": [3, 1500, 1500]},
                                        "rewards": {"dtype": "<f8", "shape": [3]}}
     assert episode["arrays"]["rewards"]["data"] == [1.0, "inf", "-inf"] and episode["frame_count"] == 0
     with pytest.raises(RecordingNotFoundError, match="no JPEG frames"):
-        store.episode("big", 0, frames=[0])
+        episode_json(store, "big", 0, frames=[0])
 
 
 def test_on_an_object_store_the_manifest_decides_which_files_exist(tmp_path: Path) -> None:
@@ -68,13 +69,13 @@ def test_on_an_object_store_the_manifest_decides_which_files_exist(tmp_path: Pat
     (folder / "manifest.json").write_bytes(encode_manifest(sizes))
     store = RecordingStore(ManifestFolderStorage(tmp_path))
 
-    assert [f["name"] for f in store.files("s3ish")] == ["episode-000000.npz", "meta.json"]
-    assert store.episode("s3ish", 0)["array_names"] == ["rewards"]
+    assert [f["name"] for f in file_list(store, "s3ish")] == ["episode-000000.npz", "meta.json"]
+    assert episode_json(store, "s3ish", 0)["array_names"] == ["rewards"]
     with pytest.raises(RecordingNotFoundError, match="no finished episode 1"):
-        store.episode("s3ish", 1)  # on disk, but not (yet) in the manifest: a reader does not trust it
+        episode_json(store, "s3ish", 1)  # on disk, but not (yet) in the manifest: a reader does not trust it
     with pytest.raises(RecordingNotFoundError):
         store.read("s3ish", "episode-000001.npz", 0, 10)
-    assert [r["id"] for r in store.list_summaries()] == ["s3ish"]
+    assert [r["id"] for r in summaries(store)] == ["s3ish"]
     with pytest.raises(RecordingNotFoundError, match="'unlisted' not found"):
         store.read_meta("unlisted")
     with (folder / "meta.json").open("a") as meta:  # replaced by a longer one since the manifest
@@ -97,16 +98,16 @@ def test_listing_sub_sessions_lives_and_saved_snapshots(tmp_path: Path) -> None:
                                                      label="later"), b"s", "x")
     store = RecordingStore(FolderStorage(tmp_path))
 
-    everything = store.list_summaries()
+    everything = summaries(store)
     assert sorted(r["id"] for r in everything) == ["live", "vec", "vec-0", "vec-1", "vector"]
     assert next(r for r in everything if r["id"] == "vector")["episode_count"] == 2
-    assert [r["id"] for r in store.list_summaries(session_id="vec")] == ["vec-1", "vec-0", "vec"]
-    assert sorted(r["id"] for r in store.list_summaries(life="robot-1")) == ["vec-0", "vec-1"]
-    assert [r["id"] for r in store.list_summaries(env_id="Pong")] == ["live"]
-    live = store.list_summaries(env_id="Pong")[0]
+    assert [r["id"] for r in summaries(store, session_id="vec")] == ["vec-1", "vec-0", "vec"]
+    assert sorted(r["id"] for r in summaries(store, life="robot-1")) == ["vec-0", "vec-1"]
+    assert [r["id"] for r in summaries(store, env_id="Pong")] == ["live"]
+    live = summaries(store, env_id="Pong")[0]
     assert [(s["id"], s["label"]) for s in live["saved_snapshots"]] == [(newer.id, "later"), (older.id, "")]
     with pytest.raises(InvalidRecordingIdError, match="nor start with '.'"):
-        store.list_summaries(session_id=".hidden")
+        summaries(store, session_id=".hidden")
 
     with pytest.raises(RecordingOpenError, match="still being recorded"):
         store.delete("live")

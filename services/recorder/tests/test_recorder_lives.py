@@ -23,6 +23,7 @@ from recorder_testkit import (
     started,
     step_event,
     subject_of,
+    summaries,
 )
 
 LIFE = "robot-1"
@@ -74,9 +75,9 @@ def test_a_second_session_continues_the_life_after_the_first(tmp_path: Path) -> 
     assert sorted(m["session_id"] for m in list_recordings(tmp_path, life=LIFE)) == ["s1", "s2"]
     assert list_recordings(tmp_path, life="robot-2") == []
     store = RecordingStore(FolderStorage(tmp_path))
-    assert [m["session_id"] for m in store.list_summaries(life=LIFE)] == ["s2", "s1"]  # newest first
-    assert store.list_summaries(life=LIFE)[0]["life"] == LIFE and store.list_summaries(life="x") == []
-    assert "lives" not in [m["session_id"] for m in store.list_summaries()]
+    assert [m["session_id"] for m in summaries(store, life=LIFE)] == ["s2", "s1"]  # newest first
+    assert summaries(store, life=LIFE)[0]["life"] == LIFE and summaries(store, life="x") == []
+    assert "lives" not in [m["session_id"] for m in summaries(store)]
 
 
 def test_the_life_goes_on_across_recorder_restarts(tmp_path: Path) -> None:
@@ -159,4 +160,4 @@ def test_a_life_on_s3(s3_storage: Any, tmp_path: Path) -> None:
     assert sessions(s3_storage) == [("s1", 0, 5, "closed"), ("s2", 5, 5, "closed")]
     assert life_starts(s3_storage, "s2") == [(5, 5)]
     assert sorted(m["session_id"] for m in list_recordings(s3_storage, life=LIFE)) == ["s1", "s2"]
-    assert [m["session_id"] for m in RecordingStore(s3_storage).list_summaries(life=LIFE)] == ["s2", "s1"]
+    assert [m["session_id"] for m in summaries(RecordingStore(s3_storage), life=LIFE)] == ["s2", "s1"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from platform_contracts import subjects
-from recorder_testkit import closed, episode_events, publish, read_meta, started, wait_drained, wait_for
+from recorder_testkit import ask, closed, episode_events, publish, read_meta, started, wait_drained, wait_for
 
 LIFE = "robot-1"
 
@@ -31,11 +31,10 @@ async def test_two_sessions_of_a_life_listed_by_life(
         (first, 0, 3), (second, 3, 2)]
     assert index["total_steps"] == 5 and index["frame_every"] == 2
 
-    reply = await nc.request(subjects.RECORDER_LIST_RECORDINGS, json.dumps({"life": LIFE}).encode(), timeout=5)
-    listing = json.loads(reply.data)["recordings"]
+    listing = (await ask(nc, subjects.RECORDER_LIST_RECORDINGS, {"life": LIFE}))["recordings"]
     assert [(r["session_id"], r["life"], r["life_offset"], r["episode_count"]) for r in listing] == [
         (second, LIFE, 3, 1), (first, LIFE, 0, 1)]
-    reply = await nc.request(subjects.RECORDER_LIST_RECORDINGS, b"{}", timeout=5)
-    assert sorted(r["session_id"] for r in json.loads(reply.data)["recordings"]) == sorted([first, second, other])
-    reply = await nc.request(subjects.RECORDER_GET_RECORDING, json.dumps({"id": second}).encode(), timeout=5)
-    assert json.loads(reply.data)["recording"]["episodes"][0]["life_start"] == 3
+    listed = (await ask(nc, subjects.RECORDER_LIST_RECORDINGS, {}))["recordings"]
+    assert sorted(r["session_id"] for r in listed) == sorted([first, second, other])
+    got = (await ask(nc, subjects.RECORDER_GET_RECORDING, {"id": second}))["recording"]
+    assert got["episodes"][0]["life_start"] == 3

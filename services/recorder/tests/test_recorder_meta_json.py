@@ -11,7 +11,7 @@ from platform_recorder.errors import InvalidMetaError
 from platform_recorder.meta import MetaEncoder, RecordingMeta, RecordingStatus, encode_json
 from platform_recorder.reading.recording_store import RecordingOpenError, RecordingStore
 from platform_recorder.writing.writer import RecordingWriter
-from recorder_testkit import closed, episode_events, load_episode, started, subject_of
+from recorder_testkit import closed, episode_events, file_list, load_episode, started, subject_of, summaries
 
 
 def msgs(*events: object) -> list[tuple[str, bytes]]:
@@ -94,10 +94,10 @@ def test_a_recording_of_an_older_recorder_reads_through_the_store(tmp_path: Path
     assert meta.status is RecordingStatus.CLOSED and meta.num_envs is None and meta.updated_at is None
     assert meta.extra == {"operator_note": "kept as it is"}
     assert meta.to_json() == old  # what the API answers: the file's members, none added or lost
-    [summary] = store.list_summaries(env_id="CartPole-v1")
+    [summary] = summaries(store, env_id="CartPole-v1")
     assert summary["episode_count"] == 1 and summary["operator_note"] == "kept as it is"
     assert load_episode(tmp_path, "old-1", 0)["seq"].tolist() == [2, 3, 4]  # the steps' seqs
-    assert {f["name"] for f in store.files("old-1")} == {"meta.json", "episode-000000.npz"}
+    assert {f["name"] for f in file_list(store, "old-1")} == {"meta.json", "episode-000000.npz"}
     assert store.delete("old-1") > 0 and not (tmp_path / "old-1").exists()
 
 
@@ -120,7 +120,7 @@ def test_a_meta_json_that_is_not_a_recordings_is_named(tmp_path: Path, body: obj
     (tmp_path / "x" / "meta.json").write_text(json.dumps(body))
     with pytest.raises(InvalidMetaError, match=message):
         RecordingStore(tmp_path).read_meta("x")
-    assert RecordingStore(tmp_path).list_summaries() == []  # logged and left out of the listing
+    assert summaries(RecordingStore(tmp_path)) == []  # logged and left out of the listing
 
 
 def test_recording_json_is_endless_by_the_sessions_option_or_the_instances_spec() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 from platform_contracts import subjects
 from platform_contracts.digests import observation_digest
 from platform_contracts.values import datamap_from_dict, tensor_from_array
+from recorder_testkit import ask as ask_recorder
 from recorder_testkit import (
     closed,
     dict_obs,
@@ -31,7 +32,7 @@ from simulusion.env.v1 import values_pb2 as pb
 
 
 async def ask(nc: Any, subject: str, body: dict[str, Any]) -> dict[str, Any]:
-    return json.loads((await nc.request(subject, json.dumps(body).encode(), timeout=10)).data)
+    return await ask_recorder(nc, subject, body, timeout=10)
 
 
 def _seeded(event: events_pb2.StepEvent, seed: int | None, options: dict[str, Any] | None) -> events_pb2.StepEvent:

@@ -13,6 +13,7 @@ from platform_recorder.errors import RecordingNotFoundError
 from platform_recorder.reading.recent_frames import RecentFrames
 from platform_recorder.reading.recording_store import RecordingStore
 from platform_recorder.storage.folder import FolderStorage
+from recorder_testkit import episode_json
 
 
 def write_episodes(root: Path, sid: str, frames_per_episode: list[list[bytes]]) -> None:
@@ -32,7 +33,7 @@ def jpeg(i: int, size: int = 100) -> bytes:
 
 
 def frame(store: RecordingStore, sid: str, episode: int, row: int) -> bytes:
-    return base64.b64decode(store.episode(sid, episode, frames=[row])["frames"][str(row)])
+    return base64.b64decode(episode_json(store, sid, episode, frames=[row])["frames"][str(row)])
 
 
 def test_an_episodes_frames_are_read_once_then_served_from_memory(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def labelled_spec() -> env_pb.SpecResponse:
 
 def finished_names(storage: Any, recording_id: str) -> set[str]:
     """The names of the finished files the recordings API lists for the recording."""
-    return {entry["name"] for entry in RecordingStore(storage).files(recording_id)}
+    return {entry.name for entry in RecordingStore(storage).files(recording_id)}
 
 
 def test_a_session_lands_in_the_bucket_with_its_manifest_last(s3_storage: Any, tmp_path: Path) -> None:

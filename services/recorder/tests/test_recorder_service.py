@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from platform_contracts import subjects
+from recorder_testkit import ask as ask_recorder
 from recorder_testkit import (
     closed,
     dict_obs,
@@ -127,8 +128,7 @@ async def test_nats_api_lists_and_gets_recordings(
     await wait_for(lambda: (m := read_meta(tmp_path / "recordings", a)) and m.episodes, what="episode 0 listed")
 
     async def ask(subject: str, body: Any) -> dict[str, Any]:
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return json.loads((await nc.request(subject, raw, timeout=5)).data)
+        return await ask_recorder(nc, subject, body)
 
     listing = await ask(subjects.RECORDER_LIST_RECORDINGS, {})
     assert sorted(m["session_id"] for m in listing["recordings"]) == [a, b]
@@ -145,7 +145,7 @@ async def test_nats_api_lists_and_gets_recordings(
     assert got == {"recording": {**on_disk, "world_changes": [], "spec": on_disk_info["spec"]}}
     missing = await ask(subjects.RECORDER_GET_RECORDING, {"id": "nope"})
     assert missing["error"]["code"] == "not_found" and "nope" in missing["error"]["message"]
-    for bad in ({"id": "../etc"}, {"id": "a/b"}, {}, b"{not json", {"id": 3}):
+    for bad in ({"id": "../etc"}, {"id": "a/b"}, {}, b"{not a message"):
         reply = await ask(subjects.RECORDER_GET_RECORDING, bad)
         assert reply["error"]["code"] == "invalid_argument", (bad, reply)
     reply = await ask(subjects.RECORDER_LIST_RECORDINGS, {"session_id": "../x"})

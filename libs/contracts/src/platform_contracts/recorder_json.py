@@ -13,12 +13,14 @@ floats aside (written as the strings "nan", "inf", "-inf", as the recorder write
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+import numpy as np
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 from simulusion.recorder.v1 import recorder_pb2 as rec
 
@@ -66,12 +68,17 @@ def _is_json(field: FieldDescriptor) -> bool:
     return field.name.endswith("_json") and field.type == FieldDescriptor.TYPE_STRING
 
 
-def _fields(descriptor: Descriptor) -> list[tuple[str, FieldDescriptor]]:
+def _fields(descriptor: Any) -> list[tuple[str, FieldDescriptor]]:
     return [(_member(f), f) for f in descriptor.fields if f.name not in (_NULLS, _EXTRA)]
 
 
+def _enum(field: FieldDescriptor) -> EnumDescriptor:
+    assert field.enum_type is not None
+    return field.enum_type
+
+
 def _enum_prefix(field: FieldDescriptor) -> str:
-    name = field.enum_type.name
+    name = _enum(field).name
     snake = "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).upper()
     return snake + "_"
 
@@ -98,7 +105,7 @@ def _scalar(field: FieldDescriptor, value: Any) -> Any:
             return float(value)
     elif kind == FieldDescriptor.TYPE_ENUM:
         if isinstance(value, str) and value:
-            found = field.enum_type.values_by_name.get(_enum_prefix(field) + value.upper())
+            found = _enum(field).values_by_name.get(_enum_prefix(field) + value.upper())
             if found is not None and found.number != 0:
                 return found.number
     raise _Unfit
@@ -151,7 +158,7 @@ def _value(field: FieldDescriptor, value: Any) -> Any:
     if field.type == FieldDescriptor.TYPE_DOUBLE:
         return value if math.isfinite(value) else str(value)
     if field.type == FieldDescriptor.TYPE_ENUM:
-        return field.enum_type.values_by_number[value].name.removeprefix(_enum_prefix(field)).lower()
+        return _enum(field).values_by_number[value].name.removeprefix(_enum_prefix(field)).lower()
     return value
 
 
@@ -200,4 +207,22 @@ def recording_to_json(reply: rec.GetRecordingReply) -> dict[str, Any]:
     out = message_to_json(reply.recording)
     out["world_changes"] = json.loads(reply.world_changes_json) if reply.world_changes_json else []
     out["spec"] = json.loads(reply.spec_json) if reply.spec_json else None
+    return out
+
+
+def array_of(message: rec.Array) -> np.ndarray:
+    """The NumPy array an `Array` message carries whole."""
+    return np.frombuffer(message.data, dtype=np.dtype(message.dtype)).reshape(tuple(message.shape))
+
+
+def array_json(array: np.ndarray) -> dict[str, Any]:
+    """{"dtype", "shape", "data"}: data as nested lists; non-finite floats as strings ("nan",
+    "inf"); bytes (e.g. JPEG frames) as base64 strings, with "encoding": "base64"."""
+    out: dict[str, Any] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+    if array.dtype.kind == "S":
+        flat = [base64.b64encode(bytes(x)).decode() for x in array.reshape(-1)]
+        out["data"] = np.array(flat, dtype=object).reshape(array.shape).tolist() if array.ndim else flat[0]
+        out["encoding"] = "base64"
+    else:
+        out["data"] = strict(array.tolist())
     return out

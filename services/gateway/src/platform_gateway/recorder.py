@@ -1,4 +1,5 @@
-"""The recorder's request/reply API (JSON bodies) as async calls."""
+"""The recorder's request/reply API (protobuf messages of simulusion.recorder.v1 and, for saved
+snapshots, simulusion.control.v1) as async calls."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from google.protobuf.message import DecodeError, Message
 from nats.aio.client import Client as NATS
 from platform_contracts import subjects
 from platform_contracts.limits import MAX_RECORDING_READ_BYTES, NATS_DEFAULT_MAX_PAYLOAD
+from platform_contracts.recorder_json import dumps
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.recorder.v1 import recorder_pb2 as rec
 
 from platform_gateway import nats_rpc
 from platform_gateway.errors import UnavailableError, from_control_error
@@ -30,44 +33,44 @@ class RecorderClient:
     async def list_recordings(
         self, env_id: str | None = None, session_id: str | None = None, life: str | None = None,
         team: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[rec.RecordingSummary]:
         """Recording summaries (only `team`'s when given), newest first: meta.json without
-        episodes, with `episode_count` and `saved_snapshots`."""
-        filters = (("env_id", env_id), ("session_id", session_id), ("life", life), ("team", team))
-        body = {k: v for k, v in filters if v}
-        reply = await self._call(subjects.RECORDER_LIST_RECORDINGS, body)
-        return list(reply.get("recordings", []))
+        episodes, with the episode count, steps, return and saved snapshots."""
+        request = rec.ListRecordingsRequest(env_id=env_id or "", session_id=session_id or "", life=life or "",
+                                            team=team or "")
+        reply = await self._call(subjects.RECORDER_LIST_RECORDINGS, request, rec.ListRecordingsReply)
+        return list(reply.recordings)
 
-    async def get_recording(self, recording_id: str) -> dict[str, Any]:
-        reply = await self._call(subjects.RECORDER_GET_RECORDING, {"id": recording_id})
-        return dict(reply.get("recording") or {})
+    async def get_recording(self, recording_id: str) -> rec.GetRecordingReply:
+        """The recording's meta.json, with its recording.json's world changes and spec."""
+        return await self._call(subjects.RECORDER_GET_RECORDING, rec.GetRecordingRequest(id=recording_id),
+                                rec.GetRecordingReply)
 
-    async def recording_files(self, recording_id: str) -> list[dict[str, Any]]:
-        """The recording's finished files: [{"name", "size"}]."""
-        reply = await self._call(subjects.RECORDER_RECORDING_FILES, {"id": recording_id})
-        return list(reply.get("files", []))
+    async def recording_files(self, recording_id: str) -> list[rec.RecordingFile]:
+        """The recording's finished files, by name."""
+        reply = await self._call(subjects.RECORDER_RECORDING_FILES, rec.RecordingFilesRequest(id=recording_id),
+                                 rec.RecordingFilesReply)
+        return list(reply.files)
 
     async def episode(
         self, recording_id: str, index: int, arrays: list[str] | None = None, frames: list[int] | None = None
-    ) -> dict[str, Any]:
-        """A finished episode: summary, array names and shapes, frame count, and the arrays
-        (`{"dtype", "shape", "data"}`) and frames (base64 JPEG by index) asked for."""
-        body: dict[str, Any] = {"id": recording_id, "episode": index}
-        if arrays:
-            body["arrays"] = arrays
-        if frames:
-            body["frames"] = frames
-        return await self._call(subjects.RECORDER_EPISODE, body)
+    ) -> rec.EpisodeReply:
+        """A finished episode: its entry, array names, dtypes and shapes, frame count, and the
+        arrays (whole) and frames (JPEG) asked for."""
+        request = rec.EpisodeRequest(id=recording_id, episode=index, arrays=arrays or [], frames=frames or [])
+        return await self._call(subjects.RECORDER_EPISODE, request, rec.EpisodeReply)
 
     async def episode_digests(self, recording_id: str, index: int) -> list[str]:
         """The hex digest of each observation row of a finished episode."""
-        reply = await self._call(subjects.RECORDER_EPISODE_DIGESTS, {"id": recording_id, "episode": index})
-        return list(reply.get("observations", []))
+        request = rec.EpisodeDigestsRequest(id=recording_id, episode=index)
+        reply = await self._call(subjects.RECORDER_EPISODE_DIGESTS, request, rec.EpisodeDigestsReply)
+        return list(reply.observations)
 
     async def delete_recording(self, recording_id: str) -> int:
         """Delete a closed recording; returns how many objects went."""
-        reply = await self._call(subjects.RECORDER_DELETE_RECORDING, {"id": recording_id})
-        return int(reply.get("deleted", 0))
+        reply = await self._call(subjects.RECORDER_DELETE_RECORDING, rec.DeleteRecordingRequest(id=recording_id),
+                                 rec.DeleteRecordingReply)
+        return reply.deleted
 
     @property
     def read_chunk(self) -> int:
@@ -77,8 +80,8 @@ class RecorderClient:
 
     async def read_file(self, recording_id: str, name: str, offset: int, length: int) -> bytes:
         """Up to `length` bytes of a finished file from `offset` (fewer at its end)."""
-        body = {"id": recording_id, "name": name, "offset": offset, "length": length}
-        msg = await nats_rpc.request_msg(self._nc, subjects.RECORDER_READ_FILE, json.dumps(body).encode(),
+        request = rec.ReadFileRequest(id=recording_id, name=name, offset=offset, length=length)
+        msg = await nats_rpc.request_msg(self._nc, subjects.RECORDER_READ_FILE, request.SerializeToString(),
                                          timeout=self._timeout, service="recorder")
         error = (msg.headers or {}).get(subjects.RECORDER_ERROR_HEADER)
         if error:
@@ -93,29 +96,34 @@ class RecorderClient:
         self, env_id: str | None = None, session_id: str | None = None, team: str | None = None
     ) -> list[env_pb.SavedSnapshot]:
         request = ctl.ListSavedSnapshotsRequest(env_id=env_id or "", session_id=session_id or "", team=team or "")
-        reply = await self._call_proto(subjects.RECORDER_LIST_SNAPSHOTS, request, ctl.ListSavedSnapshotsReply)
+        reply = await self._call(subjects.RECORDER_LIST_SNAPSHOTS, request, ctl.ListSavedSnapshotsReply)
         return list(reply.snapshots)
 
     async def get_saved_snapshot(self, snapshot_id: str) -> env_pb.SavedSnapshot:
         request = ctl.GetSavedSnapshotRequest(id=snapshot_id, with_state=False)
-        reply = await self._call_proto(subjects.RECORDER_GET_SNAPSHOT, request, ctl.GetSavedSnapshotReply)
+        reply = await self._call(subjects.RECORDER_GET_SNAPSHOT, request, ctl.GetSavedSnapshotReply)
         return reply.snapshot
 
     async def save_comparison(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Store a comparison; the stored document, with the `id` and `created` the recorder gave it."""
-        reply = await self._call(subjects.RECORDER_SAVE_COMPARISON, {"document": document})
-        return dict(reply.get("comparison") or {})
+        """Store a comparison (a JSON document); the stored document, with the `id` and `created`
+        the recorder gave it."""
+        request = rec.SaveComparisonRequest(document_json=dumps(document))
+        reply = await self._call(subjects.RECORDER_SAVE_COMPARISON, request, rec.ComparisonReply)
+        return _document(reply, subjects.RECORDER_SAVE_COMPARISON)
 
-    async def list_comparisons(self) -> list[dict[str, Any]]:
-        """Comparison summaries, newest first: id, created, env, the agents' names, steps, window."""
-        reply = await self._call(subjects.RECORDER_LIST_COMPARISONS, {})
-        return list(reply.get("comparisons", []))
+    async def list_comparisons(self) -> list[rec.ComparisonSummary]:
+        """Comparison summaries, newest first: id, created, env, the agents' names, steps, window, team."""
+        reply = await self._call(subjects.RECORDER_LIST_COMPARISONS, rec.ListComparisonsRequest(),
+                                 rec.ListComparisonsReply)
+        return list(reply.comparisons)
 
     async def get_comparison(self, comparison_id: str) -> dict[str, Any]:
-        reply = await self._call(subjects.RECORDER_GET_COMPARISON, {"id": comparison_id})
-        return dict(reply.get("comparison") or {})
+        """The stored comparison document."""
+        reply = await self._call(subjects.RECORDER_GET_COMPARISON, rec.GetComparisonRequest(id=comparison_id),
+                                 rec.ComparisonReply)
+        return _document(reply, subjects.RECORDER_GET_COMPARISON)
 
-    async def _call_proto(self, subject: str, request: Message, reply_type: type[_Reply]) -> _Reply:
+    async def _call(self, subject: str, request: Message, reply_type: type[_Reply]) -> _Reply:
         data = await nats_rpc.request(
             self._nc, subject, request.SerializeToString(), timeout=self._timeout, service="recorder"
         )
@@ -127,19 +135,12 @@ class RecorderClient:
             raise from_control_error(reply.error.code, reply.error.message)  # type: ignore[attr-defined]
         return reply
 
-    async def _call(self, subject: str, body: dict[str, Any]) -> dict[str, Any]:
-        data = await nats_rpc.request(
-            self._nc, subject, json.dumps(body).encode(), timeout=self._timeout, service="recorder"
-        )
-        try:
-            reply = json.loads(data)
-        except ValueError:
-            raise UnavailableError(f"recorder unavailable: unreadable reply on {subject}") from None
-        if not isinstance(reply, dict):
-            raise UnavailableError(f"recorder unavailable: unexpected reply on {subject}")
-        error = reply.get("error")
-        if error:
-            if isinstance(error, dict):
-                raise from_control_error(str(error.get("code", "internal")), str(error.get("message", error)))
-            raise from_control_error("internal", str(error))
-        return reply
+
+def _document(reply: rec.ComparisonReply, subject: str) -> dict[str, Any]:
+    try:
+        document = json.loads(reply.comparison_json)
+    except ValueError:
+        raise UnavailableError(f"recorder unavailable: an unreadable comparison on {subject}") from None
+    if not isinstance(document, dict):
+        raise UnavailableError(f"recorder unavailable: a comparison that is no JSON object on {subject}")
+    return document

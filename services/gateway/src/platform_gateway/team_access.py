@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
+from platform_contracts.recorder_json import message_to_json
 from platform_contracts.teams import owning_team
 
 from platform_gateway.broker import BrokerClient
@@ -113,7 +114,8 @@ class TeamAccess:
         return frozenset({owning_team((await self._broker.get_session(session_id)).options.team)})
 
     async def _recording_owner(self, recording_id: str) -> frozenset[str]:
-        return frozenset({owning_team((await self._recorder.get_recording(recording_id)).get("team"))})
+        meta = message_to_json((await self._recorder.get_recording(recording_id)).recording)
+        return frozenset({owning_team(meta.get("team"))})
 
     async def _snapshot_owner(self, snapshot_id: str) -> frozenset[str]:
         return frozenset({owning_team((await self._recorder.get_saved_snapshot(snapshot_id)).team)})

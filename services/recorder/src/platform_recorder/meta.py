@@ -4,6 +4,8 @@ encoding of the recorder's JSON files.
 The members are those docs/recording-format.md names; `RecordingMeta.to_json` writes them (and
 any member an other version wrote, kept in `extra`) and `from_json` reads any meta.json the
 recorder ever wrote: a member an older one did not write takes its default (no `agent_keys`: none).
+On the bus a meta is the message simulusion.recorder.v1.RecordingMeta (`to_message`,
+`from_message`: platform_contracts.recorder_json maps the JSON members onto its fields).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from enum import StrEnum
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
+from platform_contracts.recorder_json import message_from_json, message_to_json
 from platform_contracts.teams import owning_team
 from simulusion.bus.v1 import events_pb2
+from simulusion.recorder.v1 import recorder_pb2 as rec
 
 from platform_recorder.errors import InvalidMetaError
 
@@ -109,19 +113,35 @@ class RecordingMeta:
             out.setdefault(name, value)
         return out
 
-    def summary(self) -> dict[str, Any]:
-        """meta.json's members without the episode list, with its length as `episode_count`, the
-        sum of the episodes' lengths as `step_count` and of their returns as `total_return`
-        (None without a finished episode's return; a non-finite sum as a string, like a return)."""
-        out = self.to_json()
-        del out["episodes"]
-        out["episode_count"] = len(self.episodes)
-        out["step_count"] = sum(_number(e.get("length")) or 0 for e in self.episodes if isinstance(e, dict))
+    def to_message(self) -> rec.RecordingMeta:
+        """The meta as the recorder's replies carry it (every member of `to_json`, exactly)."""
+        return message_from_json(self.to_json(), rec.RecordingMeta())
+
+    @classmethod
+    def from_message(cls, message: rec.RecordingMeta) -> RecordingMeta:
+        """The meta a `to_message` message carries.
+
+        Raises:
+            InvalidMetaError: as `from_json`.
+        """
+        return cls.from_json(message_to_json(message))
+
+    def summary(self) -> rec.RecordingSummary:
+        """A listing's entry: meta.json's members without the episode list, with its length as
+        `episode_count`, the sum of the episodes' lengths as `step_count` and of their returns as
+        `total_return` (unset without a finished episode's return). No saved snapshots."""
+        body = self.to_json()
+        del body["episodes"]
         returns = [_number(e.get("return")) for e in self.episodes if isinstance(e, dict)]
         known = [r for r in returns if r is not None]
-        total = float(sum(known)) if known else None
-        out["total_return"] = total if total is None or math.isfinite(total) else str(total)
-        return out
+        summary = rec.RecordingSummary(
+            meta=message_from_json(body, rec.RecordingMeta()),
+            episode_count=len(self.episodes),
+            step_count=int(sum(_number(e.get("length")) or 0 for e in self.episodes if isinstance(e, dict))),
+        )
+        if known:
+            summary.total_return = float(sum(known))
+        return summary
 
     @classmethod
     def from_json(cls, body: Any) -> RecordingMeta:

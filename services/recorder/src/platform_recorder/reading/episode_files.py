@@ -7,7 +7,6 @@ byte ranges), never the whole file.
 
 from __future__ import annotations
 
-import base64
 import io
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -15,8 +14,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 import numpy as np
-from platform_recorder.errors import InvalidRequestError, RecorderError, RecordingNotFoundError
-from platform_recorder.meta import jsonable
+from platform_recorder.errors import RecorderError, RecordingNotFoundError
 from platform_recorder.storage.interface import Storage
 
 FRAMES = "frames"
@@ -72,15 +70,15 @@ class EpisodeFile:
             raise RecordingNotFoundError(f"{self.where} has no array {name!r}; it has {self.array_names}")
         return self._members[name]
 
-    def array_info(self, name: str) -> dict[str, Any]:
-        """{"dtype", "shape"} from the member's .npy header, without reading its data."""
+    def array_info(self, name: str) -> tuple[str, list[int]]:
+        """(dtype string, shape) from the member's .npy header, without reading its data."""
         with self._zip.open(self._member(name)) as member:
             header = _npy_header(member)
         if header is None:  # a format version without a public header reader: read the array
             array = self.array(name)
-            return {"dtype": array.dtype.str, "shape": list(array.shape)}
+            return array.dtype.str, list(array.shape)
         shape, _, dtype = header
-        return {"dtype": dtype.str, "shape": list(shape)}
+        return dtype.str, list(shape)
 
     def array(self, name: str) -> np.ndarray:
         with self._zip.open(self._member(name)) as member:
@@ -102,7 +100,7 @@ class EpisodeFile:
         """The number of rows of the JPEG `frames` array (0 when the episode has none)."""
         if FRAMES not in self._members:
             return 0
-        shape = self.array_info(FRAMES)["shape"]
+        _dtype, shape = self.array_info(FRAMES)
         return int(shape[0]) if shape else 0
 
     def member_signature(self, name: str) -> tuple[int, int]:
@@ -192,37 +190,6 @@ def open_episode(storage: Storage, key: str, size: int, where: str) -> Iterator[
         raise RecorderError(f"{where}: the episode file is not a readable .npz ({exc})") from None
     finally:
         raw.close()
-
-
-def array_json(array: np.ndarray) -> dict[str, Any]:
-    """{"dtype", "shape", "data"}: data as nested lists; non-finite floats as strings ("nan",
-    "inf"); bytes (e.g. JPEG frames) as base64 strings, with "encoding": "base64"."""
-    out: dict[str, Any] = {"dtype": array.dtype.str, "shape": list(array.shape)}
-    if array.dtype.kind == "S":
-        flat = [base64.b64encode(bytes(x)).decode() for x in array.reshape(-1)]
-        out["data"] = np.array(flat, dtype=object).reshape(array.shape).tolist() if array.ndim else flat[0]
-        out["encoding"] = "base64"
-    else:
-        out["data"] = jsonable(array.tolist())
-    return out
-
-
-def frame_indexes(value: Any) -> list[int]:
-    """The request's frame indexes (a list of integers)."""
-    if value is None:
-        return []
-    if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
-        raise InvalidRequestError(f"'frames' must be a list of integer frame indexes, got {value!r}")
-    return value
-
-
-def array_names(value: Any) -> list[str]:
-    """The request's array names (a list of strings)."""
-    if value is None:
-        return []
-    if not isinstance(value, list) or any(not isinstance(n, str) for n in value):
-        raise InvalidRequestError(f"'arrays' must be a list of array names, got {value!r}")
-    return value
 
 
 def _npy_header(member: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype] | None:

@@ -8,7 +8,6 @@ platform_recorder.manifest). Methods block: call them in a thread from asyncio c
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -17,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+from platform_contracts.recorder_json import dumps, message_from_json
 from platform_contracts.teams import owning_team
 from platform_recorder.errors import (
     InvalidMetaError,
@@ -28,12 +29,13 @@ from platform_recorder.errors import (
 from platform_recorder.layout import META_FILE, NOT_RECORDINGS, RECORDING_FILE, check_recording_id, npz_name
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.episode_digests import observation_digests
-from platform_recorder.reading.episode_files import EpisodeFile, array_json, open_episode
+from platform_recorder.reading.episode_files import EpisodeFile, open_episode
 from platform_recorder.reading.recent_frames import RecentFrames
 from platform_recorder.reading.served_files import has_trusted_meta, served_file_size, served_files
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 from platform_recorder.storage.opening import as_storage
+from simulusion.recorder.v1 import recorder_pb2 as rec
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +80,7 @@ class RecordingStore:
     def list_summaries(
         self, env_id: str | None = None, session_id: str | None = None, life: str | None = None,
         team: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[rec.RecordingSummary]:
         """Summaries of the recordings, newest first: meta.json without its episode list, plus
         `episode_count`, `step_count`, `total_return` (`RecordingMeta.summary`) and
         `saved_snapshots` (those its session saved, newest first).
@@ -93,7 +95,7 @@ class RecordingStore:
         if session_id is not None:
             check_recording_id(session_id)
         snapshots = self._saved_snapshots_by_session()
-        out: list[dict[str, Any]] = []
+        out: list[tuple[RecordingMeta, rec.RecordingSummary]] = []
         for name in self.storage.children("", name_prefix=session_id or ""):
             if name in NOT_RECORDINGS or name.startswith("."):
                 continue
@@ -115,16 +117,22 @@ class RecordingStore:
             if team is not None and owning_team(meta.team) != team:
                 continue
             summary = meta.summary()
-            summary["saved_snapshots"] = snapshots.get(meta.session_id, [])
-            out.append(summary)
-        out.sort(key=lambda m: (str(m.get("created_at", "")), str(m.get("session_id", ""))), reverse=True)
-        return out
+            summary.saved_snapshots.extend(snapshots.get(meta.session_id, []))
+            out.append((meta, summary))
+        out.sort(key=lambda found: (str(found[0].created_at or ""), found[0].session_id), reverse=True)
+        return [summary for _meta, summary in out]
 
-    def files(self, recording_id: str) -> list[dict[str, Any]]:
-        """The recording's finished files: [{"name", "size"}], by name."""
+    def get(self, recording_id: str) -> rec.GetRecordingReply:
+        """The recording's meta.json with what its recording.json adds (`session_facts`)."""
+        changes, spec = self.session_facts(recording_id)
+        return rec.GetRecordingReply(recording=self.read_meta(recording_id).to_message(),
+                                     world_changes_json=dumps(changes), spec_json=dumps(spec))
+
+    def files(self, recording_id: str) -> list[rec.RecordingFile]:
+        """The recording's finished files, by name."""
         self.read_meta(recording_id)  # not_found for an unknown id
         found = served_files(self.storage, recording_id)
-        return [{"name": name, "size": size} for name, size in found.items()]
+        return [rec.RecordingFile(name=name, size=size) for name, size in found.items()]
 
     def read(self, recording_id: str, name: str, offset: int, length: int) -> bytes:
         """Up to `length` (<= MAX_READ_BYTES) bytes of a finished file from `offset`; fewer at its end.
@@ -151,10 +159,9 @@ class RecordingStore:
 
     def episode(
         self, recording_id: str, index: int, arrays: list[str] | None = None, frames: list[int] | None = None
-    ) -> dict[str, Any]:
-        """A finished episode: {"episode": its summary from meta.json, "array_names",
-        "array_shapes": {name: {"dtype", "shape"}}, "frame_count", "arrays": {name: array_json},
-        "frames": {index: base64 JPEG}} with the `arrays` and `frames` asked for.
+    ) -> rec.EpisodeReply:
+        """A finished episode: its entry in meta.json, its arrays' names, dtypes and shapes, its
+        frame count, and the `arrays` (whole) and `frames` (JPEG by row) asked for.
 
         Raises:
             InvalidRequestError: a bad index.
@@ -162,17 +169,21 @@ class RecordingStore:
         """
         with self.open_episode(recording_id, index) as (entry, episode):
             jpegs = self.recent_frames.frames(f"{recording_id}/{index}", episode, frames) if frames else {}
-            return {
-                "episode": entry,
-                "array_names": episode.array_names,
-                "array_shapes": {n: episode.array_info(n) for n in episode.array_names},
-                "frame_count": episode.frame_count(),
-                "arrays": {n: array_json(episode.array(n)) for n in arrays or []},
-                "frames": {str(i): base64.b64encode(data).decode() for i, data in jpegs.items()},
-            }
+            reply = rec.EpisodeReply(
+                episode=message_from_json(entry, rec.EpisodeEntry()),
+                array_names=episode.array_names,
+                frame_count=episode.frame_count(),
+                frames=jpegs,
+            )
+            for name in episode.array_names:
+                dtype, shape = episode.array_info(name)
+                reply.array_shapes[name].CopyFrom(rec.Array(dtype=dtype, shape=shape))
+            for name in arrays or []:
+                reply.arrays[name].CopyFrom(array_message(episode.array(name)))
+            return reply
 
-    def episode_digests(self, recording_id: str, index: int) -> dict[str, Any]:
-        """{"observations": [hex digest per observation row]} of a finished episode
+    def episode_digests(self, recording_id: str, index: int) -> list[str]:
+        """The hex digest of each observation row of a finished episode
         (`platform_contracts.digests.observation_digest`: what a play back compares).
 
         Raises:
@@ -180,9 +191,9 @@ class RecordingStore:
             RecordingNotFoundError: no such recording or finished episode, or no observations.
         """
         with self.open_episode(recording_id, index) as (_entry, episode):
-            return {"observations": observation_digests(episode)}
+            return observation_digests(episode)
 
-    def session_facts(self, recording_id: str) -> dict[str, Any]:
+    def session_facts(self, recording_id: str) -> tuple[list[Any], dict[str, Any] | None]:
         """What recording.json adds to meta.json for a reader: `world_changes` (a list; [] when it
         lists none) and `spec` (the environment's spec as the session started: spaces, labels,
         metadata such as `control_rate`; None when unknown). Both are empty when the recording has
@@ -199,8 +210,7 @@ class RecordingStore:
         if not isinstance(info, dict):
             info = {}
         changes, spec = info.get("world_changes"), info.get("spec")
-        return {"world_changes": changes if isinstance(changes, list) else [],
-                "spec": spec if isinstance(spec, dict) else None}
+        return (changes if isinstance(changes, list) else []), (spec if isinstance(spec, dict) else None)
 
     @contextmanager
     def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeFile]]:
@@ -246,13 +256,16 @@ class RecordingStore:
         log.info("deleted recording %s (%d objects)", recording_id, deleted)
         return deleted
 
-    def _saved_snapshots_by_session(self) -> dict[str, list[dict[str, Any]]]:
-        """{session_id: [{id, label, seq, created_at}, ...] newest first} of every saved snapshot."""
-        by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    def _saved_snapshots_by_session(self) -> dict[str, list[rec.SavedSnapshotRef]]:
+        """{session_id: [its saved snapshots, newest first]} of every saved snapshot."""
+        by_session: dict[str, list[rec.SavedSnapshotRef]] = defaultdict(list)
         for snapshot in SavedSnapshotStore(self.storage).list_snapshots():  # newest first
             if snapshot.session_id:
-                by_session[snapshot.session_id].append(
-                    {"id": snapshot.id, "label": snapshot.label, "seq": snapshot.seq,
-                     "created_at": snapshot.created_at}
-                )
+                by_session[snapshot.session_id].append(rec.SavedSnapshotRef(
+                    id=snapshot.id, label=snapshot.label, seq=snapshot.seq, created_at=snapshot.created_at))
         return by_session
+
+
+def array_message(array: np.ndarray) -> rec.Array:
+    """The array whole: its dtype, shape and bytes in C order."""
+    return rec.Array(dtype=array.dtype.str, shape=list(array.shape), data=np.ascontiguousarray(array).tobytes())

@@ -1,22 +1,25 @@
-"""NATS request/reply API of the recordings (JSON bodies; queue group "recorder").
+"""NATS request/reply API of the recordings (queue group "recorder"): protobuf messages of
+simulusion.recorder.v1 (platform_contracts.recorder_json maps meta.json onto them).
 
-    platform.recorder.recordings.list     {"env_id"?, "session_id"?, "life"?, "team"?} -> {"recordings": [summary]}
-        summary: meta.json without "episodes", plus "episode_count", "step_count" (the episodes'
-        lengths summed), "total_return" (their returns summed; null without one) and
-        "saved_snapshots" ([{id, label, seq, created_at}] of its session); a session id also
+    platform.recorder.recordings.list     ListRecordingsRequest -> ListRecordingsReply
+        a RecordingSummary per recording, newest first: meta.json without "episodes", with the
+        episode count, "step_count" (the episodes' lengths summed), "total_return" (their returns
+        summed; unset without one) and the saved snapshots of its session; a session id also
         lists its sub-sessions
-    platform.recorder.recordings.get      {"id"} -> {"recording": meta, with recording.json's "world_changes" and "spec"}
-    platform.recorder.recordings.files    {"id"} -> {"files": [{"name", "size"}]} (finished files)
-    platform.recorder.recordings.read     {"id", "name", "offset"?, "length"? (<= 4 MiB)} -> the raw bytes;
+    platform.recorder.recordings.get      GetRecordingRequest -> GetRecordingReply (meta, with
+        recording.json's "world_changes" and "spec")
+    platform.recorder.recordings.files    RecordingFilesRequest -> RecordingFilesReply (finished files)
+    platform.recorder.recordings.read     ReadFileRequest (length <= 4 MiB) -> the raw bytes;
         a failure answers an empty body with the header "Simulusion-Error" holding the JSON error
-    platform.recorder.recordings.episode  {"id", "episode", "arrays"?: [name], "frames"?: [index]}
-        -> {"episode", "array_names", "array_shapes", "frame_count", "arrays", "frames"}
-    platform.recorder.recordings.digests  {"id", "episode"} -> {"observations": [hex digest per observation row]}
-        (platform_contracts.digests.observation_digest of each row)
-    platform.recorder.recordings.delete   {"id"} -> {"deleted": n_objects} (saved snapshots stay)
-Errors answer {"error": {"code", "message"}}: "invalid_argument" (a bad request; an id with
-"/", "\\", ".." or a leading "."), "not_found", "failed_precondition" (deleting a recording that
-is still recording; a reply larger than the NATS max payload), "internal".
+    platform.recorder.recordings.episode  EpisodeRequest -> EpisodeReply (entry, arrays' dtypes
+        and shapes, frame count, the arrays and JPEG frames asked for)
+    platform.recorder.recordings.digests  EpisodeDigestsRequest -> EpisodeDigestsReply: a hex
+        digest per observation row (platform_contracts.digests.observation_digest of each row)
+    platform.recorder.recordings.delete   DeleteRecordingRequest -> DeleteRecordingReply (objects
+        deleted; saved snapshots stay)
+Errors fill the reply's `error` (a ControlError): "invalid_argument" (a request that does not
+parse; an id with "/", "\\", ".." or a leading "."), "not_found", "failed_precondition" (deleting
+a recording that is still recording; a reply larger than the NATS max payload), "internal".
 """
 
 from __future__ import annotations
@@ -25,63 +28,54 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+from google.protobuf.message import DecodeError, Message
 from nats.aio.msg import Msg
 from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
 from platform_recorder.errors import InvalidRequestError, RecorderError
-from platform_recorder.meta import jsonable
-from platform_recorder.reading.episode_files import array_names, frame_indexes
 from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
 from platform_recorder.storage.interface import Storage
+from simulusion.control.v1.control_pb2 import ControlError
+from simulusion.recorder.v1 import recorder_pb2 as rec
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("platform_recorder")
 
 QUEUE = "recorder"
 _HEADROOM = 4096  # of a reply, for its headers
+_Request = TypeVar("_Request", bound=Message)
 
 
 class ReplyTooLargeError(RecorderError):
     code = "failed_precondition"
 
 
-def _optional_str(body: dict[str, Any], key: str) -> str | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidRequestError(f"{key!r} must be a string, got {type(value).__name__}")
-    return value or None
+def parse_request(data: bytes, request_type: type[_Request]) -> _Request:
+    """The request message of a request's bytes.
 
-
-def _required_str(body: dict[str, Any], key: str) -> str:
-    value = _optional_str(body, key)
-    if value is None:
-        raise InvalidRequestError(f"{key!r} is required")
-    return value
-
-
-def _int(body: dict[str, Any], key: str, default: int | None = None) -> int:
-    value = body.get(key, default)
-    if value is None:
-        raise InvalidRequestError(f"{key!r} is required")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequestError(f"{key!r} must be an integer, got {value!r}")
-    return value
-
-
-def _parse(data: bytes) -> dict[str, Any]:
-    if not data.strip():
-        return {}
+    Raises:
+        InvalidRequestError: not that message.
+    """
     try:
-        body = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidRequestError(f"the request body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise InvalidRequestError("the request body must be a JSON object")
-    return body
+        return request_type.FromString(data)
+    except DecodeError as exc:
+        raise InvalidRequestError(f"the request is not a {request_type.DESCRIPTOR.full_name}: {exc}") from None
+
+
+def _required(value: str, name: str) -> str:
+    if not value:
+        raise InvalidRequestError(f"{name!r} is required")
+    return value
+
+
+def _episode_index(request: rec.EpisodeRequest | rec.EpisodeDigestsRequest) -> int:
+    if not request.HasField("episode"):
+        raise InvalidRequestError("'episode' is required")
+    return request.episode
 
 
 class RecordingsApi:
@@ -93,22 +87,24 @@ class RecordingsApi:
         self._subs: list[Any] = []
 
     async def start(self) -> None:
-        handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            subjects.RECORDER_LIST_RECORDINGS: self._list,
-            subjects.RECORDER_GET_RECORDING: self._get,
-            subjects.RECORDER_RECORDING_FILES: self._files,
-            subjects.RECORDER_EPISODE: self._episode,
-            subjects.RECORDER_EPISODE_DIGESTS: self._digests,
-            subjects.RECORDER_DELETE_RECORDING: self._delete,
+        handlers: dict[str, Callable[[Msg], Awaitable[None]]] = {
+            subjects.RECORDER_LIST_RECORDINGS: self._handler(rec.ListRecordingsRequest, rec.ListRecordingsReply,
+                                                             self._list),
+            subjects.RECORDER_GET_RECORDING: self._handler(rec.GetRecordingRequest, rec.GetRecordingReply,
+                                                           self._get),
+            subjects.RECORDER_RECORDING_FILES: self._handler(rec.RecordingFilesRequest, rec.RecordingFilesReply,
+                                                             self._files),
+            subjects.RECORDER_EPISODE: self._handler(rec.EpisodeRequest, rec.EpisodeReply, self._episode),
+            subjects.RECORDER_EPISODE_DIGESTS: self._handler(rec.EpisodeDigestsRequest, rec.EpisodeDigestsReply,
+                                                             self._digests),
+            subjects.RECORDER_DELETE_RECORDING: self._handler(rec.DeleteRecordingRequest,
+                                                              rec.DeleteRecordingReply, self._delete),
         }
-        for subject, work in handlers.items():
-            async def on_json(msg: Msg, work: Callable[[dict[str, Any]], dict[str, Any]] = work) -> None:
-                await self._serve(msg, self._answer_json, work)
-
-            self._subs.append(await self.nc.subscribe(subject, queue=QUEUE, cb=on_json))
+        for subject, on_request in handlers.items():
+            self._subs.append(await self.nc.subscribe(subject, queue=QUEUE, cb=on_request))
 
         async def on_read(msg: Msg) -> None:
-            await self._serve(msg, self._answer_read, self._read)
+            await self._serve(msg, self._answer_read)
 
         self._subs.append(await self.nc.subscribe(subjects.RECORDER_READ_FILE, queue=QUEUE, cb=on_read))
         await self.nc.flush()  # the server knows the subscriptions: requests from now on are answered
@@ -118,56 +114,61 @@ class RecordingsApi:
             await sub.unsubscribe()
         self._subs = []
 
-    def _list(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _list(self, request: rec.ListRecordingsRequest) -> rec.ListRecordingsReply:
         found = self.store.list_summaries(
-            env_id=_optional_str(body, "env_id"),
-            session_id=_optional_str(body, "session_id"),
-            life=_optional_str(body, "life"),
-            team=_optional_str(body, "team"),
+            env_id=request.env_id or None,
+            session_id=request.session_id or None,
+            life=request.life or None,
+            team=request.team or None,
         )
-        return {"recordings": found}
+        return rec.ListRecordingsReply(recordings=found)
 
-    def _get(self, body: dict[str, Any]) -> dict[str, Any]:
-        recording_id = _required_str(body, "id")
-        recording = self.store.read_meta(recording_id).to_json()
-        recording.update(self.store.session_facts(recording_id))
-        return {"recording": recording}
+    def _get(self, request: rec.GetRecordingRequest) -> rec.GetRecordingReply:
+        return self.store.get(_required(request.id, "id"))
 
-    def _files(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"files": self.store.files(_required_str(body, "id"))}
+    def _files(self, request: rec.RecordingFilesRequest) -> rec.RecordingFilesReply:
+        return rec.RecordingFilesReply(files=self.store.files(_required(request.id, "id")))
 
-    def _episode(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.store.episode(
-            _required_str(body, "id"),
-            _int(body, "episode"),
-            arrays=array_names(body.get("arrays")),
-            frames=frame_indexes(body.get("frames")),
-        )
+    def _episode(self, request: rec.EpisodeRequest) -> rec.EpisodeReply:
+        return self.store.episode(_required(request.id, "id"), _episode_index(request), arrays=list(request.arrays),
+                                  frames=list(request.frames))
 
-    def _digests(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.store.episode_digests(_required_str(body, "id"), _int(body, "episode"))
+    def _digests(self, request: rec.EpisodeDigestsRequest) -> rec.EpisodeDigestsReply:
+        found = self.store.episode_digests(_required(request.id, "id"), _episode_index(request))
+        return rec.EpisodeDigestsReply(observations=found)
 
-    def _delete(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"deleted": self.store.delete(_required_str(body, "id"))}
+    def _delete(self, request: rec.DeleteRecordingRequest) -> rec.DeleteRecordingReply:
+        return rec.DeleteRecordingReply(deleted=self.store.delete(_required(request.id, "id")))
 
-    def _read(self, body: dict[str, Any]) -> bytes:
+    def _read(self, request: rec.ReadFileRequest) -> bytes:
         return self.store.read(
-            _required_str(body, "id"),
-            _required_str(body, "name"),
-            _int(body, "offset", 0),
-            _int(body, "length", MAX_READ_BYTES),
+            _required(request.id, "id"),
+            _required(request.name, "name"),
+            request.offset,
+            request.length if request.HasField("length") else MAX_READ_BYTES,
         )
 
-    async def _serve(self, msg: Msg, answer: Any, work: Any) -> None:
+    def _handler(
+        self, request_type: type[Any], reply_type: type[Any], work: Callable[[Any], Message]
+    ) -> Callable[[Msg], Awaitable[None]]:
+        async def on_request(msg: Msg) -> None:
+            async def answer(msg: Msg) -> tuple[bytes, None]:
+                return await self._answer(msg, request_type, reply_type, work), None
+
+            await self._serve(msg, answer)
+
+        return on_request
+
+    async def _serve(self, msg: Msg, answer: Callable[[Msg], Awaitable[tuple[bytes, dict[str, str] | None]]]) -> None:
         ctx = extract_dict(msg.headers)
         traced = trace.get_current_span(ctx).get_span_context().is_valid
         name = "recorder." + msg.subject.removeprefix("platform.recorder.")
         try:
             if traced:
                 with tracer.start_as_current_span(name, context=ctx, kind=trace.SpanKind.SERVER):
-                    data, headers = await answer(msg, work)
+                    data, headers = await answer(msg)
             else:
-                data, headers = await answer(msg, work)
+                data, headers = await answer(msg)
             if msg.reply:
                 await self.nc.publish(msg.reply, data, headers=headers)
         except Exception:  # the connection went away: nothing to answer on
@@ -184,25 +185,24 @@ class RecordingsApi:
             )
         return data
 
-    async def _answer_json(
-        self, msg: Msg, work: Callable[[dict[str, Any]], dict[str, Any]]
-    ) -> tuple[bytes, None]:
+    async def _answer(
+        self, msg: Msg, request_type: type[Any], reply_type: type[Any], work: Callable[[Any], Message]
+    ) -> bytes:
         try:
-            reply = await asyncio.to_thread(work, _parse(msg.data))
-            data = json.dumps(jsonable(reply), separators=(",", ":")).encode()
+            reply = await asyncio.to_thread(lambda: work(parse_request(msg.data, request_type)))
             hint = f"ask for fewer arrays or frames, or read the .npz with {subjects.RECORDER_READ_FILE}"
-            return self._check_size(data, hint), None
+            return self._check_size(reply.SerializeToString(), hint)
         except RecorderError as exc:
-            return json.dumps({"error": _error(exc)}).encode(), None
+            error = ControlError(code=exc.code, message=str(exc))
         except Exception as exc:
             log.exception("request on %s failed", msg.subject)
-            return json.dumps({"error": _internal(exc)}).encode(), None
+            error = ControlError(code="internal", message=f"{type(exc).__name__}: {exc}")
+        failed = reply_type(error=error)
+        return bytes(failed.SerializeToString())
 
-    async def _answer_read(
-        self, msg: Msg, work: Callable[[dict[str, Any]], bytes]
-    ) -> tuple[bytes, dict[str, str] | None]:
+    async def _answer_read(self, msg: Msg) -> tuple[bytes, dict[str, str] | None]:
         try:
-            data = await asyncio.to_thread(work, _parse(msg.data))
+            data = await asyncio.to_thread(lambda: self._read(parse_request(msg.data, rec.ReadFileRequest)))
             return self._check_size(data, "read smaller chunks ('length')"), None
         except RecorderError as exc:
             return b"", {subjects.RECORDER_ERROR_HEADER: json.dumps(_error(exc))}

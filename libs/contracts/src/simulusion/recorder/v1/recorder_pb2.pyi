@@ -614,20 +614,22 @@ class ReadFileRequest(_message.Message):
     name: _builtins.str
     offset: _builtins.int
     length: _builtins.int
-    """at most 4 MiB (platform_contracts.limits.MAX_RECORDING_READ_BYTES)"""
+    """at most 4 MiB; unset: 4 MiB (platform_contracts.limits.MAX_RECORDING_READ_BYTES)"""
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
         name: _builtins.str = ...,
         offset: _builtins.int = ...,
-        length: _builtins.int = ...,
+        length: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_length", b"_length", "length", b"length"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "length", b"length", "name", b"name", "offset", b"offset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_length", b"_length", "id", b"id", "length", b"length", "name", b"name", "offset", b"offset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__length: _TypeAlias = _typing.Literal["length"]  # noqa: Y015
+    _WhichOneofArgType__length: _TypeAlias = _typing.Literal["_length", b"_length"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__length) -> _WhichOneofReturnType__length | None: ...
 
 Global___ReadFileRequest: _TypeAlias = ReadFileRequest  # noqa: Y015
 
@@ -641,6 +643,7 @@ class EpisodeRequest(_message.Message):
     FRAMES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     episode: _builtins.int
+    """required"""
     @_builtins.property
     def arrays(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """the arrays to send whole"""
@@ -653,15 +656,17 @@ class EpisodeRequest(_message.Message):
         self,
         *,
         id: _builtins.str = ...,
-        episode: _builtins.int = ...,
+        episode: _builtins.int | None = ...,
         arrays: _abc.Iterable[_builtins.str] | None = ...,
         frames: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_episode", b"_episode", "episode", b"episode"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arrays", b"arrays", "episode", b"episode", "frames", b"frames", "id", b"id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_episode", b"_episode", "arrays", b"arrays", "episode", b"episode", "frames", b"frames", "id", b"id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__episode: _TypeAlias = _typing.Literal["episode"]  # noqa: Y015
+    _WhichOneofArgType__episode: _TypeAlias = _typing.Literal["_episode", b"_episode"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__episode) -> _WhichOneofReturnType__episode | None: ...
 
 Global___EpisodeRequest: _TypeAlias = EpisodeRequest  # noqa: Y015
 
@@ -813,17 +818,20 @@ class EpisodeDigestsRequest(_message.Message):
     EPISODE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     episode: _builtins.int
+    """required"""
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
-        episode: _builtins.int = ...,
+        episode: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_episode", b"_episode", "episode", b"episode"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["episode", b"episode", "id", b"id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_episode", b"_episode", "episode", b"episode", "id", b"id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__episode: _TypeAlias = _typing.Literal["episode"]  # noqa: Y015
+    _WhichOneofArgType__episode: _TypeAlias = _typing.Literal["_episode", b"_episode"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__episode) -> _WhichOneofReturnType__episode | None: ...
 
 Global___EpisodeDigestsRequest: _TypeAlias = EpisodeDigestsRequest  # noqa: Y015
 

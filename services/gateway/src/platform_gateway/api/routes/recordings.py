@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from fastapi import APIRouter, Path, Query, Response, status
 from fastapi.responses import StreamingResponse
 from platform_contracts import limits
+from platform_contracts.recorder_json import (
+    array_json,
+    array_of,
+    message_to_json,
+    recording_to_json,
+    summary_to_json,
+)
 
 from platform_gateway.api.deps import AccessDep, IdentityDep, RecorderDep
 from platform_gateway.archive import stream_archive
@@ -19,10 +25,12 @@ from platform_gateway.recorder import RecorderClient
 from platform_gateway.schemas.recordings import (
     STORED_ID_PATTERN,
     ArrayPublic,
+    ArrayShapePublic,
     DigestsPublic,
     EpisodePublic,
     RecordingPublic,
     RecordingsPublic,
+    RecordingSummaryPublic,
 )
 from platform_gateway.schemas.sessions import LIFE_NAME_PATTERN, ErrorPublic
 
@@ -48,21 +56,21 @@ async def list_recordings(
     recorder: RecorderDep, access: AccessDep, identity: IdentityDep, env_id: str | None = None,
     session_id: str | None = None,
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
-) -> dict[str, Any]:
+) -> RecordingsPublic:
     """Recordings, newest first: meta.json without the episode list, with `episode_count`,
     `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
     vector session's sub-session recordings."""
     recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life,
                                                 team=access.list_filter(identity))
-    recordings = access.visible(identity, recordings, lambda r: r.get("team"))
-    return {"data": recordings, "count": len(recordings)}
+    visible = access.visible(identity, [summary_to_json(s) for s in recordings], lambda r: r.get("team"))
+    return RecordingsPublic(data=[RecordingSummaryPublic.model_validate(r) for r in visible], count=len(visible))
 
 
 @router.get("/{recording_id}", response_model=RecordingPublic)
-async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> dict[str, Any]:
+async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> RecordingPublic:
     """The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
     with `world_changes` from its `recording.json`."""
-    return await recorder.get_recording(recording_id)
+    return RecordingPublic.model_validate(recording_to_json(await recorder.get_recording(recording_id)))
 
 
 @router.delete("/{recording_id}", status_code=status.HTTP_204_NO_CONTENT,
@@ -78,7 +86,7 @@ async def delete_recording(recording_id: RecordingId, recorder: RecorderDep) -> 
 async def download_archive(recording_id: RecordingId, recorder: RecorderDep) -> StreamingResponse:
     """The recording's finished files (meta.json, recording.json, episode-NNNNNN.npz) as a `.tar`
     under `<recording_id>/`, streamed."""
-    files = [(f["name"], int(f["size"])) for f in await recorder.recording_files(recording_id)]
+    files = [(f.name, f.size) for f in await recorder.recording_files(recording_id)]
     return StreamingResponse(stream_archive(recorder, recording_id, files), media_type="application/x-tar",
                              headers=_attachment(f"{recording_id}.tar"))
 
@@ -87,19 +95,24 @@ async def download_archive(recording_id: RecordingId, recorder: RecorderDep) -> 
 async def get_episode(
     recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep,
     arrays: Annotated[str | None, Query(description="array names, e.g. rewards,actions")] = None,
-) -> dict[str, Any]:
+) -> EpisodePublic:
     """A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON."""
     names = [n.strip() for n in arrays.split(",") if n.strip()] if arrays else []
     reply = await recorder.episode(recording_id, index, arrays=names)
-    return {"recording_id": recording_id, "index": index, **{k: reply.get(k) for k in (
-        "episode", "array_names", "array_shapes", "frame_count", "arrays")}}
+    return EpisodePublic(
+        recording_id=recording_id, index=index, episode=message_to_json(reply.episode),
+        array_names=list(reply.array_names),
+        array_shapes={n: ArrayShapePublic(dtype=a.dtype, shape=list(a.shape)) for n, a in reply.array_shapes.items()},
+        frame_count=reply.frame_count,
+        arrays={n: ArrayPublic.model_validate(array_json(array_of(a))) for n, a in reply.arrays.items()},
+    )
 
 
 @router.get("/{recording_id}/episodes/{index}/digests", response_model=DigestsPublic)
-async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep) -> dict[str, Any]:
+async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep) -> DigestsPublic:
     """The digest of each observation row of a finished episode (row 0: the reset's), as the
     session stream gives them with `"observation": "digest"`: what a play back compares."""
-    return {"observations": await recorder.episode_digests(recording_id, index)}
+    return DigestsPublic(observations=await recorder.episode_digests(recording_id, index))
 
 
 @router.get("/{recording_id}/episodes/{index}/arrays/{name}", response_model=ArrayPublic,
@@ -108,13 +121,16 @@ async def get_digests(recording_id: RecordingId, index: EpisodeIndex, recorder: 
 async def get_array(
     recording_id: RecordingId, index: EpisodeIndex, name: str, recorder: RecorderDep,
     array_format: Annotated[Literal["json", "npy"], Query(alias="format")] = "json",
-) -> Any:
+) -> ArrayPublic | Response:
     """One array of an episode, as JSON (`{"dtype", "shape", "data"}`) or a `.npy` file (`numpy.load`)."""
-    array = (await recorder.episode(recording_id, index, arrays=[name]))["arrays"][name]
+    reply = await recorder.episode(recording_id, index, arrays=[name])
+    if name not in reply.arrays:
+        raise NotFoundError(f"recording {recording_id!r} episode {index} has no array {name!r}")
+    array = array_of(reply.arrays[name])
     if array_format == "json":
-        return array
+        return ArrayPublic.model_validate(array_json(array))
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, _to_numpy(array), allow_pickle=False)
+    np.lib.format.write_array(buffer, array, allow_pickle=False)
     return Response(buffer.getvalue(), media_type="application/octet-stream",
                     headers=_attachment(f"{recording_id}-episode-{index:06d}-{name}.npy"))
 
@@ -126,10 +142,10 @@ async def get_frame(
     frame: Annotated[int, Path(ge=0, description="the frame's row: 0 is the reset's, i the i-th step's")],
 ) -> Response:
     """One recorded frame (JPEG) of an episode, by row."""
-    frames = (await recorder.episode(recording_id, index, frames=[frame])).get("frames") or {}
-    if str(frame) not in frames:
+    frames = (await recorder.episode(recording_id, index, frames=[frame])).frames
+    if frame not in frames:
         raise NotFoundError(f"recording {recording_id!r} episode {index} has no frame {frame}")
-    return Response(base64.b64decode(frames[str(frame)]), media_type="image/jpeg")
+    return Response(frames[frame], media_type="image/jpeg")
 
 
 @router.get("/{recording_id}/episodes/{index}/file", response_class=StreamingResponse,
@@ -139,7 +155,7 @@ async def download_episode_file(
 ) -> StreamingResponse:
     """The episode's `.npz` as stored (opens with `numpy.load`), streamed."""
     name = _EPISODE_FILE.format(index)
-    sizes = {f["name"]: int(f["size"]) for f in await recorder.recording_files(recording_id)}
+    sizes = {f.name: f.size for f in await recorder.recording_files(recording_id)}
     if name not in sizes:
         raise NotFoundError(f"recording {recording_id!r} has no finished episode {index}")
     headers = {**_attachment(f"{recording_id}-{name}"), "Content-Length": str(sizes[name])}
@@ -158,12 +174,3 @@ async def _read_all(
         offset += len(data)
         yield data
 
-
-def _to_numpy(array: dict[str, Any]) -> np.ndarray:
-    """The array of an `ArrayPublic` JSON body, exactly (base64 bytes decoded, "nan" strings parsed)."""
-    dtype, shape = np.dtype(array["dtype"]), tuple(array["shape"])
-    data = array["data"]
-    if array.get("encoding") == "base64":
-        flat = np.ravel(np.array(data, dtype=object)) if shape else [data]
-        return np.array([base64.b64decode(x) for x in flat], dtype=dtype).reshape(shape)
-    return np.array(data, dtype=dtype).reshape(shape)
