@@ -81,7 +81,7 @@ def step_batch_msg_id(session_id: str, batch: int) -> str:
     """Nats-Msg-Id of a session's StepEventBatch number `batch` (from 1)."""
     return f"{session_id}:batch:{batch}"
 
-# Recorder request/reply (JSON bodies): recording listings and metadata.
+# Recorder request/reply (messages of simulusion.recorder.v1): recording listings and metadata.
 RECORDER_LIST_RECORDINGS = "platform.recorder.recordings.list"
 RECORDER_GET_RECORDING = "platform.recorder.recordings.get"
 RECORDER_RECORDING_FILES = "platform.recorder.recordings.files"
@@ -95,7 +95,7 @@ RECORDER_ERROR_HEADER = "Simulusion-Error"
 RECORDER_SAVE_SNAPSHOT = "platform.recorder.snapshots.save"
 RECORDER_GET_SNAPSHOT = "platform.recorder.snapshots.get"
 RECORDER_LIST_SNAPSHOTS = "platform.recorder.snapshots.list"
-# Comparisons of agents (JSON bodies, like the recordings'), kept by the recorder.
+# Comparisons of agents (simulusion.recorder.v1, like the recordings'), kept by the recorder.
 RECORDER_SAVE_COMPARISON = "platform.recorder.comparisons.save"
 RECORDER_LIST_COMPARISONS = "platform.recorder.comparisons.list"
 RECORDER_GET_COMPARISON = "platform.recorder.comparisons.get"
