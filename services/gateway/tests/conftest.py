@@ -33,6 +33,9 @@ from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 
+sys.path.insert(0, str(Path(__file__).parent))  # tests import recorder_stand_in (importlib mode)
+from recorder_stand_in import StandInRecorder
+
 REPO = Path(__file__).resolve().parents[3]
 SERVER_PACKAGE = REPO / "sdk" / "src" / "platform_sdk" / "server"
 
@@ -339,3 +342,16 @@ async def silent_env_host() -> AsyncIterator[StandInEnvHost]:
     host = await _stand_in_env_host(answer=False)
     yield host
     await host.server.stop(None)
+
+
+@pytest.fixture
+async def stand_in_recorder(nats_server: NatsServer) -> AsyncIterator[StandInRecorder]:
+    """A stand-in recorder answering the recorder's contract on the test's NATS server."""
+    import nats
+
+    nc = await nats.connect(nats_server.url)
+    recorder = StandInRecorder(nc)
+    await recorder.start()
+    yield recorder
+    await recorder.stop()
+    await nc.drain()

@@ -1,19 +1,15 @@
-"""The comparisons routes against the recorder's real comparisons API
-(platform_recorder.comparisons.comparisons_api) serving a folder."""
+"""The comparisons routes against the recorder's contract (simulusion.recorder.v1), answered by a
+stand-in recorder over the test's NATS server (recorder_stand_in)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from platform_contracts import subjects
 from platform_contracts.limits import MAX_COMPARISON_BYTES
-from platform_recorder.comparisons.comparison_store import ComparisonStore
-from platform_recorder.comparisons.comparisons_api import ComparisonsApi
-from platform_recorder.storage.folder import FolderStorage
-from platform_testing.nats_server import NatsServer
+from recorder_stand_in import StandInRecorder
 
 CHANGES = [{"at": 2200, "change": "mass", "body": "hand", "scale": 2.0},
            {"at": 4200, "change": "mass", "body": "hand", "scale": 1.0}]
@@ -45,26 +41,19 @@ def document(**more: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def comparisons(nats_server: NatsServer, tmp_path: Path) -> AsyncIterator[Path]:
-    """The real comparisons API on the test's NATS server, storing in the folder it yields."""
-    import nats
-
-    root = tmp_path / "recordings"
-    nc = await nats.connect(nats_server.url)
-    api = ComparisonsApi(nc, ComparisonStore(FolderStorage(root)))
-    await api.start()
-    yield root
-    await api.stop()
-    await nc.drain()
+def comparisons(stand_in_recorder: StandInRecorder) -> StandInRecorder:
+    return stand_in_recorder
 
 
-async def test_post_list_and_get(gateway, comparisons: Path) -> None:
+async def test_post_list_and_get(gateway, comparisons: StandInRecorder) -> None:
     posted = await gateway.http.post("/v0/comparisons", json=document())
     assert posted.status_code == 201, posted.text
     first = posted.json()
     assert first["id"].startswith("cmp-") and len(first["id"]) == 16 and first["created"].endswith("Z")
     assert {k: v for k, v in first.items() if k not in ("id", "created")} == {**document(), "team": "default"}
-    assert json.loads((comparisons / "comparisons" / f"{first['id']}.json").read_text()) == first
+    [saved] = comparisons.requests[subjects.RECORDER_SAVE_COMPARISON]
+    assert json.loads(saved.document_json) == {**document(), "team": "default"}  # the caller's team set
+    assert comparisons.comparisons[first["id"]] == first
 
     second = (await gateway.http.post("/v0/comparisons", json=document(env="cartpole", agents=[agent("solo")]))).json()
     listed = await gateway.http.get("/v0/comparisons")
@@ -85,9 +74,11 @@ async def test_post_list_and_get(gateway, comparisons: Path) -> None:
         headers={"Content-Type": "application/json"})
     assert odd.status_code == 201, odd.text
     assert odd.json()["agents"][0]["reward_windows"] == [{"step": 0, "mean": "nan"}]
+    sent = json.loads(comparisons.requests[subjects.RECORDER_SAVE_COMPARISON][-1].document_json)
+    assert sent["agents"][0]["reward_windows"] == [{"step": 0, "mean": "nan"}]  # strict JSON on the bus
 
 
-async def test_unknown_ids_and_bad_bodies(gateway, comparisons: Path) -> None:
+async def test_unknown_ids_and_bad_bodies(gateway, comparisons: StandInRecorder) -> None:
     missing = await gateway.http.get("/v0/comparisons/cmp-000000000000")
     assert missing.status_code == 404
     assert missing.json() == {"detail": "comparison 'cmp-000000000000' not found", "code": "not_found"}
@@ -108,7 +99,7 @@ async def test_unknown_ids_and_bad_bodies(gateway, comparisons: Path) -> None:
         ({**document(), "agents": [{**agent("a"), "reward_windows": [{"step": 0.5, "mean": 1.0}]}]},
          "agents.0.reward_windows.0.step: Input should be a valid integer"),
         ({**document(), "steps": True}, "steps: Input should be a valid integer"),
-        ({**document(), "agents": [agent("a"), agent("a")]}, "agents[1].name: two agents are named 'a'"),
+        ({**document(), "oversized": True}, "the comparison is too large"),  # the recorder refuses it
         ([document()], "Input should be a valid dictionary"),
     ]
     for body, message in bad:
@@ -123,3 +114,4 @@ async def test_unknown_ids_and_bad_bodies(gateway, comparisons: Path) -> None:
     assert large.status_code == 413
     assert f"the most stored is {MAX_COMPARISON_BYTES} bytes" in large.json()["detail"]
     assert (await gateway.http.get("/v0/comparisons")).json() == {"comparisons": []}
+    assert len(comparisons.requests[subjects.RECORDER_SAVE_COMPARISON]) == 1  # only the refused one was asked
