@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +62,51 @@ META_WRITE_SHARE = 0.05
 
 # A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
 MAX_TRACKED_GAP = 100_000
-WRITTEN = "written"
-DUPLICATE = "duplicate"
-ORPHAN = "orphan"
 KNOWN_KINDS = (*START_KINDS, "step")
+
+
+class Appended(StrEnum):
+    """What `Recording.append` did with a step event (the writer counts them by value)."""
+
+    WRITTEN = "written"  # in its episode's part file
+    DUPLICATE = "duplicate"  # a seq already written: nothing done
+    ORPHAN = "orphan"  # in orphans.part (its seq in meta.json's orphan_seqs)
+
+
+class OrphanReason(Enum):
+    """Why a step event goes to orphans.part rather than to an episode's file (the log's words)."""
+
+    NO_SEQ = "it has no seq"
+    ENDLESS_FILES_FINISHED = "the files of its endless episode {episode} are finished"
+    EPISODE_FINISHED = "its episode {index} is already finished"
+    EPISODE_STARTED = "episode {index} already started"
+    EPISODE_ENDED = "episode {index} already ended"
+    NO_KIND = "it has no kind"
+
+
+@dataclass(frozen=True)
+class AppendDecision:
+    """Where `Recording.append` puts a step event, decided from the recording's state before
+    anything is written (`Recording.decide`).
+
+    Attributes:
+        outcome: WRITTEN, DUPLICATE or ORPHAN.
+        index: the episode file it goes to (-1 when none: no seq, a duplicate, an endless episode
+            whose files are finished).
+        late: its seq was missing (a gap it fills): it arrives after later ones.
+        gap: (first, last) seqs missing right before it, when it jumps ahead.
+        reason: why it is an ORPHAN; None otherwise.
+    """
+
+    outcome: Appended
+    index: int = -1
+    late: bool = False
+    gap: tuple[int, int] | None = None
+    reason: OrphanReason | None = None
+
+    def why(self, event: events_pb2.StepEvent) -> str:
+        """The reason in words ("" when it is no orphan)."""
+        return "" if self.reason is None else self.reason.value.format(index=self.index, episode=event.episode)
 
 
 class Recording:
@@ -188,9 +231,37 @@ class Recording:
 
     # ---------------------------------------------------------------- appending
 
+    def decide(self, event: events_pb2.StepEvent) -> AppendDecision:
+        """Where `append` puts `event`, from the recording's state alone (nothing changes)."""
+        seq = event.seq
+        if seq == 0:
+            return AppendDecision(Appended.ORPHAN, reason=OrphanReason.NO_SEQ)
+        late = seq in self.missing
+        if seq <= self.last_seq and not late:
+            return AppendDecision(Appended.DUPLICATE)
+        gap = (self.last_seq + 1, seq - 1) if seq > self.last_seq + 1 else None
+        kind = event.WhichOneof("kind")
+        routed = route_endless(event.episode, kind, late, self.open, self._used) if self.endless else event.episode
+        index = -1 if routed is None else int(routed)
+        state = self.open.get(index)
+        reason: OrphanReason | None = None
+        if routed is None:
+            reason = OrphanReason.ENDLESS_FILES_FINISHED
+        elif index in self.finished or (state is None and self.objects.has_episode(index)):
+            reason = OrphanReason.EPISODE_FINISHED
+        elif kind in START_KINDS and state is not None and state.has_start:
+            reason = OrphanReason.EPISODE_STARTED
+        elif kind == "step" and state is not None and state.ended:
+            reason = OrphanReason.EPISODE_ENDED
+        elif kind not in KNOWN_KINDS:
+            reason = OrphanReason.NO_KIND
+        outcome = Appended.WRITTEN if reason is None else Appended.ORPHAN
+        return AppendDecision(outcome, index=index, late=late, gap=gap, reason=reason)
+
     def append(self, event: events_pb2.StepEvent, data: bytes | None = None, form: EntryForm = EntryForm.PLAIN,
-               size: int | None = None) -> str:
-        """Take one step event for writing (not yet durable: see `sync`); WRITTEN, DUPLICATE or ORPHAN.
+               size: int | None = None) -> AppendDecision:
+        """Take one step event for writing (not yet durable: see `sync`) as `decide` says: in its
+        episode's part file (WRITTEN), not at all (DUPLICATE), or in orphans.part (ORPHAN).
 
         Args:
             event: the parsed event.
@@ -199,84 +270,52 @@ class Recording:
                 that, or split: `platform_contracts.step_batches`); `event` is light when split.
             size: the serialized event's size, when known (else measured).
         """
+        decision = self.decide(event)
+        if decision.outcome is Appended.DUPLICATE:
+            return decision
         seq = event.seq
-        late = seq in self.missing
-        if seq == 0:
-            log.error(
-                "%s: step event without seq (episode %d step %d), kept in %s",
-                self.where,
-                event.episode,
-                event.episode_step,
-                ORPHANS_PART,
-            )
+        if decision.reason is OrphanReason.NO_SEQ:
+            log.error("%s: step event without seq (episode %d step %d), kept in %s",
+                      self.where, event.episode, event.episode_step, ORPHANS_PART)
             self._orphan(event, data, form)
-            return ORPHAN
-        if seq <= self.last_seq and not late:
-            return DUPLICATE
+            return decision
         self._note_world_changes(event)
-        if seq > self.last_seq + 1:
-            log.error(
-                "GAP in %s: step events %d..%d are missing before seq %d (episode %d step %d); "
-                "writing it anyway",
-                self.where,
-                self.last_seq + 1,
-                seq - 1,
-                seq,
-                event.episode,
-                event.episode_step,
-            )
-            if seq - self.last_seq <= MAX_TRACKED_GAP:
-                self.missing.update(range(self.last_seq + 1, seq))
+        if decision.gap is not None:
+            first, last = decision.gap
+            log.error("GAP in %s: step events %d..%d are missing before seq %d (episode %d step %d); "
+                      "writing it anyway", self.where, first, last, seq, event.episode, event.episode_step)
+            if last - first + 2 <= MAX_TRACKED_GAP:
+                self.missing.update(range(first, last + 1))
             self._meta_dirty = self._meta_urgent = True
-        if late:
-            log.warning(
-                "%s: late step event seq %d (episode %d step %d) arrived after seq %d",
-                self.where,
-                seq,
-                event.episode,
-                event.episode_step,
-                self.last_seq,
-            )
+        if decision.late:
+            log.warning("%s: late step event seq %d (episode %d step %d) arrived after seq %d",
+                        self.where, seq, event.episode, event.episode_step, self.last_seq)
             self.missing.discard(seq)
             self._meta_dirty = self._meta_urgent = True
         self.last_seq = max(self.last_seq, seq)
-        kind = event.WhichOneof("kind")
-        routed = route_endless(event.episode, kind, late, self.open, self._used) if self.endless else event.episode
-        index = -1 if routed is None else int(routed)
-        state = self.open.get(index)
-        problem = ""
-        if routed is None:
-            problem = f"the files of its endless episode {event.episode} are finished"
-        elif index in self.finished or (state is None and self.objects.has_episode(index)):
-            problem = f"its episode {index} is already finished"
-        elif kind in START_KINDS and state is not None and state.has_start:
-            problem = f"episode {index} already started"
-        elif kind == "step" and state is not None and state.ended:
-            problem = f"episode {index} already ended"
-        elif kind not in KNOWN_KINDS:
-            problem = "it has no kind"
-        if problem:
-            log.error(
-                "%s: step event seq %d (episode %d step %d) kept in %s: %s",
-                self.where,
-                seq,
-                index,
-                event.episode_step,
-                ORPHANS_PART,
-                problem,
-            )
+        if decision.outcome is Appended.ORPHAN:
+            log.error("%s: step event seq %d (episode %d step %d) kept in %s: %s", self.where, seq,
+                      decision.index, event.episode_step, ORPHANS_PART, decision.why(event))
             self._orphan(event, data, form)
-            return ORPHAN
-        if kind in START_KINDS and not late:
+            return decision
+        self._write_to_episode(decision, event, data, form, size)
+        return decision
+
+    def _write_to_episode(self, decision: AppendDecision, event: events_pb2.StepEvent, data: bytes | None,
+                          form: EntryForm, size: int | None) -> None:
+        """Write a WRITTEN event to its episode's file (opened for it when none is), and note which
+        episodes it starts, ends or fills (finished at the next settle)."""
+        index, kind = decision.index, event.WhichOneof("kind")
+        if kind in START_KINDS and not decision.late:  # a new episode: the earlier ones are done
             self._to_finish.update(i for i in self.open if i < index)
+        state = self.open.get(index)
         if state is None:
             self._make_local_dir()
             state = self.open[index] = OpenEpisode(index, PartWriter(part_path(self.dir, index)))
             self._used.add(index)
             if kind == "step":
-                log.warning(
-                    "%s: episode %d starts at seq %d without a reset/restore event", self.where, index, seq
-                )
+                log.warning("%s: episode %d starts at seq %d without a reset/restore event", self.where, index,
+                            event.seq)
         written = self._write(state.writer, event, data, form)
         serialized = size if size is not None else event.ByteSize() if form != EntryForm.PLAIN else written
         state.keep(event, serialized, data, form)
@@ -287,7 +326,6 @@ class Recording:
             self._to_finish.add(index)
         elif self.endless and is_full(state):
             self._to_finish.add(index)  # its episode goes on in the next file
-        return WRITTEN
 
     def _note_world_changes(self, event: events_pb2.StepEvent) -> None:
         """recording.json lists the world changes `event` carries (written with the next meta.json;

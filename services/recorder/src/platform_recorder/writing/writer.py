@@ -172,15 +172,16 @@ class RecordingWriter:
     ) -> str:
         """Take one step event for its session's recording (`fallback`: the subject's session, for an
         event that names none; `entry`: its bytes as they came, None to serialize it again; `size`:
-        its serialized size); WRITTEN, DUPLICATE, ORPHAN or "ignored" (no recording)."""
+        its serialized size); the `Appended` outcome ("written", "duplicate", "orphan"), or "ignored"
+        (no recording)."""
         session_id = event.session_id or fallback
         rec = self._get(session_id) or self._start_sub_session(session_id, touched)
         if rec is None:
             return "ignored"
         touched[rec.session_id] = rec
         if entry is None:
-            return rec.append(event)
-        return rec.append(event, entry.data, entry.form, size)
+            return rec.append(event).outcome
+        return rec.append(event, entry.data, entry.form, size).outcome
 
     def _start_sub_session(self, session_id: str, touched: dict[str, Recording]) -> Recording | None:
         """The recording of sub-session `session_id` of a recorded vector session, made now from its
