@@ -135,8 +135,10 @@ async def test_episode_arrays_frames_and_file(gateway, recorder: StandInRecorder
     file = await gateway.http.get(f"{base}/file")
     assert file.status_code == 200 and file.content == npz
     assert file.headers["content-disposition"] == 'attachment; filename="s-ep-episode-000000.npz"'
+    huge = 2**70  # more than a request message holds: no such episode or frame
     for path, status in (("/episodes/1", 404), ("/episodes/1/file", 404), ("/episodes/-1", 422),
-                         ("/episodes/0/frames/x", 422)):
+                         ("/episodes/0/frames/x", 422), (f"/episodes/{huge}", 404), (f"/episodes/0/frames/{huge}", 404),
+                         (f"/episodes/{huge}/digests", 404), (f"/episodes/{huge}/arrays/rewards", 404)):
         assert (await gateway.http.get(f"/v0/recordings/s-ep{path}")).status_code == status, path
 
 

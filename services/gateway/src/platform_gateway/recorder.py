@@ -16,10 +16,11 @@ from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.recorder.v1 import recorder_pb2 as rec
 
 from platform_gateway import nats_rpc
-from platform_gateway.errors import UnavailableError, from_control_error
+from platform_gateway.errors import NotFoundError, UnavailableError, from_control_error
 
 _Reply = TypeVar("_Reply", bound=Message)
 _READ_HEADROOM = 64 * 1024  # of a NATS message, for headers
+_INT64_MAX = 2**63 - 1  # the largest episode index or frame row a request message holds
 
 
 class RecorderClient:
@@ -57,11 +58,16 @@ class RecorderClient:
     ) -> rec.EpisodeReply:
         """A finished episode: its entry, array names, dtypes and shapes, frame count, and the
         arrays (whole) and frames (JPEG) asked for."""
+        _check_episode(recording_id, index)
+        for frame in frames or []:
+            if frame > _INT64_MAX:
+                raise NotFoundError(f"recording {recording_id!r} episode {index} has no frame {frame}")
         request = rec.EpisodeRequest(id=recording_id, episode=index, arrays=arrays or [], frames=frames or [])
         return await self._call(subjects.RECORDER_EPISODE, request, rec.EpisodeReply)
 
     async def episode_digests(self, recording_id: str, index: int) -> list[str]:
         """The hex digest of each observation row of a finished episode."""
+        _check_episode(recording_id, index)
         request = rec.EpisodeDigestsRequest(id=recording_id, episode=index)
         reply = await self._call(subjects.RECORDER_EPISODE_DIGESTS, request, rec.EpisodeDigestsReply)
         return list(reply.observations)
@@ -134,6 +140,12 @@ class RecorderClient:
         if reply.error.code:  # type: ignore[attr-defined]
             raise from_control_error(reply.error.code, reply.error.message)  # type: ignore[attr-defined]
         return reply
+
+
+def _check_episode(recording_id: str, index: int) -> None:
+    """An index past what the request message holds names no episode (the routes take any integer >= 0)."""
+    if index > _INT64_MAX:
+        raise NotFoundError(f"recording {recording_id!r} has no finished episode {index}")
 
 
 def _document(reply: rec.ComparisonReply, subject: str) -> dict[str, Any]:
