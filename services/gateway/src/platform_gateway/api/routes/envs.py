@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from fastapi import APIRouter, Response
 
 from platform_gateway.api.deps import BrokerDep, PreviewsDep
 from platform_gateway.errors import NotFoundError
 from platform_gateway.json_views import entry_to_json
-from platform_gateway.schemas.envs import EnvsPublic
+from platform_gateway.schemas.envs import EnvPublic, EnvsPublic
 from platform_gateway.schemas.sessions import ErrorPublic
 
 PREVIEW_MAX_AGE = 86400  # seconds browsers may keep a preview
@@ -18,14 +17,15 @@ router = APIRouter(prefix="/envs", tags=["envs"])
 
 
 @router.get("", response_model=EnvsPublic, responses={503: {"model": ErrorPublic}})
-async def list_envs(broker: BrokerDep, previews: PreviewsDep) -> dict[str, Any]:
+async def list_envs(broker: BrokerDep, previews: PreviewsDep) -> EnvsPublic:
     """The broker's catalog entries.
 
     Each entry has `preview`, the URL of one frame of it (JPEG), and `preview_cached`:
     whether that frame is made already (when not, the first request for it takes a few seconds).
     """
-    entries = [entry_to_json(e, preview_cached=previews.cached(e)) for e in await broker.list_envs()]
-    return {"data": entries, "count": len(entries)}
+    entries = [EnvPublic.model_validate(entry_to_json(e, preview_cached=previews.cached(e)))
+               for e in await broker.list_envs()]
+    return EnvsPublic(data=entries, count=len(entries))
 
 
 @router.get(

@@ -44,7 +44,7 @@ router = APIRouter(prefix="/sessions", tags=["sessions"], responses=_ERRORS)
 
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
 async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep, access: AccessDep,
-                         identity: IdentityDep) -> dict[str, Any]:
+                         identity: IdentityDep) -> SessionPublic:
     """Start a session of a catalog environment; answers once its instance runs.
 
     With `life`, the recording appends to that life; 409 while another open session records it.
@@ -55,28 +55,29 @@ async def create_session(body: SessionCreate, broker: BrokerDep, streams: Stream
     await _check_wad(options.wad if options.HasField(WAD) else None, access, identity)
     info = await broker.create_session(options)
     streams.directory.remember(info)
-    return session_to_json(info)
+    return SessionPublic.model_validate(session_to_json(info))
 
 
 @router.get("", response_model=SessionsPublic)
-async def list_sessions(broker: BrokerDep, access: AccessDep, identity: IdentityDep, include_closed: bool = False) -> dict[str, Any]:
+async def list_sessions(broker: BrokerDep, access: AccessDep, identity: IdentityDep,
+                        include_closed: bool = False) -> SessionsPublic:
     team = access.list_filter(identity)
-    sessions = [session_to_json(s) for s in await broker.list_sessions(include_closed, team)
+    sessions = [SessionPublic.model_validate(session_to_json(s)) for s in await broker.list_sessions(include_closed, team)
                 if access.sees(identity, s.options.team)]
-    return {"data": sessions, "count": len(sessions)}
+    return SessionsPublic(data=sessions, count=len(sessions))
 
 
 @router.get("/{session_id}", response_model=SessionPublic)
-async def get_session(session_id: str, broker: BrokerDep) -> dict[str, Any]:
-    return session_to_json(await broker.get_session(session_id))
+async def get_session(session_id: str, broker: BrokerDep) -> SessionPublic:
+    return SessionPublic.model_validate(session_to_json(await broker.get_session(session_id)))
 
 
 @router.delete("/{session_id}", response_model=SessionPublic)
-async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> dict[str, Any]:
+async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> SessionPublic:
     """Stop the session's instance; answers with the closed session."""
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
-    return session_to_json(info)
+    return SessionPublic.model_validate(session_to_json(info))
 
 
 async def _check_wad(wad: object, access: TeamAccess, identity: Identity) -> None:
@@ -99,26 +100,26 @@ _TICKET = (
 
 
 @router.post("/{session_id}/ticket", response_model=StepTicketPublic, description=_TICKET)
-async def step_ticket(session_id: str, gateway: GatewayDep) -> dict[str, Any]:
+async def step_ticket(session_id: str, gateway: GatewayDep) -> StepTicketPublic:
     directory = gateway.streams.directory
     info = await directory.fresh(session_id)  # the broker's word: a ticket is asked once per link
     error = gone_error(info)
     if error is not None:
         raise error
     directory.remember(info)
-    return gateway.tickets.direct(info)
+    return StepTicketPublic.model_validate(gateway.tickets.direct(info))
 
 
 @router.post("/{session_id}/reset", response_model=ResetResult)
-async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None = None) -> dict[str, Any]:
+async def reset(session_id: str, commands: CommandsDep, body: ResetBody | None = None) -> ResetResult:
     body = body or ResetBody()
-    return await commands.reset(session_id, body.seed, body.options)
+    return ResetResult.model_validate(await commands.reset(session_id, body.seed, body.options))
 
 
 @router.post("/{session_id}/step", response_model=StepResult)
-async def step(session_id: str, body: StepBody, commands: CommandsDep) -> dict[str, Any]:
+async def step(session_id: str, body: StepBody, commands: CommandsDep) -> StepResult:
     """One step; the action is JSON for the session's action space."""
-    return await commands.step(session_id, body.action, body.agent, body.auto_reset)
+    return StepResult.model_validate(await commands.step(session_id, body.action, body.agent, body.auto_reset))
 
 
 _HOLD = (
@@ -129,41 +130,42 @@ _HOLD = (
 
 
 @router.post("/{session_id}/hold", response_model=HoldResult, description=_HOLD)
-async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> dict[str, Any]:
-    return await commands.hold(session_id, body.action, body.steps, body.frames, body.agent)
+async def hold(session_id: str, body: HoldBody, commands: CommandsDep) -> HoldResult:
+    return HoldResult.model_validate(await commands.hold(session_id, body.action, body.steps, body.frames, body.agent))
 
 
 @router.post("/{session_id}/saved-snapshots", response_model=SavedSnapshotPublic, status_code=status.HTTP_201_CREATED)
-async def save_snapshot(session_id: str, commands: CommandsDep, body: SaveSnapshotBody | None = None) -> dict[str, Any]:
+async def save_snapshot(session_id: str, commands: CommandsDep,
+                        body: SaveSnapshotBody | None = None) -> SavedSnapshotPublic:
     """Keep the session's current state durably: it survives crashes and restarts of every service.
     `POST /v0/sessions` of the same environment then `/restore-saved` (or `platform_sdk.resume(id)`)
     carries on from it exactly."""
-    return await commands.save_snapshot(session_id, (body or SaveSnapshotBody()).label)
+    return SavedSnapshotPublic.model_validate(await commands.save_snapshot(session_id, (body or SaveSnapshotBody()).label))
 
 
 @router.post("/{session_id}/restore-saved", response_model=RestoreResult)
-async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> dict[str, Any]:
+async def restore_saved(session_id: str, body: RestoreSavedBody, commands: CommandsDep) -> RestoreResult:
     """Return the session to a saved snapshot of the same environment and arguments."""
-    return await commands.restore_saved(session_id, body.id)
+    return RestoreResult.model_validate(await commands.restore_saved(session_id, body.id))
 
 
 @router.post("/{session_id}/snapshot", response_model=SnapshotResult)
-async def snapshot(session_id: str, commands: CommandsDep) -> dict[str, Any]:
+async def snapshot(session_id: str, commands: CommandsDep) -> SnapshotResult:
     """Keep the full state (RNG included) in the instance; returns a handle for /restore."""
-    return await commands.snapshot(session_id)
+    return SnapshotResult.model_validate(await commands.snapshot(session_id))
 
 
 @router.post("/{session_id}/restore", response_model=RestoreResult)
-async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> dict[str, Any]:
-    return await commands.restore(session_id, body.handle)
+async def restore(session_id: str, body: RestoreBody, commands: CommandsDep) -> RestoreResult:
+    return RestoreResult.model_validate(await commands.restore(session_id, body.handle))
 
 
 @router.get("/{session_id}/world-changes", response_model=WorldChangesPublic)
-async def world_changes(session_id: str, commands: CommandsDep) -> dict[str, Any]:
+async def world_changes(session_id: str, commands: CommandsDep) -> WorldChangesPublic:
     """The session's world-change timeline (its `world_changes` kwarg) and the changes applied so far,
     oldest first. 404 for an unknown session; 410 once it has ended: a recorded session's changes are then
     in its recording's `world_changes` (GET /v0/recordings/{id})."""
-    return await commands.world_changes(session_id)
+    return WorldChangesPublic.model_validate(await commands.world_changes(session_id))
 
 
 @router.get(

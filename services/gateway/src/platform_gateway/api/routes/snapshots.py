@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path
 from platform_contracts import limits
@@ -20,17 +20,18 @@ router = APIRouter(
 
 @router.get("", response_model=SavedSnapshotsPublic)
 async def list_saved_snapshots(recorder: RecorderDep, access: AccessDep, identity: IdentityDep,
-                               env_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+                               env_id: str | None = None, session_id: str | None = None) -> SavedSnapshotsPublic:
     """Saved snapshots (your team's), newest first, optionally of one environment or session."""
     found = await recorder.list_saved_snapshots(env_id, session_id, access.list_filter(identity))
-    saved = [saved_snapshot_json(s) for s in access.visible(identity, found, lambda s: s.team)]
-    return {"data": saved, "count": len(saved)}
+    saved = [SavedSnapshotPublic.model_validate(saved_snapshot_json(s))
+             for s in access.visible(identity, found, lambda s: s.team)]
+    return SavedSnapshotsPublic(data=saved, count=len(saved))
 
 
 @router.get("/{snapshot_id}", response_model=SavedSnapshotPublic)
 async def get_saved_snapshot(
     snapshot_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN)],
     recorder: RecorderDep,
-) -> dict[str, Any]:
+) -> SavedSnapshotPublic:
     """One saved snapshot: its environment, arguments and moment."""
-    return saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id))
+    return SavedSnapshotPublic.model_validate(saved_snapshot_json(await recorder.get_saved_snapshot(snapshot_id)))

@@ -7,7 +7,7 @@ import csv
 import datetime as dt
 import io
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
@@ -46,7 +46,7 @@ async def get_usage(
     team: str | None = Query(default=None, pattern=TEAM_PATTERN,
                              description="only this team's (admins; a member sees their own team's)"),
     format: Literal["json", "csv"] = Query(default="json", description="csv: a file to download"),
-) -> Any:
+) -> UsagePublic | Response:
     """Instance-hours per UTC day, team and env id: each session counts from its creation to its
     end (or now, while open), split at UTC midnights; a session of n sub-environments counts n
     instances. By day, team, env id."""
