@@ -124,9 +124,10 @@ class RecordingStore:
 
     def get(self, recording_id: str) -> rec.GetRecordingReply:
         """The recording's meta.json with what its recording.json adds (`session_facts`)."""
+        meta = self.read_meta(recording_id)  # first: it checks the id
         changes, spec = self.session_facts(recording_id)
-        return rec.GetRecordingReply(recording=self.read_meta(recording_id).to_message(),
-                                     world_changes_json=dumps(changes), spec_json=dumps(spec))
+        return rec.GetRecordingReply(recording=meta.to_message(), world_changes_json=dumps(changes),
+                                     spec_json=dumps(spec))
 
     def files(self, recording_id: str) -> list[rec.RecordingFile]:
         """The recording's finished files, by name."""
