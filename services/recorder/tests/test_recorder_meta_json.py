@@ -11,6 +11,7 @@ from platform_recorder.errors import InvalidMetaError
 from platform_recorder.meta import MetaEncoder, RecordingMeta, RecordingStatus, encode_json
 from platform_recorder.reading.recording_store import RecordingOpenError, RecordingStore
 from platform_recorder.writing.writer import RecordingWriter
+from simulusion.recorder.v1 import recorder_pb2 as rec
 from recorder_testkit import closed, episode_events, file_list, load_episode, started, subject_of, summaries
 
 
@@ -99,6 +100,24 @@ def test_a_recording_of_an_older_recorder_reads_through_the_store(tmp_path: Path
     assert load_episode(tmp_path, "old-1", 0)["seq"].tolist() == [2, 3, 4]  # the steps' seqs
     assert {f["name"] for f in file_list(store, "old-1")} == {"meta.json", "episode-000000.npz"}
     assert store.delete("old-1") > 0 and not (tmp_path / "old-1").exists()
+
+
+def test_the_message_of_a_meta_carries_every_member(tmp_path: Path) -> None:
+    """What the recordings API sends (simulusion.recorder.v1.RecordingMeta) is meta.json exactly,
+    for an older recorder's file as for this one's."""
+    _old_recording(tmp_path)
+    meta = RecordingStore(tmp_path).read_meta("old-1")
+    message = rec.RecordingMeta.FromString(meta.to_message().SerializeToString())
+    assert message.status == rec.RECORDING_STATUS_CLOSED and message.episodes[0].index == 0
+    again = RecordingMeta.from_message(message)
+    assert again.to_json() == meta.to_json() and again.extra == {"operator_note": "kept as it is"}
+
+    writer = RecordingWriter(tmp_path)
+    writer.process([(subject_of(e), e.SerializeToString())
+                    for e in (started("s1"), *episode_events("s1", 1, 0, 3), closed("s1", last_seq=4))])
+    written = RecordingStore(tmp_path).read_meta("s1")
+    assert RecordingMeta.from_message(written.to_message()).to_json() == written.to_json()
+    assert written.to_message().episodes[0].length == 3
 
 
 def test_an_older_recording_without_some_members_takes_their_defaults(tmp_path: Path) -> None:
