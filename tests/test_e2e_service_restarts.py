@@ -276,6 +276,7 @@ def test_a_killed_env_host_ends_only_its_sessions_and_comes_back(launcher: Launc
     assert recording["last_seq"] == stored and not recording["missing_seqs"], "every stored step recorded"
     assert recorded_seqs(launcher.url, recording) == list(range(1, stored + 1)), "each event once, in order"
     assert "published_last_seq" not in recording, "what the dead env host published is unknown"
+    assert recording["tail_may_be_missing"] is not durable, "the recording says whether answered steps may be lost"
     launcher.wait_restarted("envhost", old)
     assert wait_for(lambda: created(launcher.url), timeout=BACK_S, what="a new session on the env host started again")
     with platform_sdk.connect("cartpole", url=launcher.url) as fresh:

@@ -97,6 +97,26 @@ def test_close_mid_episode_finishes_it_and_crash_keeps_reason(tmp_path: Path) ->
     assert not list((tmp_path / "s1").glob("*.part"))
 
 
+@pytest.mark.parametrize("durable", [False, True])
+def test_a_session_ended_without_its_env_host_says_answered_steps_may_be_missing(tmp_path: Path,
+                                                                                 durable: bool) -> None:
+    """The broker's CRASHED of a session whose env host died (last_seq 0: what was published is
+    unknown): the recording says it holds up to last_seq and whether answered steps after it may
+    be missing (not for a durable session); a close with a known last seq says nothing of it."""
+    writer = RecordingWriter(tmp_path)
+    start = started("s1")
+    start.options.durable = durable
+    writer.process(msgs(start, *episode_events("s1", 1, 0, 3, last="")))
+    writer.process(msgs(closed("s1", last_seq=0, crashed=True, reason="no heartbeat")))
+    meta = read_meta(tmp_path, "s1")
+    assert meta is not None and meta.last_seq == 4 and meta.published_last_seq is None
+    assert meta.tail_may_be_missing is (not durable) and meta.durable is (True if durable else None)
+    assert json.loads((tmp_path / "s1" / "meta.json").read_text())["tail_may_be_missing"] is (not durable)
+    writer.process(msgs(started("s2"), *episode_events("s2", 1, 0, 2, last=""), closed("s2", last_seq=3)))
+    plain = json.loads((tmp_path / "s2" / "meta.json").read_text())
+    assert "tail_may_be_missing" not in plain and "durable" not in plain
+
+
 def test_new_reset_finishes_the_previous_episode(tmp_path: Path) -> None:
     writer = RecordingWriter(tmp_path)
     writer.process(msgs(started("s1"), *episode_events("s1", 1, 0, 3, last="")))

@@ -858,7 +858,9 @@ export interface components {
     schemas: {
         /**
          * AgentMeasuresPublic
-         * @description One agent's measures (docs/compare-measures.md says how each is made).
+         * @description One agent's measures (docs/compare-measures.md says how each is made). Also, only when the
+         *     agent reported them: `settle_steps` and `wait_steps`, the means of its own measures of work
+         *     per decision that reported them (absent otherwise, so not fields here).
          */
         AgentMeasuresPublic: {
             /**
@@ -877,11 +879,6 @@ export interface components {
              */
             retention?: components["schemas"]["RetentionPublic"][];
             /**
-             * Settle Steps
-             * @description mean of the agent's settle_steps per decision that reported it (its own measure of work); absent when it reported none
-             */
-            settle_steps?: number | string | null;
-            /**
              * Success
              * @description the share of successful episodes (or steps); null: none reported
              */
@@ -891,11 +888,6 @@ export interface components {
              * @description "episodes" or "steps": what `success` counts
              */
             success_of?: string | null;
-            /**
-             * Wait Steps
-             * @description mean of the agent's wait_steps per decision that reported it (its own measure of work); absent when it reported none
-             */
-            wait_steps?: number | string | null;
         } & {
             [key: string]: unknown;
         };

@@ -39,6 +39,7 @@ class RecordingStatus(StrEnum):
 _WRITTEN_WHEN_SET = frozenset({
     "num_envs", "parent_session_id", "env_index", "log_tail", "closed_at", "published_last_seq",
     "life", "life_offset", "life_session", "frame_every", "max_frames", "updated_at", "team",
+    "durable", "tail_may_be_missing",
 })
 
 
@@ -55,6 +56,11 @@ class RecordingMeta:
         parent_session_id, env_index: a sub-environment's vector session and its index.
         status: RECORDING until the session's close (CLOSED) or crash (CRASHED).
         reason, log_tail, closed_at, published_last_seq: how it ended (set at the close).
+        durable: True when its session answered each step only once its event was stored
+            (`SessionOptions.durable`); None otherwise.
+        tail_may_be_missing: set when the session ended without its env host (its publisher died,
+            what it published last is unknown): True when steps its clients were answered for
+            after `last_seq` may be missing, False for a durable session (none were).
         life, life_offset, life_session, frame_every, max_frames: its place in a life.
         episodes: the finished episodes' entries, by index (JSON objects: `index`, `file`, ...).
         extra: members this version does not know, kept as they were read.
@@ -77,6 +83,8 @@ class RecordingMeta:
     log_tail: str | None = None
     closed_at: str | None = None
     published_last_seq: int | None = None
+    durable: bool | None = None
+    tail_may_be_missing: bool | None = None
     life: str | None = None
     life_offset: int | None = None
     life_session: int | None = None
@@ -196,6 +204,7 @@ class RecordingMeta:
             action_space=space_to_json(spec.action_space) if spec.HasField("action_space") else None,
             num_envs=max(1, spec.num_envs),  # > 1: a vector session, recorded per sub-session
             created_at=iso_time(event.time),
+            durable=True if event.options.durable and event.options.record else None,
         )
 
 

@@ -57,17 +57,15 @@ class RetentionPublic(BaseModel):
 
 
 class AgentMeasuresPublic(BaseModel):
-    """One agent's measures (docs/compare-measures.md says how each is made)."""
+    """One agent's measures (docs/compare-measures.md says how each is made). Also, only when the
+    agent reported them: `settle_steps` and `wait_steps`, the means of its own measures of work
+    per decision that reported them (absent otherwise, so not fields here)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
     success: Measure = Field(None, description="the share of successful episodes (or steps); null: none reported")
     success_of: str | None = Field(None, description='"episodes" or "steps": what `success` counts')
     compute_s: Measure = Field(None, description="mean seconds spent in act per decision")
-    settle_steps: Measure = Field(None, description="mean of the agent's settle_steps per decision that reported "
-                                  "it (its own measure of work); absent when it reported none")
-    wait_steps: Measure = Field(None, description="mean of the agent's wait_steps per decision that reported "
-                                "it (its own measure of work); absent when it reported none")
     recovery: list[RecoveryPublic] = Field(default_factory=list, description="one per change inside the run")
     retention: list[RetentionPublic] = Field(default_factory=list,
                                              description="one per return to an earlier world")

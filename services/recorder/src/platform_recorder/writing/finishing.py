@@ -100,7 +100,9 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
     The first close wins: a later one (the env host's, late, after the broker's for a lost env
     host) changes nothing but a published last seq that was not known. An event's `last_seq` 0
     says nothing was known to be published (the broker's close of a session whose env host is
-    gone): the recording ends with what was recorded, `published_last_seq` left out.
+    gone): the recording ends with what was recorded, `published_last_seq` left out, and says
+    whether steps answered after its `last_seq` may be missing (`tail_may_be_missing`: not for a
+    durable session, whose every answered step was stored).
     """
     if not meta.is_recording:
         if event.last_seq and not meta.published_last_seq:
@@ -116,6 +118,8 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
     if event.last_seq:
         meta.published_last_seq = event.last_seq
         _check_published(event.last_seq, last_seq, where)
+    else:  # ended without its env host: what it published last is unknown (see RecordingMeta)
+        meta.tail_may_be_missing = not meta.durable
 
 
 def _check_published(published: int, last_seq: int, where: str) -> None:

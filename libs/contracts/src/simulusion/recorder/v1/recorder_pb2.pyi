@@ -228,6 +228,8 @@ class RecordingMeta(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     NULL_MEMBERS_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    DURABLE_FIELD_NUMBER: _builtins.int
+    TAIL_MAY_BE_MISSING_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     session_id: _builtins.str
     env_id: _builtins.str
@@ -253,6 +255,10 @@ class RecordingMeta(_message.Message):
     last_seq: _builtins.int
     updated_at: _builtins.str
     extra_json: _builtins.str
+    durable: _builtins.bool
+    """its session stored each step before answering it"""
+    tail_may_be_missing: _builtins.bool
+    """ended without its env host: answered steps after last_seq may be lost"""
     @_builtins.property
     def episodes(self) -> _containers.RepeatedCompositeFieldContainer[Global___EpisodeEntry]: ...
     @_builtins.property
@@ -296,15 +302,19 @@ class RecordingMeta(_message.Message):
         updated_at: _builtins.str | None = ...,
         null_members: _abc.Iterable[_builtins.str] | None = ...,
         extra_json: _builtins.str = ...,
+        durable: _builtins.bool | None = ...,
+        tail_may_be_missing: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_closed_at", b"_closed_at", "_created_at", b"_created_at", "_env_id", b"_env_id", "_env_index", b"_env_index", "_frame_every", b"_frame_every", "_host_id", b"_host_id", "_last_seq", b"_last_seq", "_life", b"_life", "_life_offset", b"_life_offset", "_life_session", b"_life_session", "_log_tail", b"_log_tail", "_max_frames", b"_max_frames", "_num_envs", b"_num_envs", "_parent_session_id", b"_parent_session_id", "_published_last_seq", b"_published_last_seq", "_reason", b"_reason", "_team", b"_team", "_updated_at", b"_updated_at", "closed_at", b"closed_at", "created_at", b"created_at", "env_id", b"env_id", "env_index", b"env_index", "frame_every", b"frame_every", "host_id", b"host_id", "last_seq", b"last_seq", "life", b"life", "life_offset", b"life_offset", "life_session", b"life_session", "log_tail", b"log_tail", "max_frames", b"max_frames", "num_envs", b"num_envs", "parent_session_id", b"parent_session_id", "published_last_seq", b"published_last_seq", "reason", b"reason", "team", b"team", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_closed_at", b"_closed_at", "_created_at", b"_created_at", "_durable", b"_durable", "_env_id", b"_env_id", "_env_index", b"_env_index", "_frame_every", b"_frame_every", "_host_id", b"_host_id", "_last_seq", b"_last_seq", "_life", b"_life", "_life_offset", b"_life_offset", "_life_session", b"_life_session", "_log_tail", b"_log_tail", "_max_frames", b"_max_frames", "_num_envs", b"_num_envs", "_parent_session_id", b"_parent_session_id", "_published_last_seq", b"_published_last_seq", "_reason", b"_reason", "_tail_may_be_missing", b"_tail_may_be_missing", "_team", b"_team", "_updated_at", b"_updated_at", "closed_at", b"closed_at", "created_at", b"created_at", "durable", b"durable", "env_id", b"env_id", "env_index", b"env_index", "frame_every", b"frame_every", "host_id", b"host_id", "last_seq", b"last_seq", "life", b"life", "life_offset", b"life_offset", "life_session", b"life_session", "log_tail", b"log_tail", "max_frames", b"max_frames", "num_envs", b"num_envs", "parent_session_id", b"parent_session_id", "published_last_seq", b"published_last_seq", "reason", b"reason", "tail_may_be_missing", b"tail_may_be_missing", "team", b"team", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_closed_at", b"_closed_at", "_created_at", b"_created_at", "_env_id", b"_env_id", "_env_index", b"_env_index", "_frame_every", b"_frame_every", "_host_id", b"_host_id", "_last_seq", b"_last_seq", "_life", b"_life", "_life_offset", b"_life_offset", "_life_session", b"_life_session", "_log_tail", b"_log_tail", "_max_frames", b"_max_frames", "_num_envs", b"_num_envs", "_parent_session_id", b"_parent_session_id", "_published_last_seq", b"_published_last_seq", "_reason", b"_reason", "_team", b"_team", "_updated_at", b"_updated_at", "action_space_json", b"action_space_json", "agent_keys", b"agent_keys", "closed_at", b"closed_at", "created_at", b"created_at", "env_id", b"env_id", "env_index", b"env_index", "episodes", b"episodes", "extra_json", b"extra_json", "frame_every", b"frame_every", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_seq", b"last_seq", "life", b"life", "life_offset", b"life_offset", "life_session", b"life_session", "log_tail", b"log_tail", "max_frames", b"max_frames", "missing_seqs", b"missing_seqs", "null_members", b"null_members", "num_envs", b"num_envs", "observation_space_json", b"observation_space_json", "orphan_seqs", b"orphan_seqs", "parent_session_id", b"parent_session_id", "published_last_seq", b"published_last_seq", "reason", b"reason", "session_id", b"session_id", "status", b"status", "team", b"team", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_closed_at", b"_closed_at", "_created_at", b"_created_at", "_durable", b"_durable", "_env_id", b"_env_id", "_env_index", b"_env_index", "_frame_every", b"_frame_every", "_host_id", b"_host_id", "_last_seq", b"_last_seq", "_life", b"_life", "_life_offset", b"_life_offset", "_life_session", b"_life_session", "_log_tail", b"_log_tail", "_max_frames", b"_max_frames", "_num_envs", b"_num_envs", "_parent_session_id", b"_parent_session_id", "_published_last_seq", b"_published_last_seq", "_reason", b"_reason", "_tail_may_be_missing", b"_tail_may_be_missing", "_team", b"_team", "_updated_at", b"_updated_at", "action_space_json", b"action_space_json", "agent_keys", b"agent_keys", "closed_at", b"closed_at", "created_at", b"created_at", "durable", b"durable", "env_id", b"env_id", "env_index", b"env_index", "episodes", b"episodes", "extra_json", b"extra_json", "frame_every", b"frame_every", "host_id", b"host_id", "id", b"id", "kwargs_json", b"kwargs_json", "last_seq", b"last_seq", "life", b"life", "life_offset", b"life_offset", "life_session", b"life_session", "log_tail", b"log_tail", "max_frames", b"max_frames", "missing_seqs", b"missing_seqs", "null_members", b"null_members", "num_envs", b"num_envs", "observation_space_json", b"observation_space_json", "orphan_seqs", b"orphan_seqs", "parent_session_id", b"parent_session_id", "published_last_seq", b"published_last_seq", "reason", b"reason", "session_id", b"session_id", "status", b"status", "tail_may_be_missing", b"tail_may_be_missing", "team", b"team", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__closed_at: _TypeAlias = _typing.Literal["closed_at"]  # noqa: Y015
     _WhichOneofArgType__closed_at: _TypeAlias = _typing.Literal["_closed_at", b"_closed_at"]  # noqa: Y015
     _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
     _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__durable: _TypeAlias = _typing.Literal["durable"]  # noqa: Y015
+    _WhichOneofArgType__durable: _TypeAlias = _typing.Literal["_durable", b"_durable"]  # noqa: Y015
     _WhichOneofReturnType__env_id: _TypeAlias = _typing.Literal["env_id"]  # noqa: Y015
     _WhichOneofArgType__env_id: _TypeAlias = _typing.Literal["_env_id", b"_env_id"]  # noqa: Y015
     _WhichOneofReturnType__env_index: _TypeAlias = _typing.Literal["env_index"]  # noqa: Y015
@@ -333,6 +343,8 @@ class RecordingMeta(_message.Message):
     _WhichOneofArgType__published_last_seq: _TypeAlias = _typing.Literal["_published_last_seq", b"_published_last_seq"]  # noqa: Y015
     _WhichOneofReturnType__reason: _TypeAlias = _typing.Literal["reason"]  # noqa: Y015
     _WhichOneofArgType__reason: _TypeAlias = _typing.Literal["_reason", b"_reason"]  # noqa: Y015
+    _WhichOneofReturnType__tail_may_be_missing: _TypeAlias = _typing.Literal["tail_may_be_missing"]  # noqa: Y015
+    _WhichOneofArgType__tail_may_be_missing: _TypeAlias = _typing.Literal["_tail_may_be_missing", b"_tail_may_be_missing"]  # noqa: Y015
     _WhichOneofReturnType__team: _TypeAlias = _typing.Literal["team"]  # noqa: Y015
     _WhichOneofArgType__team: _TypeAlias = _typing.Literal["_team", b"_team"]  # noqa: Y015
     _WhichOneofReturnType__updated_at: _TypeAlias = _typing.Literal["updated_at"]  # noqa: Y015
@@ -341,6 +353,8 @@ class RecordingMeta(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__closed_at) -> _WhichOneofReturnType__closed_at | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__durable) -> _WhichOneofReturnType__durable | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__env_id) -> _WhichOneofReturnType__env_id | None: ...
     @_typing.overload
@@ -369,6 +383,8 @@ class RecordingMeta(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__published_last_seq) -> _WhichOneofReturnType__published_last_seq | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__reason) -> _WhichOneofReturnType__reason | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tail_may_be_missing) -> _WhichOneofReturnType__tail_may_be_missing | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__team) -> _WhichOneofReturnType__team | None: ...
     @_typing.overload
