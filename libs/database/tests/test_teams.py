@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from platform_database import open_engine
 from platform_contracts.teams import owning_team
 from platform_database.teams import UNSET, Team, TeamExistsError, TeamStore
@@ -58,3 +59,22 @@ async def test_create_get_list_update_delete(store: TeamStore) -> None:
 
 def test_an_empty_team_is_the_default_one() -> None:
     assert owning_team("") == "default" and owning_team("acme") == "acme"
+
+
+async def test_a_table_an_older_version_made_gains_members_mint_tokens(store: TeamStore) -> None:
+    async with store.engine.begin() as conn:  # the teams table before the setting existed, with a row
+        await conn.execute(sa.text("CREATE TABLE teams (name VARCHAR(64) PRIMARY KEY, max_sessions INTEGER, "
+                                   "instance_hours_per_month DOUBLE PRECISION, created_at DOUBLE PRECISION NOT NULL)"))
+        await conn.execute(sa.text("INSERT INTO teams (name, max_sessions, created_at) VALUES ('old', 2, 1.0)"))
+    other = TeamStore(open_engine(store.engine.url.render_as_string(hide_password=False)))
+    try:
+        await asyncio.gather(store.create_tables(), other.create_tables())  # two services upgrading at once
+        await store.create_tables()  # again: nothing to do
+    finally:
+        await other.engine.dispose()
+    assert await store.get("old") == Team("old", 2, None, 1.0, members_mint_tokens=True)
+    closed = await store.update("old", members_mint_tokens=False)
+    assert closed == Team("old", 2, None, 1.0, members_mint_tokens=False)
+    assert (await store.update("old", max_sessions=3)) == Team("old", 3, None, 1.0, members_mint_tokens=False)
+    made = await store.update("new", members_mint_tokens=False, create=True)
+    assert made is not None and not made.members_mint_tokens and made.max_sessions is None

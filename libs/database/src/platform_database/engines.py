@@ -56,3 +56,37 @@ async def create_tables(engine: AsyncEngine, metadata: sa.MetaData,
         where = engine.url.render_as_string(hide_password=True)
         detail = str(exc).splitlines()[0] if str(exc) else repr(exc)
         raise DatabaseUnavailableError(f"cannot open the database {where}: {detail}") from None
+
+
+def add_missing_columns(table: sa.Table, *names: str) -> Callable[[sa.Connection], None]:
+    """An upgrade for `create_tables`: ALTER TABLE ... ADD COLUMN for each of `names` that
+    `table` (made by an older version) lacks, with the column's type and server default. Two
+    services may start at once: PostgreSQL skips a column added meanwhile (IF NOT EXISTS);
+    SQLite says "duplicate column", which is taken as done."""
+
+    def upgrade(conn: sa.Connection) -> None:
+        present = {column["name"] for column in sa.inspect(conn).get_columns(table.name)}
+        postgres = conn.dialect.name == "postgresql"
+        for name in names:
+            if name in present:
+                continue
+            column = table.c[name]
+            ddl = (f"ALTER TABLE {table.name} ADD COLUMN {'IF NOT EXISTS ' if postgres else ''}"
+                   f"{name} {column.type.compile(conn.dialect)}")
+            if column.server_default is not None:
+                default = column.server_default.arg  # type: ignore[attr-defined]
+                text = str(default.compile(dialect=conn.dialect)) if isinstance(default, sa.ClauseElement) else \
+                    f"'{default}'"
+                ddl += f" DEFAULT {text}"
+            if not column.nullable:
+                ddl += " NOT NULL"
+            try:
+                conn.execute(sa.text(ddl))
+            except sa.exc.OperationalError as exc:
+                if "duplicate column" not in str(exc):
+                    raise
+        for index in table.indexes:
+            if any(column.name in names for column in index.columns):
+                conn.execute(sa.schema.CreateIndex(index, if_not_exists=True))
+
+    return upgrade

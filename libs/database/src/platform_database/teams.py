@@ -7,6 +7,9 @@ self-hosted platform's one team). A quota left empty (NULL) is no limit:
 - `max_sessions`: open (starting or running) sessions at once;
 - `instance_hours_per_month`: instance-hours per UTC calendar month (a session of n
   sub-environments counts n instances).
+
+And one setting of the team's admins: `members_mint_tokens` (default true), whether the team's
+members may make API tokens (the gateway's `POST /v0/tokens`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 
-from platform_database.engines import DatabaseUnavailableError, create_tables
+from platform_database.engines import DatabaseUnavailableError, add_missing_columns, create_tables
 
 CREATE_ATTEMPTS = 3
 
@@ -33,7 +36,10 @@ teams = sa.Table(
     sa.Column("max_sessions", sa.Integer, nullable=True),
     sa.Column("instance_hours_per_month", sa.Double, nullable=True),
     sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("members_mint_tokens", sa.Boolean, nullable=False, server_default=sa.true()),
 )
+# Columns added after the first version: a table an older version made gains them on start.
+ADDED_COLUMNS = ("members_mint_tokens",)
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class Team:
     max_sessions: int | None
     instance_hours_per_month: float | None
     created_at: float
+    members_mint_tokens: bool = True
 
 
 class TeamExistsError(Exception):
@@ -72,7 +79,7 @@ class TeamStore:
         """
         for attempt in range(CREATE_ATTEMPTS):
             try:
-                await create_tables(self.engine, metadata)
+                await create_tables(self.engine, metadata, add_missing_columns(teams, *ADDED_COLUMNS))
                 return
             except DatabaseUnavailableError:
                 if attempt == CREATE_ATTEMPTS - 1:
@@ -80,13 +87,15 @@ class TeamStore:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
     async def create(self, name: str, max_sessions: int | None = None,
-                     instance_hours_per_month: float | None = None, now: float | None = None) -> Team:
+                     instance_hours_per_month: float | None = None, now: float | None = None,
+                     members_mint_tokens: bool = True) -> Team:
         """Add a team.
 
         Raises:
             TeamExistsError: a team of that name exists (a row; "default" without a row does not).
         """
-        team = Team(name, max_sessions, instance_hours_per_month, time.time() if now is None else now)
+        team = Team(name, max_sessions, instance_hours_per_month, time.time() if now is None else now,
+                    members_mint_tokens)
         try:
             async with self.engine.begin() as conn:
                 await conn.execute(teams.insert().values(**_row(team)))
@@ -107,18 +116,22 @@ class TeamStore:
         return [_team(row) for row in rows]
 
     async def update(self, name: str, max_sessions: int | None = UNSET,
-                     instance_hours_per_month: float | None = UNSET, *, create: bool = False) -> Team | None:
-        """Set the quotas given (None clears one; `UNSET` leaves it); the team as it is now, or
-        None when there is no such team. With `create`, a missing team is made first (the
-        implicit "default" gets its row on its first change)."""
+                     instance_hours_per_month: float | None = UNSET, *, members_mint_tokens: bool = UNSET,
+                     create: bool = False) -> Team | None:
+        """Set the quotas and setting given (None clears a quota; `UNSET` leaves it); the team as
+        it is now, or None when there is no such team. With `create`, a missing team is made
+        first (a team that exists without a row, like "default", gets it on its first change)."""
         values: dict[str, Any] = {}
         if max_sessions is not UNSET:
             values["max_sessions"] = max_sessions
         if instance_hours_per_month is not UNSET:
             values["instance_hours_per_month"] = instance_hours_per_month
+        if members_mint_tokens is not UNSET:
+            values["members_mint_tokens"] = members_mint_tokens
         if create and await self.get(name) is None:
             try:
-                return await self.create(name, values.get("max_sessions"), values.get("instance_hours_per_month"))
+                return await self.create(name, values.get("max_sessions"), values.get("instance_hours_per_month"),
+                                         members_mint_tokens=values.get("members_mint_tokens", True))
             except TeamExistsError:
                 pass  # made meanwhile: update it
         if values:
@@ -134,9 +147,11 @@ class TeamStore:
 
 def _row(team: Team) -> dict[str, Any]:
     return {"name": team.name, "max_sessions": team.max_sessions,
-            "instance_hours_per_month": team.instance_hours_per_month, "created_at": team.created_at}
+            "instance_hours_per_month": team.instance_hours_per_month, "created_at": team.created_at,
+            "members_mint_tokens": team.members_mint_tokens}
 
 
 def _team(row: sa.Row[Any]) -> Team:
     m = row._mapping
-    return Team(m["name"], m["max_sessions"], m["instance_hours_per_month"], m["created_at"])
+    return Team(m["name"], m["max_sessions"], m["instance_hours_per_month"], m["created_at"],
+                bool(m["members_mint_tokens"]))
