@@ -132,6 +132,91 @@ async def test_the_token_store_on_postgresql(postgres_database: str) -> None:
         assert [r.id for r in await store.list("default")] == [record.id] and await store.list("blue") == []
         assert (await store.revoke(record.id, "blue")) is None
         revoked = await store.revoke(record.id)
-        assert revoked is not None and revoked.refusal(time.time()) == f"the API token {record.id} (pg) was revoked"
+        assert revoked is not None and revoked.revoked_ids == (record.id,)
+        assert revoked.record.refusal(time.time()) == f"the API token {record.id} (pg) was revoked"
     finally:
         await store.engine.dispose()
+
+
+async def test_revoking_a_token_revokes_what_it_made_transitively(token_gateway: Any) -> None:
+    http = token_gateway.http
+    parent = (await make(token_gateway, ADMIN, name="parent")).json()
+    assert parent["parent_id"] is None  # made by the bootstrap token
+    child = (await make(token_gateway, parent["token"], name="child")).json()
+    grandchild = (await make(token_gateway, child["token"], name="grandchild")).json()
+    sibling = (await make(token_gateway, ADMIN, name="sibling")).json()
+    assert (child["parent_id"], grandchild["parent_id"]) == (parent["id"], child["id"])
+    assert (child["owner"], grandchild["owner"]) == (parent["id"], child["id"])
+    for token in (child, grandchild):  # used first, so this gateway remembers them
+        assert (await http.get("/v0/me", headers=bearer(token["token"]))).status_code == 200
+
+    revoked = await http.delete(f"/v0/tokens/{parent['id']}", headers=bearer(ADMIN))
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+    for token in (parent, child, grandchild):
+        refused = await http.get("/v0/me", headers=bearer(token["token"]))
+        assert refused.status_code == 401, token["name"]
+        assert refused.json()["detail"] == f"the API token {token['id']} ({token['name']}) was revoked"
+    listed = {t["id"]: t for t in (await http.get("/v0/tokens", headers=bearer(ADMIN))).json()["tokens"]}
+    assert listed[grandchild["id"]]["revoked_at"] == listed[parent["id"]]["revoked_at"]  # at once
+    assert (await http.get("/v0/me", headers=bearer(sibling["token"]))).status_code == 200
+
+
+async def test_a_token_never_makes_one_that_outlives_or_outranks_it(token_gateway: Any) -> None:
+    one_day = (await make(token_gateway, ADMIN, name="one day", expires_in_days=1)).json()
+    longer = await make(token_gateway, one_day["token"], name="ten years", expires_in_days=3650)
+    assert longer.status_code == 422 and longer.json()["field"] == "expires_in_days"
+    assert longer.json()["detail"].startswith(f"the API token {one_day['id']} expires ")
+    assert "leave expires_in_days out to expire with it, or ask for expires_in_days of at most 0.9999" in \
+        longer.json()["detail"]
+    never = await make(token_gateway, one_day["token"], name="never", expires_in_days=None)
+    assert never.status_code == 422 and never.json()["field"] == "expires_in_days"
+    inherited = await make(token_gateway, one_day["token"], name="inherited")
+    assert inherited.status_code == 201 and inherited.json()["expires_at"] == one_day["expires_at"]
+    shorter = await make(token_gateway, one_day["token"], name="shorter", expires_in_days=0.5)
+    assert shorter.status_code == 201 and shorter.json()["expires_at"] < one_day["expires_at"]
+
+    forever = (await make(token_gateway, ADMIN, name="forever")).json()
+    assert (await make(token_gateway, forever["token"], name="c")).json()["expires_at"] is None
+    admin = (await make(token_gateway, ADMIN, name="admin", role="admin", expires_in_days=2)).json()
+    assert (await make(token_gateway, admin["token"], role="admin")).status_code == 201
+    up = await make(token_gateway, admin["token"], role="operator")
+    assert up.status_code == 403 and up.json()["field"] == "role"
+    up = await make(token_gateway, one_day["token"], role="admin")
+    assert up.status_code == 403 and up.json()["field"] == "role"
+
+
+async def test_an_old_api_tokens_table_gains_parent_id(tmp_path: Path) -> None:
+    await _upgrades_old_table(f"sqlite:///{tmp_path}/old.db")
+
+
+async def test_an_old_api_tokens_table_gains_parent_id_on_postgresql(postgres_database: str) -> None:
+    await _upgrades_old_table(postgres_database)
+
+
+async def _upgrades_old_table(url: str) -> None:
+    import sqlalchemy as sa
+
+    engine = open_engine(url)
+    try:
+        async with engine.begin() as conn:  # the table before lineage, with one token
+            await conn.execute(sa.text(
+                "CREATE TABLE api_tokens (id VARCHAR(32) PRIMARY KEY, secret_sha256 VARCHAR(64) NOT NULL UNIQUE, "
+                "name VARCHAR(200) NOT NULL, owner VARCHAR(200) NOT NULL, team VARCHAR(64) NOT NULL, "
+                "role VARCHAR(16) NOT NULL, created_at DOUBLE PRECISION NOT NULL, last_used_at DOUBLE PRECISION, "
+                "expires_at DOUBLE PRECISION, revoked_at DOUBLE PRECISION)"))
+            await conn.execute(sa.text("INSERT INTO api_tokens (id, secret_sha256, name, owner, team, role, created_at) "
+                                       "VALUES ('tok-000000000001', 'x', 'old', 'admin', 'default', 'admin', 1.0)"))
+        store, other = TokenStore(engine), TokenStore(open_engine(url))
+        try:
+            await asyncio.gather(store.create_tables(), other.create_tables())  # two gateways upgrading at once
+        finally:
+            await other.engine.dispose()
+        [old] = await store.list()
+        assert (old.id, old.parent_id) == ("tok-000000000001", None)
+        child, _ = await store.issue("child", "default", "member", old.id, parent_id=old.id)
+        grandchild, _ = await store.issue("grandchild", "default", "member", child.id, parent_id=child.id)
+        revoked = await store.revoke(old.id)
+        assert revoked is not None and revoked.revoked_ids == (old.id, child.id, grandchild.id)
+        assert all(r.revoked_at is not None for r in await store.list())
+    finally:
+        await engine.dispose()

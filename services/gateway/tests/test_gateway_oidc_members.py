@@ -1,6 +1,7 @@
 """Members signed in through a real OpenID provider (oidc-provider-mock): a member, named by the
-provider's `sub` or by the token's email, gets their team and role; an admin of the role map is
-an admin either way; someone who is not a member is a member of the default team on a
+provider's `sub` or by the token's email, gets their team and role; an operator or admin of the
+role map has that role either way (an admin of the default team, or of the member's team);
+someone who is not a member is a member of the default team on a
 self-hosted platform and refused with a 403 saying what to do on a managed one."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def sign_in(provider: OidcProvider, groups: list[str] | None = None) -> tuple[st
 
 async def start(start_gateway: Any, provider: OidcProvider, tmp_path: Path, mode: str) -> Any:
     return await start_gateway(auth="oidc", oidc_issuer=provider.url, oidc_client_id=CLIENT, mode=mode,
-                               oidc_role_map="platform-admins=admin", admin_token=ADMIN,
+                               oidc_role_map="platform-ops=operator,platform-admins=admin", admin_token=ADMIN,
                                database_url=f"sqlite:///{tmp_path}/{mode}.db")
 
 
@@ -44,28 +45,38 @@ async def test_members_get_their_team_and_role(start_gateway: Any, oidc_provider
     by_sub, _, by_sub_token = sign_in(oidc_provider)
     _, by_email, by_email_token = sign_in(oidc_provider)
     stranger, _, stranger_token = sign_in(oidc_provider)
-    boss, _, boss_token = sign_in(oidc_provider, ["platform-admins"])
+    boss, _, boss_token = sign_in(oidc_provider, ["platform-admins", "platform-ops"])
+    lead, _, lead_token = sign_in(oidc_provider, ["platform-admins"])
 
-    # Before being added: the default team, as a member (self-hosted); the role map's admin is an admin.
+    # Before being added: the default team, as a member (self-hosted); the role map's operator is
+    # the operator, its admin an admin (of the default team).
     assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "default", "role": "member"}
-    assert (await me(gateway, boss_token)).json()["role"] == "admin"
+    assert (await me(gateway, boss_token)).json()["role"] == "operator"
+    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "default", "role": "admin"}
+    refused = await http.post("/v0/members", json={"subject": "x", "team": "acme"}, headers=bearer(lead_token))
+    assert refused.status_code == 403 and refused.json()["detail"] == ("team admins add members to their own team "
+                                                                       "(default) only")
 
     for subject, role in ((by_sub, "member"), (by_email, "admin"), (boss, "member")):
         added = await http.post("/v0/members", json={"subject": subject, "team": "acme", "role": role},
                                 headers=bearer(boss_token))  # an identity-provider admin adds them
         assert added.status_code == 201, added.text
         assert added.json()["added_by"] == f"oidc:{boss}"
+    lead_added = await http.post("/v0/members", json={"subject": lead, "team": "acme"}, headers=bearer(boss_token))
+    assert lead_added.status_code == 201
     # Effective at once through this gateway (its member cache is dropped on a change).
     assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "acme", "role": "member"}
     by_email_me = (await me(gateway, by_email_token)).json()
     assert (by_email_me["team"], by_email_me["role"]) == ("acme", "admin")  # named by the email claim
-    assert (await me(gateway, boss_token)).json()["role"] == "admin"  # the role map still makes admin
+    assert (await me(gateway, boss_token)).json() == {"subject": f"oidc:{boss}", "team": "acme", "role": "operator"}
+    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "acme", "role": "admin"}
     assert (await me(gateway, stranger_token)).json()["team"] == "default"
 
     member_sees = await http.get("/v0/members", headers=bearer(by_sub_token))
-    assert sorted(m["subject"] for m in member_sees.json()["members"]) == sorted([by_sub, by_email, boss])
+    assert sorted(m["subject"] for m in member_sees.json()["members"]) == sorted([by_sub, by_email, boss, lead])
     assert (await http.post("/v0/teams", json={"name": "x"}, headers=bearer(by_sub_token))).status_code == 403
-    assert (await http.post("/v0/teams", json={"name": "x"}, headers=bearer(by_email_token))).status_code == 201
+    assert (await http.post("/v0/teams", json={"name": "x"}, headers=bearer(by_email_token))).status_code == 403
+    assert (await http.post("/v0/teams", json={"name": "x"}, headers=bearer(boss_token))).status_code == 201
 
     assert (await http.delete(f"/v0/members/{by_sub}", headers=bearer(ADMIN))).status_code == 200
     assert (await me(gateway, by_sub_token)).json()["team"] == "default"
@@ -81,8 +92,8 @@ async def test_a_managed_platform_refuses_who_is_not_a_member(start_gateway: Any
     assert refused.json() == {"code": "permission_denied", "detail": (
         f"the signed-in user '{stranger}' ({email}) is not a member of any team: ask an admin to add them "
         "(POST /v0/members)")}
-    _, _, boss_token = sign_in(oidc_provider, ["platform-admins"])
-    assert (await me(gateway, boss_token)).json()["role"] == "admin"  # admins are let in to add members
+    _, _, boss_token = sign_in(oidc_provider, ["platform-ops"])
+    assert (await me(gateway, boss_token)).json()["role"] == "operator"  # let in to add members
 
     await http.post("/v0/teams", json={"name": "acme"}, headers=bearer(ADMIN))
     added = await http.post("/v0/members", json={"subject": email, "team": "acme"}, headers=bearer(boss_token))

@@ -36,7 +36,7 @@ def b64(data: bytes) -> str:
 @pytest.fixture
 def verifier() -> OidcVerifier:
     public = KeySet([RSAKey.import_key(KEY.as_dict(private=False))])
-    return OidcVerifier(ISSUER, AUDIENCE, parse_role_map("platform-admins=admin, ml-team=member"), keys=public)
+    return OidcVerifier(ISSUER, AUDIENCE, parse_role_map("platform-ops=operator, platform-admins=admin, ml-team=member"), keys=public)
 
 
 async def test_a_good_token_gives_its_subject_and_the_role_its_groups_map_to(verifier: OidcVerifier) -> None:
@@ -44,6 +44,8 @@ async def test_a_good_token_gives_its_subject_and_the_role_its_groups_map_to(ver
     assert (member.subject, member.role, member.groups) == ("alice", "member", ("ml-team",))
     admin = await verifier.verify(signed(claims(sub="root", groups=["ml-team", "platform-admins"])))
     assert (admin.subject, admin.role) == ("root", "admin")
+    operator = await verifier.verify(signed(claims(sub="ops", groups=["platform-admins", "platform-ops", "ml-team"])))
+    assert operator.role == "operator"  # the highest of its groups' roles
     assert (await verifier.verify(signed(claims(groups=None)))).role == "member"  # no groups: member
 
 
@@ -85,6 +87,7 @@ async def test_every_bad_token_is_refused_with_its_reason(verifier: OidcVerifier
 
 def test_the_role_map_is_checked_when_read() -> None:
     assert parse_role_map("") == {} and parse_role_map("a=admin,b=member") == {"a": "admin", "b": "member"}
+    assert parse_role_map("ops=operator") == {"ops": "operator"}
     for bad in ("a", "a=owner", "=admin"):
-        with pytest.raises(ValueError, match="expected group=admin or group=member"):
+        with pytest.raises(ValueError, match="expected group=operator, group=admin or group=member"):
             parse_role_map(bad)

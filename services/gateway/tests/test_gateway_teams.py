@@ -86,7 +86,7 @@ async def test_admins_manage_teams_and_members_see_their_own(token_gateway: Any,
     acme = created.json()
     assert {k: v for k, v in acme.items() if k != "created_at"} == {
         "name": "acme", "max_sessions": 2, "instance_hours_per_month": 10.0, "open_sessions": 0,
-        "instance_hours_this_month": 0.0}
+        "instance_hours_this_month": 0.0, "members_mint_tokens": True}
     assert isinstance(acme["created_at"], float)
     assert (await http.post("/v0/teams", json={"name": "blue"}, headers=admin)).status_code == 201
 
@@ -120,11 +120,12 @@ async def test_admins_manage_teams_and_members_see_their_own(token_gateway: Any,
     assert other.status_code == missing.status_code == 404
     assert other.json()["detail"] == "no team 'blue'" and missing.json()["detail"] == "no team 'nowhere'"
     assert (await http.get("/v0/teams/nowhere", headers=admin)).json()["detail"] == "no team 'nowhere'"
-    for method, path, body in (("POST", "/v0/teams", {"name": "mine"}), ("PATCH", "/v0/teams/acme", {"max_sessions": 9}),
-                               ("DELETE", "/v0/teams/acme", None)):
+    for method, path, body, needs in (("POST", "/v0/teams", {"name": "mine"}, "only the platform's operator "),
+                                      ("PATCH", "/v0/teams/acme", {"max_sessions": 9}, "only admins "),
+                                      ("DELETE", "/v0/teams/acme", None, "only the platform's operator ")):
         denied = await http.request(method, path, json=body, headers=bearer(member))
         assert denied.status_code == 403, (method, path)
-        assert denied.json()["detail"].startswith("only admins ") and "you are a member of team 'acme'" in \
+        assert denied.json()["detail"].startswith(needs) and "you are a member of team 'acme'" in \
             denied.json()["detail"]
 
     # Quotas set and cleared field by field; the default team gets its row on its first change.

@@ -196,15 +196,16 @@ export interface paths {
         };
         /**
          * List Members
-         * @description Members by team and subject: an admin sees every team's (or `team`'s), a member their own
-         *     team's (another team is a 404, as a missing one).
+         * @description Members by team and subject: the operator sees every team's (or `team`'s), a team's admin
+         *     or member their own team's (another team is a 404, as a missing one).
          */
         get: operations["list_members_v0_members_get"];
         put?: never;
         /**
          * Add Member
          * @description Add a member: from their next sign-in (within 5 s through other gateways) whoever signs in
-         *     with that `sub` or email gets the team and role. Admins only; the team must exist.
+         *     with that `sub` or email gets the team and role. A team's admins add to their own team (another
+         *     team is a 403), the operator to any; the team must exist.
          */
         post: operations["add_member_v0_members_post"];
         delete?: never;
@@ -226,7 +227,8 @@ export interface paths {
         /**
          * Remove Member
          * @description Remove a member; the answer is the member as they were. Their identity-provider tokens stop
-         *     giving them the team at once here, within 5 s through other gateways. Admins only.
+         *     giving them the team at once here, within 5 s through other gateways. A team's admins remove
+         *     their own team's (another team's member is a 404, as a missing one), the operator any.
          */
         delete: operations["remove_member_v0_members__subject__delete"];
         options?: never;
@@ -714,13 +716,14 @@ export interface paths {
         };
         /**
          * List Teams
-         * @description Teams by name with their quotas and use: an admin sees every team, a member their own.
+         * @description Teams by name with their quotas and use: the operator sees every team, a team's admin or
+         *     member their own.
          */
         get: operations["list_teams_v0_teams_get"];
         put?: never;
         /**
          * Create Team
-         * @description Create a team, with its quotas (null or left out: no limit). Admins only.
+         * @description Create a team, with its quotas (null or left out: no limit). The operator only.
          */
         post: operations["create_team_v0_teams_post"];
         delete?: never;
@@ -738,7 +741,8 @@ export interface paths {
         };
         /**
          * Get Team
-         * @description A team with its quotas and use. A member asking for another team gets a 404, as for a missing one.
+         * @description A team with its quotas and use. Anyone but the operator asking for another team gets a
+         *     404, as for a missing one.
          */
         get: operations["get_team_v0_teams__name__get"];
         put?: never;
@@ -746,15 +750,17 @@ export interface paths {
         /**
          * Delete Team
          * @description Delete a team (its row and quotas), which must have no open session and no member; its API
-         *     tokens are revoked with it. The answer is the team as it was. Admins only.
+         *     tokens are revoked with it. The answer is the team as it was. The operator only.
          */
         delete: operations["delete_team_v0_teams__name__delete"];
         options?: never;
         head?: never;
         /**
          * Update Team
-         * @description Set or clear a team's quotas: a field left out stays, null clears it (no limit). The
-         *     broker applies them to the next create. Admins only.
+         * @description Set or clear a team's quotas (the operator only) and its `members_mint_tokens` (its
+         *     admins too): a field left out stays, null clears a quota (no limit). The broker applies
+         *     quotas to the next create. A team's admin naming another team gets a 404, as for a missing
+         *     one; naming a quota, a 403.
          */
         patch: operations["update_team_v0_teams__name__patch"];
         trace?: never;
@@ -768,14 +774,17 @@ export interface paths {
         };
         /**
          * List Tokens
-         * @description API tokens, oldest first: an admin sees every team's, a member their team's.
+         * @description API tokens, oldest first: the operator sees every team's, a team's admin their team's, a
+         *     member their own (the one they present, those they made and those made by those).
          */
         get: operations["list_tokens_v0_tokens_get"];
         put?: never;
         /**
          * Create Token
-         * @description Make an API token. The answer holds its secret, this once. Members make member tokens of
-         *     their own team; admins any role, of any team.
+         * @description Make an API token. The answer holds its secret, this once. The operator makes any role, of
+         *     any team; a team's admin admin or member tokens of their team; a member member tokens of
+         *     their team (unless its admin turned that off: `members_mint_tokens`). A token made by an API
+         *     token expires no later than it (left out: with it) and is revoked with it.
          */
         post: operations["create_token_v0_tokens_post"];
         delete?: never;
@@ -796,8 +805,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke Token
-         * @description Revoke an API token: it is refused from now on (through other gateways within 5 s). A
-         *     member revokes their team's; another team's token is a 404, as a missing one.
+         * @description Revoke an API token and every token it made, transitively: they are refused from now on
+         *     (through other gateways within 5 s). A token the caller does not see (`GET /v0/tokens`) is a
+         *     404, as a missing one.
          */
         delete: operations["revoke_token_v0_tokens__token_id__delete"];
         options?: never;
@@ -1429,9 +1439,10 @@ export interface components {
         IdentityPublic: {
             /**
              * Role
+             * @description operator: the platform's (every team, quotas, usage); admin: of its team; member
              * @enum {string}
              */
-            role: "admin" | "member";
+            role: "operator" | "admin" | "member";
             /**
              * Subject
              * @description "admin", "anonymous", "api-token", an API token's id, or "oidc:<sub>"
@@ -2616,6 +2627,12 @@ export interface components {
              */
             max_sessions?: number | null;
             /**
+             * Members Mint Tokens
+             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may
+             * @default true
+             */
+            members_mint_tokens: boolean;
+            /**
              * Name
              * @description lowercase letters, digits and '-', up to 63
              * @example acme
@@ -2649,6 +2666,11 @@ export interface components {
              * @description open sessions at once; null: no limit
              */
             max_sessions: number | null;
+            /**
+             * Members Mint Tokens
+             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may
+             */
+            members_mint_tokens: boolean;
             /** Name */
             name: string;
             /**
@@ -2659,19 +2681,32 @@ export interface components {
         };
         /**
          * TeamUpdate
-         * @description The quotas to change: a field left out stays as it is, null clears it (no limit).
+         * @description What to change: a field left out stays as it is, null clears a quota (no limit). Quotas
+         *     are the operator's to change; `members_mint_tokens` the team's admins' too.
          */
         TeamUpdate: {
-            /** Instance Hours Per Month */
+            /**
+             * Instance Hours Per Month
+             * @description the operator only
+             */
             instance_hours_per_month?: number | null;
-            /** Max Sessions */
+            /**
+             * Max Sessions
+             * @description the operator only
+             */
             max_sessions?: number | null;
+            /**
+             * Members Mint Tokens
+             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may
+             * @default true
+             */
+            members_mint_tokens: boolean;
         };
         /** TokenCreate */
         TokenCreate: {
             /**
              * Expires In Days
-             * @description null: it never expires
+             * @description null: it never expires. A token made by an API token expires no later than that token: left out, it expires with it
              */
             expires_in_days?: number | null;
             /**
@@ -2681,14 +2716,14 @@ export interface components {
             name: string;
             /**
              * Role
-             * @description admin tokens are made by admins only
+             * @description never above the caller's: admin tokens by admins and the operator, operator tokens by the operator
              * @default member
              * @enum {string}
              */
-            role: "member" | "admin";
+            role: "member" | "admin" | "operator";
             /**
              * Team
-             * @description its team (admins only; default the caller's)
+             * @description its team (another than the caller's: the operator only; default the caller's)
              * @example default
              */
             team?: string | null;
@@ -2714,9 +2749,14 @@ export interface components {
             name: string;
             /**
              * Owner
-             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN) or a token's id
+             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN), a token's id, or 'oidc:<sub>'
              */
             owner: string;
+            /**
+             * Parent Id
+             * @description the API token that made it (revoking that one revokes this one); null: made by PLATFORM_ADMIN_TOKEN or a signed-in user
+             */
+            parent_id?: string | null;
             /** Revoked At */
             revoked_at: number | null;
             /** Role */
@@ -2758,9 +2798,14 @@ export interface components {
             name: string;
             /**
              * Owner
-             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN) or a token's id
+             * @description who made it: 'admin' (PLATFORM_ADMIN_TOKEN), a token's id, or 'oidc:<sub>'
              */
             owner: string;
+            /**
+             * Parent Id
+             * @description the API token that made it (revoking that one revokes this one); null: made by PLATFORM_ADMIN_TOKEN or a signed-in user
+             */
+            parent_id?: string | null;
             /** Revoked At */
             revoked_at: number | null;
             /** Role */
@@ -3313,7 +3358,7 @@ export interface operations {
     list_members_v0_members_get: {
         parameters: {
             query?: {
-                /** @description only this team's (a member: their own) */
+                /** @description only this team's (the operator; others: their own) */
                 team?: string | null;
             };
             header?: never;
@@ -6054,7 +6099,7 @@ export interface operations {
                 since?: string | null;
                 /** @description the last day, YYYY-MM-DD (UTC), inclusive; default today */
                 until?: string | null;
-                /** @description only this team's (admins; a member sees their own team's) */
+                /** @description only this team's (the operator; others see their own team's) */
                 team?: string | null;
                 /** @description csv: a file to download */
                 format?: "json" | "csv";

@@ -1,14 +1,19 @@
 """The one place that decides who a request is (REST and the WebSocket alike).
 
-- `PLATFORM_AUTH=none` without `PLATFORM_API_TOKEN`: everyone is the admin of the one team.
-- `PLATFORM_AUTH=none` with `PLATFORM_API_TOKEN`: that shared token, and no other.
-- `PLATFORM_AUTH=token`: `PLATFORM_ADMIN_TOKEN` (the bootstrap admin), or an API token from
-  `/v0/tokens` that is neither revoked nor expired.
+Roles: `operator` (the platform's: every team, its quotas, members, tokens and usage), `admin`
+(a team's: its own team's members, tokens, usage and token setting) and `member`. None of them
+reaches another team's sessions, recordings or snapshots (`team_access`).
+
+- `PLATFORM_AUTH=none` without `PLATFORM_API_TOKEN`: everyone is the operator, in the one team.
+- `PLATFORM_AUTH=none` with `PLATFORM_API_TOKEN`: that shared token (the operator), and no other.
+- `PLATFORM_AUTH=token`: `PLATFORM_ADMIN_TOKEN` (the bootstrap operator, of the default team), or
+  an API token from `/v0/tokens` that is neither revoked nor expired (its team and role).
 - `PLATFORM_AUTH=oidc`: the same, and the identity provider's tokens (`identity.oidc`): a
   token that is not an API token (`sim_...`) is checked as one of those. A signed-in user who
-  is a member (`/v0/members`, by `sub` or by email) gets the member's team and role; an admin
-  of `PLATFORM_OIDC_ROLE_MAP` is an admin either way. Someone who is neither is a member of the
-  default team on a self-hosted platform, and refused (403) on a managed one.
+  is a member (`/v0/members`, by `sub` or by email) gets the member's team and role; an operator
+  or admin of `PLATFORM_OIDC_ROLE_MAP` has that role either way (in the member's team, else the
+  default one). Someone who is neither is a member of the default team on a self-hosted
+  platform, and refused (403) on a managed one.
 
 A refusal says why.
 
@@ -42,19 +47,31 @@ class Identity:
     """Who a request is.
 
     Attributes:
-        subject: "admin" (the admin token), "anonymous" (no sign-in needed), "api-token" (the
-            shared PLATFORM_API_TOKEN), or an API token's id.
+        subject: "admin" (PLATFORM_ADMIN_TOKEN), "anonymous" (no sign-in needed), "api-token" (the
+            shared PLATFORM_API_TOKEN), an API token's id, or "oidc:<sub>".
         team: the team whose resources it acts on.
-        role: "admin" or "member".
+        role: "operator", "admin" or "member".
+        token: the API token it presented (None for the others): the parent of tokens it makes.
     """
 
     subject: str
     team: str
     role: str
+    token: TokenRecord | None = None
 
     @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
+    def is_operator(self) -> bool:
+        """The platform's operator: every team, its quotas, members, tokens and usage."""
+        return self.role == "operator"
+
+    @property
+    def manages_team(self) -> bool:
+        """An admin of its team, or the operator: members and tokens of the team."""
+        return self.role in ("operator", "admin")
+
+    def reaches(self, team: str) -> bool:
+        """Whether teams, members, tokens and usage of `team` are this caller's to see."""
+        return self.is_operator or team == self.team
 
 
 class Authenticator:
@@ -84,16 +101,16 @@ class Authenticator:
         """
         if self.auth == "none":
             if not self._api_token:
-                return Identity("anonymous", DEFAULT_TEAM, "admin")
+                return Identity("anonymous", DEFAULT_TEAM, "operator")
             if presented is None:
                 raise UnauthenticatedError(f"this platform needs an API token: {MISSING}")
             if not _same(presented, self._api_token):
                 raise UnauthenticatedError("the API token is not valid")
-            return Identity("api-token", DEFAULT_TEAM, "admin")
+            return Identity("api-token", DEFAULT_TEAM, "operator")
         if presented is None:
             raise UnauthenticatedError(f"this platform needs an API token (PLATFORM_AUTH={self.auth}): {MISSING}")
         if self._admin_token and _same(presented, self._admin_token):
-            return Identity("admin", DEFAULT_TEAM, "admin")
+            return Identity("admin", DEFAULT_TEAM, "operator")
         if self.oidc is not None and not presented.startswith(PREFIX):
             return await self._signed_in(self.oidc, presented)
         record = await self._record(presented)
@@ -105,7 +122,7 @@ class Authenticator:
             raise UnauthenticatedError(refusal)
         if self.tokens is not None and await self.tokens.touch(record, now):
             self._found[secret_hash(presented)] = (dataclasses.replace(record, last_used_at=now), time.monotonic())
-        return Identity(record.id, record.team, record.role)
+        return Identity(record.id, record.team, record.role, record)
 
     async def _signed_in(self, oidc: OidcVerifier, presented: str) -> Identity:
         try:
@@ -117,8 +134,8 @@ class Authenticator:
         subject = f"oidc:{claims.subject}"
         member = await self._member(claims)
         if member is not None:
-            return Identity(subject, member.team, "admin" if claims.role == "admin" else member.role)
-        if claims.role == "admin" or not self.managed:
+            return Identity(subject, member.team, claims.role if claims.role != "member" else member.role)
+        if claims.role != "member" or not self.managed:
             return Identity(subject, DEFAULT_TEAM, claims.role)
         who = f"{claims.subject!r}" + (f" ({claims.email})" if claims.email else "")
         raise PermissionDeniedError(f"the signed-in user {who} is not a member of any team: ask an admin to add "

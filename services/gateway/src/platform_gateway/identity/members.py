@@ -1,5 +1,5 @@
 """Members: the people who sign in through the identity provider (`PLATFORM_AUTH=oidc`), each in
-one team with a role, added and removed by admins (`/v0/members`)."""
+one team with a role, added and removed by the team's admins or the operator (`/v0/members`)."""
 
 from __future__ import annotations
 
@@ -81,13 +81,13 @@ class MemberStore:
         async with self.engine.connect() as conn:
             return int((await conn.execute(query)).scalar_one())
 
-    async def remove(self, subject: str) -> Member | None:
-        """Remove a member; the member removed, or None when there was none."""
+    async def remove(self, subject: str, team: str | None = None) -> Member | None:
+        """Remove a member (of `team` when given); the member removed, or None when there was none."""
         member = await self.get(subject)
-        if member is None:
+        if member is None or (team is not None and member.team != team):
             return None
         async with self.engine.begin() as conn:
-            await conn.execute(members.delete().where(members.c.subject == subject))
+            await conn.execute(members.delete().where(members.c.subject == subject, members.c.team == member.team))
         return member
 
 

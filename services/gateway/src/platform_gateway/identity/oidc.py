@@ -28,7 +28,7 @@ from joserfc.jwk import KeySet
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 LEEWAY_S = 30
 REFETCH_S = 30.0
-ROLES = ("admin", "member")
+ROLES = ("operator", "admin", "member")
 UNKNOWN_KID = "the identity token is signed with a key the issuer does not have (unknown kid)"
 
 
@@ -41,16 +41,17 @@ class OidcUnavailable(Exception):
 
 
 def parse_role_map(text: str) -> dict[str, str]:
-    """`platform-admins=admin,ml-team=member` -> {"platform-admins": "admin", ...}.
+    """`platform-ops=operator,ml-leads=admin,ml-team=member` -> {"platform-ops": "operator", ...}.
 
     Raises:
-        ValueError: an entry without `=` or with a role that is not admin or member.
+        ValueError: an entry without `=` or with a role that is not operator, admin or member.
     """
     mapping: dict[str, str] = {}
     for entry in filter(None, (part.strip() for part in text.split(","))):
         group, sep, role = (piece.strip() for piece in entry.partition("="))
         if not sep or not group or role not in ROLES:
-            raise ValueError(f"PLATFORM_OIDC_ROLE_MAP entry {entry!r}: expected group=admin or group=member")
+            raise ValueError(f"PLATFORM_OIDC_ROLE_MAP entry {entry!r}: expected group=operator, group=admin "
+                             "or group=member")
         mapping[group] = role
     return mapping
 
@@ -121,7 +122,8 @@ class OidcVerifier:
             raise OidcRefused(f"the identity token is for another issuer or audience ({exc.description}): "
                               f"expected issuer {self.issuer} and audience {self.audience}") from None
         groups = tuple(str(group) for group in claims.get("groups") or () if isinstance(group, str))
-        role = "admin" if any(self.role_map.get(group) == "admin" for group in groups) else "member"
+        mapped = {self.role_map.get(group) for group in groups}
+        role = next((role for role in ROLES if role in mapped), "member")  # the highest of its groups' roles
         email = claims.get("email")
         verified = claims.get("email_verified") is not False
         return OidcClaims(str(claims["sub"]), role, groups, email if isinstance(email, str) and verified else "")

@@ -23,4 +23,5 @@ class IdentityPublic(BaseModel):
 
     subject: str = Field(description='"admin", "anonymous", "api-token", an API token\'s id, or "oidc:<sub>"')
     team: str
-    role: Literal["admin", "member"]
+    role: Literal["operator", "admin", "member"] = Field(
+        description="operator: the platform's (every team, quotas, usage); admin: of its team; member")

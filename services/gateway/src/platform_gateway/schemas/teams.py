@@ -11,6 +11,8 @@ from platform_gateway.schemas.tokens import TEAM_PATTERN
 DAY_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 MAX_SESSIONS_LIMIT = 1_000_000
 MAX_HOURS_LIMIT = 1e9
+MINT_DESCRIPTION = ("whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator "
+                    "always may")
 
 
 class TeamCreate(BaseModel):
@@ -23,21 +25,26 @@ class TeamCreate(BaseModel):
     instance_hours_per_month: float | None = Field(
         default=None, ge=0, le=MAX_HOURS_LIMIT,
         description="instance-hours per UTC calendar month (a session of n sub-environments counts n); null: no limit")
+    members_mint_tokens: bool = Field(default=True, description=MINT_DESCRIPTION)
 
 
 class TeamUpdate(BaseModel):
-    """The quotas to change: a field left out stays as it is, null clears it (no limit)."""
+    """What to change: a field left out stays as it is, null clears a quota (no limit). Quotas
+    are the operator's to change; `members_mint_tokens` the team's admins' too."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT)
-    instance_hours_per_month: float | None = Field(default=None, ge=0, le=MAX_HOURS_LIMIT)
+    max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT, description="the operator only")
+    instance_hours_per_month: float | None = Field(default=None, ge=0, le=MAX_HOURS_LIMIT,
+                                                   description="the operator only")
+    members_mint_tokens: bool = Field(default=True, description=MINT_DESCRIPTION)
 
 
 class TeamPublic(BaseModel):
     name: str
     max_sessions: int | None = Field(description="open sessions at once; null: no limit")
     instance_hours_per_month: float | None = Field(description="per UTC calendar month; null: no limit")
+    members_mint_tokens: bool = Field(description=MINT_DESCRIPTION)
     created_at: float | None = Field(description="null for a team that exists without being created ('default')")
     open_sessions: int = Field(description="its starting and running sessions now")
     instance_hours_this_month: float = Field(description="used in the current UTC month, open sessions until now")

@@ -1,5 +1,7 @@
-"""Teams and their quotas: listed by everyone (a member sees their own team), created, changed and
-deleted by admins. The broker reads the quotas when it creates a session (`platform_broker.usage`).
+"""Teams and their quotas: listed by everyone (an admin or member sees their own team), created,
+deleted and given quotas by the platform's operator; a team's admin sets its own team's
+`members_mint_tokens`. The broker reads the quotas when it creates a session
+(`platform_broker.usage`).
 
 A team exists when it has a row (`POST /v0/teams`), and "default" always does (a self-hosted
 platform's one team; `PATCH /v0/teams/default` gives it quotas). A caller's own team is shown to
@@ -35,15 +37,27 @@ def directory_of(gateway: Gateway) -> TeamDirectory:
     return directory
 
 
+def _who(identity: Identity) -> str:
+    article = "an" if identity.role[0] in "aeiou" else "a"
+    return f"you are {article} {identity.role} of team {identity.team!r}"
+
+
 def require_admin(identity: Identity, what: str) -> None:
-    """Raises PermissionDeniedError (403) naming the role `what` needs, unless an admin asks."""
-    if not identity.is_admin:
-        raise PermissionDeniedError(f"only admins {what}: you are a {identity.role} of team {identity.team!r}")
+    """Raises PermissionDeniedError (403) naming the role `what` needs, unless a team's admin or
+    the operator asks."""
+    if not identity.manages_team:
+        raise PermissionDeniedError(f"only admins {what}: {_who(identity)}")
+
+
+def require_operator(identity: Identity, what: str) -> None:
+    """Raises PermissionDeniedError (403) naming the operator role, unless the operator asks."""
+    if not identity.is_operator:
+        raise PermissionDeniedError(f"only the platform's operator {what} (role operator): {_who(identity)}")
 
 
 def check_visible(identity: Identity, team: str) -> None:
-    """A member asking about another team gets the 404 a missing team gets."""
-    if not identity.is_admin and team != identity.team:
+    """Anyone but the operator asking about another team gets the 404 a missing team gets."""
+    if not identity.reaches(team):
         raise NotFoundError(f"no team {team!r}")
 
 
@@ -66,6 +80,7 @@ async def team_stats(broker: BrokerClient, team: str | None) -> tuple[Counter[st
 def public(name: str, row: Team | None, open_sessions: Counter[str], hours: dict[str, float]) -> TeamPublic:
     return TeamPublic(name=name, max_sessions=row.max_sessions if row else None,
                       instance_hours_per_month=row.instance_hours_per_month if row else None,
+                      members_mint_tokens=row.members_mint_tokens if row else True,
                       created_at=row.created_at if row else None, open_sessions=open_sessions[name],
                       instance_hours_this_month=round(hours.get(name, 0.0), 6))
 
@@ -74,7 +89,7 @@ async def _existing(gateway: Gateway, identity: Identity, name: str) -> Team | N
     """The team's row (None for a team that exists without one), checked visible to the caller.
 
     Raises:
-        NotFoundError: no such team, or another team's for a member.
+        NotFoundError: no such team, or another team's for anyone but the operator.
     """
     check_visible(identity, name)
     row = await (await directory_of(gateway).teams()).get(name)
@@ -85,9 +100,10 @@ async def _existing(gateway: Gateway, identity: Identity, name: str) -> Team | N
 
 @router.get("", response_model=TeamListPublic)
 async def list_teams(gateway: GatewayDep, broker: BrokerDep, identity: IdentityDep) -> TeamListPublic:
-    """Teams by name with their quotas and use: an admin sees every team, a member their own."""
+    """Teams by name with their quotas and use: the operator sees every team, a team's admin or
+    member their own."""
     store = await directory_of(gateway).teams()
-    if identity.is_admin:
+    if identity.is_operator:
         rows = {row.name: row for row in await store.list()}
         names = sorted({*rows, DEFAULT_TEAM, identity.team})
         open_sessions, hours = await team_stats(broker, None)
@@ -103,13 +119,14 @@ async def list_teams(gateway: GatewayDep, broker: BrokerDep, identity: IdentityD
              responses={403: {"model": ErrorPublic}, 409: {"model": ErrorPublic},
                         422: {"model": ErrorPublic, "description": "a bad name or quota"}})
 async def create_team(body: TeamCreate, gateway: GatewayDep, identity: IdentityDep) -> TeamPublic:
-    """Create a team, with its quotas (null or left out: no limit). Admins only."""
-    require_admin(identity, "create teams")
+    """Create a team, with its quotas (null or left out: no limit). The operator only."""
+    require_operator(identity, "creates teams")
     if body.name == DEFAULT_TEAM:
         raise ConflictError(f"the team {DEFAULT_TEAM!r} always exists: set its quotas with PATCH /v0/teams/{DEFAULT_TEAM}")
     try:
         row = await (await directory_of(gateway).teams()).create(body.name, body.max_sessions,
-                                                                 body.instance_hours_per_month)
+                                                                 body.instance_hours_per_month,
+                                                                 members_mint_tokens=body.members_mint_tokens)
     except TeamExistsError:
         raise ConflictError(f"team {body.name!r} exists already") from None
     return public(row.name, row, Counter(), {})
@@ -117,7 +134,8 @@ async def create_team(body: TeamCreate, gateway: GatewayDep, identity: IdentityD
 
 @router.get("/{name}", response_model=TeamPublic, responses={404: {"model": ErrorPublic}})
 async def get_team(name: str, gateway: GatewayDep, broker: BrokerDep, identity: IdentityDep) -> TeamPublic:
-    """A team with its quotas and use. A member asking for another team gets a 404, as for a missing one."""
+    """A team with its quotas and use. Anyone but the operator asking for another team gets a
+    404, as for a missing one."""
     row = await _existing(gateway, identity, name)
     open_sessions, hours = await team_stats(broker, name)
     return public(name, row, open_sessions, hours)
@@ -127,12 +145,17 @@ async def get_team(name: str, gateway: GatewayDep, broker: BrokerDep, identity: 
               responses={403: {"model": ErrorPublic}, 404: {"model": ErrorPublic}, 422: {"model": ErrorPublic}})
 async def update_team(name: str, body: TeamUpdate, gateway: GatewayDep, broker: BrokerDep,
                       identity: IdentityDep) -> TeamPublic:
-    """Set or clear a team's quotas: a field left out stays, null clears it (no limit). The
-    broker applies them to the next create. Admins only."""
-    require_admin(identity, "change quotas")
-    store = await directory_of(gateway).teams()
+    """Set or clear a team's quotas (the operator only) and its `members_mint_tokens` (its
+    admins too): a field left out stays, null clears a quota (no limit). The broker applies
+    quotas to the next create. A team's admin naming another team gets a 404, as for a missing
+    one; naming a quota, a 403."""
+    require_admin(identity, "change a team's quotas or settings")
+    check_visible(identity, name)
     changes = body.model_dump(include=body.model_fields_set)
-    row = await store.update(name, **changes, create=name == DEFAULT_TEAM)
+    if set(changes) - {"members_mint_tokens"}:
+        require_operator(identity, "changes quotas")
+    store = await directory_of(gateway).teams()
+    row = await store.update(name, **changes, create=name in (DEFAULT_TEAM, identity.team))
     if row is None:
         raise NotFoundError(f"no team {name!r}")
     open_sessions, hours = await team_stats(broker, name)
@@ -143,8 +166,8 @@ async def update_team(name: str, body: TeamUpdate, gateway: GatewayDep, broker: 
                responses={403: {"model": ErrorPublic}, 404: {"model": ErrorPublic}, 409: {"model": ErrorPublic}})
 async def delete_team(name: str, gateway: GatewayDep, broker: BrokerDep, identity: IdentityDep) -> TeamPublic:
     """Delete a team (its row and quotas), which must have no open session and no member; its API
-    tokens are revoked with it. The answer is the team as it was. Admins only."""
-    require_admin(identity, "delete teams")
+    tokens are revoked with it. The answer is the team as it was. The operator only."""
+    require_operator(identity, "deletes teams")
     if name == DEFAULT_TEAM:
         raise ConflictError(f"the team {DEFAULT_TEAM!r} always exists: clear its quotas with PATCH /v0/teams/{DEFAULT_TEAM}")
     directory = directory_of(gateway)
@@ -173,5 +196,6 @@ async def _revoke_tokens_of(gateway: Gateway, team: str) -> None:
         return
     for record in await authenticator.tokens.list(team):
         if record.revoked_at is None:
-            await authenticator.tokens.revoke(record.id)
-            authenticator.forget(record.id)
+            revocation = await authenticator.tokens.revoke(record.id)
+            for token_id in revocation.revoked_ids if revocation is not None else ():
+                authenticator.forget(token_id)

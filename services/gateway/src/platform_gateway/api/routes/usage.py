@@ -1,5 +1,6 @@
 """Usage: instance-hours per UTC day, team and environment, from the broker's session table
-(`platform_broker.usage`), as JSON or CSV. Admins see every team's, members their own team's."""
+(`platform_broker.usage`), as JSON or CSV. The platform's operator sees every team's (for
+invoicing), a team's admins and members their own team's."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ async def get_usage(
     since: str | None = Query(default=None, description="the first day, YYYY-MM-DD (UTC); default the 1st of this month"),
     until: str | None = Query(default=None, description="the last day, YYYY-MM-DD (UTC), inclusive; default today"),
     team: str | None = Query(default=None, pattern=TEAM_PATTERN,
-                             description="only this team's (admins; a member sees their own team's)"),
+                             description="only this team's (the operator; others see their own team's)"),
     format: Literal["json", "csv"] = Query(default="json", description="csv: a file to download"),
 ) -> UsagePublic | Response:
     """Instance-hours per UTC day, team and env id: each session counts from its creation to its
@@ -56,7 +57,7 @@ async def get_usage(
         raise InvalidArgumentError(f"until ({until_day}) is before since ({since_day})", field="until")
     if team is not None:
         check_visible(identity, team)
-    wanted = team if identity.is_admin else identity.team
+    wanted = team if identity.is_operator else identity.team
     rows = await broker.usage(wanted, since_day.isoformat(), until_day.isoformat())
     data = [UsageRowPublic(day=r.day, team=r.team, env_id=r.env_id, instance_hours=round(r.instance_hours, 6),
                            sessions=r.sessions) for r in rows]
