@@ -1,7 +1,9 @@
 """The Team page on a managed platform (PLATFORM_MODE=managed, PLATFORM_AUTH=token) in Chromium:
-an admin makes an API token and sees its secret once (Copy puts it on the clipboard), the token
-works, then is revoked after a confirmation and no longer works; an admin makes a team, sets
-its quotas and adds and removes a member; a member of that team sees it read-only."""
+the operator makes an API token and sees its secret once (Copy puts it on the clipboard), the
+token works, then is revoked after a confirmation and no longer works; the operator makes a
+team, sets its quotas and adds and removes a member; a member of that team sees it read-only; a
+team's admin gets its team's controls but no quotas nor other teams, and bars members from
+making tokens."""
 
 from __future__ import annotations
 
@@ -109,8 +111,48 @@ def test_admins_set_quotas_and_members_which_a_member_sees_read_only(signed_in_p
     expect(member.get_by_test_id("team-name")).to_have_text("ml-research")
     expect(member.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
     expect(member.get_by_test_id("member-row-bob@example.com")).to_be_visible()
-    for admin_only in ("team-picker", "team-new-name", "quota-edit", "member-add", "member-remove-bob@example.com"):
+    for admin_only in ("team-picker", "team-new-name", "quota-edit", "member-add", "member-remove-bob@example.com",
+                       "team-members-mint-tokens"):
         expect(member.get_by_test_id(admin_only)).to_have_count(0)
+    expect(member.get_by_test_id("team-members-mint-tokens-text")).to_have_text("Members may make API tokens.")
     expect(member.locator("[data-testid=token-role] option[value=admin]")).to_have_count(0)
     expect(member.get_by_test_id(f"token-row-{made.json()['id']}")).to_be_visible()
     screenshot(member, "team-member", full_page=True)
+
+
+def test_a_team_admin_gets_its_teams_controls_only_and_bars_members_from_minting(
+        signed_in_page, managed_platform: PlatformStack, admin_token: str, console, screenshot) -> None:
+    console.allow(r"status of 403")  # the member's refused token
+    url, operator = managed_platform.url, {"Authorization": f"Bearer {admin_token}"}
+    assert httpx.post(f"{url}/v0/teams", json={"name": "vision"}, headers=operator, timeout=30).status_code == 201
+    made = [httpx.post(f"{url}/v0/tokens", json={"name": f"vision {role}", "team": "vision", "role": role},
+                       headers=operator, timeout=30).json() for role in ("admin", "member")]
+    admin, member = made
+
+    page = signed_in_page("/team?team=default", admin["token"])
+    expect(page.get_by_test_id("team-name")).to_have_text("vision")
+    expect(page.get_by_test_id("team-role")).to_contain_text("admin of team vision")
+    for operator_only in ("team-picker", "team-new-name", "quota-edit"):
+        expect(page.get_by_test_id(operator_only)).to_have_count(0)
+    expect(page.get_by_test_id("member-add")).to_be_visible()
+    expect(page.locator("[data-testid=token-role] option[value=admin]")).to_have_count(1)
+    expect(page.locator("[data-testid=token-role] option[value=operator]")).to_have_count(0)
+    expect(page.get_by_test_id(f"token-row-{member['id']}")).to_be_visible()  # the team's tokens
+    setting = page.get_by_test_id("team-members-mint-tokens")
+    expect(setting).to_be_checked()
+    setting.click()
+    expect(setting).not_to_be_checked()
+    assert httpx.get(f"{url}/v0/teams/vision", headers=operator, timeout=30).json()["members_mint_tokens"] is False
+    screenshot(page, "team-admin", full_page=True)
+
+    refused = httpx.post(f"{url}/v0/tokens", json={"name": "x"}, headers={"Authorization": f"Bearer {member['token']}"},
+                         timeout=30)
+    assert refused.status_code == 403 and "turned off API tokens made by members" in refused.json()["detail"]
+    as_member = signed_in_page("/team", member["token"])
+    expect(as_member.get_by_test_id("team-members-mint-tokens-text")).to_have_text(
+        "The team's admin turned off API tokens made by members.")
+    expect(as_member.get_by_test_id(f"token-row-{member['id']}")).to_be_visible()
+    expect(as_member.get_by_test_id(f"token-row-{admin['id']}")).to_have_count(0)  # their own tokens only
+    as_member.get_by_test_id("token-name").fill("mine")
+    as_member.get_by_test_id("token-create").click()
+    expect(as_member.get_by_test_id("token-create-error")).to_contain_text("turned off API tokens made by members")

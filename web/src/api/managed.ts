@@ -3,7 +3,14 @@
 // every other). A refusal throws the gateway's ApiError; a 401 sends the app back to sign-in.
 import { api, apiError, must, type Schemas } from "./client";
 
+/** A member's role in their team (the operator is no member: PLATFORM_ADMIN_TOKEN, operator
+ * tokens, groups mapped to operator). */
 export type Role = "admin" | "member";
+/** Who may do what (docs/auth.md, "What each role may do"): the platform's operator every team
+ * and its quotas; a team's admin its own team's members, tokens and token setting. */
+export function roles(role: string | undefined): { isOperator: boolean; managesTeam: boolean } {
+  return { isOperator: role === "operator", managesTeam: role === "operator" || role === "admin" };
+}
 export type TeamPublic = Schemas["TeamPublic"];
 export type TeamCreate = Schemas["TeamCreate"];
 /** PATCH /v0/teams/{name}: a field left out stays, null clears it (no limit). */

@@ -2628,10 +2628,9 @@ export interface components {
             max_sessions?: number | null;
             /**
              * Members Mint Tokens
-             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may
-             * @default true
+             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may; null or left out: true
              */
-            members_mint_tokens: boolean;
+            members_mint_tokens?: boolean | null;
             /**
              * Name
              * @description lowercase letters, digits and '-', up to 63
@@ -2697,10 +2696,9 @@ export interface components {
             max_sessions?: number | null;
             /**
              * Members Mint Tokens
-             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may
-             * @default true
+             * @description whether the team's members may make API tokens (POST /v0/tokens); its admins and the operator always may; null or left out: as it is
              */
-            members_mint_tokens: boolean;
+            members_mint_tokens?: boolean | null;
         };
         /** TokenCreate */
         TokenCreate: {

@@ -25,11 +25,13 @@ export const EXPIRY_CHOICES: readonly { label: string; days: number | null }[] =
 ];
 export const DEFAULT_EXPIRY_DAYS = 90;
 
+export type TokenRole = TokenCreate["role"];
+
 export interface TokenForm {
   name: string;
-  role: "member" | "admin";
+  role: TokenRole;
   expiresInDays: number | null;
-  /** The team it is for; sent only when an admin picks another team than their own. */
+  /** The team it is for; sent only when the operator picks another team than their own. */
   team: string | null;
 }
 

@@ -1,8 +1,11 @@
 // The Team page's quotas (/v0/teams): open sessions against max_sessions, and this UTC month's
-// instance-hours against instance_hours_per_month (empty: no limit). Admins edit both (PATCH
-// /v0/teams/{name}; an empty field clears the limit).
+// instance-hours against instance_hours_per_month (empty: no limit). The platform's operator edits
+// both (PATCH /v0/teams/{name}; an empty field clears the limit). The team's setting "Members may
+// make API tokens" (members_mint_tokens): a checkbox for the operator and the team's admins, text
+// for members.
 // data-testid: quota-panel, quota-error, quota-sessions, quota-hours, quota-edit, quota-max-sessions,
-// quota-instance-hours, quota-save, quota-cancel, quota-save-error.
+// quota-instance-hours, quota-save, quota-cancel, quota-save-error, team-members-mint-tokens,
+// team-members-mint-tokens-text, team-setting-error.
 import { type FormEvent, useState } from "react";
 import { managed, type TeamPublic } from "../../api/managed";
 import { errorText } from "../../lib/errors";
@@ -14,7 +17,10 @@ interface Props {
   name: string;
   team: TeamPublic | null;
   error: string | null;
-  isAdmin: boolean;
+  /** The platform's operator: edits quotas. */
+  isOperator: boolean;
+  /** The operator or the team's admin: sets members_mint_tokens. */
+  managesTeam: boolean;
   onSaved: (team: TeamPublic) => void;
 }
 
@@ -22,12 +28,27 @@ function asText(value: number | null): string {
   return value === null ? "" : String(value);
 }
 
-export function QuotaPanel({ name, team, error, isAdmin, onSaved }: Props) {
+export function QuotaPanel({ name, team, error, isOperator, managesTeam, onSaved }: Props) {
   const [editing, setEditing] = useState(false);
   const [sessions, setSessions] = useState("");
   const [hours, setHours] = useState("");
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
+  const [setting, setSetting] = useState(false);
+  const [settingError, setSettingError] = useState<string | null>(null);
+  const membersMint = team?.members_mint_tokens ?? true;
+
+  async function setMembersMint(value: boolean) {
+    setSetting(true);
+    setSettingError(null);
+    try {
+      onSaved(await managed.updateTeam(name, { members_mint_tokens: value }));
+    } catch (e) {
+      setSettingError(errorText(e));
+    } finally {
+      setSetting(false);
+    }
+  }
 
   function edit() {
     setSessions(asText(team?.max_sessions ?? null));
@@ -71,10 +92,10 @@ export function QuotaPanel({ name, team, error, isAdmin, onSaved }: Props) {
         </dl>
       ) : null}
       {!team && !error ? <p className="muted" data-testid="quota-none">Team {name} has no quotas set: no limit.</p> : null}
-      {isAdmin && !editing && !error ? (
+      {isOperator && !editing && !error ? (
         <button type="button" data-testid="quota-edit" onClick={edit}>Edit quotas</button>
       ) : null}
-      {!isAdmin ? <p className="muted">Only admins change quotas.</p> : null}
+      {!isOperator ? <p className="muted">Only the platform's operator changes quotas.</p> : null}
       {editing ? (
         <form className="team-form" onSubmit={save}>
           <label>
@@ -92,6 +113,19 @@ export function QuotaPanel({ name, team, error, isAdmin, onSaved }: Props) {
         </form>
       ) : null}
       {saveError ? <p className="error" role="alert" data-testid="quota-save-error">{saveError}</p> : null}
+      {managesTeam && !error ? (
+        <label className="team-setting">
+          <input type="checkbox" data-testid="team-members-mint-tokens" checked={membersMint} disabled={setting}
+            onChange={(e) => void setMembersMint(e.target.checked)} />
+          Members may make API tokens
+        </label>
+      ) : null}
+      {!managesTeam && !error ? (
+        <p className="muted" data-testid="team-members-mint-tokens-text">
+          {membersMint ? "Members may make API tokens." : "The team's admin turned off API tokens made by members."}
+        </p>
+      ) : null}
+      {settingError ? <p className="error" role="alert" data-testid="team-setting-error">{settingError}</p> : null}
     </section>
   );
 }

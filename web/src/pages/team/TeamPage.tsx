@@ -1,13 +1,14 @@
-// The Team page (/team, `?team=<name>` for admins): the team's quotas, its members and its API
-// tokens. Members see their own team, read-only where the API forbids changes (quotas,
-// members); admins pick any team, make teams, edit quotas and add or remove members. Each
+// The Team page (/team, `?team=<name>` for the operator): the team's quotas, its members and its
+// API tokens. The platform's operator picks any team, makes teams and edits quotas; the operator
+// and a team's admins add or remove members and set whether members may make API tokens; members
+// see their own team, read-only where the API forbids changes. Each
 // section shows the gateway's reason when it refuses (a platform without teams, a member asking
 // for another team).
 // data-testid: team-page, team-name, team-role, team-picker, team-new-name, team-create,
 // team-create-error; QuotaPanel's, MembersPanel's and TokensPanel's.
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { useSearchParams } from "react-router-dom";
-import { managed, type TeamPublic } from "../../api/managed";
+import { managed, roles, type TeamPublic } from "../../api/managed";
 import { useIdentity } from "../../lib/auth/useSignIn";
 import { errorText } from "../../lib/errors";
 import { MembersPanel } from "./MembersPanel";
@@ -17,7 +18,7 @@ import "./team.css";
 
 export function TeamPage() {
   const { who, how } = useIdentity();
-  const isAdmin = who?.role === "admin";
+  const { isOperator, managesTeam } = roles(who?.role);
   const [params, setParams] = useSearchParams();
   const [teams, setTeams] = useState<TeamPublic[] | null>(null);
   const [teamsError, setTeamsError] = useState<string | null>(null);
@@ -26,7 +27,7 @@ export function TeamPage() {
   const [createError, setCreateError] = useState<string | null>(null);
 
   const ownTeam = who?.team ?? "default";
-  const team = isAdmin ? params.get("team") || ownTeam : ownTeam;
+  const team = isOperator ? params.get("team") || ownTeam : ownTeam;
 
   const load = useCallback(async () => {
     try {
@@ -78,7 +79,7 @@ export function TeamPage() {
           {who ? <>Signed in as <strong>{who.subject}</strong>: {who.role} of team {who.team}</> : null}
           {how?.mode === "managed" ? ". Each team sees only its own sessions, recordings and usage." : "."}
         </p>
-        {isAdmin ? (
+        {isOperator ? (
           <div className="team-admin-row">
             <label>
               Team
@@ -98,8 +99,9 @@ export function TeamPage() {
         ) : null}
         {createError ? <p className="error" role="alert" data-testid="team-create-error">{createError}</p> : null}
       </header>
-      <QuotaPanel key={`quota-${team}`} name={team} team={row} error={teamsError} isAdmin={isAdmin} onSaved={saved} />
-      <MembersPanel key={`members-${team}`} team={team} isAdmin={isAdmin} />
+      <QuotaPanel key={`quota-${team}`} name={team} team={row} error={teamsError} isOperator={isOperator}
+        managesTeam={managesTeam} onSaved={saved} />
+      <MembersPanel key={`members-${team}`} team={team} isAdmin={managesTeam} />
       <TokensPanel key={`tokens-${team}`} team={team} who={who} />
     </div>
   );

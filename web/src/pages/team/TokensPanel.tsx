@@ -1,17 +1,20 @@
 // The Team page's API tokens (/v0/tokens): make one (name, role, expiry) and see its secret once;
 // the team's tokens with when they were made, last used and expire; revoke one after a
-// confirmation (it is refused from then on). Members make member tokens of their own team and
-// revoke their team's; admins make either role, for the team shown.
+// confirmation (it is refused from then on, and so is every token it made). Members make member
+// tokens of their own team (unless its admin turned that off) and see and revoke their own;
+// a team's admins make admin or member tokens of their team; the platform's operator any role,
+// for the team shown.
 // data-testid: tokens-panel, tokens-error, token-name, token-role, token-expiry, token-create,
 // token-create-error, tokens-table, token-row-<id>, token-state-<id>, token-last-used-<id>,
 // token-revoke-<id>, revoke-dialog (-confirm, -cancel, -error); SecretOnceBox's.
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { api, apiError, must } from "../../api/client";
+import { roles } from "../../api/managed";
 import { errorText } from "../../lib/errors";
 import type { Identity } from "../../lib/auth/useSignIn";
 import {
   DEFAULT_EXPIRY_DAYS, EXPIRY_CHOICES, type SecretOnce, secretOnce, tokenBody, type TokenPublic, tokenState, whenText,
-  withoutSecret,
+  type TokenRole, withoutSecret,
 } from "../../lib/team/team";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { SecretOnceBox } from "./SecretOnceBox";
@@ -22,11 +25,11 @@ interface Props {
 }
 
 export function TokensPanel({ team, who }: Props) {
-  const isAdmin = who?.role === "admin";
+  const { isOperator, managesTeam: isAdmin } = roles(who?.role);
   const [tokens, setTokens] = useState<TokenPublic[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState("");
-  const [role, setRole] = useState<"member" | "admin">("member");
+  const [role, setRole] = useState<TokenRole>("member");
   const [expiry, setExpiry] = useState<number | null>(DEFAULT_EXPIRY_DAYS);
   const [creating, setCreating] = useState(false);
   const [createError, setCreateError] = useState<string | null>(null);
@@ -50,7 +53,7 @@ export function TokensPanel({ team, who }: Props) {
 
   async function create(event: FormEvent) {
     event.preventDefault();
-    const made = tokenBody({ name, role, expiresInDays: expiry, team: isAdmin && team !== who?.team ? team : null });
+    const made = tokenBody({ name, role, expiresInDays: expiry, team: isOperator && team !== who?.team ? team : null });
     if ("problem" in made) {
       setCreateError(made.problem);
       return;
@@ -95,6 +98,8 @@ export function TokensPanel({ team, who }: Props) {
       <h2 id="tokens-title">API tokens</h2>
       <p className="muted">
         For scripts and the SDK (<code>PLATFORM_TOKEN</code>). A token acts for team <strong>{team}</strong> with its role.
+        One made with an API token expires with it at the latest and is revoked with it.
+        {isAdmin ? null : " You see the tokens you made."}
       </p>
       <form className="team-form" onSubmit={create}>
         <label>
@@ -104,10 +109,11 @@ export function TokensPanel({ team, who }: Props) {
         </label>
         <label>
           Role
-          <select data-testid="token-role" value={role} onChange={(e) => setRole(e.target.value as "member" | "admin")}
+          <select data-testid="token-role" value={role} onChange={(e) => setRole(e.target.value as TokenRole)}
             disabled={!isAdmin} title={isAdmin ? undefined : "Only admins make admin tokens"}>
             <option value="member">member</option>
             {isAdmin ? <option value="admin">admin</option> : null}
+            {isOperator ? <option value="operator">operator</option> : null}
           </select>
         </label>
         <label>

@@ -1,14 +1,14 @@
 // The Usage page (/usage?since=&until=&team=): instance-hours by UTC day, team and environment
 // (GET /v0/usage), this UTC month so far by default. A stacked bar chart per environment and
 // day, the table with its total, and "Download CSV" (the same range as text/csv, fetched with
-// the token and saved: a plain link could not carry it). Admins see every team's usage or pick
-// one; members see their team's.
+// the token and saved: a plain link could not carry it). The platform's operator sees every team's
+// usage or picks one; a team's admins and members see their team's.
 // data-testid: usage-page, usage-since, usage-until, usage-team, usage-range-error, usage-error,
 // usage-total-hours, usage-summary, usage-table, usage-row-<day>-<team>-<env>, usage-empty,
 // usage-download-csv, usage-download-error; UsageChart's.
 import { useEffect, useMemo, useState } from "react";
 import { useSearchParams } from "react-router-dom";
-import { managed, type UsageReport, usagePath } from "../../api/managed";
+import { managed, roles, type UsageReport, usagePath } from "../../api/managed";
 import { useIdentity } from "../../lib/auth/useSignIn";
 import { downloadWithToken } from "../../lib/download";
 import { errorText } from "../../lib/errors";
@@ -19,7 +19,7 @@ import { UsageChart } from "./UsageChart";
 
 export function UsagePage() {
   const { who } = useIdentity();
-  const isAdmin = who?.role === "admin";
+  const isAdmin = roles(who?.role).isOperator; // picks any team
   const [params, setParams] = useSearchParams();
   const month = useMemo(() => thisMonth(), []);
   const since = params.get("since") || month.since;

@@ -25,7 +25,7 @@ class TeamCreate(BaseModel):
     instance_hours_per_month: float | None = Field(
         default=None, ge=0, le=MAX_HOURS_LIMIT,
         description="instance-hours per UTC calendar month (a session of n sub-environments counts n); null: no limit")
-    members_mint_tokens: bool = Field(default=True, description=MINT_DESCRIPTION)
+    members_mint_tokens: bool | None = Field(default=None, description=MINT_DESCRIPTION + "; null or left out: true")
 
 
 class TeamUpdate(BaseModel):
@@ -37,7 +37,7 @@ class TeamUpdate(BaseModel):
     max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT, description="the operator only")
     instance_hours_per_month: float | None = Field(default=None, ge=0, le=MAX_HOURS_LIMIT,
                                                    description="the operator only")
-    members_mint_tokens: bool = Field(default=True, description=MINT_DESCRIPTION)
+    members_mint_tokens: bool | None = Field(default=None, description=MINT_DESCRIPTION + "; null or left out: as it is")
 
 
 class TeamPublic(BaseModel):

@@ -126,7 +126,7 @@ async def create_team(body: TeamCreate, gateway: GatewayDep, identity: IdentityD
     try:
         row = await (await directory_of(gateway).teams()).create(body.name, body.max_sessions,
                                                                  body.instance_hours_per_month,
-                                                                 members_mint_tokens=body.members_mint_tokens)
+                                                                 members_mint_tokens=body.members_mint_tokens is not False)
     except TeamExistsError:
         raise ConflictError(f"team {body.name!r} exists already") from None
     return public(row.name, row, Counter(), {})
@@ -152,6 +152,8 @@ async def update_team(name: str, body: TeamUpdate, gateway: GatewayDep, broker: 
     require_admin(identity, "change a team's quotas or settings")
     check_visible(identity, name)
     changes = body.model_dump(include=body.model_fields_set)
+    if changes.get("members_mint_tokens", False) is None:
+        del changes["members_mint_tokens"]  # null: as it is
     if set(changes) - {"members_mint_tokens"}:
         require_operator(identity, "changes quotas")
     store = await directory_of(gateway).teams()
