@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import websockets
-from platform_gateway.identity.tokens import TokenStore
+from platform_gateway.identity.tokens import ParentRevokedError, TokenStore
 from platform_database import open_engine
 
 ADMIN = "admin-bootstrap-secret"
@@ -220,3 +220,45 @@ async def _upgrades_old_table(url: str) -> None:
         assert all(r.revoked_at is not None for r in await store.list())
     finally:
         await engine.dispose()
+
+
+async def test_a_revoke_reaches_what_was_made_through_another_gateway(start_gateway: Any, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/shared.db"
+    here = await start_gateway(auth="token", admin_token=ADMIN, database_url=url)
+    there = await start_gateway(auth="token", admin_token=ADMIN, database_url=url)
+    parent = (await make(here, ADMIN, name="parent")).json()
+    child = (await make(there, parent["token"], name="child")).json()  # `there` now remembers the parent
+    assert (await there.http.get("/v0/me", headers=bearer(child["token"]))).status_code == 200  # and the child
+    assert (await here.http.delete(f"/v0/tokens/{parent['id']}", headers=bearer(ADMIN))).status_code == 200
+    # `there` still remembers both as good for up to 5 s, but no token is made with the revoked parent.
+    refused = await make(there, parent["token"], name="late")
+    assert refused.status_code == 401 and refused.json()["detail"] == f"the API token {parent['id']} (parent) was revoked"
+    names = {t["name"] for t in (await here.http.get("/v0/tokens", headers=bearer(ADMIN))).json()["tokens"]}
+    assert "late" not in names
+    deadline = time.monotonic() + 8
+    while (answer := await there.http.get("/v0/me", headers=bearer(child["token"]))).status_code == 200:
+        assert time.monotonic() < deadline, "the child still works through the other gateway after 8 s"
+        await asyncio.sleep(0.25)
+    assert answer.status_code == 401 and "was revoked" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_makes_racing_a_revoke_leave_no_live_child(backend: str, request: pytest.FixtureRequest,
+                                                         tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/race.db" if backend == "sqlite" else str(request.getfixturevalue("postgres_database"))
+    store = TokenStore(open_engine(url))
+    await store.create_tables()
+    try:
+        parent, _ = await store.issue("parent", "default", "member", "admin")
+        child, _ = await store.issue("child", "default", "member", parent.id, parent_id=parent.id)
+
+        async def make_under(parent_id: str) -> None:
+            await store.issue("racer", "default", "member", parent_id, parent_id=parent_id)
+
+        results = await asyncio.gather(*(make_under(p) for p in (parent.id, child.id) * 10), store.revoke(parent.id),
+                                       *(make_under(p) for p in (parent.id, child.id) * 10), return_exceptions=True)
+        assert not [r for r in results if isinstance(r, Exception) and not isinstance(r, ParentRevokedError)]
+        live = [r for r in await store.list() if r.revoked_at is None]
+        assert live == []  # every child made before the revoke was revoked with it; none made after
+    finally:
+        await store.engine.dispose()
