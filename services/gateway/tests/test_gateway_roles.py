@@ -250,3 +250,18 @@ async def test_members_may_be_barred_from_minting_by_their_admin(world: World) -
     assert (await w.call(w.beta_admin.secret, "PATCH", "/v0/teams/beta", {"members_mint_tokens": True})).status_code \
         == 200
     assert (await w.call(w.beta_member.secret, "POST", "/v0/tokens", {"name": "again"})).status_code == 201
+
+
+COVERED = {("GET", "/v0/teams"), ("POST", "/v0/teams"), ("GET", "/v0/teams/{name}"), ("PATCH", "/v0/teams/{name}"),
+           ("DELETE", "/v0/teams/{name}"), ("GET", "/v0/members"), ("POST", "/v0/members"),
+           ("DELETE", "/v0/members/{subject}"), ("GET", "/v0/tokens"), ("POST", "/v0/tokens"),
+           ("DELETE", "/v0/tokens/{token_id}"), ("GET", "/v0/usage")}
+
+
+async def test_the_matrix_covers_every_admin_and_member_route(world: World) -> None:
+    """A route added under /v0/teams, /v0/members, /v0/tokens or /v0/usage fails here until the
+    matrix above (and docs/auth.md's table) says who may call it."""
+    document = (await world.gateway.http.get("/openapi.json")).json()
+    served = {(method.upper(), path) for path, item in document["paths"].items()
+              if path.split("/")[2:3] in (["teams"], ["members"], ["tokens"], ["usage"]) for method in item}
+    assert served == COVERED
