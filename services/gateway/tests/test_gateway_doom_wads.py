@@ -80,3 +80,27 @@ async def test_an_upload_over_20_mb_is_a_413_whether_declared_or_streamed(wad_ga
     assert response.status_code == 413, response.text
     assert response.json()["detail"] == f"the WAD is more than {MAX_WAD_BYTES} bytes: uploads are at most 20 MB ({MAX_WAD_BYTES} bytes)"
     assert not list((tmp_path / "wads").glob("*.json"))
+
+
+async def test_a_team_that_uploads_a_wad_another_team_was_refused_then_reaches_it(
+        start_gateway: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Managed: the gateway remembers a WAD's owners; a team refused it (not an owner yet) that then
+    uploads the same bytes owns it too, at once (the remembered owners are read again on a refusal)."""
+    monkeypatch.setenv("PLATFORM_WADS", str(tmp_path / "wads"))
+    admin = "wads-operator-token"
+    gateway = await start_gateway(auth="token", admin_token=admin, mode="managed",
+                                  database_url=f"sqlite:///{tmp_path}/platform.db")
+
+    async def member(team: str) -> dict[str, str]:
+        made = await gateway.http.post("/v0/tokens", json={"name": team, "team": team},
+                                       headers={"Authorization": f"Bearer {admin}"})
+        return {"Authorization": f"Bearer {made.json()['token']}"}
+
+    red, blue = await member("red"), await member("blue")
+    data = write_corridor_wad(tmp_path / "shared.wad").read_bytes()
+    wad = (await gateway.http.post("/v0/doom/wads", params={"name": "shared.wad"}, content=data, headers=red)).json()
+    assert (await gateway.http.get(f"/v0/doom/wads/{wad['id']}", headers=red)).status_code == 200  # remembered
+    assert (await gateway.http.get(f"/v0/doom/wads/{wad['id']}", headers=blue)).status_code == 404
+    uploaded = await gateway.http.post("/v0/doom/wads", params={"name": "mine.wad"}, content=data, headers=blue)
+    assert uploaded.status_code in (200, 201) and uploaded.json()["id"] == wad["id"]
+    assert (await gateway.http.get(f"/v0/doom/wads/{wad['id']}", headers=blue)).status_code == 200

@@ -95,7 +95,9 @@ class TeamAccess:
         if not self.managed:
             return
         owners = self._known.get((kind, resource_id))
-        if owners is None:
+        # Remembered owners only ever grow (a team that uploads a WAD another team has owns it
+        # too): a refusal reads them again, so a new owner is never refused from memory.
+        if owners is None or identity.team not in owners:
             try:
                 owners = await self._owners[kind](resource_id)
             except NotFoundError:
