@@ -24,6 +24,8 @@ from platform_testing.platform import PlatformStack, clean_env, running_platform
 TOKEN = "guide-token"
 CURL = "/usr/bin/curl"
 SERVER_SIDE = ("grpcio", "simplejpeg", "opentelemetry")  # a name, or a prefix of names (opentelemetry-*)
+# The guide's step 1: the wheel "needs only numpy, gymnasium, httpx and protobuf" (and what they pull).
+CLIENT_BASE = {"platform-sdk", "numpy", "gymnasium", "httpx", "protobuf"}
 
 # The guide's step 1, as its reader types it (PLATFORM_URL and PLATFORM_TOKEN are set).
 INSTALL = """
@@ -102,18 +104,21 @@ def test_the_venv_holds_only_the_client_dependencies(client: Client) -> None:
     listed = client.run([str(client.python), "-m", "pip", "list", "--format=json"], cwd=client.root)
     assert listed.returncode == 0, listed.stderr
     names = {p["name"].lower().replace("_", "-") for p in json.loads(listed.stdout)}
-    assert {"platform-sdk", "numpy", "gymnasium", "httpx", "protobuf", "websockets"} <= names
+    assert CLIENT_BASE <= names
     assert not [n for n in names if n.startswith(SERVER_SIDE)], sorted(names)
+    assert "websockets" not in names, sorted(names)  # the SDK's WebSocket client is its own
     assert "platform-contracts" not in names  # its code is inside the wheel
 
 
-def test_a_session_runs_from_the_wheel(client: Client) -> None:
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "gateway-websocket"])
+def test_a_session_runs_from_the_wheel(client: Client, direct: bool) -> None:
+    """Both step paths: the env host's step link, and the gateway's WebSocket (the SDK's own client)."""
     assert client.install.returncode == 0, client.install.stderr
     script = textwrap.dedent("""
         import json, sys
         import platform_sdk
 
-        with platform_sdk.connect("cartpole") as env:
+        with platform_sdk.connect("cartpole", direct=sys.argv[1] == "1") as env:
             observation, info = env.reset(seed=0)
             steps, total = 0, 0.0
             for _ in range(30):
@@ -124,16 +129,18 @@ def test_a_session_runs_from_the_wheel(client: Client) -> None:
             print(json.dumps({"file": platform_sdk.__file__, "steps": steps, "return": total,
                               "shape": list(observation.shape), "path": env.step_path,
                               "server_side": sorted({m.split(".")[0] for m in sys.modules}
-                                                    & {"grpc", "opentelemetry", "simplejpeg"})}))
+                                                    & {"grpc", "opentelemetry", "simplejpeg", "websockets"})}))
     """)
     folder = client.root / "plain"
     folder.mkdir(exist_ok=True)
-    done = client.run([str(client.python), "-c", script], cwd=folder)
+    done = client.run([str(client.python), "-c", script, "1" if direct else "0"], cwd=folder)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["file"].startswith(str(client.venv)), result  # the wheel's, not the workspace's
     assert result["steps"] == 30 and result["return"] > 0 and result["shape"] == [4]
     assert result["server_side"] == []
+    if not direct:
+        assert result["path"] == "gateway", result
 
 
 def test_the_guides_agent_runs_with_the_guides_command(client: Client) -> None:

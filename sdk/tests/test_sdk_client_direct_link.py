@@ -12,7 +12,7 @@ import pytest
 from platform_sdk.client.direct_link import BlockingStepLink, StepLinkRefusedError, direct_wanted
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.host.v1 import step_link_pb2 as link_pb
-from websockets.exceptions import ConnectionClosed
+from platform_sdk.client.link_errors import ConnectionClosed
 
 Serve = Callable[[socket.socket, link_pb.StepLinkOpen], None]
 

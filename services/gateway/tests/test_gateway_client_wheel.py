@@ -1,6 +1,7 @@
 """The client wheel (`GET /v0/wheels/platform-sdk`, platform_gateway.client_wheel): its name, its
 metadata, a RECORD that verifies, no compiled files, the token, and a client that imports and
-runs its tracing without grpc, OpenTelemetry or simplejpeg."""
+runs its tracing without grpc, OpenTelemetry or simplejpeg, and its WebSocket client without
+websockets."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ TOKEN = "wheel-token"
 VERSION = importlib.metadata.version("platform-sdk")
 FILENAME = f"platform_sdk-{VERSION}-py3-none-any.whl"
 DIST_INFO = f"platform_sdk-{VERSION}.dist-info"
-CLIENT_BASE = {"numpy", "gymnasium", "httpx", "protobuf", "websockets"}
+CLIENT_BASE = {"numpy", "gymnasium", "httpx", "protobuf"}  # the agents guide's step 1: these, nothing else
 
 
 def _metadata(archive: zipfile.ZipFile):
@@ -123,16 +124,17 @@ def test_a_missing_package_is_named() -> None:
 
 
 def test_the_client_runs_from_the_wheel_without_the_server_libraries(wheel, tmp_path: Path) -> None:
-    """The wheel's files alone (first on the path), with grpc, opentelemetry and simplejpeg made
-    unimportable: the client modules (and the agents') import, tracing gives empty carriers and no-op spans, and a
-    JPEG that must be decoded names the `frames` extra."""
+    """The wheel's files alone (first on the path), with grpc, opentelemetry, simplejpeg and
+    websockets made unimportable: the client modules (and the agents') import, tracing gives empty
+    carriers and no-op spans, a JPEG that must be decoded names the `frames` extra, and the
+    session stream's WebSocket client talks to a server."""
     zipfile.ZipFile(io.BytesIO(wheel.data)).extractall(tmp_path / "site")
     script = textwrap.dedent("""
         import importlib.abc, sys
 
         class Absent(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in ("grpc", "opentelemetry", "simplejpeg"):
+                if name.split(".")[0] in ("grpc", "opentelemetry", "simplejpeg", "websockets", "wsproto"):
                     raise ModuleNotFoundError(f"No module named {name!r}", name=name)
                 return None
 
@@ -154,7 +156,30 @@ def test_the_client_runs_from_the_wheel_without_the_server_libraries(wheel, tmp_
             decode_jpeg(b"\\xff\\xd8")
         except ModuleNotFoundError as exc:
             print(exc)
-        assert not any(m.split(".")[0] in ("grpc", "opentelemetry", "simplejpeg") for m in sys.modules)
+        import platform_sdk.client.stream, socket, threading, base64, hashlib
+        from platform_sdk.client.ws_connection import BlockingWebSocket
+        listener = socket.create_server(("127.0.0.1", 0))
+        def serve():  # a bare WebSocket echo of one small frame
+            conn = listener.accept()[0]
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                head += conn.recv(4096)
+            key = next(l.split(b":", 1)[1].strip() for l in head.split(b"\\r\\n") if l.lower().startswith(b"sec-websocket-key:"))
+            accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+            conn.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
+                         b"Sec-WebSocket-Accept: " + accept + b"\\r\\n\\r\\n")
+            frame = conn.recv(4096)
+            mask, body = frame[2:6], frame[6:]
+            conn.sendall(bytes((0x82, len(body))) + bytes(b ^ mask[i % 4] for i, b in enumerate(body)))
+            conn.recv(4096)
+            conn.close()
+        threading.Thread(target=serve, daemon=True).start()
+        ws = BlockingWebSocket(f"ws://127.0.0.1:{listener.getsockname()[1]}/")
+        ws.send(b"over the wheel's own client")
+        assert ws.recv(10) == b"over the wheel's own client"
+        ws.close()
+        absent = ("grpc", "opentelemetry", "simplejpeg", "websockets", "wsproto")
+        assert not any(m.split(".")[0] in absent for m in sys.modules)
     """)
     site = str(tmp_path / "site")
     done = subprocess.run([sys.executable, "-c", script, site], capture_output=True, text=True, timeout=120,

@@ -9,7 +9,7 @@ not work out: the gateway offers no direct path (409), the env host cannot be re
 second, or it refuses the link; `SessionStream` then uses the gateway's WebSocket.
 
 `BlockingStepLink` has the interface `SessionStream` uses on `BlockingWebSocket` (`send`,
-`recv`, `close`, `last_message_unread`) and ends the same way: websockets' `ConnectionClosed`
+`recv`, `close`, `last_message_unread`) and ends the same way: `link_errors.ConnectionClosed`
 with no close frame received when the link is lost (so the stream reconnects), with close code
 4410 after the instance died (the gateway's WebSocket closes so), with a close frame sent
 (1000) once closed here. It reads in the calling thread on a blocking socket (TCP_NODELAY),
@@ -29,11 +29,10 @@ from platform_contracts.limits import MAX_STEP_LINK_FRAME_BYTES
 from platform_contracts.tracing import inject_dict
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.host.v1 import step_link_pb2 as link_pb
-from websockets.exceptions import ConnectionClosed, ConnectionClosedError, ConnectionClosedOK
-from websockets.frames import Close
 
 from platform_sdk import errors
 from platform_sdk.client.error_map import error_from_close
+from platform_sdk.client.link_errors import Close, ConnectionClosed, ConnectionClosedError, ConnectionClosedOK
 from platform_sdk.client.rest import RestClient
 from platform_sdk.client.timed_socket import TimedSocket, peer_closed_before_last_write
 

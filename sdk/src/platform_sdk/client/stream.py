@@ -24,11 +24,11 @@ import time
 
 from google.protobuf.message import DecodeError
 from simulusion.env.v1 import environment_pb2 as env_pb
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from platform_sdk import errors
 from platform_sdk.client.direct_link import BlockingStepLink, DirectPathUnavailable, direct_wanted, open_direct_link
 from platform_sdk.client.error_map import error_from_close, error_from_env, is_session_close
+from platform_sdk.client.link_errors import ConnectionClosed, InvalidHandshake, InvalidStatus
 from platform_sdk.client.rest import RestClient
 from platform_sdk.client.ws_connection import BlockingWebSocket
 
@@ -273,9 +273,9 @@ class SessionStream:
             if ws is None:
                 ws = BlockingWebSocket(self._url, open_timeout=min(self.open_timeout, remaining))
         except InvalidStatus as exc:
-            if exc.response.status_code < 500:
+            if exc.status_code < 500:
                 raise self._refused(exc) from None
-            raise _Retry(f"HTTP {exc.response.status_code}") from None
+            raise _Retry(f"HTTP {exc.status_code}") from None
         except (InvalidHandshake, OSError) as exc:  # OSError: refused, reset, timed out
             raise _Retry(str(exc) or type(exc).__name__) from None
         self._next_id += 1
@@ -304,7 +304,7 @@ class SessionStream:
         return ws
 
     def _refused(self, exc: InvalidStatus) -> errors.PlatformError:
-        status = exc.response.status_code
+        status = exc.status_code
         return errors.PlatformError(
             f"session {self.session_id}: the stream was refused with HTTP {status}",
             status=status,

@@ -13,7 +13,7 @@ library's `zipfile` and `hashlib` (a wheel is a zip with three small text files 
 - `METADATA`: the installed `platform-sdk` distribution's name, version, summary, Python
   requirement, extras and requirements, less `platform-contracts` (its code is in the wheel) and
   less the `server` extra (its code is not). So the base needs only what the client needs
-  (numpy, gymnasium, httpx, protobuf, websockets). protobuf's requirement also gets the
+  (numpy, gymnasium, httpx, protobuf). protobuf's requirement also gets the
   generated code's version as its floor (a runtime older than the code that protoc generated
   refuses to load it);
 - `WHEEL`, `entry_points.txt` (the distribution's console scripts whose code is in the wheel:

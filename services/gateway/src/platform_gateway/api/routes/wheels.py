@@ -24,7 +24,7 @@ router = APIRouter(prefix="/wheels", tags=["wheels"])
 async def platform_sdk_wheel() -> Response:
     """The client wheel of this platform's version: the session client and the agent interface
     (`platform_sdk`, with `platform_contracts` and the generated protobuf code), needing only
-    numpy, gymnasium, httpx, protobuf and websockets; the environment-server side is its
+    numpy, gymnasium, httpx and protobuf; the environment-server side is its
     `server` extra. Built from the gateway's installation on the first request, then kept.
 
         curl -fsSOJ -H "Authorization: Bearer $PLATFORM_TOKEN" "$PLATFORM_URL/v0/wheels/platform-sdk"
