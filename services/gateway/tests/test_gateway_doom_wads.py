@@ -78,7 +78,8 @@ async def test_an_upload_over_20_mb_is_a_413_whether_declared_or_streamed(wad_ga
 
     response = await wad_gateway.http.post("/v0/doom/wads", params={"name": "big.wad"}, content=chunks())
     assert response.status_code == 413, response.text
-    assert response.json()["detail"] == f"the WAD is more than {MAX_WAD_BYTES} bytes: uploads are at most 20 MB ({MAX_WAD_BYTES} bytes)"
+    assert response.json()["detail"] == (f"the request body is over {MAX_WAD_BYTES} bytes (20 MiB), the most "
+                                         "POST /v0/doom/wads takes (platform_contracts.limits)")
     assert not list((tmp_path / "wads").glob("*.json"))
 
 

@@ -2037,7 +2037,7 @@ export interface components {
             jpeg_quality?: number | null;
             /**
              * Kwargs
-             * @description keyword arguments for the environment
+             * @description keyword arguments for the environment: at most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
              */
             kwargs?: {
                 [key: string]: unknown;
@@ -2116,7 +2116,7 @@ export interface components {
             jpeg_quality?: number | null;
             /**
              * Kwargs
-             * @description keyword arguments for the environment
+             * @description keyword arguments for the environment: at most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
              */
             kwargs?: {
                 [key: string]: unknown;
@@ -3053,7 +3053,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
-            /** @description larger than the most the recorder stores */
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 8388608 bytes (8 MiB) (declared or sent) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3186,7 +3195,16 @@ export interface operations {
                     "application/json": components["schemas"]["WadPublic"];
                 };
             };
-            /** @description over 20 MB */
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 20971520 bytes (20 MiB) (declared or sent) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3461,8 +3479,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4169,6 +4205,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4180,6 +4225,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 2097152 bytes (2 MiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4482,6 +4536,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4493,6 +4556,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 1048576 bytes (1 MiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4692,6 +4764,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4703,6 +4784,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 1048576 bytes (1 MiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4799,6 +4889,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4810,6 +4909,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4906,6 +5014,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4917,6 +5034,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5013,6 +5139,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -5024,6 +5159,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5223,6 +5367,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -5234,6 +5387,15 @@ export interface operations {
             };
             /** @description Gone */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 1048576 bytes (1 MiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5727,8 +5889,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5932,8 +6112,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6021,8 +6219,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -22,7 +22,7 @@ from opentelemetry import propagate, trace
 
 _tracer = trace.get_tracer("platform_bus")
 
-Reason = Literal["timeout", "no_responders", "unreachable", "failed"]
+Reason = Literal["timeout", "no_responders", "unreachable", "too_large", "failed"]
 
 
 class BusUnavailableError(Exception):
@@ -31,7 +31,8 @@ class BusUnavailableError(Exception):
     Attributes:
         subject: the message's subject.
         reason: "timeout" (no answer in time), "no_responders" (nobody listens), "unreachable"
-            (NATS is not connected), "failed" (the client refused the message).
+            (NATS is not connected), "too_large" (the message is over the server's max_payload:
+            the client never sent it), "failed" (the client refused the message).
     """
 
     def __init__(self, message: str, *, subject: str, reason: Reason) -> None:
@@ -77,7 +78,7 @@ async def request(nc: Any, subject: str, payload: bytes, *, timeout: float, serv
             raise BusUnavailableError(f"{service} unavailable: no answer on {subject} within {timeout:g} s",
                                       subject=subject, reason="timeout") from None
         except (nats.errors.Error, OSError) as exc:
-            raise _failure(service, subject, exc) from None
+            raise _failure(service, subject, exc, len(payload), nc) from None
 
 
 async def publish(nc: Any, subject: str, payload: bytes, *, headers: Mapping[str, str] | None = None) -> None:
@@ -91,7 +92,7 @@ async def publish(nc: Any, subject: str, payload: bytes, *, headers: Mapping[str
         try:
             await nc.publish(subject, payload, headers=trace_headers(headers))
         except (nats.errors.Error, OSError) as exc:
-            raise _failure("NATS", subject, exc) from None
+            raise _failure("NATS", subject, exc, len(payload), nc) from None
 
 
 async def publish_to_stream(js: Any, subject: str, payload: bytes, *, timeout: float,
@@ -116,7 +117,7 @@ async def publish_to_stream(js: Any, subject: str, payload: bytes, *, timeout: f
             raise BusUnavailableError(f"JetStream unavailable: no ack for {subject} within {timeout:g} s",
                                       subject=subject, reason="timeout") from None
         except (nats.errors.Error, OSError) as exc:
-            raise _failure("JetStream", subject, exc) from None
+            raise _failure("JetStream", subject, exc, len(payload), getattr(js, "_nc", None)) from None
 
 
 _UNREACHABLE = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
@@ -124,7 +125,12 @@ _UNREACHABLE = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconne
                 nats.errors.OutboundBufferLimitError, OSError)
 
 
-def _failure(service: str, subject: str, exc: BaseException) -> BusUnavailableError:
+def _failure(service: str, subject: str, exc: BaseException, size: int = 0, nc: Any = None) -> BusUnavailableError:
+    if isinstance(exc, nats.errors.MaxPayloadError):
+        limit = getattr(nc, "max_payload", 0)
+        most = f"{limit} bytes ({limit / 2**20:g} MiB)" if isinstance(limit, int) and limit else "smaller"
+        return BusUnavailableError(f"the message to the {service} on {subject} is {size} bytes: too large for the "
+                                   f"bus, whose messages are at most {most}", subject=subject, reason="too_large")
     if isinstance(exc, _UNREACHABLE):
         return BusUnavailableError(f"{service} unavailable: NATS is unreachable ({type(exc).__name__})",
                                    subject=subject, reason="unreachable")

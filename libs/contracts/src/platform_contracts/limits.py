@@ -6,7 +6,12 @@ number anywhere else is a bug. New limits go here too.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from typing import Any
+
+from platform_contracts.session_kwargs import WORLD_CHANGES
 
 # Holds (`HoldRequest`): a number of steps taken in one request.
 MAX_HOLD_STEPS = 10_000
@@ -67,3 +72,37 @@ STEP_TICKET_TTL_S = 60
 
 # Uploaded Doom WADs (`POST /v0/doom/wads`): the largest file taken (their names: platform_contracts.names).
 MAX_WAD_BYTES = 20 * 1024 * 1024
+# A session's keyword arguments (`POST /v0/sessions`' `kwargs`, the `kwargs_json` of
+# `SessionOptions`) as JSON (`json.dumps`, as the gateway writes them), and the entries of its `world_changes` timeline (one of
+# those kwargs). Both travel in NATS messages and are stored in the session's row: far below
+# NATS_MAX_PAYLOAD. 10,000 changes of ~70 bytes each fit in the kwargs' bytes.
+MAX_KWARGS_JSON_BYTES = 1024 * 1024
+MAX_WORLD_CHANGES = 10_000
+
+# Request bodies of the REST API, as sent (JSON with any spacing): the gateway refuses a body
+# over its route's limit with a 413 before reading it (a declared Content-Length) or as soon as
+# the bytes streamed pass it (platform_gateway.request_bounds). Each is far below
+# NATS_MAX_PAYLOAD: what the gateway takes, the bus carries.
+MAX_SESSION_CREATE_BODY_BYTES = 2 * MAX_KWARGS_JSON_BYTES  # the kwargs plus the other options
+# reset, step and hold: one action (and reset options, agent data) for up to MAX_NUM_ENVS
+# sub-environments: a few KB in practice.
+MAX_COMMAND_BODY_BYTES = 1024 * 1024
+# A comparison as sent may be indented: twice what the recorder stores (compact).
+MAX_COMPARISON_BODY_BYTES = 2 * MAX_COMPARISON_BYTES
+# Every other route (tokens, teams, members, snapshots' labels, restores, tickets): a few fields.
+MAX_DEFAULT_BODY_BYTES = 64 * 1024
+
+
+def kwargs_problem(kwargs: Mapping[str, Any]) -> str | None:
+    """Why a session's `kwargs` are over their limits (MAX_KWARGS_JSON_BYTES as JSON,
+    MAX_WORLD_CHANGES timeline entries), in one sentence naming the field; None when they fit."""
+    timeline = kwargs.get(WORLD_CHANGES)
+    if isinstance(timeline, list) and len(timeline) > MAX_WORLD_CHANGES:
+        return (f"kwargs.{WORLD_CHANGES} has {len(timeline):,} changes: a timeline has at most "
+                f"{MAX_WORLD_CHANGES:,}")
+    size = len(json.dumps(kwargs))
+    if size > MAX_KWARGS_JSON_BYTES:
+        return (f"kwargs are {size:,} bytes as JSON: at most {MAX_KWARGS_JSON_BYTES:,} bytes "
+                f"({MAX_KWARGS_JSON_BYTES >> 20} MiB); pass large data to the environment another way "
+                "(a file it reads, a catalog entry)")
+    return None

@@ -16,8 +16,8 @@ again against the live environment's, and docs/world-changes.md is generated fro
 observations; `platform_envs.world_change_timeline` is the wrapper that does it at the
 right steps.
 
-This module imports nothing beyond the standard library (and `platform_contracts.session_kwargs`,
-which is the same): the broker imports it.
+This module imports nothing beyond the standard library (and `platform_contracts.session_kwargs`
+and `platform_contracts.limits`, which are the same): the broker imports it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_contracts.session_kwargs import WORLD_CHANGES
+from platform_contracts.limits import MAX_WORLD_CHANGES
 
 __all__ = [
     "KINDS",
@@ -45,7 +46,7 @@ __all__ = [
     "world_state",
 ]
 
-MAX_CHANGES = 10_000  # entries in one timeline
+MAX_CHANGES = MAX_WORLD_CHANGES  # entries in one timeline (platform_contracts.limits)
 MAX_SCALE = 100.0
 MAX_POSITION_OFFSET = 10.0  # metres, along each axis
 MAX_NOISE_STD = 100.0

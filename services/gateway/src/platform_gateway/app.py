@@ -16,6 +16,7 @@ from platform_gateway.api.main import api_router
 from platform_gateway.api.routes import stream
 from platform_gateway.config import Settings
 from platform_gateway.gateway import Gateway
+from platform_gateway.request_bounds import RequestBounds, describe
 from platform_gateway.tracing_middleware import TracingMiddleware
 from platform_gateway.web_app import mount as mount_web_app
 
@@ -55,6 +56,15 @@ def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = No
     errors.install(app)
     app.include_router(api_router(auth_required, managed))
     stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
+    app.add_middleware(RequestBounds)  # every body's limit, before it is read
+    build_document = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = describe(build_document())  # the limits, stated once for every route
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/healthz", tags=["health"])
     async def healthz(request: Request) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """NATS request/reply for the gateway's clients: `platform_bus.request` (the trace context in the
-headers), its failures as the gateway's `UnavailableError` (503)."""
+headers), its failures as the gateway's `UnavailableError` (503), except a request too large for
+the bus: the client's fault, a `PayloadTooLargeError` (413) naming the bus's limit."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from nats.aio.msg import Msg
 from platform_bus import BusUnavailableError
 from platform_bus import request as bus_request
 
-from platform_gateway.errors import UnavailableError
+from platform_gateway.errors import PayloadTooLargeError, UnavailableError
 
 
 async def request_msg(nc: NATS, subject: str, payload: bytes, *, timeout: float, service: str) -> Msg:
@@ -23,10 +24,13 @@ async def request_msg(nc: NATS, subject: str, payload: bytes, *, timeout: float,
 
     Raises:
         UnavailableError: NATS is down, nobody answers, or the answer is late.
+        PayloadTooLargeError: the request is over the bus's largest message (NATS_MAX_PAYLOAD).
     """
     try:
         return await bus_request(nc, subject, payload, timeout=timeout, service=service)
     except BusUnavailableError as exc:
+        if exc.reason == "too_large":
+            raise PayloadTooLargeError(str(exc)) from None
         raise UnavailableError(str(exc)) from None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_contracts import limits, names
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 
@@ -47,7 +47,9 @@ class SessionBase(BaseModel):
     when left out."""
 
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
-    kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments for the environment")
+    kwargs: dict[str, Any] = Field(default_factory=dict, description=(
+        f"keyword arguments for the environment: at most {limits.MAX_KWARGS_JSON_BYTES >> 20} MiB as JSON, and "
+        f"at most {limits.MAX_WORLD_CHANGES:,} entries in a world_changes timeline"))
     record: bool = Field(default=False, description="record every step of the session")
     jpeg_quality: int | None = Field(
         default=None, ge=limits.MIN_JPEG_QUALITY, le=limits.MAX_JPEG_QUALITY,
@@ -85,6 +87,13 @@ class SessionBase(BaseModel):
 
 class SessionCreate(SessionBase):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("kwargs")
+    @classmethod
+    def _kwargs_fit(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if (problem := limits.kwargs_problem(kwargs)) is not None:
+            raise ValueError(problem)
+        return kwargs
 
     @model_validator(mode="after")
     def _life_settings_fit(self) -> SessionCreate:
