@@ -27,6 +27,7 @@ from platform_bus import connect
 from platform_contracts import subjects
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
+from platform_gateway.transport_bounds import uvicorn_config
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
 from simulusion.control.v1 import control_pb2 as ctl
@@ -262,8 +263,7 @@ async def start_gateway(nats_server: NatsServer) -> AsyncIterator[GatewayFactory
         settings = Settings(**{"nats_url": nats_server.url, "port": free_port(), **overrides})
         nc = await connect(settings.nats_url, name="platform-gateway")
         app = create_app(settings, nc)
-        config = uvicorn.Config(app, host="127.0.0.1", port=settings.port, http="httptools", ws=settings.ws,
-                                ws_ping_interval=None, log_level="warning", lifespan="on")
+        config = uvicorn_config(app, settings, log_level="warning")  # the gateway's own transport and bounds
         server = uvicorn.Server(config)
         task = asyncio.create_task(server.serve())
         for _ in range(500):

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from platform_gateway import log_redaction
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
+from platform_gateway.transport_bounds import uvicorn_config
 from platform_gateway.web_app import where
 
 
@@ -43,19 +44,7 @@ async def serve(settings: Settings) -> None:
         connect_host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
         print(f"platform-gateway: {where(app.state.web_app, f'http://{connect_host}:{settings.port}')}",
               flush=True)
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            http="httptools",
-            ws=settings.ws,
-            ws_max_size=1 << 30,
-            ws_per_message_deflate=False,
-            ws_ping_interval=None,
-            log_level=settings.log_level,
-            access_log=False,
-            lifespan="on",
-        )
+        config = uvicorn_config(app, settings)  # the transport's bounds: platform_gateway.transport_bounds
         log_redaction.install()  # uvicorn configured its loggers above: no ?token= in their lines
         await _Server(config, shutdown).serve()
     finally:

@@ -55,6 +55,18 @@ class Settings(BaseSettings):
     direct_steps: bool = True
     # Seconds to wait for NATS at start before giving up.
     nats_connect_timeout: float = Field(default=5.0, gt=0)
+    # Bounds of the HTTP transport (platform_gateway.transport_bounds). Seconds a request's line and
+    # headers may take (from the connection, or from their first byte on a kept-alive connection);
+    # seconds a kept-alive connection may sit idle between requests; seconds without a byte of a
+    # body; the least average rate of a body in bytes/s once it has taken upload_grace seconds (a
+    # WAD upload; 0: none); open connections, HTTP and WebSocket, per client address (0: no bound;
+    # behind a reverse proxy every client has the proxy's address). Over a bound: 408, or 503.
+    header_timeout: float = Field(default=10.0, gt=0)
+    keep_alive_timeout: int = Field(default=5, ge=1)
+    body_timeout: float = Field(default=10.0, gt=0)
+    min_upload_rate: int = Field(default=8192, ge=0)
+    upload_grace: float = Field(default=5.0, ge=0)
+    max_connections_per_client: int = Field(default=512, ge=0)
     # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").
     ws: str = "websockets-sansio"
     log_level: str = "info"
