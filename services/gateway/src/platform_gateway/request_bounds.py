@@ -1,8 +1,9 @@
 """Request bodies have bounds: each route's limit (`platform_contracts.limits`), enforced
 before the body is read, and stated in the OpenAPI document.
 
-`RequestBounds` is a pure ASGI middleware. Per HTTP request it looks the route's limit up by
-path (`body_limit`) and scans the request's headers once:
+`RequestBounds` is a pure ASGI middleware. Per HTTP request it scans the request's headers
+once, up to `Content-Length`, and looks the route's limit up by path (`body_limit`) only when
+the length has as many digits as the smallest limit (a step's body never does):
 
 - a declared `Content-Length` over the limit is answered 413 at once, the body unread (the
   client may still send it: uvicorn's parser drops it; the transport's body timeouts,
@@ -32,6 +33,10 @@ _BY_PATH: dict[str, int] = {
 _SESSIONS = "/v0/sessions/"
 _COMMANDS = ("/reset", "/step", "/hold")  # under /v0/sessions/{session_id}
 _BODY_METHODS = ("post", "put", "patch")
+# A Content-Length of fewer digits is below every limit.
+_FITS_DIGITS = len(str(min(limits.MAX_DEFAULT_BODY_BYTES, limits.MAX_COMMAND_BODY_BYTES,
+                           limits.MAX_SESSION_CREATE_BODY_BYTES, limits.MAX_COMPARISON_BODY_BYTES,
+                           limits.MAX_WAD_BYTES)))
 
 
 def body_limit(path: str) -> int:
@@ -65,25 +70,20 @@ class RequestBounds:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path: str = scope["path"]
-        limit = body_limit(path)
-        declared: bytes | None = None
-        chunked = False
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                declared = value
-            elif name == b"transfer-encoding":
-                chunked = True
-        if declared is not None and declared.isdigit():
-            if int(declared) > limit:
-                await _answer_too_large(send, too_large_message(scope["method"], path, limit, int(declared)))
-                return
-        elif chunked:
-            await self._counted(scope, receive, send, limit)
-            return
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == b"content-length":
+                    # Under _FITS_DIGITS digits a length is below every limit: no lookup (a step's body).
+                    if len(value) >= _FITS_DIGITS and value.isdigit():
+                        limit = body_limit(scope["path"])
+                        if int(value) > limit:
+                            await _answer_too_large(
+                                send, too_large_message(scope["method"], scope["path"], limit, int(value)))
+                            return
+                    break  # the parser refuses a request with both a length and chunks
+                if name == b"transfer-encoding":
+                    await self._counted(scope, receive, send, body_limit(scope["path"]))
+                    return
         try:
             await self.app(scope, receive, send)
         except ClientDisconnect:  # the client went, or the transport cut a late body: no answer to give

@@ -204,7 +204,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         self._header_timer = None
         if self.transport.is_closing() or self._phase not in (_IDLE, _HEADERS):
             return
-        if self._phase == _HEADERS:  # some of a request came: say why it is cut
+        answering = self.cycle is not None and not self.cycle.response_complete  # a pipelined request's
+        if self._phase == _HEADERS and not answering:  # some of a request came: say why it is cut
             self.transport.write(_raw_response(
                 408, "Request Timeout",
                 f"the request's line and headers did not come within {self.bounds.header_timeout:g} s "
