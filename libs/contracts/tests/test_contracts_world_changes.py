@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import platform_contracts.limits  # noqa: F401 (the test reads its source)
 import pytest
 from platform_contracts.world_changes import (
     KINDS,
@@ -244,16 +245,23 @@ def test_the_doc_holds_the_generated_kinds_table() -> None:
 
 def test_the_module_imports_only_the_standard_library() -> None:
     """The broker imports it: no numpy, gymnasium or mujoco at import (nor protobuf: the names of
-    the reserved kwargs it takes from `platform_contracts.session_kwargs` are plain strings)."""
-    source = Path(sys.modules[WorldChange.__module__].__file__ or "").read_text(encoding="utf-8")
-    imported = {
-        alias.name
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
-    }
-    outside = {name for name in imported if name.split(".")[0] not in sys.stdlib_module_names}
-    assert outside <= {"__future__", "platform_contracts.session_kwargs"}, imported
+    the reserved kwargs it takes from `platform_contracts.session_kwargs` are plain strings, and its
+    limits come from `platform_contracts.limits`; both import only the standard library too)."""
+    def imported_by(module: str) -> set[str]:
+        source = Path(sys.modules[module].__file__ or "").read_text(encoding="utf-8")
+        return {
+            alias.name
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+        }
+
+    ours = {"platform_contracts.session_kwargs", "platform_contracts.limits"}
+    allowed = set(sys.stdlib_module_names) | {"__future__"}
+    imported = imported_by(WorldChange.__module__)
+    assert {name.split(".")[0] for name in imported - ours} <= allowed, imported
+    for module in ours:
+        assert {name.split(".")[0] for name in imported_by(module) - ours} <= allowed, module
     code = ("import sys, platform_contracts.world_changes; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'numpy', 'gymnasium', 'mujoco', 'google', "
             "'simulusion'}))")
