@@ -260,8 +260,8 @@ def test_the_module_imports_only_the_standard_library() -> None:
     allowed = set(sys.stdlib_module_names) | {"__future__"}
     imported = imported_by(WorldChange.__module__)
     assert {name.split(".")[0] for name in imported - ours} <= allowed, imported
-    for module in ours:
-        assert {name.split(".")[0] for name in imported_by(module) - ours} <= allowed, module
+    for module in ours:  # session_kwargs names SessionOptions for type checking only (the run below checks)
+        assert {name.split(".")[0] for name in imported_by(module) - ours} <= allowed | {"simulusion"}, module
     code = ("import sys, platform_contracts.world_changes; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in {'numpy', 'gymnasium', 'mujoco', 'google', "
             "'simulusion'}))")
