@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import httpx
+from schemathesis.config import SchemathesisConfig
 
 
 @dataclass
@@ -56,3 +57,44 @@ class ContractIds:
         if case.method == "POST" and case.path == "/v0/sessions" and response.status_code == 201:
             self.made.append(response.json()["id"])
         return response
+
+
+POSITIVE_STATUSES = ["2xx", "401", "403", "404", "409", "410"]
+DATA_DEPENDENT = [
+    ("POST", "/v0/sessions"),
+    ("POST", "/v0/sessions/{session_id}/reset"),
+    ("POST", "/v0/sessions/{session_id}/step"),
+    ("POST", "/v0/sessions/{session_id}/hold"),
+    ("POST", "/v0/sessions/{session_id}/restore"),
+    ("POST", "/v0/sessions/{session_id}/restore-saved"),
+    ("POST", "/v0/comparisons"),
+    ("POST", "/v0/doom/wads"),
+    ("GET", "/v0/usage"),
+]
+
+
+def contract_config(max_examples: int) -> SchemathesisConfig:
+    """The contract tests' schemathesis settings: `max_examples` fuzzed cases an operation, no
+    shrinking, and every check, positive data acceptance included."""
+    return SchemathesisConfig.from_dict({
+        "generation": {"max-examples": max_examples, "no-shrink": True, "database": "none"},
+        "request-timeout": 60,
+        "checks": {
+            # No request the document allows is refused as invalid (a 422): what it cannot know is
+            # whether ids name things that exist (404), the state a session is in (409, 410).
+            "positive_data_acceptance": {"enabled": True, "expected-statuses": POSITIVE_STATUSES},
+        },
+        "operations": [
+            # Unknown query parameters are ignored, as web servers do (a cache-buster must not break a
+            # GET): they are no negative data. Bodies still are (unknown fields there are 422s).
+            {"include-method": "GET", "generation": {"allow-extra-parameters": False}},
+            # Where what a valid request must hold depends on data the document cannot describe, a
+            # 422 naming it is a right answer to a schema-valid request: an action must be an element
+            # of the session's own action space; kwargs must be ones the environment takes and a life
+            # needs record; a comparison's agents need distinct names; an uploaded file must be a WAD;
+            # `until` must not be before `since`.
+            *({"include-method": method, "include-path": path,
+               "checks": {"positive_data_acceptance": {"expected-statuses": [*POSITIVE_STATUSES, "422"]}}}
+              for method, path in DATA_DEPENDENT),
+        ],
+    })

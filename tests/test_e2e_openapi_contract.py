@@ -19,28 +19,12 @@ import pytest
 import schemathesis
 from platform_gateway.app import api_app
 from platform_testing.waiting import wait_for
-from schemathesis.config import SchemathesisConfig
 
-from contract_ids import ContractIds
+from contract_ids import ContractIds, contract_config
 
 MAX_EXAMPLES = 20  # fuzzed cases an operation (the coverage phase adds its own)
 
-CONFIG = SchemathesisConfig.from_dict({
-    "generation": {"max-examples": MAX_EXAMPLES, "no-shrink": True, "database": "none"},
-    "request-timeout": 60,
-    "checks": {
-        # Left out, and why: a body can fit the schema and still be refused with a documented 4xx,
-        # because what it must hold depends on data the document cannot know: an action must be
-        # an element of the session's action space (422 naming it), kwargs must be ones the
-        # environment takes, a session may be closed (410), a life needs record (422), ids must
-        # name existing things and be safe as file names (422). not_a_server_error and
-        # status_code_conformance still check that every such answer is a documented 4xx.
-        "positive_data_acceptance": {"enabled": False},
-    },
-    # Unknown query parameters are ignored, as web servers do (a cache-buster must not break a
-    # GET): they are no negative data. Bodies still are (unknown fields there are 422s).
-    "operations": [{"include-method": "GET", "generation": {"allow-extra-parameters": False}}],
-})
+CONFIG = contract_config(MAX_EXAMPLES)
 
 # The gateway's document, made in-process (no service needed, so pytest sees one test per
 # operation, and nothing global such as tracing is set up in this process);

@@ -18,21 +18,13 @@ import pytest
 import schemathesis
 from platform_gateway.app import api_app
 from platform_testing.platform import PlatformStack, running_platform
-from schemathesis.config import SchemathesisConfig
 
-from contract_ids import ContractIds
+from contract_ids import ContractIds, contract_config
 
 ADMIN = "contract-admin-token-0123456789"
 MAX_EXAMPLES = 6
 
-CONFIG = SchemathesisConfig.from_dict({
-    "generation": {"max-examples": MAX_EXAMPLES, "no-shrink": True, "database": "none"},
-    "request-timeout": 60,
-    # As in test_e2e_openapi_contract.py: a body can fit the schema and be refused with a
-    # documented 4xx for what the document cannot know (a session's action space, ...).
-    "checks": {"positive_data_acceptance": {"enabled": False}},
-    "operations": [{"include-method": "GET", "generation": {"allow-extra-parameters": False}}],
-})
+CONFIG = contract_config(MAX_EXAMPLES)  # as test_e2e_openapi_contract.py's
 
 DOCUMENT = api_app(auth_required=True, managed=True).openapi()
 schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)

@@ -16,6 +16,7 @@ from platform_gateway.api.main import api_router
 from platform_gateway.api.routes import stream
 from platform_gateway.config import Settings
 from platform_gateway.gateway import Gateway
+from platform_gateway.openapi_numbers import exact_integer_bounds
 from platform_gateway.request_bounds import RequestBounds, describe
 from platform_gateway.tracing_middleware import TracingMiddleware
 from platform_gateway.web_app import mount as mount_web_app
@@ -61,7 +62,8 @@ def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = No
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = describe(build_document())  # the limits, stated once for every route
+            # the limits, stated once for every route; integer bounds exact
+            app.openapi_schema = describe(exact_integer_bounds(build_document()))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

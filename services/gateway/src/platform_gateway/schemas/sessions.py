@@ -1,6 +1,6 @@
 """Sessions and the environment commands on them.
 
-Request bodies are strict (`extra="forbid", strict=True`): a value of another JSON type than
+Request bodies are strict (`JsonBody`: `extra="forbid", strict=True`): a value of another JSON type than
 the schema says (`"seed": false`, `"record": 1`) is a 422, as the OpenAPI document promises.
 """
 
@@ -11,6 +11,7 @@ from typing import Any
 from platform_contracts import limits, names
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from platform_gateway.schemas.json_body import JsonBody
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 
 _LABELS = (
@@ -85,8 +86,7 @@ class SessionBase(BaseModel):
     )
 
 
-class SessionCreate(SessionBase):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class SessionCreate(SessionBase, JsonBody):
 
     @field_validator("kwargs")
     @classmethod
@@ -125,8 +125,7 @@ class SessionsPublic(BaseModel):
     count: int
 
 
-class ResetBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class ResetBody(JsonBody):
 
     # lt, not le: the OpenAPI document writes bounds as floats, which hold 2**63 exactly, not 2**63 - 1.
     seed: int | None = Field(
@@ -136,8 +135,7 @@ class ResetBody(BaseModel):
     options: dict[str, Any] | None = None
 
 
-class StepBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class StepBody(JsonBody):
 
     action: Any = Field(
         description="an element of the action space as JSON (an integer, nested lists, ...)", examples=[0]
@@ -150,7 +148,7 @@ class StepBody(BaseModel):
     )
 
 
-class HoldBody(BaseModel):
+class HoldBody(JsonBody):
     """One action repeated; with frames (the default) for fewer steps (see `steps`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"anyOf": [
@@ -182,15 +180,13 @@ class HoldResult(BaseModel):
     warnings: list[str] = Field(default_factory=list, description=_WARNINGS)
 
 
-class SaveSnapshotBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class SaveSnapshotBody(JsonBody):
 
     label: str = Field(default="", max_length=names.MAX_LABEL_LENGTH, pattern=names.LABEL_PATTERN,
                        description=f"a name for the moment, e.g. 'before the swing': {names.LABEL_RULE}")
 
 
-class RestoreSavedBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class RestoreSavedBody(JsonBody):
 
     id: str = Field(
         min_length=1, max_length=limits.MAX_STORED_ID_LENGTH, pattern=STORED_ID_PATTERN,
@@ -214,8 +210,7 @@ class SavedSnapshotsPublic(BaseModel):
     count: int
 
 
-class RestoreBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class RestoreBody(JsonBody):
 
     handle: str = Field(min_length=1, description="a handle returned by /snapshot")
 

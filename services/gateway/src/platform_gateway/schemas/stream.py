@@ -20,6 +20,7 @@ from platform_contracts import limits, names
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
+from platform_gateway.schemas.json_body import JsonBody
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 from platform_gateway.schemas.sessions import RESTORE_S, HoldResult, SavedSnapshotPublic, SnapshotResult
 
@@ -37,8 +38,7 @@ _AGENT = "data about the agent's decision, recorded with the step (see POST /v0/
 _LABELS = "names of the parts of the flat observation, {name: [start, stop]} (null when the environment has none)"
 
 
-class _Command(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class _Command(JsonBody):
 
     id: MessageId = Field(default=None, description=_ID)
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from platform_gateway.schemas.json_body import JsonBody
 from platform_gateway.schemas.tokens import TEAM_PATTERN
 
 DAY_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
@@ -15,8 +16,7 @@ MINT_DESCRIPTION = ("whether the team's members may make API tokens (POST /v0/to
                     "always may")
 
 
-class TeamCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class TeamCreate(JsonBody):
 
     name: str = Field(pattern=TEAM_PATTERN, description="lowercase letters, digits and '-', up to 63",
                       examples=["acme"])
@@ -28,11 +28,10 @@ class TeamCreate(BaseModel):
     members_mint_tokens: bool | None = Field(default=None, description=MINT_DESCRIPTION + "; null or left out: true")
 
 
-class TeamUpdate(BaseModel):
+class TeamUpdate(JsonBody):
     """What to change: a field left out stays as it is, null clears a quota (no limit). Quotas
     are the operator's to change; `members_mint_tokens` the team's admins' too."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_sessions: int | None = Field(default=None, ge=0, le=MAX_SESSIONS_LIMIT, description="the operator only")
     instance_hours_per_month: float | None = Field(default=None, ge=0, le=MAX_HOURS_LIMIT,
@@ -54,8 +53,7 @@ class TeamListPublic(BaseModel):
     teams: list[TeamPublic]
 
 
-class MemberCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class MemberCreate(JsonBody):
 
     subject: str = Field(min_length=1, max_length=320, pattern=r"^[^/\s]+$",
                          description="the identity provider's `sub`, or an email address (its `email` claim)",

@@ -54,7 +54,8 @@ def _attachment(filename: str) -> dict[str, str]:
 @router.get("", response_model=RecordingsPublic)
 async def list_recordings(
     recorder: RecorderDep, access: AccessDep, identity: IdentityDep, env_id: str | None = None,
-    session_id: str | None = None,
+    session_id: Annotated[str | None, Query(min_length=1, max_length=limits.MAX_STORED_ID_LENGTH,
+                                            pattern=STORED_ID_PATTERN)] = None,
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
 ) -> RecordingsPublic:
     """Recordings, newest first: meta.json without the episode list, with `episode_count`,

@@ -42,8 +42,11 @@ def _day(value: str, name: str) -> dt.date:
                        422: {"model": ErrorPublic, "description": "a day that is not YYYY-MM-DD, or until before since"}})
 async def get_usage(
     broker: BrokerDep, identity: IdentityDep,
-    since: str | None = Query(default=None, description="the first day, YYYY-MM-DD (UTC); default the 1st of this month"),
-    until: str | None = Query(default=None, description="the last day, YYYY-MM-DD (UTC), inclusive; default today"),
+    # A calendar date (format "date"), checked by _day, whose message says which part is wrong.
+    since: str | None = Query(default=None, json_schema_extra={"format": "date"},
+                              description="the first day, YYYY-MM-DD (UTC); default the 1st of this month"),
+    until: str | None = Query(default=None, json_schema_extra={"format": "date"},
+                              description="the last day, YYYY-MM-DD (UTC), inclusive; default today"),
     team: str | None = Query(default=None, pattern=TEAM_PATTERN,
                              description="only this team's (the operator; others see their own team's)"),
     format: Literal["json", "csv"] = Query(default="json", description="csv: a file to download"),
@@ -52,7 +55,9 @@ async def get_usage(
     end (or now, while open), split at UTC midnights; a session of n sub-environments counts n
     instances. By day, team, env id."""
     first, today = month_days()
-    since_day, until_day = _day(since or first, "since"), _day(until or today, "until")
+    # left out: the default; given, even empty: a date (as the document's format says)
+    since_day = _day(first if since is None else since, "since")
+    until_day = _day(today if until is None else until, "until")
     if until_day < since_day:
         raise InvalidArgumentError(f"until ({until_day}) is before since ({since_day})", field="until")
     if team is not None:
