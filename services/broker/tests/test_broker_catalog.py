@@ -99,6 +99,9 @@ def test_a_file_entry_replaces_a_builtin(tmp_path):
     ('[envs.p]\nfactory = "m:f"\npath = "./missing"\n', "p", "is not a folder"),
     ('[envs.p]\ngymnasium_id = "X-v0"\npath = "."\n', "p", "only goes with 'factory'"),
     ('envs = { flat = "X-v0" }\n', "flat", "must be a table"),
+    ('[envs.free]\nfactory = "m:f"\nfree_kwargs = "yes"\n', "free", "'free_kwargs' must be true or false, got 'yes'"),
+    ('[envs.free]\nfactory = "m:f"\nfree_kwargs = 1\n', "free", "'free_kwargs' must be true or false, got 1"),
+    ('[envs.free]\nfactory = "m:f"\nfree-kwargs = true\n', "free", "unknown keys ['free-kwargs']"),
 ])
 def test_bad_entries_name_the_file_and_the_entry(tmp_path, text, entry, problem):
     path = write(tmp_path, text)
@@ -121,6 +124,23 @@ def test_bad_files_name_the_file(tmp_path, text, problem):
         load_catalog(path)
     assert str(path) in str(info.value) and problem in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_free_kwargs_is_an_entrys_opt_in(tmp_path):
+    catalog = load_catalog(write(tmp_path, """
+[envs.open]
+factory = "m:f"
+free_kwargs = true
+
+[envs.shut]
+image = "org/sim"
+free_kwargs = false
+
+[envs.plain]
+gymnasium_id = "X-v0"
+"""))
+    assert [catalog.get(env_id).free_kwargs for env_id in ("open", "shut", "plain")] == [True, False, False]
+    assert not any(entry.free_kwargs for entry in load_catalog(None))  # no built-in takes free kwargs
 
 
 def test_a_missing_file_is_an_error(tmp_path):

@@ -218,9 +218,13 @@ async def test_kwargs_are_checked_against_the_entrys_options_before_anything_sta
     reply = await create(ask, "cartpole", '{"max_episode_steps": 2.5}')
     assert reply.error.field == "kwargs.max_episode_steps" and "must be an integer >= 1, not 2.5" in reply.error.message
     assert host.starts == [] and await list_ids(ask, include_closed=True) == []  # no process, no session row
-    reply = await create(ask, "pong", '{"frameskip": 2, "not_declared": [1, 2]}')
-    assert not reply.error.code, reply.error  # undeclared kwargs pass through to the environment
-    assert host.starts[-1].options.kwargs_json == '{"frameskip": 2, "not_declared": [1, 2]}'
+    reply = await create(ask, "ant", '{"frame_skip": 5, "xml_file": "/etc/passwd"}')  # a path on the host
+    assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.xml_file")
+    assert reply.error.message.startswith("kwargs.xml_file is not an option of 'ant': it takes frame_skip, ")
+    assert host.starts == [] and await list_ids(ask, include_closed=True) == []
+    reply = await create(ask, "pong", '{"frameskip": 2}')
+    assert not reply.error.code, reply.error
+    assert host.starts[-1].options.kwargs_json == '{"frameskip": 2}'
 
 
 async def test_the_platforms_own_kwargs_travel_in_their_typed_fields(broker, envhost, ask):
@@ -228,10 +232,10 @@ async def test_the_platforms_own_kwargs_travel_in_their_typed_fields(broker, env
     the broker lifts them itself, the same way."""
     host = await envhost()
     await broker()
-    reply = await create(ask, "cartpole", '{"endless": true, "wad": "wad-1", "doom_map": "MAP02", "g": 1}')
+    reply = await create(ask, "doom-basic", '{"endless": true, "wad": "wad-1", "doom_map": "MAP02", "tics": 2}')
     assert not reply.error.code, reply.error
     handed = host.starts[-1].options
-    assert handed.kwargs_json == '{"g": 1}'
+    assert handed.kwargs_json == '{"tics": 2}'
     assert (handed.endless, handed.wad, handed.doom_map, handed.HasField("world_changes")) == (
         True, "wad-1", "MAP02", False)
     assert reply.session.options == handed  # stored so

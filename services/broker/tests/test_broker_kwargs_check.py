@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from platform_broker.catalog import load_catalog
+from simulusion.session.v1.options_pb2 import SessionOptions
 from platform_broker.errors import InvalidArgumentError
 from platform_broker.kwargs_check import check_kwargs
 
@@ -38,8 +39,7 @@ options.gain = { type = "float", default = 1.0, maximum = 2.0 }
              "render_quality": "full"}),
     ("dmc-walker-walk", {"substeps": 5, "time_limit": 10, "camera_id": "back"}),
     ("dmc-walker-walk", {"camera_id": -1, "random": 7}),
-    ("dmc-walker-walk", {"render_size": [120, 160], "unknown_task_kwarg": {"any": "thing"}}),  # undeclared
-    ("pong", {"game": "breakout"}),  # undeclared: the entry's own kwarg, passed through
+    ("doom-basic", {"tics": 2, "wad": 3, "doom_map": 1}),  # the platform's own (of another type: the env host's)
 ])
 def test_good_kwargs_pass(env_id, kwargs):
     check_kwargs(BUILTINS.get(env_id), kwargs)
@@ -80,6 +80,75 @@ def test_bad_kwargs_name_the_option_the_value_and_what_is_allowed(env_id, kwargs
     assert allowed in error.message
     help_text = next(option.help for option in entry.options if option.name == name)
     assert error.message.endswith(f" ({help_text})")  # what the option does
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), [
+    ("ant", {"xml_file": "/etc/passwd"}),  # a path on the env host (issue 29)
+    ("ant", {"frame_skip": 5, "xml_file": "/nonexistent.xml"}),
+    ("ant", {"task": "Humanoid"}),  # the entry's own kwarg: fixed for its sessions
+    ("pong", {"game": "breakout"}),
+    ("menagerie-unitree-h1-stand", {"robot": "../../../etc"}),
+    ("dmc-walker-walk", {"render_size": [120, 160]}),
+    ("dmc-walker-walk", {"unknown_task_kwarg": {"any": "thing"}}),
+    ("cartpole", {"render_mode": "human"}),
+    ("pong", {"wad": "wad-1"}),  # Doom's own
+    ("ant", {"doom_map": 3}),
+])
+def test_an_undeclared_kwarg_is_refused_naming_the_declared_ones(env_id, kwargs):
+    entry = BUILTINS.get(env_id)
+    name = next(n for n in kwargs if n not in {o.name for o in entry.options})
+    with pytest.raises(InvalidArgumentError) as info:
+        check_kwargs(entry, kwargs)
+    error = info.value
+    assert error.code == "invalid_argument" and error.field == f"kwargs.{name}"
+    declared = ", ".join(option.name for option in entry.options)
+    assert error.message == (f"kwargs.{name} is not an option of '{env_id}': it takes {declared} "
+                             "(a catalog.toml entry takes other kwargs with free_kwargs = true)")
+    assert "endless" in declared
+
+
+def test_the_message_for_ant_names_its_options():
+    with pytest.raises(InvalidArgumentError, match=r"^kwargs.xml_file is not an option of 'ant': it takes "
+                       r"frame_skip, max_episode_steps, render_quality, .*, endless \(a catalog.toml"):
+        check_kwargs(BUILTINS.get("ant"), {"xml_file": "/etc/passwd"})
+
+
+def test_the_platforms_own_kwargs_are_not_refused():
+    typed = SessionOptions(env_id="doom-basic", wad="wad-1", doom_map="MAP01", endless=True)
+    check_kwargs(BUILTINS.get("doom-basic"), {}, typed)  # Doom's: the env host checks the WAD
+    check_kwargs(BUILTINS.get("cartpole"), {}, SessionOptions(env_id="cartpole", endless=True))
+    timeline = SessionOptions(env_id="cartpole")
+    timeline.world_changes.SetInParent()
+    check_kwargs(BUILTINS.get("cartpole"), {}, timeline)
+    with pytest.raises(InvalidArgumentError, match="^kwargs.wad is not an option of 'ant'") as info:
+        check_kwargs(BUILTINS.get("ant"), {}, SessionOptions(env_id="ant", wad="wad-1"))  # Doom's only
+    assert info.value.field == "kwargs.wad"
+    with pytest.raises(InvalidArgumentError, match="^kwargs.doom_map is not an option of 'pong'"):
+        check_kwargs(BUILTINS.get("pong"), {}, SessionOptions(env_id="pong", doom_map="MAP01"))
+
+
+def test_free_kwargs_pass_unchecked_but_declared_ones_are_still_checked(tmp_path):
+    path = tmp_path / "catalog.toml"
+    path.write_text("""
+[envs.mine]
+factory = "my_envs:make"
+free_kwargs = true
+options.gain = { type = "float", default = 1.0, maximum = 2.0 }
+
+[envs.closed]
+factory = "my_envs:make"
+""")
+    catalog = load_catalog(path)
+    mine, closed = catalog.get("mine"), catalog.get("closed")
+    assert mine.free_kwargs and not closed.free_kwargs
+    check_kwargs(mine, {"xml_file": "model.xml", "anything": [1, 2], "gain": 2, "wad": "w"},
+                 SessionOptions(env_id="mine", wad="w", doom_map="MAP01"))
+    with pytest.raises(InvalidArgumentError, match="^kwargs.gain of 'mine' must be a number <= 2"):
+        check_kwargs(mine, {"anything": 1, "gain": 3})
+    with pytest.raises(InvalidArgumentError) as info:
+        check_kwargs(closed, {"anything": 1})
+    assert info.value.message == ("kwargs.anything is not an option of 'closed': it takes endless "
+                                  "(a catalog.toml entry takes other kwargs with free_kwargs = true)")
 
 
 def test_string_options_and_upper_bounds(custom):

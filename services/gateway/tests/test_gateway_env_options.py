@@ -43,6 +43,26 @@ async def test_envs_carry_their_family_and_options(gateway, broker) -> None:
     assert isinstance(pong["options"][0]["minimum"], int)  # an int option's bounds read as ints
 
 
+async def test_envs_say_whether_they_take_free_kwargs(gateway, broker) -> None:
+    own = ctl.CatalogEntry(id="mine", description="my factory", factory="my_envs:make", family="Custom",
+                           free_kwargs=True)
+    broker.entries.extend([PONG, own])
+    data = (await gateway.http.get("/v0/envs")).json()["data"]
+    assert [(entry["id"], entry["free_kwargs"]) for entry in data] == [("cartpole", False), ("pong", False),
+                                                                        ("mine", True)]
+    schemas = (await gateway.http.get("/openapi.json")).json()["components"]["schemas"]
+    assert schemas["EnvPublic"]["properties"]["free_kwargs"]["type"] == "boolean"
+
+
+async def test_an_undeclared_kwarg_the_broker_refuses_is_a_422_naming_it(gateway, broker) -> None:
+    message = ("kwargs.xml_file is not an option of 'ant': it takes frame_skip, endless "
+               "(a catalog.toml entry takes other kwargs with free_kwargs = true)")
+    broker.create_error = ctl.ControlError(code="invalid_argument", message=message, field="kwargs.xml_file")
+    response = await gateway.http.post("/v0/sessions", json={"env_id": "ant", "kwargs": {"xml_file": "/etc/passwd"}})
+    assert response.status_code == 422
+    assert response.json() == {"detail": message, "code": "invalid_argument", "field": "kwargs.xml_file"}
+
+
 async def test_the_openapi_document_describes_the_options_and_the_field(gateway) -> None:
     schemas = (await gateway.http.get("/openapi.json")).json()["components"]["schemas"]
     option = schemas["EnvOptionPublic"]

@@ -1140,7 +1140,8 @@ export interface components {
         /**
          * EnvOptionPublic
          * @description One kwarg an environment accepts (its catalog file declares it). A session's kwargs are
-         *     checked against these (422 naming `kwargs.<name>`); kwargs not listed pass through unchecked.
+         *     checked against these (422 naming `kwargs.<name>`); a kwarg not listed is refused (422) unless
+         *     the entry has `free_kwargs`.
          */
         EnvOptionPublic: {
             /**
@@ -1200,6 +1201,12 @@ export interface components {
              * @example Atari
              */
             family: string;
+            /**
+             * Free Kwargs
+             * @description whether a session may pass kwargs `options` does not list: they reach the environment unchecked (its catalog.toml entry has `free_kwargs = true`); false: any other kwarg is a 422
+             * @default false
+             */
+            free_kwargs: boolean;
             /** Gymnasium Id */
             gymnasium_id?: string | null;
             /**

@@ -20,14 +20,19 @@ A catalog file adds (or replaces) entries::
     [envs.my-env]
     factory = "my_module:make_env"
     path = "./my_envs"          # relative to the catalog file's folder
+    free_kwargs = true          # sessions may pass kwargs it does not declare (unchecked)
 
     [envs.my-sim]
     image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
     # What a world-change timeline may name (platform_contracts.world_changes.WorldFacts):
     world = { mujoco = true, bodies = ["torso"], actuators = ["hip"], geoms = ["floor"], observation_size = 17 }
 
-Each entry has exactly one of `gymnasium_id`, `factory` and `image`. The built-in files
-(`builtin/*.toml`, one per family) have the same format.
+Each entry has exactly one of `gymnasium_id`, `factory` and `image`. A session may pass only
+the kwargs an entry declares as options (and the platform's own, `platform_contracts.session_kwargs`;
+`platform_broker.kwargs_check` refuses any other), unless the entry has `free_kwargs = true`: then
+any kwarg reaches its factory, image or Gymnasium constructor unchecked. An entry's own `kwargs`
+are fixed for its sessions unless an option of the same name declares them. The built-in files
+(`builtin/*.toml`, one per family) have the same format; no built-in entry has free kwargs.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 # A Docker image reference: no whitespace, and no leading '-' (it goes on a `docker run` line).
 IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
-ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options", "world"}
+ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options", "world",
+              "free_kwargs"}
 FILE_KEYS = {"envs", "family", "options"}
 DEFAULT_FAMILY = "Custom"
 
@@ -180,6 +186,9 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
         raise bad(f"'factory' must be 'module:function', got {factory!r}")
     if image and not IMAGE_RE.match(image):
         raise bad(f"'image' must be a Docker image reference such as 'my-org/sim:latest', got {image!r}")
+    free_kwargs = raw.get("free_kwargs", False)
+    if not isinstance(free_kwargs, bool):
+        raise bad(f"'free_kwargs' must be true or false, got {free_kwargs!r}")
     kwargs = raw.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise bad("'kwargs' must be a table, e.g. kwargs = { continuous = true }")
@@ -220,6 +229,7 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
     return control_pb2.CatalogEntry(
         id=env_id, description=raw.get("description") or default, gymnasium_id=gymnasium_id, factory=factory,
         path=path, kwargs_json=kwargs_json, image=image, family=family, options=options, world_json=world_json,
+        free_kwargs=free_kwargs,
     )
 
 

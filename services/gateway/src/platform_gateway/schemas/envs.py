@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 class EnvOptionPublic(BaseModel):
     """One kwarg an environment accepts (its catalog file declares it). A session's kwargs are
-    checked against these (422 naming `kwargs.<name>`); kwargs not listed pass through unchecked."""
+    checked against these (422 naming `kwargs.<name>`); a kwarg not listed is refused (422) unless
+    the entry has `free_kwargs`."""
 
     name: str = Field(description="the kwarg's name", examples=["frameskip"])
     type: Literal["int", "float", "bool", "string", "choice", "list"] = Field(
@@ -34,6 +35,10 @@ class EnvPublic(BaseModel):
                         '(default "Custom")', examples=["Atari"])
     options: list[EnvOptionPublic] = Field(
         default_factory=list, description="the kwargs it accepts, each with its type, default, range or choices and help"
+    )
+    free_kwargs: bool = Field(
+        default=False, description="whether a session may pass kwargs `options` does not list: they reach the "
+        "environment unchecked (its catalog.toml entry has `free_kwargs = true`); false: any other kwarg is a 422"
     )
     preview: str = Field(
         description="URL of the entry's preview frame (JPEG), e.g. `/v0/envs/cartpole/preview`"

@@ -378,6 +378,7 @@ class CatalogEntry(_message.Message):
     FAMILY_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     WORLD_JSON_FIELD_NUMBER: _builtins.int
+    FREE_KWARGS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     description: _builtins.str
     gymnasium_id: _builtins.str
@@ -395,10 +396,15 @@ class CatalogEntry(_message.Message):
     `world` table; platform_contracts.world_changes.WorldFacts): {"mujoco": bool, "bodies": [...],
     "actuators": [...], "geoms": [...], "observation_size": int | null}; "" when unknown.
     """
+    free_kwargs: _builtins.bool
+    """The catalog file opted in (`free_kwargs = true`): a session may pass kwargs the entry does not
+    declare, and they reach the factory, image or Gymnasium constructor unchecked. False: only
+    the declared options (and the platform's own kwargs) are taken; any other is refused.
+    """
     @_builtins.property
     def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvOption]:
-        """The session kwargs the entry accepts, as its catalog file declares them (the broker checks a
-        create's kwargs against them; kwargs it does not declare pass through unchecked).
+        """The session kwargs the entry accepts, as its catalog file declares them: the broker checks a
+        create's kwargs against them and refuses any other kwarg (unless free_kwargs).
         """
 
     def __init__(
@@ -414,10 +420,11 @@ class CatalogEntry(_message.Message):
         family: _builtins.str = ...,
         options: _abc.Iterable[Global___EnvOption] | None = ...,
         world_json: _builtins.str = ...,
+        free_kwargs: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path", "world_json", b"world_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "free_kwargs", b"free_kwargs", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path", "world_json", b"world_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
