@@ -76,6 +76,7 @@ def test_catalog_entries_from_a_factory_and_a_gymnasium_id(tmp_path):
             [envs.frozenlake]
             gymnasium_id = "FrozenLake-v1"
             kwargs = { is_slippery = false }
+            options.map_name = { type = "choice", choices = ["4x4", "8x8"], default = "4x4" }
             """
         )
     )

@@ -77,6 +77,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
         factory = "ticker_env:make_env"
         path = "./test_envs"
         description = "Counts its steps"
+        options.step_s = { type = "float", default = 0.0, minimum = 0.0, help = "Seconds each step takes." }
     """))
     with running_platform(root / "platform", extra_env={"PLATFORM_CATALOG": str(catalog)}) as stack:
         yield stack
