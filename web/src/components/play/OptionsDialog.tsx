@@ -5,7 +5,8 @@
 // (kwargs.<name> -> that option, kwargs.world_changes... -> the editor), else at the top.
 //
 // data-testid: options-dialog, option-<name> and option-error-<name> (each option; also
-// option-record, option-record_frames, option-world_changes, option-raw with
+// option-record, option-record_frames, option-world_changes, option-raw with option-raw-help
+// (whether the entry takes kwargs it does not list: free_kwargs),
 // option-error-world_changes, option-error-raw), options-error (top), options-start, options-cancel;
 // Doom entries add the WAD picker (WadPicker: wad-*).
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
@@ -128,8 +129,13 @@ export function OptionsDialog({ entry, onClose }: Props) {
         </fieldset>
         <div className="option-field option-raw">
           <label htmlFor="option-raw">more kwargs (JSON, over the fields)</label>
-          <textarea id="option-raw" data-testid="option-raw" rows={3} spellCheck={false} placeholder='{"render_mode": "rgb_array"}'
+          <textarea id="option-raw" data-testid="option-raw" rows={3} spellCheck={false} placeholder='{"endless": true}'
             value={raw} onChange={(e) => setRaw(e.target.value)} aria-invalid={errors.raw ? true : undefined} />
+          <div className="option-help muted" data-testid="option-raw-help">
+            {entry.free_kwargs
+              ? "This environment also takes kwargs not listed above (its catalog entry has free_kwargs)."
+              : "Only the options above: this environment refuses any other kwarg."}
+          </div>
           {errors.raw ? <div className="error" role="alert" data-testid="option-error-raw">{errors.raw}</div> : null}
         </div>
         <div className="dialog-buttons">

@@ -103,7 +103,7 @@ export function buildKwargs(
     return { kwargs, rawError: `not JSON: ${(e as Error).message}` };
   }
   if (typeof extra !== "object" || extra === null || Array.isArray(extra)) {
-    return { kwargs, rawError: 'kwargs must be a JSON object, e.g. {"render_mode": "rgb_array"}' };
+    return { kwargs, rawError: 'kwargs must be a JSON object, e.g. {"endless": true}' };
   }
   return { kwargs: { ...kwargs, ...(extra as Record<string, unknown>) }, rawError: null };
 }
