@@ -2044,7 +2044,7 @@ export interface components {
             jpeg_quality?: number | null;
             /**
              * Kwargs
-             * @description keyword arguments for the environment: at most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
+             * @description keyword arguments for the environment: the options its entry lists (`GET /v0/envs`) and the platform's own (endless, world_changes; wad and doom_map on Doom); any other is a 422 naming the listed ones, unless the entry has `free_kwargs`. At most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
              */
             kwargs?: {
                 [key: string]: unknown;
@@ -2123,7 +2123,7 @@ export interface components {
             jpeg_quality?: number | null;
             /**
              * Kwargs
-             * @description keyword arguments for the environment: at most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
+             * @description keyword arguments for the environment: the options its entry lists (`GET /v0/envs`) and the platform's own (endless, world_changes; wad and doom_map on Doom); any other is a 422 naming the listed ones, unless the entry has `free_kwargs`. At most 1 MiB as JSON, and at most 10,000 entries in a world_changes timeline
              */
             kwargs?: {
                 [key: string]: unknown;

@@ -48,9 +48,13 @@ class SessionBase(BaseModel):
     when left out."""
 
     env_id: str = Field(min_length=1, description="a catalog id (see GET /v0/envs)", examples=["cartpole"])
-    kwargs: dict[str, Any] = Field(default_factory=dict, description=(
-        f"keyword arguments for the environment: at most {limits.MAX_KWARGS_JSON_BYTES >> 20} MiB as JSON, and "
-        f"at most {limits.MAX_WORLD_CHANGES:,} entries in a world_changes timeline"))
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="keyword arguments for the environment: the options its entry lists (`GET /v0/envs`) and "
+        "the platform's own (endless, world_changes; wad and doom_map on Doom); any other is a 422 naming "
+        f"the listed ones, unless the entry has `free_kwargs`. At most {limits.MAX_KWARGS_JSON_BYTES >> 20} MiB "
+        f"as JSON, and at most {limits.MAX_WORLD_CHANGES:,} entries in a world_changes timeline",
+    )
     record: bool = Field(default=False, description="record every step of the session")
     jpeg_quality: int | None = Field(
         default=None, ge=limits.MIN_JPEG_QUALITY, le=limits.MAX_JPEG_QUALITY,
