@@ -107,6 +107,15 @@ def test_an_undeclared_kwarg_is_refused_naming_the_declared_ones(env_id, kwargs)
     assert "endless" in declared
 
 
+def test_the_entrys_own_kwarg_at_its_own_value_passes():
+    """A saved snapshot's kwargs are the instance's, the entry's own included (resume, compare)."""
+    check_kwargs(BUILTINS.get("menagerie-unitree-h1-stand"), {"robot": "unitree_h1", "task": "stand", "substeps": 5})
+    check_kwargs(BUILTINS.get("ant"), {"task": "Ant"})
+    for other in ("unitree_g1", ["unitree_h1"], None):
+        with pytest.raises(InvalidArgumentError, match="^kwargs.robot is not an option of "):
+            check_kwargs(BUILTINS.get("menagerie-unitree-h1-stand"), {"robot": other})
+
+
 def test_the_message_for_ant_names_its_options():
     with pytest.raises(InvalidArgumentError, match=r"^kwargs.xml_file is not an option of 'ant': it takes "
                        r"frame_skip, max_episode_steps, render_quality, .*, endless \(a catalog.toml"):

@@ -5,7 +5,10 @@ a kwarg the entry does not declare is refused, naming the ones it does: kwargs r
 environment's constructor, and an undeclared one could reach into the env host (`xml_file` on a
 Gymnasium MuJoCo task opens any path, and its error tells a file that exists from one that does
 not). An entry whose catalog file sets `free_kwargs = true` (a user's own factory may want any)
-takes undeclared kwargs unchecked: the operator opted in. The platform's own kwargs (`platform_contracts.session_kwargs`) are in the options' typed
+takes undeclared kwargs unchecked: the operator opted in. An undeclared kwarg whose value is the
+entry's own (its catalog `kwargs`, e.g. a Menagerie entry's `robot`) passes: it changes nothing,
+and a saved snapshot's kwargs, which `platform_sdk.resume` and the comparisons start a session
+with, are the instance's, the entry's included. The platform's own kwargs (`platform_contracts.session_kwargs`) are in the options' typed
 fields by now; one still in the kwargs has a value of another type than its field's, and is
 refused here as any kwarg is (`endless` is a declared option of every entry). The world-change
 timeline is never an option: `world_timeline_check` checks it. `wad` and `doom_map` are Doom's
@@ -15,6 +18,7 @@ refused as any undeclared kwarg is.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,13 +51,15 @@ def check_kwargs(entry: control_pb2.CatalogEntry, kwargs: Mapping[str, Any],
             value and what the option allows (for the timeline: "kwargs.world_changes[<i>].<field>").
     """
     options_of = {option.name: option for option in entry.options}
+    fixed = _entry_kwargs(entry)
     if not entry.free_kwargs and not entry.factory.startswith(DOOM_FACTORY_PREFIX):
         for name in (WAD, DOOM_MAP):
             if name in kwargs or (options is not None and options.HasField(name)):
                 raise _not_an_option(entry, name)
     for name, value in kwargs.items():
         option = options_of.get(name)
-        if option is None and name not in RESERVED_KWARGS and not entry.free_kwargs:
+        if option is None and name not in RESERVED_KWARGS and not entry.free_kwargs and not (
+                name in fixed and _same(value, fixed[name])):
             raise _not_an_option(entry, name)
         if option is None or name == WORLD_CHANGES or value_fits(option, value):
             continue
@@ -66,6 +72,17 @@ def check_kwargs(entry: control_pb2.CatalogEntry, kwargs: Mapping[str, Any],
         check_timeline_value(entry, kwargs[WORLD_CHANGES])
     if options is not None:
         check_timeline(entry, options)
+
+
+def _entry_kwargs(entry: control_pb2.CatalogEntry) -> dict[str, Any]:
+    """The entry's own kwargs (the catalog parser wrote them: a JSON object)."""
+    kwargs = json.loads(entry.kwargs_json) if entry.kwargs_json else {}
+    return kwargs if isinstance(kwargs, dict) else {}
+
+
+def _same(value: Any, fixed: Any) -> bool:
+    """Whether a session's kwarg is the entry's own value, as JSON (1 is not 1.0 nor true)."""
+    return json.dumps(value, sort_keys=True) == json.dumps(fixed, sort_keys=True)
 
 
 def _not_an_option(entry: control_pb2.CatalogEntry, name: str) -> InvalidArgumentError:
