@@ -148,3 +148,83 @@ def test_an_endless_run_without_a_life_is_cut_too(tmp_path: Path) -> None:
     meta = read_meta(tmp_path, sid)
     assert [(e["length"], e.get("continued", False)) for e in meta.episodes] == [(1000, False), (1, True)]
     assert "life_start" not in meta.episodes[0] and meta.life is None
+
+
+def endless_run(sid: str, steps: int, restarts_after: set[int]) -> list[Any]:
+    """An endless run's events as the env host publishes them: a reset, then `steps` steps; the
+    steps numbered in `restarts_after` end (terminated) and restart in place: a reset event of the
+    next env-host episode right after them (its own seq)."""
+    events: list[Any] = [reset_event(sid, 1, 0)]
+    episode, episode_step = 0, 0
+    for t in range(1, steps + 1):
+        episode_step += 1
+        ended = t in restarts_after
+        events.append(step_event(sid, len(events) + 1, episode, episode_step, reward=float(t), terminated=ended))
+        if ended:
+            episode, episode_step = episode + 1, 0
+            events.append(reset_event(sid, len(events) + 1, episode))
+    return events
+
+
+def test_an_endless_run_keeps_its_restarts_in_place_inside_files_of_1000_steps(tmp_path: Path) -> None:
+    sid = "s-endless"
+    falls = {23, 40, 999, 1000, 1500, 2001, 2999, 3001, 3400, 3500}  # one at the end of the first file
+    run = endless_run(sid, 3500, falls)
+    writer = RecordingWriter(tmp_path)
+    writer.process(msgs(started(sid, life=LIFE, endless=True), *run[:1500]))
+    writer = RecordingWriter(tmp_path)  # a restart with the second file open
+    writer.recover()
+    writer.process(msgs(*run[1400:]))  # redelivered overlap
+    writer.process(msgs(closed(sid, last_seq=len(run))))
+    meta = read_meta(tmp_path, sid)
+    assert [e["length"] for e in meta.episodes] == [1000, 1000, 1000, 500]  # not a file per fall
+    assert [e["restarts"] for e in meta.episodes] == [4, 1, 2, 3]
+    assert [e["episode"] for e in meta.episodes] == [0, 4, 5, 7]  # the env-host episode each begins in
+    assert [e["life_start"] for e in meta.episodes] == [0, 1000, 2000, 3000]
+    assert [e["start"] for e in meta.episodes] == ["reset", "none", "none", "none"]
+    assert [e.get("continued", False) for e in meta.episodes] == [False, False, True, True]
+    assert [e["return"] for e in meta.episodes] == [float(sum(range(1 + 1000 * k, min(1000 * k + 1000, 3500) + 1)))
+                                                   for k in range(4)]
+    step_seqs = [e.seq for e in run if e.WhichOneof("kind") == "step"]
+    seqs: list[int] = []
+    for k, entry in enumerate(meta.episodes):
+        arrays = load_episode(tmp_path, sid, entry["index"])
+        first = 1000 * k + 1  # the run's step of the file's first row
+        length = entry["length"]
+        restarted = arrays["restarted"]
+        assert restarted.dtype == np.bool_ and restarted.shape == (length,)
+        assert sorted(first + r for r in np.flatnonzero(restarted)) == sorted(t for t in falls if first <= t < first + length)
+        assert not arrays["terminated"].any() and not arrays["truncated"].any()  # restarts report neither...
+        assert arrays["final_terminated"].all() and not arrays["final_truncated"].any()  # ... final_* say how it ended
+        rows = length + (1 if entry["start"] == "reset" else 0)
+        assert arrays["observations"].shape == (rows, 4) and arrays["rewards"].tolist() == list(range(first, first + length))
+        obs_seq = arrays["observations"][:, 0].astype(int)  # the testkit's observations carry their seq
+        after = obs_seq[1:] if entry["start"] == "reset" else obs_seq
+        for r in range(length):  # the row after step r: the new start after a restart, else the step's own
+            seq = int(arrays["seq"][r])
+            assert after[r] == (seq + 1 if restarted[r] else seq)
+        final = arrays["final_observations"][:, 0].astype(int)
+        assert final.tolist() == arrays["seq"][restarted].astype(int).tolist()  # the fall as it ended
+        seqs.extend(arrays["seq"].tolist())
+    assert seqs == step_seqs  # every step exactly once, in order
+    assert not list((tmp_path / sid).glob("*.part"))
+
+
+def test_a_crash_between_a_full_files_last_restart_and_its_reset_keeps_the_reset_in_that_file(tmp_path: Path) -> None:
+    sid = "s-endless"
+    run = endless_run(sid, 1200, {1000})  # the 1,000th step falls: its reset (seq 1002) belongs to file 0
+    RecordingWriter(tmp_path).process(msgs(started(sid, endless=True)))
+    with open(tmp_path / sid / "episode-000000.part", "wb") as part:  # killed before the reset came
+        part.writelines(encode_record(e) for e in run[:1001])
+    writer = RecordingWriter(tmp_path)
+    writer.recover()
+    assert read_meta(tmp_path, sid).episodes == []  # full, but waiting for its restart's reset
+    writer.process(msgs(*run[1001:], closed(sid, last_seq=len(run))))
+    meta = read_meta(tmp_path, sid)
+    assert [(e["length"], e["restarts"], e["start"], e["episode"]) for e in meta.episodes] == [
+        (1000, 1, "reset", 0), (200, 0, "none", 1)]
+    first, second = (load_episode(tmp_path, sid, e["index"]) for e in meta.episodes)
+    assert np.flatnonzero(first["restarted"]).tolist() == [999] and not second["restarted"].any()
+    assert int(first["observations"][-1, 0]) == 1002  # the new start, the reset's observation
+    assert int(first["final_observations"][0, 0]) == 1001 and "final_observations" not in second
+    assert second["seq"].tolist() == list(range(1003, 1203))

@@ -186,3 +186,30 @@ def test_outcome_is_the_last_steps_info_outcome_as_a_0d_string(tmp_path: Path) -
     assert "outcome" not in arrays and "outcome" not in summary, "only the last step's info counts"
     arrays, summary = build_episode([events[0], with_info(step_event("s1", 2, 0, 1), {"outcome": 2})], "s1")
     assert str(arrays["outcome"]) == "2" and summary["outcome"] == "2"
+
+
+def test_an_endless_files_restarts_keep_their_final_observation_info_and_outcome() -> None:
+    from recorder_testkit import dict_obs
+
+    events = [
+        reset_event("s1", 1, 0, obs=dict_obs),
+        with_info(step_event("s1", 2, 0, 1, obs=dict_obs), {"is_success": False}),
+        with_info(step_event("s1", 3, 0, 2, obs=dict_obs, truncated=True), {"is_success": True, "outcome": "won"}),
+        reset_event("s1", 4, 1, obs=dict_obs),  # the restart in place (no seed: the env made it)
+        with_info(step_event("s1", 5, 1, 1, obs=dict_obs), {"is_success": False}),
+    ]
+    events[3].reset.info.CopyFrom(datamap_from_dict({"teacher_action": 1}))  # the new start's info
+    arrays, summary = build_episode(events, "s1", endless=True)
+    assert arrays["restarted"].tolist() == [False, True, False]
+    assert not arrays["truncated"].any() and not arrays["terminated"].any()  # as the agent saw the step
+    assert arrays["final_truncated"].tolist() == [True] and arrays["final_terminated"].tolist() == [False]
+    assert arrays["observations.position"][:, 0].tolist() == [1, 2, 4, 5]  # row 2: the new start
+    assert arrays["final_observations.position"].tolist() == [[3, -3]]
+    assert arrays["final_observations.goal"].tolist() == [3]
+    assert arrays["final_outcome"].tolist() == ["won"]
+    assert arrays["info.is_success"].tolist() == [False, True, False]  # the restarted step's own (final_info's)
+    assert arrays["teacher.valid"].tolist() == [False, False, True]  # row 2's info: the new start's
+    assert arrays["seq"].tolist() == [2, 3, 5] and summary["length"] == 3 and summary["truncated"] is False
+    plain, _ = build_episode(events[:3], "s1", endless=True)
+    assert plain["restarted"].tolist() == [False, False] and "final_observations.position" not in plain
+    assert "restarted" not in build_episode(events[:3], "s1")[0]  # not an endless file

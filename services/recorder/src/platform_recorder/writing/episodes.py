@@ -25,6 +25,14 @@ Layout of `episode-NNNNNN.npz` (T = number of steps; docs/recording-format.md sa
     life_start          0-d int64, a life's sessions only: the life step before its first step
     frame_steps         int64, thinned lives only: the life step of each kept frame (then
                         `frames`/`frames_rgb` hold only the kept frames; see life_columns)
+    restarted           bool (T,), endless files: the step ended its episode and the environment
+                        restarted in place (the step's reset event follows it in the file): its
+                        terminated/truncated rows are False (as the agent saw it) and observation
+                        row t+1 is the restart's (the new start; its frame and state rows too)
+    final_observations  rows like `observations` (same naming rule), one per restart in order:
+                        the observation the restarted episode ended with; final_terminated and
+                        final_truncated bool (R,) how it ended, final_outcome str (R,) its info's
+                        `outcome` ("" where none; only when one has one)
 An episode that did not start with a reset/restore has T observation rows.
 """
 
@@ -48,6 +56,7 @@ from platform_recorder.writing.step_columns import (
     OUTCOME_COLUMN,
     agent_columns,
     outcome_column,
+    outcome_text,
     step_success,
     success_column,
 )
@@ -58,6 +67,8 @@ from simulusion.env.v1 import environment_pb2, values_pb2
 log = logging.getLogger(__name__)
 
 START_KINDS = ("reset", "restore")
+RESTARTED = "restarted"
+FINAL_OBSERVATIONS = "final_observations"
 # Tensor columns with rows of at least this many bytes (image observations) are kept as their
 # rows' bytes, which the npz encoder streams (`npz_files.RowBytes`), not joined into one array.
 ROW_BYTES_FROM = 4096
@@ -167,28 +178,36 @@ def _columns(values: Sequence[values_pb2.Value], prefix: str, where: str) -> dic
 
 
 def _observation_columns(values: Sequence[values_pb2.Value], seqs: Sequence[int], held: HeldObservations | None,
-                         where: str) -> dict[str, np.ndarray | RowBytes]:
+                         where: str, prefix: str = "observations") -> dict[str, np.ndarray | RowBytes]:
     """The observation columns; rows `held` holds are read from it (streamed when uniform)."""
     if not held:
-        return _columns(values, "observations", where)
+        return _columns(values, prefix, where)
     uniform = _uniform_column(values, seqs, held)
     if uniform is not None:
-        return {"observations": uniform}
+        return {prefix: uniform}
     whole = [held.value(seq) if seq in held else value for value, seq in zip(values, seqs)]
-    return _columns(whole, "observations", where)
+    return _columns(whole, prefix, where)
 
 
 def _true_observation_columns(
     start: events_pb2.StepEvent | None, start_kind: str, results: Sequence[environment_pb2.StepResponse],
     observations: Sequence[values_pb2.Value], seqs: Sequence[int], held: HeldObservations | None, where: str,
+    restarts: Mapping[int, events_pb2.StepEvent] | None = None,
 ) -> dict[str, np.ndarray | RowBytes] | None:
     """The observation columns as they were before sensor changes (`ForRecording.true_observation`,
-    where a row has one; the observation itself elsewhere); None when no row has one."""
+    where a row has one; the observation itself elsewhere); None when no row has one. The row
+    after a restart (`restarts`: the restart's reset by step row) is its reset's."""
     carriers: list[environment_pb2.ForRecording | None] = []
     if start is not None:
         carriers.append(start.reset.for_recording if start_kind == "reset" and start.reset.HasField("for_recording")
                         else None)
-    carriers.extend(r.for_recording if r.HasField("for_recording") else None for r in results)
+    restarts = restarts or {}
+    for row, r in enumerate(results):
+        restart = restarts.get(row)
+        if restart is not None:
+            carriers.append(restart.reset.for_recording if restart.reset.HasField("for_recording") else None)
+        else:
+            carriers.append(r.for_recording if r.HasField("for_recording") else None)
     trues = [c.true_observation if c is not None and c.HasField("true_observation") else None for c in carriers]
     if all(true is None for true in trues):
         return None
@@ -218,14 +237,61 @@ def _frame_columns(frames: Sequence[environment_pb2.Frame | None], where: str) -
 
 
 def _observation_infos(
-    start: events_pb2.StepEvent | None, start_kind: str, results: Sequence[environment_pb2.StepResponse]
+    start: events_pb2.StepEvent | None, start_kind: str, results: Sequence[environment_pb2.StepResponse],
+    restarts: Mapping[int, events_pb2.StepEvent] | None = None,
 ) -> list[values_pb2.DataMap | None]:
     """The info that came with each step's observation: the start's (reset or restore), then each
-    step's but the last's (the final observation's, which no step answers)."""
+    step's but the last's (the final observation's, which no step answers); after a restart
+    (`restarts`) its reset's (the new start's)."""
     first = getattr(start, start_kind) if start is not None else None
     infos: list[values_pb2.DataMap | None] = [first.info if first is not None and first.HasField("info") else None]
-    infos.extend(r.info if r.HasField("info") else None for r in results[:-1])
+    restarts = restarts or {}
+    for row, r in enumerate(results[:-1]):
+        restart = restarts.get(row)
+        source = restart.reset if restart is not None else r
+        infos.append(source.info if source.HasField("info") else None)
     return infos[: len(results)]
+
+
+def _restart_resets(
+    ordered: Sequence[events_pb2.StepEvent], kinds: Sequence[str | None], start: events_pb2.StepEvent | None
+) -> dict[int, events_pb2.StepEvent]:
+    """An endless file's restarts in place: the reset event that right follows an ended step (seq
+    order), by that step's row."""
+    restarts: dict[int, events_pb2.StepEvent] = {}
+    row = -1
+    for i, (event, kind) in enumerate(zip(ordered, kinds)):
+        if kind == "step":
+            row += 1
+        elif kind == "reset" and event is not start and i > 0 and kinds[i - 1] == "step":
+            result = ordered[i - 1].step.result
+            if result.terminated or result.truncated:
+                restarts[row] = event
+    return restarts
+
+
+def _restart_columns(
+    results: Sequence[environment_pb2.StepResponse], restarts: Mapping[int, events_pb2.StepEvent],
+    step_seqs: Sequence[int], held: HeldObservations | None, where: str, endless: bool,
+) -> dict[str, np.ndarray | RowBytes]:
+    """`restarted` (endless files) and, when some step restarted, the `final_*` rows of its
+    restarts (see the module docstring)."""
+    if not endless and not restarts:
+        return {}
+    rows = sorted(restarts)
+    restarted = np.zeros(len(results), dtype=bool)
+    restarted[rows] = True
+    out: dict[str, np.ndarray | RowBytes] = {RESTARTED: restarted}
+    if not rows:
+        return out
+    out.update(_observation_columns([results[r].observation for r in rows], [step_seqs[r] for r in rows], held,
+                                    where, FINAL_OBSERVATIONS))
+    out["final_terminated"] = np.array([results[r].terminated for r in rows], dtype=bool)
+    out["final_truncated"] = np.array([results[r].truncated for r in rows], dtype=bool)
+    outcomes = [outcome_text(results[r]) for r in rows]
+    if any(text is not None for text in outcomes):
+        out["final_outcome"] = np.array([text or "" for text in outcomes], dtype=str)
+    return out
 
 
 def build_episode(
@@ -234,6 +300,7 @@ def build_episode(
     spec: Mapping[str, Any] | None = None,
     life: LifePlace | None = None,
     held: HeldObservations | None = None,
+    endless: bool = False,
 ) -> tuple[dict[str, np.ndarray | RowBytes], dict[str, Any]]:
     """The arrays of an episode and its summary (length, return, start, flags, seq range,
     `is_success` and `outcome` when the last step has them).
@@ -246,13 +313,17 @@ def build_episode(
         life: the session's place in its life: adds `life_start` (and, with thinning, keeps only
             the frames of kept life steps, with `frame_steps`).
         held: the observation data of events read back light (`read_part(held=...)`).
+        endless: a file of an endless run: it gets `restarted` (and `final_*` rows for its
+            restarts in place: a reset event right after an ended step, `endless_files`).
     """
     ordered = sorted(events, key=lambda e: e.seq)
     kinds = [e.WhichOneof("kind") for e in ordered]
     start = ordered[0] if ordered and kinds[0] in START_KINDS else None
     start_kind = kinds[0] if start is not None and kinds[0] is not None else "none"
     steps = [e for e, kind in zip(ordered, kinds) if kind == "step"]
-    extra = [e.seq for e, kind in zip(ordered, kinds) if e is not start and kind != "step"]
+    restarts = _restart_resets(ordered, kinds, start)
+    restart_seqs = {e.seq for e in restarts.values()}
+    extra = [e.seq for e, kind in zip(ordered, kinds) if e is not start and kind != "step" and e.seq not in restart_seqs]
     if extra:
         log.error("%s: events %s start an episode in the middle of one; left out of the arrays", where, extra)
     transitions = [e.step for e in steps]
@@ -262,22 +333,33 @@ def build_episode(
     if start is not None:
         observations.append(getattr(start, start_kind).observation)
         frames.append(start.reset.frame if start_kind == "reset" and start.reset.HasField("frame") else None)
-    observations.extend(r.observation for r in results)
-    frames.extend(r.frame if r.HasField("frame") else None for r in results)
-    seqs = ([start.seq] if start is not None else []) + [e.seq for e in steps]
+    seqs = [start.seq] if start is not None else []
+    for row, (event, result) in enumerate(zip(steps, results)):
+        restart = restarts.get(row)  # the row after a restart in place is the new start
+        if restart is not None:
+            observations.append(restart.reset.observation)
+            frames.append(restart.reset.frame if restart.reset.HasField("frame") else None)
+            seqs.append(restart.seq)
+        else:
+            observations.append(result.observation)
+            frames.append(result.frame if result.HasField("frame") else None)
+            seqs.append(event.seq)
     arrays = _observation_columns(observations, seqs, held, where)
     actions = _columns([t.action for t in transitions], "actions", where)
     arrays.update(actions or {"actions": np.zeros((0,), dtype=np.float64)})
-    true_columns = _true_observation_columns(start, start_kind, results, observations, seqs, held, where)
+    true_columns = _true_observation_columns(start, start_kind, results, observations, seqs, held, where, restarts)
     arrays.update(state_columns(arrays if true_columns is None else true_columns, spec, where))
     rewards = np.array([r.reward for r in results], dtype=np.float64)
     arrays["rewards"] = rewards
-    arrays["terminated"] = np.array([r.terminated for r in results], dtype=bool)
-    arrays["truncated"] = np.array([r.truncated for r in results], dtype=bool)
+    # A restart in place reports neither terminated nor truncated (how it ended: final_terminated...)
+    terminated = np.array([r.terminated and row not in restarts for row, r in enumerate(results)], dtype=bool)
+    truncated = np.array([r.truncated and row not in restarts for row, r in enumerate(results)], dtype=bool)
+    arrays["terminated"], arrays["truncated"] = terminated, truncated
     arrays["seq"] = np.array([e.seq for e in steps], dtype=np.uint64)
+    arrays.update(_restart_columns(results, restarts, [e.seq for e in steps], held, where, endless))
     arrays.update(agent_columns(transitions, where))
     arrays.update(success_column(results, where))
-    arrays.update(teacher_columns(_observation_infos(start, start_kind, results), actions, where))
+    arrays.update(teacher_columns(_observation_infos(start, start_kind, results, restarts), actions, where))
     arrays.update(outcome_column(results))
     if life is not None and ordered:
         arrays[LIFE_START] = np.array(episode_life_start(life.offset, ordered), dtype=np.int64)
@@ -293,8 +375,8 @@ def build_episode(
         "length": len(steps),
         "return": total if math.isfinite(total) else str(total),
         "start": start_kind,
-        "terminated": bool(results and results[-1].terminated),
-        "truncated": bool(results and results[-1].truncated),
+        "terminated": bool(results and terminated[-1]),
+        "truncated": bool(results and truncated[-1]),
         "first_seq": ordered[0].seq if ordered else 0,
         "last_seq": ordered[-1].seq if ordered else 0,
         "agent_keys": sorted(k[len("agent.") :] for k in arrays if k.startswith("agent.")),

@@ -40,14 +40,14 @@ def finish_episode(
     An episode whose arrays cannot be built keeps its events in `episode-NNNNNN.failed.part`
     (beside its part file: the local folder). `spec`: recording.json's (observation labels).
     `life`: the session's place in its life (`life_start`, thinned frames). `endless`: the file is
-    one of an endless run's (its entry names its `episode`, and `continued` when it begins in the
-    middle of one). `held`: the observation data of events read back light.
+    one of an endless run's (its entry names its first `episode`, its `restarts` in place, and
+    `continued` when it begins in the middle of an episode). `held`: the observation data of events read back light.
     """
     where = f"{where} episode {index}"
     ordered = sorted(events, key=lambda e: e.seq)
     extra = _entry_extras(ordered, life, endless)
     try:
-        arrays, summary = build_episode(ordered, where, spec, life, held)
+        arrays, summary = build_episode(ordered, where, spec, life, held, endless)
     except Exception as exc:  # keep the data: a bad episode must not stop the recorder
         failed = local_dir / f"{episode_stem(index)}.failed.part"
         log.exception("%s: cannot build its arrays; the events stay in %s", where, failed)
@@ -78,6 +78,8 @@ def _entry_extras(
     if endless:
         first = ordered[0]
         extra["episode"] = int(first.episode)
+        # its other resets are restarts in place (any other begins a file: endless_files)
+        extra["restarts"] = sum(1 for e in ordered[1:] if e.WhichOneof("kind") == "reset")
         if first.WhichOneof("kind") == "step" and first.episode_step > 1:
             extra["continued"] = True
     return extra

@@ -29,8 +29,11 @@ class OpenEpisode:
     writer: PartWriter
     has_start: bool = False
     ended: bool = False
-    episode: int = -1  # the env host's episode number of its events (an endless run's files differ)
+    episode: int = -1  # the env host's (last) episode number of its events (an endless run's files differ)
+    first_episode: int = -1  # ... and its first (an endless file spans several, one per restart)
     steps: int = 0  # its step events
+    last_seq: int = 0  # the highest seq of its events
+    restart_pending: bool = False  # its last event is an ended step (endless: its restart's reset follows)
     # What its part file holds, parsed (None: too large, read it back when finishing), and the
     # observation data left out of them (`held_observations`).
     events: list[events_pb2.StepEvent] | None = field(default_factory=list)
@@ -42,9 +45,14 @@ class OpenEpisode:
         """Count `event` (`size` bytes serialized) and keep it, light when `record` (its bytes as
         stored, held `form`) can hold its large observation. The event must not be used for its
         observation afterwards."""
-        self.episode = int(event.episode)
-        if event.WhichOneof("kind") == "step":
+        episode, kind = int(event.episode), event.WhichOneof("kind")
+        self.episode = max(self.episode, episode)
+        self.first_episode = episode if self.first_episode < 0 else min(self.first_episode, episode)
+        if kind == "step":
             self.steps += 1
+        if event.seq > self.last_seq:
+            self.last_seq = int(event.seq)
+            self.restart_pending = kind == "step" and _ended(event)
         if self.events is None:
             return
         if record is not None:
@@ -59,6 +67,10 @@ class OpenEpisode:
             self.held = HeldObservations()
 
 
+def _ended(event: events_pb2.StepEvent) -> bool:
+    return event.step.result.terminated or event.step.result.truncated
+
+
 @dataclass
 class PartScan:
     """What the part files of a recording folder hold (see `scan_parts`)."""
@@ -69,11 +81,13 @@ class PartScan:
     to_finish: set[int] = field(default_factory=set)
 
 
-def scan_parts(session_dir: Path, finished: set[int], stored: set[int]) -> PartScan:
+def scan_parts(session_dir: Path, finished: set[int], stored: set[int], endless: bool = False) -> PartScan:
     """Read (and repair: torn tails are cut) the part files of a recording in its local folder.
 
     Episodes whose npz is in the storage (`stored`) or that are listed in `finished`, that ended,
-    or whose part is empty are to be finished; the others are open.
+    or whose part is empty are to be finished; the others are open. An `endless` recording's
+    files do not end with an ended step (it restarts in place: `endless_files`); the caller
+    finishes the full ones.
     """
     scan = PartScan()
     for index, path in part_files(session_dir).items():
@@ -90,12 +104,13 @@ def scan_parts(session_dir: Path, finished: set[int], stored: set[int]) -> PartS
         state = OpenEpisode(index, PartWriter(path), events=events if kept else None, kept_bytes=size,
                             held=held if kept else HeldObservations())
         state.has_start = any(e.WhichOneof("kind") in START_KINDS for e in events)
-        state.episode = int(events[-1].episode)
+        state.episode = max(int(e.episode) for e in events)
+        state.first_episode = min(int(e.episode) for e in events)
         state.steps = sum(1 for e in events if e.WhichOneof("kind") == "step")
-        state.ended = any(
-            e.WhichOneof("kind") == "step" and (e.step.result.terminated or e.step.result.truncated)
-            for e in events
-        )
+        last = max(events, key=lambda e: e.seq)
+        state.last_seq = int(last.seq)
+        state.restart_pending = last.WhichOneof("kind") == "step" and _ended(last)
+        state.ended = not endless and any(e.WhichOneof("kind") == "step" and _ended(e) for e in events)
         scan.open[index] = state
         if state.ended:
             scan.to_finish.add(index)

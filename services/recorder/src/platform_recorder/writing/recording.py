@@ -33,7 +33,7 @@ from platform_contracts.step_batches import EntryForm
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.storage.durable_files import SyncGroup, fsync_dir
 from platform_recorder.storage.interface import Storage
-from platform_recorder.writing.endless_files import is_full, route_endless
+from platform_recorder.writing.endless_files import is_full, is_restart, route_endless
 from platform_recorder.writing.episodes import START_KINDS
 from platform_recorder.writing.finishing import apply_close, finish_episode
 from platform_recorder.writing.held_observations import HeldObservations
@@ -198,7 +198,7 @@ class Recording:
             return None
         meta, info, objects = loaded
         rec = cls(objects, local_dir, meta, info, meta_interval, spooled)
-        scan = scan_parts(local_dir, rec.finished, objects.episodes)
+        scan = scan_parts(local_dir, rec.finished, objects.episodes, rec.endless)
         # An npz that meta.json does not name yet was written without an fsync of its own (see
         # `RecordingObjects.put_episode`): after an OS crash it may be torn, so it is written
         # again from its episode's part file, which is kept until meta.json names the npz.
@@ -249,7 +249,7 @@ class Recording:
             reason = OrphanReason.ENDLESS_FILES_FINISHED
         elif index in self.finished or (state is None and self.objects.has_episode(index)):
             reason = OrphanReason.EPISODE_FINISHED
-        elif kind in START_KINDS and state is not None and state.has_start:
+        elif kind in START_KINDS and state is not None and state.has_start and not self._restarts(event, state):
             reason = OrphanReason.EPISODE_STARTED
         elif kind == "step" and state is not None and state.ended:
             reason = OrphanReason.EPISODE_ENDED
@@ -257,6 +257,10 @@ class Recording:
             reason = OrphanReason.NO_KIND
         outcome = Appended.WRITTEN if reason is None else Appended.ORPHAN
         return AppendDecision(outcome, index=index, late=late, gap=gap, reason=reason)
+
+    def _restarts(self, event: events_pb2.StepEvent, state: OpenEpisode) -> bool:
+        """`event` is the reset of an endless run's restart in place, in the file of its step."""
+        return self.endless and event.WhichOneof("kind") == "reset" and is_restart(event.episode, state)
 
     def append(self, event: events_pb2.StepEvent, data: bytes | None = None, form: EntryForm = EntryForm.PLAIN,
                size: int | None = None) -> AppendDecision:
@@ -313,7 +317,7 @@ class Recording:
             self._make_local_dir()
             state = self.open[index] = OpenEpisode(index, PartWriter(part_path(self.dir, index)))
             self._used.add(index)
-            if kind == "step":
+            if kind == "step" and not self.endless:  # an endless run's next file begins with a step
                 log.warning("%s: episode %d starts at seq %d without a reset/restore event", self.where, index,
                             event.seq)
         written = self._write(state.writer, event, data, form)
@@ -321,11 +325,12 @@ class Recording:
         state.keep(event, serialized, data, form)
         if kind in START_KINDS:
             state.has_start = True
-        elif event.step.result.terminated or event.step.result.truncated:
+        if self.endless:  # an ended step restarts in place: the file goes on (endless_files)
+            if is_full(state):
+                self._to_finish.add(index)  # the run goes on in the next file
+        elif kind == "step" and (event.step.result.terminated or event.step.result.truncated):
             state.ended = True
             self._to_finish.add(index)
-        elif self.endless and is_full(state):
-            self._to_finish.add(index)  # its episode goes on in the next file
 
     def _note_world_changes(self, event: events_pb2.StepEvent) -> None:
         """recording.json lists the world changes `event` carries (written with the next meta.json;

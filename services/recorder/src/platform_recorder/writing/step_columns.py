@@ -149,12 +149,17 @@ def success_column(results: Sequence[environment_pb2.StepResponse], where: str =
     return {SUCCESS_COLUMN: column}
 
 
+def outcome_text(result: environment_pb2.StepResponse) -> str | None:
+    """A step's `info["outcome"]` as text (a value that is not text as its JSON); None without one."""
+    if not result.HasField("info"):
+        return None
+    data = result.info.fields.get(OUTCOME_KEY)
+    if data is None:
+        return None
+    return data.text if data.WhichOneof("kind") == "text" else json.dumps(json_from_data(data))
+
+
 def outcome_column(results: Sequence[environment_pb2.StepResponse]) -> dict[str, np.ndarray]:
     """`outcome` (0-d str) from the last step's `info["outcome"]` when it has one, else nothing."""
-    if not results or not results[-1].HasField("info"):
-        return {}
-    data = results[-1].info.fields.get(OUTCOME_KEY)
-    if data is None:
-        return {}
-    text = data.text if data.WhichOneof("kind") == "text" else json.dumps(json_from_data(data))
-    return {OUTCOME_COLUMN: np.array(text, dtype=str)}
+    text = outcome_text(results[-1]) if results else None
+    return {} if text is None else {OUTCOME_COLUMN: np.array(text, dtype=str)}
