@@ -20,7 +20,8 @@ META = {
     "episodes": [
         {"index": 0, "file": "episode-000000.npz", "length": 2, "return": "nan", "start": "reset", "seed": 7,
          "reset_options": {"a": 1}, "terminated": True, "truncated": False, "first_seq": 1, "last_seq": 3,
-         "is_success": True, "outcome": {"kills": 2}, "life_start": 40, "episode": 3, "continued": True},
+         "is_success": True, "outcome": {"kills": 2}, "life_start": 40, "episode": 3, "continued": True,
+         "restarts": 2},
         {"index": 1, "file": None, "error": "no arrays", "length": 0, "return": None, "seed": None,
          "reset_options": None},
     ],
@@ -32,7 +33,8 @@ def test_meta_round_trips_exactly() -> None:
     message = message_from_json(META, rec.RecordingMeta())
     assert message.status == rec.RECORDING_STATUS_CLOSED and message.episodes[0].seed == 7
     assert math.isnan(message.episodes[0].episode_return) and not message.extra_json
-    assert (message.episodes[0].life_start, message.episodes[0].episode, message.episodes[0].continued) == (40, 3, True)
+    first = message.episodes[0]
+    assert (first.life_start, first.episode, first.continued, first.restarts) == (40, 3, True, 2)
     assert not message.episodes[0].extra_json
     assert set(message.null_members) == {"host_id"}
     again = rec.RecordingMeta.FromString(message.SerializeToString())

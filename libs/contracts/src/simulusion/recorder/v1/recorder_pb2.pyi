@@ -76,6 +76,7 @@ class EpisodeEntry(_message.Message):
     LIFE_START_FIELD_NUMBER: _builtins.int
     EPISODE_FIELD_NUMBER: _builtins.int
     CONTINUED_FIELD_NUMBER: _builtins.int
+    RESTARTS_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     file: _builtins.str
     """null (with `error`) when its arrays could not be built"""
@@ -100,6 +101,8 @@ class EpisodeEntry(_message.Message):
     """an endless run's file: the episode it is part of"""
     continued: _builtins.bool
     """an endless run's file that goes on from the previous one"""
+    restarts: _builtins.int
+    """an endless run's file: the restarts in place it holds"""
     @_builtins.property
     def null_members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -124,10 +127,11 @@ class EpisodeEntry(_message.Message):
         life_start: _builtins.int | None = ...,
         episode: _builtins.int | None = ...,
         continued: _builtins.bool | None = ...,
+        restarts: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_continued", b"_continued", "_episode", b"_episode", "_episode_return", b"_episode_return", "_error", b"_error", "_file", b"_file", "_first_seq", b"_first_seq", "_index", b"_index", "_is_success", b"_is_success", "_last_seq", b"_last_seq", "_length", b"_length", "_life_start", b"_life_start", "_seed", b"_seed", "_start", b"_start", "_terminated", b"_terminated", "_truncated", b"_truncated", "continued", b"continued", "episode", b"episode", "episode_return", b"episode_return", "error", b"error", "file", b"file", "first_seq", b"first_seq", "index", b"index", "is_success", b"is_success", "last_seq", b"last_seq", "length", b"length", "life_start", b"life_start", "seed", b"seed", "start", b"start", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_continued", b"_continued", "_episode", b"_episode", "_episode_return", b"_episode_return", "_error", b"_error", "_file", b"_file", "_first_seq", b"_first_seq", "_index", b"_index", "_is_success", b"_is_success", "_last_seq", b"_last_seq", "_length", b"_length", "_life_start", b"_life_start", "_restarts", b"_restarts", "_seed", b"_seed", "_start", b"_start", "_terminated", b"_terminated", "_truncated", b"_truncated", "continued", b"continued", "episode", b"episode", "episode_return", b"episode_return", "error", b"error", "file", b"file", "first_seq", b"first_seq", "index", b"index", "is_success", b"is_success", "last_seq", b"last_seq", "length", b"length", "life_start", b"life_start", "restarts", b"restarts", "seed", b"seed", "start", b"start", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_continued", b"_continued", "_episode", b"_episode", "_episode_return", b"_episode_return", "_error", b"_error", "_file", b"_file", "_first_seq", b"_first_seq", "_index", b"_index", "_is_success", b"_is_success", "_last_seq", b"_last_seq", "_length", b"_length", "_life_start", b"_life_start", "_seed", b"_seed", "_start", b"_start", "_terminated", b"_terminated", "_truncated", b"_truncated", "continued", b"continued", "episode", b"episode", "episode_return", b"episode_return", "error", b"error", "extra_json", b"extra_json", "file", b"file", "first_seq", b"first_seq", "index", b"index", "is_success", b"is_success", "last_seq", b"last_seq", "length", b"length", "life_start", b"life_start", "null_members", b"null_members", "outcome_json", b"outcome_json", "reset_options_json", b"reset_options_json", "seed", b"seed", "start", b"start", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_continued", b"_continued", "_episode", b"_episode", "_episode_return", b"_episode_return", "_error", b"_error", "_file", b"_file", "_first_seq", b"_first_seq", "_index", b"_index", "_is_success", b"_is_success", "_last_seq", b"_last_seq", "_length", b"_length", "_life_start", b"_life_start", "_restarts", b"_restarts", "_seed", b"_seed", "_start", b"_start", "_terminated", b"_terminated", "_truncated", b"_truncated", "continued", b"continued", "episode", b"episode", "episode_return", b"episode_return", "error", b"error", "extra_json", b"extra_json", "file", b"file", "first_seq", b"first_seq", "index", b"index", "is_success", b"is_success", "last_seq", b"last_seq", "length", b"length", "life_start", b"life_start", "null_members", b"null_members", "outcome_json", b"outcome_json", "reset_options_json", b"reset_options_json", "restarts", b"restarts", "seed", b"seed", "start", b"start", "terminated", b"terminated", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__continued: _TypeAlias = _typing.Literal["continued"]  # noqa: Y015
     _WhichOneofArgType__continued: _TypeAlias = _typing.Literal["_continued", b"_continued"]  # noqa: Y015
@@ -151,6 +155,8 @@ class EpisodeEntry(_message.Message):
     _WhichOneofArgType__length: _TypeAlias = _typing.Literal["_length", b"_length"]  # noqa: Y015
     _WhichOneofReturnType__life_start: _TypeAlias = _typing.Literal["life_start"]  # noqa: Y015
     _WhichOneofArgType__life_start: _TypeAlias = _typing.Literal["_life_start", b"_life_start"]  # noqa: Y015
+    _WhichOneofReturnType__restarts: _TypeAlias = _typing.Literal["restarts"]  # noqa: Y015
+    _WhichOneofArgType__restarts: _TypeAlias = _typing.Literal["_restarts", b"_restarts"]  # noqa: Y015
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     _WhichOneofReturnType__start: _TypeAlias = _typing.Literal["start"]  # noqa: Y015
@@ -181,6 +187,8 @@ class EpisodeEntry(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__length) -> _WhichOneofReturnType__length | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__life_start) -> _WhichOneofReturnType__life_start | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restarts) -> _WhichOneofReturnType__restarts | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
     @_typing.overload
