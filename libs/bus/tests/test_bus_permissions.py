@@ -239,6 +239,9 @@ async def test_session_events_go_from_the_env_host_to_the_durable_consumers(clie
     for msg in got:
         await msg.ack()
     assert [m.data for m in got] == [b"event", b"closed by the broker"]
+    # A session's last lifecycle event, read ahead of the consumer (LifecycleConsumer.catch_up).
+    last = await bjs.get_last_msg(STREAM, subjects.session_lifecycle(session))
+    assert last.data == b"closed by the broker"
 
     # The recorder's durable consumer of everything (as platform_recorder.writing.consumer makes it).
     config = ConsumerConfig(name=subjects.RECORDER_CONSUMER, durable_name=subjects.RECORDER_CONSUMER,

@@ -84,10 +84,12 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
     # gRPC and the step link, not NATS).
     "gateway": Permissions(publish=(_BROKER, _RECORDER, INBOX), subscribe=(INBOX,)),
     # Answers the broker subjects, starts and stops instances on env hosts, hears their
-    # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself.
+    # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself; reads
+    # a running session's last lifecycle event when asked for it (LifecycleConsumer.catch_up).
     "broker": Permissions(
         publish=(*_ENVHOST_CONTROL, subjects.SESSION_LIFECYCLE_WILDCARD, *_stream_setup(),
-                 *_durable_consumer(subjects.BROKER_CONSUMER), INBOX),
+                 *_durable_consumer(subjects.BROKER_CONSUMER),
+                 f"{_JS_API}.STREAM.MSG.GET.{subjects.SESSIONS_STREAM}", INBOX),
         subscribe=(_BROKER, subjects.ENVHOST_HEARTBEAT, INBOX),
     ),
     # Serves the broker's control requests, beats, publishes every session's events, saves and

@@ -7,7 +7,7 @@ export type SessionCreate = Schemas["SessionCreate"];
 
 export async function createSession(body: Partial<SessionCreate> & { env_id: string }): Promise<Schemas["SessionPublic"]> {
   return must(api.POST("/v0/sessions", {
-    body: { auto_reset: false, record: false, record_frames: false, kwargs: {}, ...body },
+    body: { auto_reset: false, record: false, record_frames: false, durable: false, kwargs: {}, ...body },
   }));
 }
 
