@@ -33,6 +33,14 @@ def slow(**kwargs):
     time.sleep(60)
 
 
+def sized(report, blob):
+    import gymnasium
+
+    with open(report, "w") as file:
+        file.write(str(len(blob)))
+    return gymnasium.make("CartPole-v1")
+
+
 def forking(report, **kwargs):
     # what the server's process holds when the environment is made (as ViZDoom's engine start
     # forks from it later)
@@ -111,6 +119,23 @@ async def test_the_server_runs_with_grpc_fork_handlers_off(tmp_path: Path, facto
     try:
         await _spec_of(instance)
         assert report.read_text() == "0"
+    finally:
+        await instance.stop()
+
+
+async def test_kwargs_reach_the_server_in_a_file_never_on_its_command_line(tmp_path: Path, factory_dir: Path) -> None:
+    """300 KB of kwargs (an argument of the command line may hold 128 KiB: "Argument list too
+    long"), out of every other user's sight (/proc/<pid>/cmdline is world-readable); the file is
+    removed once the server serves."""
+    report, blob = tmp_path / "size.txt", "x" * 300_000
+    spec = LaunchSpec(factory="launch_envs:sized", path=str(factory_dir), kwargs={"report": str(report), "blob": blob})
+    instance = await launch_instance(spec, tmp_path, "sized")
+    try:
+        await _spec_of(instance)
+        assert report.read_text() == "300000"
+        command_line = Path(f"/proc/{instance.pid}/cmdline").read_bytes()
+        assert b"--kwargs-file" in command_line and b"xxxxxxxx" not in command_line
+        assert not list(tmp_path.glob("*.kwargs.json"))
     finally:
         await instance.stop()
 

@@ -144,9 +144,12 @@ class InstanceProcess:
                 f"alive={self.alive()})")
 
 
-def server_command(spec: LaunchSpec, listen: str, transport: Transport = "grpc") -> list[str]:
+def server_command(spec: LaunchSpec, listen: str, transport: Transport = "grpc",
+                   kwargs_file: Path | None = None) -> list[str]:
     """The command line of the environment server for `spec` (`--transport frames` when asked:
-    gRPC is the server's default).
+    gRPC is the server's default). With `kwargs_file`, the kwargs are read from that file
+    (`write_kwargs_file`), never put on the command line: a command line is limited (128 KiB an
+    argument on Linux) and readable by every user of the machine.
 
     Raises:
         LaunchError: the spec names neither or both of a Gymnasium id and a factory, or an image.
@@ -160,13 +163,34 @@ def server_command(spec: LaunchSpec, listen: str, transport: Transport = "grpc")
         command += ["--factory", spec.factory]
         if spec.path:
             command += ["--path", spec.path]
-    try:
-        command += ["--kwargs", json.dumps(spec.kwargs)]
-    except (TypeError, ValueError) as exc:
-        raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
+    if kwargs_file is not None:
+        command += ["--kwargs-file", str(kwargs_file)]
+    else:
+        command += ["--kwargs", kwargs_json(spec)]
     if transport != "grpc":
         command += ["--transport", transport]
     return command + server_options(spec) + ["--listen", listen]
+
+
+def kwargs_json(spec: LaunchSpec) -> str:
+    """The spec's kwargs as JSON.
+
+    Raises:
+        LaunchError: they are not JSON.
+    """
+    try:
+        return json.dumps(spec.kwargs)
+    except (TypeError, ValueError) as exc:
+        raise LaunchError(f"the kwargs of {spec.gymnasium_id or spec.factory} are not JSON: {exc}") from None
+
+
+def write_kwargs_file(spec: LaunchSpec, path: Path) -> Path:
+    """Write the spec's kwargs (JSON) to `path`, readable by this user only; returns `path`."""
+    text = kwargs_json(spec).encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(text)
+    return path
 
 
 def server_options(spec: LaunchSpec) -> list[str]:
@@ -212,7 +236,10 @@ async def launch_process(
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / f"{name}.log"
     socket_path, temp_dir = _socket_path(run_dir, name)
-    command = server_command(spec, f"unix:{socket_path}", transport)
+    # The kwargs go in a file the server reads at start (removed once it serves), never on its
+    # command line.
+    kwargs_file = write_kwargs_file(spec, run_dir / f"{name}.kwargs.json")
+    command = server_command(spec, f"unix:{socket_path}", transport, kwargs_file)
     what = spec.gymnasium_id or spec.factory
     environment = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
@@ -232,7 +259,10 @@ async def launch_process(
             raise LaunchError(f"cannot start the instance {name} of {what}: {exc}") from None
     instance = InstanceProcess(process, f"unix:{socket_path}", log_path, socket_path, temp_dir, transport)
     try:
-        instance.address = await wait_ready(instance, ready_timeout)
+        try:
+            instance.address = await wait_ready(instance, ready_timeout)
+        finally:
+            kwargs_file.unlink(missing_ok=True)  # read at start: ready or not, it is not needed again
     except LaunchError as exc:
         await instance.stop(timeout=1.0)
         raise LaunchError(f"the instance {name} of {what} {exc.args[0]}", instance.log_tail()) from None

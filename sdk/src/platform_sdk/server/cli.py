@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -60,7 +61,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--path", action="append", default=[], help="a folder put on sys.path for --factory (repeatable)"
     )
-    parser.add_argument("--kwargs", default="{}", help="keyword arguments of the environment, a JSON object")
+    kwargs = parser.add_mutually_exclusive_group()
+    kwargs.add_argument("--kwargs", default="{}", help="keyword arguments of the environment, a JSON object")
+    kwargs.add_argument("--kwargs-file", default="",
+                        help="a file holding --kwargs' JSON object (the launcher's way: no size limit, not on the "
+                        "command line)")
     parser.add_argument(
         "--listen", default=DEFAULT_LISTEN, help="unix:/path/x.sock or HOST:PORT (port 0 picks one)"
     )
@@ -82,12 +87,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.transport == "frames" and not args.listen.startswith("unix:"):
         raise StartupError(f"--transport frames needs a 'unix:/path/x.sock' --listen address, not {args.listen!r}")
+    source_name = "--kwargs"
+    if args.kwargs_file:
+        source_name = f"--kwargs-file {args.kwargs_file}"
+        try:
+            args.kwargs = Path(args.kwargs_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise StartupError(f"--kwargs-file cannot be read: {exc}") from None
     try:
         args.kwargs = json.loads(args.kwargs)
     except json.JSONDecodeError as exc:
-        raise StartupError(f"--kwargs is not valid JSON: {exc}") from None
+        raise StartupError(f"{source_name} is not valid JSON: {exc}") from None
     if not isinstance(args.kwargs, dict):
-        raise StartupError(f"--kwargs must be a JSON object, not {type(args.kwargs).__name__}")
+        raise StartupError(f"{source_name} must be a JSON object, not {type(args.kwargs).__name__}")
     if not 1 <= args.jpeg_quality <= 100:
         raise StartupError(f"--jpeg-quality must be between 1 and 100, not {args.jpeg_quality}")
     if args.num_envs < 1:
