@@ -11,14 +11,13 @@ On the bus a meta is the message simulusion.recorder.v1.RecordingMeta (`to_messa
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from platform_contracts.json_values import space_to_json
-from platform_contracts.recorder_json import message_from_json, message_to_json
+from platform_contracts.recorder_json import dumps, message_from_json, message_to_json, strict
 from platform_contracts.teams import owning_team
 from simulusion.bus.v1 import events_pb2
 from simulusion.recorder.v1 import recorder_pb2 as rec
@@ -228,26 +227,11 @@ _MEMBER_SET = frozenset(_MEMBERS)
 _LISTS = ("episodes", "agent_keys", "missing_seqs", "orphan_seqs")
 
 
-def jsonable(obj: Any) -> Any:
-    """Replace non-finite floats by strings so the result is strict JSON (a walk of every value:
-    `strict_json` first tries without it)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    return obj
-
-
 def encode_json(value: Any) -> bytes:
     """meta.json's and recording.json's bytes: compact strict JSON (json's C encoder; `indent`
     would use the pure-Python one, ~20x slower on the spaces of image observations), with
     non-finite floats (rare: a Box bound, a return) written as strings."""
-    try:
-        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
-    except ValueError:
-        return json.dumps(jsonable(value), allow_nan=False, separators=(",", ":")).encode()
+    return dumps(value).encode()
 
 
 # meta.json members that never change once a recording started and may be large (a Box whose
@@ -279,11 +263,11 @@ class MetaEncoder:
 
 
 def strict_json(value: Any) -> Any:
-    """`value`, or when it holds non-finite floats a copy with those as strings (`jsonable`)."""
+    """`value`, or when it holds non-finite floats a copy with those as strings (`strict`)."""
     try:
         json.dumps(value, allow_nan=False)
     except ValueError:
-        return jsonable(value)
+        return strict(value)
     return value
 
 
