@@ -155,12 +155,7 @@ class BlockingWebSocket(TimedSocket):
             raise self._closed_exc
         self._wrote_after_send = False
         n = len(data)
-        at = self._mask_at
-        if at >= _MASKS_BYTES:
-            self._masks = os.urandom(_MASKS_BYTES)
-            at = 0
-        self._mask_at = at + 4
-        mask = self._masks[at:at + 4]
+        mask = self._next_mask()
         try:
             if n < 126:
                 key = mask * ((n >> 2) + 1)
@@ -426,14 +421,19 @@ class BlockingWebSocket(TimedSocket):
         return self._closed_exc
 
     # -- writing ------------------------------------------------------------------------------
-    def _write(self, opcode: int, payload: bytes) -> None:
-        """Write one whole control frame (masked; `payload` at most 125 bytes)."""
+    def _next_mask(self) -> bytes:
+        """A fresh 4-byte masking key, drawn from a block of random bytes read once per
+        _MASKS_BYTES / 4 frames."""
         at = self._mask_at
         if at >= _MASKS_BYTES:
             self._masks = os.urandom(_MASKS_BYTES)
             at = 0
         self._mask_at = at + 4
-        mask = self._masks[at:at + 4]
+        return self._masks[at:at + 4]
+
+    def _write(self, opcode: int, payload: bytes) -> None:
+        """Write one whole control frame (masked; `payload` at most 125 bytes)."""
+        mask = self._next_mask()
         self._wrote_after_send = True
         self.socket.sendall(bytes((0x80 | opcode, 0x80 | len(payload))) + mask + apply_mask(payload, mask))
 
