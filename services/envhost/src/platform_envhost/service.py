@@ -68,20 +68,17 @@ class EnvHostService:
 
     async def on_crash(self, instance: Instance) -> None:
         """An instance died unasked: publish CRASHED with its log tail (after its step events),
-        and set `instance.crash_stored` once JetStream has it (or after CRASH_ACK_WAIT_S: the
-        event stays queued until it is stored, but the session's clients are answered)."""
-        try:
-            await self._drain_events(instance)
-            with self._tracer.start_as_current_span("envhost.crashed",
-                                                    attributes={"session.id": instance.session_id}):
-                event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id,
-                                      trace_headers=inject_dict())
-                event.done = stored = asyncio.get_running_loop().create_future()
-                await self._publisher.submit(event, urgent=True)
-            with contextlib.suppress(Exception):  # TimeoutError, or the publisher stopped
-                await asyncio.wait_for(asyncio.shield(stored), CRASH_ACK_WAIT_S)
-        finally:
-            instance.crash_stored.set()
+        and return once JetStream has it (or after CRASH_ACK_WAIT_S: the event stays queued until
+        it is stored). The instance table sets `instance.crash_stored` when this returns, so the
+        session's clients are answered then."""
+        await self._drain_events(instance)
+        with self._tracer.start_as_current_span("envhost.crashed", attributes={"session.id": instance.session_id}):
+            event = session_event(instance, bus_pb.SESSION_EVENT_KIND_CRASHED, self.host_id,
+                                  trace_headers=inject_dict())
+            event.done = stored = asyncio.get_running_loop().create_future()
+            await self._publisher.submit(event, urgent=True)
+        with contextlib.suppress(Exception):  # TimeoutError, or the publisher stopped
+            await asyncio.wait_for(asyncio.shield(stored), CRASH_ACK_WAIT_S)
 
     async def shutdown(self) -> None:
         """Stop taking requests, stop every instance (CLOSED "env host stopped")."""
