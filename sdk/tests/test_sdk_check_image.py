@@ -12,6 +12,7 @@ point would inside a container. Its `ps` lists the containers of its state file
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -24,6 +25,7 @@ from platform_sdk.launch.containers import (
     CONTAINER_PORT,
     check_docker_engine,
     docker_command,
+    kwargs_stdin,
     remove_orphan_containers,
 )
 from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec, launch_instance
@@ -47,7 +49,10 @@ elif args[0] == "run":
     name = args[args.index("--name") + 1]
     publish = args[args.index("-p") + 1]
     assert publish == "127.0.0.1::{port}", publish
-    rest = args[args.index("-p") + 3:]  # what follows the image: appended to its entry point
+    after_publish = args[args.index("-p") + 2:]
+    interactive = after_publish[0] == "-i"  # standard input kept open: the kwargs come on it
+    rest = after_publish[2 if interactive else 1:]  # what follows the image: appended to its entry point
+    assert interactive == ("--kwargs-file" in rest), args
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -113,13 +118,18 @@ def owner_label(pid: int | None = None, hostname: str | None = None) -> str:
     return f"simulusion.owner={hostname or socket.gethostname()}/{os.getpid() if pid is None else pid}"
 
 
-def test_docker_command_publishes_the_port_locally_and_appends_kwargs():
-    spec = LaunchSpec(image="my-org/sim:latest", kwargs={"level": 2})
-    assert docker_command(spec, "simulusion-x") == [
+def test_docker_command_publishes_the_port_locally_and_reads_kwargs_from_stdin():
+    spec = LaunchSpec(image="my-org/sim:latest", kwargs={"level": 2, "secret_map": "x" * 300_000})
+    command = docker_command(spec, "simulusion-x")
+    assert command == [
         "docker", "run", "--rm", "--name", "simulusion-x", "--label", owner_label(),
-        "-p", f"127.0.0.1::{CONTAINER_PORT}", "my-org/sim:latest", "--kwargs", '{"level": 2}',
+        "-p", f"127.0.0.1::{CONTAINER_PORT}", "-i", "my-org/sim:latest", "--kwargs-file", "/dev/stdin",
     ]
+    assert kwargs_stdin(spec) == json.dumps(spec.kwargs).encode()  # never on the command line
     assert docker_command(LaunchSpec(image="org/sim"), "n")[-1] == "org/sim"  # no kwargs: the image's own CMD
+    assert kwargs_stdin(LaunchSpec(image="org/sim")) is None
+    with pytest.raises(LaunchError, match="the kwargs of org/sim are not JSON"):
+        kwargs_stdin(LaunchSpec(image="org/sim", kwargs={"level": object()}))
     with pytest.raises(LaunchError, match="exactly one of"):
         server_command(LaunchSpec(image="org/sim"), "unix:/tmp/x.sock")
     with pytest.raises(LaunchError, match="names no gymnasium_id or factory"):
@@ -171,8 +181,9 @@ async def test_an_image_instance_serves_on_its_published_port_and_is_removed(fak
     assert calls[0].startswith("info")
     assert calls[1] == (
         f"run --rm --name {container} --label {owner_label()} -p 127.0.0.1::{CONTAINER_PORT} "
-        'simulusion/byo-example --kwargs {"frame_size": 32}'
+        "-i simulusion/byo-example --kwargs-file /dev/stdin"
     )
+    assert "frame_size" not in "".join(calls)  # the kwargs came on standard input
     assert calls[2] == f"port {container} {CONTAINER_PORT}/tcp"
     assert calls[3] == f"rm -f {container}"
 

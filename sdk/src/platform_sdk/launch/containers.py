@@ -1,9 +1,12 @@
 """Instances of Docker images, and removal of the containers that their env host left behind.
 
 An image instance runs as `docker run --rm --name simulusion-<name>-<hex> --label
-simulusion.owner=<hostname>/<pid> -p 127.0.0.1::50051 IMAGE [--kwargs JSON]`: the image's entry
-point is the environment server listening on 0.0.0.0:50051 (the kwargs, when there are any, are
-appended to it), and the instance's address is the published local port.
+simulusion.owner=<hostname>/<pid> -p 127.0.0.1::50051 [-i] IMAGE [--kwargs-file /dev/stdin]`: the
+image's entry point is the environment server listening on 0.0.0.0:50051, and the instance's
+address is the published local port. Kwargs, when there are any, never travel on the command line
+(limited in size, readable by every user of the machine, kept in `docker inspect`): with `-i` the
+launcher writes their JSON to the container's standard input and closes it, and the server reads
+it from `--kwargs-file /dev/stdin`.
 
 The `docker run` CLI dies with the process that launched it (parent-death signal), but its
 container does not: a SIGKILLed env host leaves it running. The label names the launching
@@ -77,13 +80,26 @@ def docker_command(spec: LaunchSpec, container: str) -> list[str]:
     if not spec.image or spec.gymnasium_id or spec.factory:
         raise LaunchError(f"a launch spec with an image names no gymnasium_id or factory, got {spec!r}")
     command = ["docker", "run", "--rm", "--name", container, "--label", f"{OWNER_LABEL}={owner()}",
-               "-p", f"127.0.0.1::{CONTAINER_PORT}", spec.image]
-    if spec.kwargs:
-        try:
-            command += ["--kwargs", json.dumps(spec.kwargs)]
-        except (TypeError, ValueError) as exc:
-            raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
+               "-p", f"127.0.0.1::{CONTAINER_PORT}"]
+    if spec.kwargs:  # read from the container's standard input (`kwargs_stdin`), never from here
+        command += ["-i", spec.image, "--kwargs-file", "/dev/stdin"]
+    else:
+        command += [spec.image]
     return command + server_options(spec)
+
+
+def kwargs_stdin(spec: LaunchSpec) -> bytes | None:
+    """What `docker run` gets on its standard input: the kwargs' JSON (None without kwargs).
+
+    Raises:
+        LaunchError: the kwargs are not JSON.
+    """
+    if not spec.kwargs:
+        return None
+    try:
+        return json.dumps(spec.kwargs).encode()
+    except (TypeError, ValueError) as exc:
+        raise LaunchError(f"the kwargs of {spec.image} are not JSON: {exc}") from None
 
 
 async def check_docker_engine(image: str) -> None:
@@ -172,6 +188,24 @@ async def _docker(*args: str) -> str:
     return out.decode(errors="replace")
 
 
+async def _write_and_close(process: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write `data` to the process's standard input and close it (the end of the kwargs).
+
+    Raises:
+        LaunchError: the process exited before reading it all.
+    """
+    assert process.stdin is not None
+    try:
+        process.stdin.write(data)
+        await asyncio.wait_for(process.stdin.drain(), _DOCKER_TIMEOUT_S)
+        process.stdin.close()
+        await process.stdin.wait_closed()
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        raise LaunchError(f"exited before it read its kwargs ({exc})") from None
+    except TimeoutError:
+        raise LaunchError(f"did not read its kwargs within {_DOCKER_TIMEOUT_S:g} s") from None
+
+
 async def launch_container(spec: LaunchSpec, log_path: Path, name: str, ready_timeout: float) -> InstanceProcess:
     """Start `docker run` of `spec.image` and wait until its environment server serves on the
     published port (see `instance_launch.launch_instance`, which calls this for image specs).
@@ -184,16 +218,19 @@ async def launch_container(spec: LaunchSpec, log_path: Path, name: str, ready_ti
     await check_docker_engine(spec.image)
     container = f"simulusion-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{uuid.uuid4().hex[:8]}"
     command = docker_command(spec, container)
+    kwargs_input = kwargs_stdin(spec)
     with open(log_path, "wb") as log_file:  # noqa: ASYNC230 - a local file, created once
         try:
             process = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                start_new_session=True, preexec_fn=die_with_parent(os.getpid()),
+                *command, stdin=asyncio.subprocess.DEVNULL if kwargs_input is None else asyncio.subprocess.PIPE,
+                stdout=log_file, stderr=log_file, start_new_session=True, preexec_fn=die_with_parent(os.getpid()),
             )
         except OSError as exc:
             raise LaunchError(f"cannot start the instance {name} of {spec.image}: {exc}") from None
     instance = ContainerInstance(process, container, log_path)
     try:
+        if kwargs_input is not None:
+            await _write_and_close(process, kwargs_input)
         await wait_ready(instance, ready_timeout)  # the address inside the container
         published = await _docker("port", container, f"{CONTAINER_PORT}/tcp")
         instance.address = published.split()[0] if published.split() else ""

@@ -105,7 +105,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.num_envs < 1:
         raise StartupError(f"--num-envs must be at least 1, not {args.num_envs}")
     # The platform's own kwargs, not the environment's (platform_contracts.session_kwargs): the
-    # env host hands them on in --kwargs, where images built with older SDKs look for them too.
+    # env host hands them on with the environment's kwargs, where images built with older SDKs look for them too.
     args.endless = args.kwargs.pop(ENDLESS, False)
     if not isinstance(args.endless, bool):
         raise StartupError(f"the {ENDLESS!r} kwarg must be true or false, not {args.endless!r}")
