@@ -164,6 +164,37 @@ class _SavedRestores:
         return ctl.SessionInfo(id=session_id), env_pb.EnvResponse(restore_saved=restored)
 
 
+class _ScreenSteps:
+    """The part of EnvCommands a step uses: an Atari-like answer, the frame being its observation."""
+
+    async def step_response(self, session_id: str, action: Any, agent: Any, auto_reset: bool,
+                            render: bool) -> tuple[ctl.SessionInfo, env_pb.EnvResponse]:
+        screen = np.full((210, 160, 3), 90, dtype=np.uint8)
+        step = env_pb.StepResponse(observation=values_pb.Value(tensor=tensor_from_array(screen)), reward=1.0)
+        step.frame.CopyFrom(env_pb.Frame(encoding="observation", width=160, height=210, quality=80))
+        return ctl.SessionInfo(id=session_id), env_pb.EnvResponse(step=step)
+
+
+@pytest.mark.parametrize("mode", ["none", "digest"])
+async def test_an_observation_not_asked_for_is_never_made_json(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An Atari screen as JSON is 100,800 numbers: tens of milliseconds of the gateway's CPU a step.
+    from platform_gateway import json_views
+
+    converted: list[str] = []
+    real = json_views.value_json
+
+    def counted(value: values_pb.Value) -> Any:
+        converted.append(value.WhichOneof("kind") or "")
+        return real(value)
+
+    monkeypatch.setattr(json_views, "value_json", counted)
+    command = parse_command({"id": 1, "op": "step", "action": 0, "frame": True, "observation": mode}, "s-1")
+    result, jpeg = await run_command(_ScreenSteps(), "s-1", command)  # type: ignore[arg-type]
+    assert converted == [] and result["observation"] is None
+    assert (result["observation_digest"] is not None) == (mode == "digest")
+    assert jpeg is not None and simplejpeg.decode_jpeg(jpeg).shape == (210, 160, 3)
+
+
 @pytest.mark.parametrize("seconds", [0.125, None])
 async def test_restore_saved_answers_the_seconds_the_env_host_passed_on(seconds: float | None) -> None:
     # restore_saved needs the env host and the recorder (tests/test_e2e_saved_snapshots.py): the answer here

@@ -177,7 +177,7 @@ def _restored(result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse, info
 def _stepped(response: env_pb.EnvResponse, info: ctl.SessionInfo,
              mode: ObservationMode) -> tuple[dict[str, Any], bytes | None]:
     step = response.step
-    result = json_views.step_json(step, info.spec, final_obs=mode == "full")
+    result = json_views.step_json(step, info.spec, final_obs=mode == "full", observation=False)
     result.update(observation_fields(step.observation, mode))
     frame = step.frame if step.HasField("frame") else None
     jpeg = _jpeg(frame, step.observation)

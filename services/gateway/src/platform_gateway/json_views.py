@@ -144,10 +144,11 @@ def restore_seconds(result: env_pb.RestoreResponse | env_pb.RestoreSavedResponse
 
 
 def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = None,
-              final_obs: bool = True) -> dict[str, Any]:
+              final_obs: bool = True, observation: bool = True) -> dict[str, Any]:
     """A step's answer. After an auto-reset (or an endless restart) the observation and info are
     the new episode's first, and info holds `final_obs` (unless `final_obs` is False), `final_info`
-    (and `restarted`)."""
+    (and `restarted`). Without `observation` the answer's observation is null and never turned
+    into JSON (an Atari screen is 100,800 numbers: tens of milliseconds)."""
     info = json_from_datamap(result.info)
     if result.HasField("auto_reset"):
         if final_obs:
@@ -156,7 +157,7 @@ def step_json(result: env_pb.StepResponse, spec: env_pb.SpecResponse | None = No
         if not (result.terminated or result.truncated):
             info["restarted"] = True
     return {
-        "observation": value_json(result.observation),
+        "observation": value_json(result.observation) if observation else None,
         "reward": _number(result.reward),
         "terminated": result.terminated,
         "truncated": result.truncated,
