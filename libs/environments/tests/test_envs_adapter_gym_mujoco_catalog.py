@@ -29,7 +29,7 @@ def test_an_entrys_options_are_its_tasks_kwargs_and_defaults() -> None:
     assert hopper["frame_skip"]["default"] == 4
     assert hopper["max_episode_steps"]["default"] == gymnasium.spec("Hopper-v5").max_episode_steps == 1000
     assert hopper["reset_noise_scale"] == {
-        "type": "float", "default": 0.005, "minimum": 0.0,
+        "type": "float", "default": 0.005, "minimum": 0.0, "maximum": 1_000_000.0,
         "help": "Scale of the random noise on the initial positions and velocities at reset.",
     }
     assert data["envs"]["reacher"]["options"]["max_episode_steps"]["default"] == 50

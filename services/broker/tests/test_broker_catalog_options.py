@@ -45,7 +45,7 @@ def test_every_builtin_entry_has_its_family_and_endless_last():
 def test_the_control_rate_options(env_id, name, default, rate_help):
     option = options_of(BUILTINS.get(env_id))[name]
     assert option.type == "int" and json.loads(option.default_json) == default and option.minimum == 1
-    assert not option.HasField("maximum") and rate_help in option.help
+    assert option.HasField("maximum") and rate_help in option.help
 
 
 def test_doom_comes_after_atari_with_its_options():
@@ -219,3 +219,23 @@ def test_a_file_option_is_checked_in_each_entry(tmp_path):
     path = write(tmp_path, '[options.n]\ntype = "choice"\n' + ENTRY)  # no choices: wrong for every entry
     with pytest.raises(ConfigError, match="entry 'e': option 'n': a \"choice\" needs 'choices'"):
         load_catalog(path)
+
+
+def test_every_builtin_numeric_option_has_a_maximum():
+    """Issue 30: `substeps: 1e8` burned a core on one decision. Every int and float option of every
+    built-in entry is bounded above, and the cost-per-decision ones keep a decision short."""
+    unbounded = [
+        f"{entry.id}: {option.name}"
+        for entry in BUILTINS
+        for option in entry.options
+        if option.type in ("int", "float") and not option.HasField("maximum")
+    ]
+    assert unbounded == []
+    per_decision = {"substeps": 1000, "frame_skip": 1000, "frameskip": 60, "tics": 105}
+    checked = 0
+    for entry in BUILTINS:
+        for option in entry.options:
+            if option.name in per_decision:
+                assert option.maximum <= per_decision[option.name], (entry.id, option.name)
+                checked += 1
+    assert checked > 80  # every MuJoCo, Atari and Doom entry has one

@@ -46,12 +46,12 @@ def test_good_kwargs_pass(env_id, kwargs):
 
 
 @pytest.mark.parametrize(("env_id", "kwargs", "allowed"), [
-    ("pong", {"frameskip": 0}, "must be an integer >= 1, not 0"),
-    ("pong", {"frameskip": 2.5}, "must be an integer >= 1, not 2.5"),
-    ("pong", {"frameskip": 2.0}, "must be an integer >= 1, not 2.0"),
-    ("pong", {"frameskip": True}, "must be an integer >= 1, not true"),
-    ("pong", {"frameskip": "2"}, 'must be an integer >= 1, not "2"'),
-    ("pong", {"frameskip": None}, "must be an integer >= 1, not null"),
+    ("pong", {"frameskip": 0}, "must be an integer from 1 to 60, not 0"),
+    ("pong", {"frameskip": 2.5}, "must be an integer from 1 to 60, not 2.5"),
+    ("pong", {"frameskip": 2.0}, "must be an integer from 1 to 60, not 2.0"),
+    ("pong", {"frameskip": True}, "must be an integer from 1 to 60, not true"),
+    ("pong", {"frameskip": "2"}, 'must be an integer from 1 to 60, not "2"'),
+    ("pong", {"frameskip": None}, "must be an integer from 1 to 60, not null"),
     ("pong", {"repeat_action_probability": 1.5}, "must be a number from 0 to 1, not 1.5"),
     ("pong", {"repeat_action_probability": -0.1}, "must be a number from 0 to 1, not -0.1"),
     ("pong", {"repeat_action_probability": False}, "must be a number from 0 to 1, not false"),
@@ -61,13 +61,19 @@ def test_good_kwargs_pass(env_id, kwargs):
     ("pong", {"mode": 2}, "must be one of 0, 1 (or null for the environment's own), not 2"),
     ("pong", {"mode": True}, "must be one of 0, 1 (or null for the environment's own), not true"),
     ("pong", {"mode": 1.0}, "not 1.0"),
-    ("pong", {"max_episode_steps": 0}, "must be an integer >= 1 (or null for the environment's own), not 0"),
+    ("pong", {"max_episode_steps": 0}, "must be an integer from 1 to 10000000 (or null for the environment's own), not 0"),
     ("pong", {"endless": "yes"}, 'must be true or false, not "yes"'),
-    ("cartpole", {"max_episode_steps": -1}, "must be an integer >= 1, not -1"),
+    ("cartpole", {"max_episode_steps": -1}, "must be an integer from 1 to 10000000, not -1"),
     ("dmc-walker-walk", {"camera_id": 2}, 'must be one of -1, 0, 1, "side", "back", not 2'),
-    ("dmc-walker-walk", {"time_limit": 0}, "must be a number >= 0.025, not 0"),
+    ("dmc-walker-walk", {"time_limit": 0}, "must be a number from 0.025 to 86400, not 0"),
     ("dmc-walker-walk", {"render_quality": "best"}, 'must be one of "fast", "full", not "best"'),
-    ("dmc-walker-walk", {"substeps": 0}, "must be an integer >= 1, not 0"),
+    ("dmc-walker-walk", {"substeps": 0}, "must be an integer from 1 to 1000, not 0"),
+    # issue 30: past the maximum that keeps one decision under a few seconds
+    ("dmc-walker-walk", {"substeps": 100_000_000}, "must be an integer from 1 to 1000, not 100000000"),
+    ("menagerie-unitree-h1-stand", {"substeps": 1001}, "must be an integer from 1 to 1000, not 1001"),
+    ("ant", {"frame_skip": 10**8}, "must be an integer from 1 to 1000, not 100000000"),
+    ("pong", {"frameskip": 61}, "must be an integer from 1 to 60, not 61"),
+    ("doom-basic", {"tics": 10**6}, "must be an integer from 1 to 105, not 1000000"),
 ])
 def test_bad_kwargs_name_the_option_the_value_and_what_is_allowed(env_id, kwargs, allowed):
     entry = BUILTINS.get(env_id)

@@ -14,6 +14,7 @@ from typing import Any
 
 from platform_envs.adapters.atari import FRAMES_PER_SECOND, MAX_FRAMES_PER_EPISODE
 from platform_envs.adapters.catalog_toml import entry_lines, file_head
+from platform_envs.option_bounds import MAX_EPISODE_STEPS, MAX_FRAMES_PER_DECISION
 
 FACTORY = "platform_envs.adapters.atari:make_env"
 DEFAULT_FRAMESKIP = 4
@@ -58,6 +59,7 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
         "type": "int",
         "default": DEFAULT_FRAMESKIP,
         "minimum": 1,
+        "maximum": MAX_FRAMES_PER_DECISION,
         "help": f"Emulated frames per decision: metadata.control_rate = {FRAMES_PER_SECOND} / frameskip "
         f"decisions per second ({FRAMES_PER_SECOND // DEFAULT_FRAMESKIP} at {DEFAULT_FRAMESKIP}).",
     },
@@ -77,6 +79,7 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
     "max_episode_steps": {
         "type": "int",
         "minimum": 1,
+        "maximum": MAX_EPISODE_STEPS,
         "help": f"Steps after which an episode is truncated; null: {MAX_FRAMES_PER_EPISODE:,} frames "
         f"({MAX_FRAMES_PER_EPISODE // DEFAULT_FRAMESKIP:,} steps at frameskip {DEFAULT_FRAMESKIP}).",
     },

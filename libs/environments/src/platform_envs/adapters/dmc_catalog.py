@@ -18,6 +18,7 @@ from typing import Any
 
 from platform_envs.adapters.catalog_toml import entry_lines, file_head
 from platform_envs.adapters.dmc_config import catalog_id
+from platform_envs.option_bounds import MAX_EPISODE_SECONDS, MAX_PHYSICS_STEPS_PER_DECISION, MAX_SEED
 
 FACTORY = "platform_envs.adapters.dmc:make_env"
 
@@ -104,8 +105,8 @@ FAMILY = "DeepMind Control"
 
 # The options of every task; each entry adds its own figures (defaults, ranges, cameras).
 FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
-    "substeps": {"type": "int", "minimum": 1, "help": "Physics steps per decision: sets metadata.control_rate."},
-    "time_limit": {"type": "float", "help": "Episode length in seconds, after which it is truncated."},
+    "substeps": {"type": "int", "minimum": 1, "maximum": MAX_PHYSICS_STEPS_PER_DECISION, "help": "Physics steps per decision: sets metadata.control_rate."},
+    "time_limit": {"type": "float", "maximum": MAX_EPISODE_SECONDS, "help": "Episode length in seconds, after which it is truncated."},
     "render_quality": {
         "type": "choice",
         "default": "fast",
@@ -115,6 +116,7 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
     "random": {
         "type": "int",
         "minimum": 0,
+        "maximum": MAX_SEED,
         "help": "Seed of the task's draws at construction (lqr's system too), which then drives "
         "unseeded resets; null: 0, with unseeded resets seeded from the OS.",
     },

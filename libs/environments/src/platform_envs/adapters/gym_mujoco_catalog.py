@@ -20,6 +20,7 @@ from typing import Any
 
 from platform_envs.adapters.catalog_toml import entry_lines, file_head
 from platform_envs.adapters.gym_mujoco import TASKS, VERSION, make_env
+from platform_envs.option_bounds import MAX_EPISODE_STEPS, MAX_PHYSICS_STEPS_PER_DECISION, MAX_WEIGHT
 
 FACTORY = "platform_envs.adapters.gym_mujoco:make_env"
 
@@ -83,10 +84,11 @@ xml_file: a path on the env host).
 FAMILY = "Gymnasium MuJoCo"
 
 FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
-    "frame_skip": {"type": "int", "minimum": 1, "help": "MuJoCo steps per decision: sets metadata.control_rate."},
+    "frame_skip": {"type": "int", "minimum": 1, "maximum": MAX_PHYSICS_STEPS_PER_DECISION, "help": "MuJoCo steps per decision: sets metadata.control_rate."},
     "max_episode_steps": {
         "type": "int",
         "minimum": 1,
+        "maximum": MAX_EPISODE_STEPS,
         "help": "Steps after which an episode is truncated (Gymnasium's TimeLimit).",
     },
     "render_quality": {
@@ -153,6 +155,8 @@ def task_options(facts: TaskFacts) -> dict[str, dict[str, Any]]:
         kind, help_text, minimum = CONSTRUCTOR_OPTIONS[name]
         value = float(default) if kind == "float" else default
         options[name] = {"type": kind, "default": value, "minimum": minimum, "help": help_text}
+        if kind == "float":
+            options[name]["maximum"] = MAX_WEIGHT
     return options
 
 

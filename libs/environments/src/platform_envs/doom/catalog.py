@@ -16,6 +16,7 @@ from platform_envs.adapters.catalog_toml import entry_lines, file_head
 from platform_envs.doom.env import DEFAULT_TICS, TICS_PER_SECOND
 from platform_envs.doom.errors import import_vizdoom
 from platform_envs.doom.scenarios import LEVEL_VARIABLES, SCENARIOS
+from platform_envs.option_bounds import MAX_EPISODE_STEPS, MAX_TICS_PER_DECISION
 
 FACTORY = "platform_envs.doom:make_env"
 FAMILY = "Doom"
@@ -45,6 +46,7 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
         "type": "int",
         "default": DEFAULT_TICS,
         "minimum": 1,
+        "maximum": MAX_TICS_PER_DECISION,
         "help": f"Engine tics per decision (ViZDoom's make_action(action, tics)): metadata.control_rate = "
         f"{TICS_PER_SECOND} / tics decisions per second ({TICS_PER_SECOND / DEFAULT_TICS:g} at {DEFAULT_TICS}).",
     },
@@ -69,6 +71,7 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
     "max_episode_steps": {
         "type": "int",
         "minimum": 1,
+        "maximum": MAX_EPISODE_STEPS,
         "help": "Steps after which an episode is truncated (outcome timeout), replacing the scenario's own "
         "time limit; null: the scenario's own limit.",
     },

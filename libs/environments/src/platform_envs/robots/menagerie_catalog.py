@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from platform_envs.adapters.catalog_toml import entry_lines, file_head
+from platform_envs.option_bounds import MAX_EPISODE_SECONDS, MAX_PHYSICS_STEPS_PER_DECISION
 from platform_envs.robots.errors import RobotError
 from platform_envs.robots.tasks import ARMS, HUMANOIDS
 
@@ -59,9 +60,13 @@ session kwarg (render_size, robot, task: the entry's own). Each entry's
 and the observation's size with the entry's defaults.
 """
 
+MAX_HAND_STEP = 1.0  # metres a decision may move the hand's target
+MAX_HAND_LEVELS = 101  # choices per axis under hand_steps
+MAX_WORKSPACE = 2.0  # metres from home: past any arm's reach
+
 FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
-    "substeps": {"type": "int", "minimum": 1, "help": "Physics steps per decision: sets metadata.control_rate."},
-    "time_limit": {"type": "float", "help": "Seconds of simulated time per episode, after which it is truncated."},
+    "substeps": {"type": "int", "minimum": 1, "maximum": MAX_PHYSICS_STEPS_PER_DECISION, "help": "Physics steps per decision: sets metadata.control_rate."},
+    "time_limit": {"type": "float", "maximum": MAX_EPISODE_SECONDS, "help": "Seconds of simulated time per episode, after which it is truncated."},
     "render_quality": {
         "type": "choice",
         "default": "fast",
@@ -319,6 +324,7 @@ def entry_options(entry: Entry, facts: EntryFacts) -> dict[str, dict[str, Any]]:
         "time_limit": {
             "default": float(defaults["time_limit"]),
             "minimum": step,
+            "maximum": MAX_EPISODE_SECONDS,
             "help": "Seconds of simulated time per episode, after which it is truncated (at least one decision).",
         },
         "render_quality": {"default": defaults["render_quality"]},
@@ -345,6 +351,7 @@ def entry_options(entry: Entry, facts: EntryFacts) -> dict[str, dict[str, Any]]:
         "hand_step": {
             "type": "float",
             "default": float(defaults["hand_step"]),
+            "maximum": MAX_HAND_STEP,
             "help": "Metres the hand's target moves per decision at most under hand control (> 0): the outermost "
             "hand_steps level, or an action of 1 under hand.",
         },
@@ -352,10 +359,16 @@ def entry_options(entry: Entry, facts: EntryFacts) -> dict[str, dict[str, Any]]:
             "type": "int",
             "default": defaults["hand_levels"],
             "minimum": 3,
+            "maximum": MAX_HAND_LEVELS,
             "help": "Choices per axis under hand_steps control (L): odd, the middle level stays and the outermost "
             "move by hand_step; an even number is refused.",
         },
-        "workspace": {"type": "float", "default": float(defaults["workspace"]), "help": workspace_help},
+        "workspace": {
+            "type": "float",
+            "default": float(defaults["workspace"]),
+            "maximum": MAX_WORKSPACE,
+            "help": workspace_help,
+        },
         "camera": {
             "type": "choice",
             "default": defaults["camera"],
