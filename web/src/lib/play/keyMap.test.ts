@@ -28,7 +28,20 @@ describe("discreteKeyMap with Atari names", () => {
     expect(map.actionFor(down("ArrowRight", "Space"), 0)).toBe(4);
     expect(map.actionFor(down("ArrowLeft", "Space"), 0)).toBe(5);
     expect(map.idleLabel).toBe("NOOP");
-    expect(map.keys.has("ArrowUp")).toBe(false); // Pong has no UP action
+  });
+  it("moves Pong's paddle with the up and down arrows too (RIGHT is up, LEFT down)", () => {
+    const map = discreteKeyMap(6, PONG);
+    expect(PONG[map.actionFor(down("ArrowUp"), 0)]).toBe("RIGHT");
+    expect(PONG[map.actionFor(down("ArrowDown"), 0)]).toBe("LEFT");
+    expect(PONG[map.actionFor(down("ArrowUp", "Space"), 0)]).toBe("RIGHTFIRE");
+    expect(PONG[map.actionFor(down("ArrowDown", "Space"), 0)]).toBe("LEFTFIRE");
+    expect(map.keys.has("ArrowUp") && map.keys.has("ArrowDown")).toBe(true);
+    expect(map.bindings.filter((b) => b.label === "RIGHT").map((b) => b.keys)).toEqual([["ArrowRight"], ["ArrowUp"], ["3"]]);
+  });
+  it("keeps the up and down arrows for UP and DOWN in games that have them", () => {
+    const map = discreteKeyMap(18, FULL);
+    expect(FULL[map.actionFor(down("ArrowUp"), 0)]).toBe("UP");
+    expect(FULL[map.actionFor(down("ArrowDown"), 0)]).toBe("DOWN");
   });
   it("combines three keys in the full action set and falls back to the largest match", () => {
     const map = discreteKeyMap(18, FULL);

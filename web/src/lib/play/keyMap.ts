@@ -3,7 +3,9 @@
 //
 // - Names made only of UP, DOWN, LEFT, RIGHT, FIRE and NOOP (Atari's: "UPRIGHTFIRE", "LEFT",
 //   "NOOP"): the arrow keys and Space combine into the action of that name (held together,
-//   ArrowUp + ArrowRight + Space is UPRIGHTFIRE); no key is NOOP.
+//   ArrowUp + ArrowRight + Space is UPRIGHTFIRE); no key is NOOP. A game with RIGHT and LEFT
+//   but no UP or DOWN action (Pong, whose paddle RIGHT moves up and LEFT down) takes ArrowUp
+//   for RIGHT and ArrowDown for LEFT too.
 // - Two actions without names (CartPole's push left / push right): ArrowLeft 0, ArrowRight 1,
 //   and with no key the last one pressed goes on.
 // - Three actions without names (MountainCar, Acrobot: negative, none, positive): ArrowLeft 0,
@@ -34,6 +36,8 @@ export interface DiscreteKeyMap {
 
 const DIRECTION_KEYS: Record<string, KeyName> = { UP: "ArrowUp", DOWN: "ArrowDown", LEFT: "ArrowLeft", RIGHT: "ArrowRight", FIRE: "Space" };
 const TOKEN_ORDER = ["UP", "DOWN", "RIGHT", "LEFT", "FIRE"];
+// The keys that also mean a token when the game has no action of their own direction.
+const VERTICAL_ALIASES: Record<string, KeyName> = { RIGHT: "ArrowUp", LEFT: "ArrowDown" };
 
 /** The KeyName of a keyboard event's `key` (" " is "Space"). */
 export function keyName(key: string): KeyName {
@@ -83,15 +87,21 @@ export function discreteKeyMap(n: number, names?: readonly string[] | null, star
       t!.length === 0 ? [] : [{ keys: TOKEN_ORDER.filter((x) => t!.includes(x)).map((x) => DIRECTION_KEYS[x]), action: i, label: named[i] }],
     );
     const used = new Set(tokens.flatMap((t) => t!));
+    const aliases = verticalAliases(used);
+    const aliased: KeyBinding[] = arrows.flatMap((b) => {
+      const keys = b.keys.map((k) => Object.entries(aliases).find(([t]) => DIRECTION_KEYS[t] === k)?.[1] ?? k);
+      return keys.some((k, i) => k !== b.keys[i]) ? [{ ...b, keys }] : [];
+    });
     return {
-      bindings: [...arrows, ...digits],
+      bindings: [...arrows, ...aliased, ...digits],
       idle,
       idleLabel: label(idle),
-      keys: new Set([...[...used].map((t) => DIRECTION_KEYS[t]), ...digits.flatMap((b) => b.keys)]),
+      keys: new Set([...[...used].map((t) => DIRECTION_KEYS[t]), ...Object.values(aliases), ...digits.flatMap((b) => b.keys)]),
       actionFor(down) {
         const digit = digitAction(down, n);
         if (digit !== null) return digit + start;
-        const held = TOKEN_ORDER.filter((t) => used.has(t) && down.has(DIRECTION_KEYS[t]));
+        const isDown = (t: string) => down.has(DIRECTION_KEYS[t]) || (aliases[t] !== undefined && down.has(aliases[t]));
+        const held = TOKEN_ORDER.filter((t) => used.has(t) && isDown(t));
         return (bestMatch(held, byName) ?? idle) + start;
       },
     };
@@ -129,6 +139,12 @@ export function discreteKeyMap(n: number, names?: readonly string[] | null, star
       return (digitAction(down, n) ?? 0) + start;
     },
   };
+}
+
+/** ArrowUp for RIGHT and ArrowDown for LEFT when the game has RIGHT and LEFT but neither UP nor DOWN. */
+function verticalAliases(used: ReadonlySet<string>): Record<string, KeyName> {
+  if (used.has("UP") || used.has("DOWN") || !used.has("RIGHT") || !used.has("LEFT")) return {};
+  return VERTICAL_ALIASES;
 }
 
 /** The action named by the held tokens, else by the most of them (dropping FIRE last). */
