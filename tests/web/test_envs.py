@@ -5,7 +5,9 @@ row of level buttons per choice ("red", "green", "blue" in `metadata.action_name
 tells which levels the step got: reward = red + 3 * green + 9 * blue (each level's number), so
 a test reads the action the server received off the reward (and off `info["levels"]`). The
 observation is the last levels scaled to [0, 1] and the episode's progress; episodes are cut
-(truncated) at 200 steps. `render()` draws the three levels as coloured bars.
+(truncated) at 200 steps. With `ends_at_top` an episode ends (terminated, `info["is_success"]`
+true) at the first step that sets every dial to its top level. `render()` draws the three
+levels as coloured bars.
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ class Levels(gym.Env[np.ndarray, np.ndarray]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10, "control_rate": 10.0,
                                 "action_names": list(NAMES)}
 
-    def __init__(self, render_mode: str | None = "rgb_array", max_steps: int = MAX_STEPS) -> None:
+    def __init__(self, render_mode: str | None = "rgb_array", max_steps: int = MAX_STEPS,
+                 ends_at_top: bool = False) -> None:
         self.render_mode = render_mode
         self.max_steps = max_steps
+        self.ends_at_top = ends_at_top
         self.action_space = spaces.MultiDiscrete(list(LEVELS))
         self.observation_space = spaces.Box(0.0, 1.0, (4,), np.float32)
         self.levels = np.zeros(len(LEVELS), np.int64)
@@ -55,8 +59,11 @@ class Levels(gym.Env[np.ndarray, np.ndarray]):
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
         self.levels = np.asarray(action, np.int64).reshape(len(LEVELS))
         self.steps += 1
-        info = {"levels": self.levels.tolist()}
-        return self._observation(), reward_of(self.levels), False, self.steps >= self.max_steps, info
+        info: dict[str, Any] = {"levels": self.levels.tolist()}
+        at_top = bool(np.all(self.levels == np.array(LEVELS) - 1))
+        if self.ends_at_top:
+            info["is_success"] = at_top
+        return self._observation(), reward_of(self.levels), self.ends_at_top and at_top, self.steps >= self.max_steps, info
 
     def render(self) -> np.ndarray:
         """A 64x96 picture: one bar per dial, as tall as its level."""

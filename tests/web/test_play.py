@@ -6,7 +6,8 @@ must be the recording's (the server's own account of the episode), and the recor
 both of the arrow keys' actions. A Pendulum slider's value must be the action the server
 received at each step (held from step to step while playing); the `levels` test environment's
 level buttons too, and its Random agent's sampled actions, played no faster than the control
-rate. A bad option value (Pong's frameskip 0) shows the server's 422 beside that field.
+rate. A bad option value (Pong's frameskip 0, or past its maximum) shows the server's 422 beside that
+field. An episode that ends in success says so. H1's 19 sliders fit the page at 1280 and 1024 px.
 Snapshots are taken and restored in the session, saved with a label, listed and resumed into a
 new session at that moment. A killed environment shows its log tail instead of the picture, a
 session closed elsewhere says it is closed. Screenshots go to test-output/web/.
@@ -128,11 +129,18 @@ def test_a_bad_option_shows_the_servers_422_next_to_its_field(page: Page, consol
     page.get_by_test_id("options-start").click()
     error = page.get_by_test_id("option-error-frameskip")
     expect(error).to_contain_text("frameskip")
-    expect(error).to_contain_text(">= 1")
+    expect(error).to_contain_text("from 1 to 60")
     expect(frameskip).to_be_focused()
     assert "/sessions/" not in page.url
     assert sessions_made_with("frameskip", 0) == []
     screenshot(page, "options-dialog-422")
+
+    # Issue 30: past the maximum that keeps one decision short is refused the same way.
+    frameskip.fill("100000000")
+    page.get_by_test_id("options-start").click()
+    expect(error).to_contain_text("from 1 to 60, not 100000000")
+    assert "/sessions/" not in page.url
+    assert sessions_made_with("frameskip", 100000000) == []
 
     page.get_by_test_id("option-raw").fill("{not json")
     page.get_by_test_id("options-start").click()
@@ -378,3 +386,39 @@ def test_a_session_closed_elsewhere_says_so_not_crashed(page: Page, http) -> Non
     expect(page.get_by_test_id("session-closed")).to_be_visible()
     expect(page.get_by_test_id("log-tail")).to_have_count(0)
     expect(page.get_by_test_id("session-state")).to_have_text("closed")
+
+
+def test_a_successful_episode_ends_with_a_banner_that_says_success(page: Page, http) -> None:
+    page.goto("/?q=levels")
+    page.get_by_test_id("options-levels").click()
+    page.get_by_test_id("option-ends_at_top").check()
+    page.get_by_test_id("options-start").click()
+    expect(page.get_by_test_id("frame")).to_be_visible(timeout=LONG)
+    step(page)  # the dials at 0: not yet
+    expect(page.get_by_test_id("episode-end")).to_have_count(0)
+    for dim, top in ((0, 2), (1, 2), (2, 1)):
+        page.get_by_test_id(f"level-{dim}-{top}").click()
+    page.get_by_test_id("step").click()
+    expect(page.get_by_test_id("episode-end")).to_have_text("terminated")
+    expect(page.get_by_test_id("episode-outcome")).to_have_text("success")
+    expect(page.locator(".episode-end")).to_contain_text("Success!")
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_a_long_action_fits_the_page_with_readable_slider_names(open_page, web_platform, width: int) -> None:
+    """Issue 30: H1's 19-number action widened the Session page to 2,091 px and cut the names."""
+    page = open_page(web_platform.url, viewport={"width": width, "height": 800})
+    start(page, "menagerie-unitree-h1-stand")
+    expect(page.get_by_test_id("slider-18")).to_be_visible()
+    step(page)  # the 19 numbers of the last action are shown in the Live panel
+    expect(page.get_by_test_id("last-action")).to_be_visible()
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    names = page.locator(".slider-name")
+    assert names.count() == 19
+    for i in range(19):
+        name = names.nth(i)
+        text = name.inner_text()
+        assert text and name.get_attribute("title") == text
+        assert name.evaluate("e => e.scrollWidth <= e.clientWidth"), f"slider name {text!r} is cut"
+    page.close()

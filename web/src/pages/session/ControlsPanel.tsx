@@ -35,7 +35,7 @@ export function ControlsPanel({ play }: { play: Play }) {
         <div className="sliders">
           {controls.sliders.map((s) => (
             <label key={s.index} className="slider">
-              <span className="slider-name">{s.name}</span>
+              <span className="slider-name" title={s.name}>{s.name}</span>
               <input type="range" data-testid={`slider-${s.index}`} min={s.min} max={s.max} step={s.step}
                 value={values[s.index]} aria-valuetext={formatNumber(values[s.index])}
                 onChange={(e) => setValue(s.index, Number(e.target.value))} />

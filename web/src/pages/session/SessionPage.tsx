@@ -4,7 +4,8 @@
 // snapshots, Close; a crashed session shows its log tail instead of the picture.
 //
 // data-testid: session-page, session-env, session-state, session-error, play, pause, step,
-// random-agent, reset, auto-reset, close-session, episode-end, play-error, recording-link;
+// random-agent, reset, auto-reset, close-session, episode-end, episode-outcome (success, or the
+// environment's outcome: episodeOutcome.ts), play-error, recording-link;
 // Picture.tsx: frame, no-frame, crashed, crash-reason, log-tail; LivePanel.tsx: live, step-count, reward,
 // episode-return, seed, origin, fps, last-action, info, observation, obs-<label>;
 // ControlsPanel.tsx: controls, key-map, key-<action>, slider-<i>, slider-value-<i>,
@@ -17,6 +18,7 @@ import { Link, useParams, useSearchParams } from "react-router-dom";
 import { ControlsPanel } from "./ControlsPanel";
 import { LivePanel } from "./LivePanel";
 import { Picture } from "./Picture";
+import { episodeOutcome } from "./episodeOutcome";
 import { type SessionInfo, useSessionInfo } from "./sessionInfo";
 import { SnapshotsPanel } from "./SnapshotsPanel";
 import { usePlay } from "./usePlay";
@@ -73,6 +75,19 @@ function SessionHeader({ session, state, onClose }: { session: SessionInfo; stat
   );
 }
 
+function EpisodeEnd({ ended, steps, info, onReset }: { ended: string; steps: number; info: unknown; onReset: () => void }) {
+  const outcome = episodeOutcome(info);
+  const tone = outcome.success === true ? " success" : outcome.success === false ? " failure" : "";
+  return (
+    <p className={`episode-end${tone}`} role="status">
+      {outcome.success === true ? <strong className="episode-success">Success!</strong> : null}
+      Episode over: <strong data-testid="episode-end">{ended}</strong>
+      {outcome.words ? <> (<span data-testid="episode-outcome">{outcome.words}</span>)</> : null} after {steps} steps.
+      <button type="button" className="primary" onClick={onReset}>Reset (new seed)</button>
+    </p>
+  );
+}
+
 function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; resumeFrom: string | null }) {
   const [resumeFrom] = useState(asked); // as the page opened: the URL loses it once resumed
   const play = usePlay(session, resumeFrom);
@@ -111,12 +126,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
               auto reset
             </label>
           </div>
-          {ended ? (
-            <p className="episode-end" role="status">
-              Episode over: <strong data-testid="episode-end">{ended}</strong> after {play.view.step} steps.
-              <button type="button" className="primary" onClick={play.reset}>Reset (new seed)</button>
-            </p>
-          ) : null}
+          {ended ? <EpisodeEnd ended={ended} steps={play.view.step} info={play.view.info} onReset={play.reset} /> : null}
           {play.error ? (
             <p className="error" role="alert" data-testid="play-error">
               {play.error} <button type="button" onClick={play.dismissError}>Dismiss</button>
