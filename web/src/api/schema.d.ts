@@ -471,6 +471,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/sessions/{session_id}/keep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session Kept
+         * @description Whether the session is kept open after its page's streams close.
+         */
+        get: operations["session_kept_v0_sessions__session_id__keep_get"];
+        /**
+         * Keep Session
+         * @description Keep a page's session (closes_with_page) open after its page's streams close, or stop
+         *     keeping it (then it closes PLATFORM_PAGE_SESSION_GRACE_S seconds after its last stream).
+         */
+        put: operations["keep_session_v0_sessions__session_id__keep_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/sessions/{session_id}/render": {
         parameters: {
             query?: never;
@@ -2021,6 +2046,12 @@ export interface components {
              */
             auto_reset: boolean;
             /**
+             * Closes With Page
+             * @description the session belongs to one page (the web app sets it): the platform closes it once no stream has been open on it for PLATFORM_PAGE_SESSION_GRACE_S seconds (60), unless it records or is kept (PUT /v0/sessions/{id}/keep)
+             * @default false
+             */
+            closes_with_page: boolean;
+            /**
              * Durable
              * @description with record: answer each step only once its step event is stored (JetStream), so no step you were answered for is lost if the env host dies; slower (PLATFORM_DURABLE_STEPS makes every recorded session durable)
              * @default false
@@ -2078,6 +2109,14 @@ export interface components {
              */
             record_frames: boolean;
         };
+        /** SessionKeep */
+        SessionKeep: {
+            /**
+             * Keep
+             * @description true: the session stays open after its page's streams close (a closes_with_page session); false: it closes PLATFORM_PAGE_SESSION_GRACE_S seconds after its last stream closes
+             */
+            keep: boolean;
+        };
         /** SessionPublic */
         SessionPublic: {
             /** Action Space */
@@ -2090,6 +2129,12 @@ export interface components {
              * @default false
              */
             auto_reset: boolean;
+            /**
+             * Closes With Page
+             * @description the session belongs to one page (the web app sets it): the platform closes it once no stream has been open on it for PLATFORM_PAGE_SESSION_GRACE_S seconds (60), unless it records or is kept (PUT /v0/sessions/{id}/keep)
+             * @default false
+             */
+            closes_with_page: boolean;
             /**
              * Created At
              * @description seconds since the epoch
@@ -4571,6 +4616,234 @@ export interface operations {
                 };
             };
             /** @description the body is over this route's limit, 1048576 bytes (1 MiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Implemented */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    session_kept_v0_sessions__session_id__keep_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionKeep"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Implemented */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    keep_session_v0_sessions__session_id__keep_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionKeep"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionKeep"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     env_timeout: float = Field(default=300.0, gt=0)
     # A session's stream to its env host unused for this many seconds is closed (reopened on use).
     stream_idle_timeout: float = Field(default=900.0, gt=0)
+    # A session the web app opened for one page (closes_with_page) is closed this many seconds
+    # after its last stream closes, unless it records or the page kept it (platform_gateway.page_sessions).
+    page_session_grace_s: float = Field(default=60.0, gt=0)
     # Shared with every env host: the gateway signs step tickets with it (its own step links carry
     # one, and POST /v0/sessions/{id}/ticket gives clients one for the direct path).
     step_ticket_secret: TicketSecret = None

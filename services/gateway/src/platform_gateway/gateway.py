@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from nats.aio.client import Client as NATS
@@ -14,6 +15,7 @@ from platform_gateway.env_commands import EnvCommands
 from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
 from platform_gateway.identity.tokens import TokenStore
+from platform_gateway.page_sessions import PageSessions
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
@@ -37,6 +39,7 @@ class Gateway:
     wads: WadUploads
     identity: Authenticator
     access: TeamAccess
+    pages: PageSessions
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -59,6 +62,7 @@ class Gateway:
             wads=wads,
             identity=_authenticator(settings),
             access=TeamAccess(settings.mode == "managed", broker, recorder, wads),
+            pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s),
         )
 
     async def start(self) -> None:
@@ -76,6 +80,7 @@ class Gateway:
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
 
     async def close(self) -> None:
+        self.pages.close_all_timers()
         if self._sweeper is not None:
             self._sweeper.cancel()
         await self.streams.close()
@@ -83,6 +88,17 @@ class Gateway:
             await self.identity.directory.close()
         if self.identity.tokens is not None:
             await self.identity.tokens.engine.dispose()
+
+
+def _closer(broker: BrokerClient, streams: SessionStreams) -> Callable[[str, str], Awaitable[object]]:
+    """How PageSessions closes a session its page left: at the broker, then its streams."""
+
+    async def close(session_id: str, reason: str) -> object:
+        info = await broker.close_session(session_id, reason)
+        streams.forget(session_id)
+        return info
+
+    return close
 
 
 def _authenticator(settings: Settings) -> Authenticator:

@@ -7,7 +7,8 @@ export type SessionCreate = Schemas["SessionCreate"];
 
 export async function createSession(body: Partial<SessionCreate> & { env_id: string }): Promise<Schemas["SessionPublic"]> {
   return must(api.POST("/v0/sessions", {
-    body: { auto_reset: false, record: false, record_frames: false, durable: false, kwargs: {}, ...body },
+    // closes_with_page: the session belongs to the page that opened it (Session page: usePageLifetime)
+    body: { auto_reset: false, record: false, record_frames: false, durable: false, kwargs: {}, closes_with_page: true, ...body },
   }));
 }
 

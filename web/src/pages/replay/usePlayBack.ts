@@ -103,7 +103,7 @@ export function usePlayBack(meta: RecordingMeta, data: EpisodeData): PlayBackSta
       const { recorded, actions } = await recordedEpisode(meta, data);
       if (stopped) return;
       const kwargs = (typeof meta.raw.kwargs === "object" && meta.raw.kwargs !== null ? meta.raw.kwargs : {}) as Record<string, unknown>;
-      const created = await must(api.POST("/v0/sessions", { body: { env_id: meta.envId ?? "", kwargs, record: false, record_frames: false, durable: false, auto_reset: false } }));
+      const created = await must(api.POST("/v0/sessions", { body: { env_id: meta.envId ?? "", kwargs, record: false, record_frames: false, durable: false, auto_reset: false, closes_with_page: true } }));
       session = created.id;
       setSessionId(created.id);
       if (stopped) return closeSession();

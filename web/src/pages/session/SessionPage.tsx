@@ -1,10 +1,11 @@
 // The Session page (`/sessions/:id`, `?resume=<saved snapshot id>` to begin there): the live
 // picture over the session's stream, Play / Pause / Step / Random agent at the control rate,
 // the controls chosen from the action space with the key map on screen, the live panel,
-// snapshots, Close; a crashed session shows its log tail instead of the picture.
+// snapshots, Close; a crashed session shows its log tail instead of the picture. A session the
+// web app opened closes when the page goes away unless "keep running" is on (usePageLifetime.ts).
 //
 // data-testid: session-page, session-env, session-state, session-error, play, pause, step,
-// random-agent, reset, auto-reset, close-session, episode-end, episode-outcome (success, or the
+// random-agent, reset, auto-reset, keep-running (usePageLifetime.ts), keep-error, close-session, episode-end, episode-outcome (success, or the
 // environment's outcome: episodeOutcome.ts), play-error, recording-link;
 // Picture.tsx: frame, no-frame, crashed, crash-reason, log-tail; LivePanel.tsx: live, step-count, reward,
 // episode-return, seed, origin, fps, last-action, info, observation, obs-<label>;
@@ -21,6 +22,7 @@ import { Picture } from "./Picture";
 import { episodeOutcome } from "./episodeOutcome";
 import { type SessionInfo, useSessionInfo } from "./sessionInfo";
 import { SnapshotsPanel } from "./SnapshotsPanel";
+import { usePageLifetime } from "./usePageLifetime";
 import { usePlay } from "./usePlay";
 import { WorldChangesPanel } from "./WorldChangesPanel";
 import "./session.css";
@@ -91,6 +93,7 @@ function EpisodeEnd({ ended, steps, info, onReset }: { ended: string; steps: num
 function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; resumeFrom: string | null }) {
   const [resumeFrom] = useState(asked); // as the page opened: the URL loses it once resumed
   const play = usePlay(session, resumeFrom);
+  const lifetime = usePageLifetime(session, play.phase === "closed" || play.phase === "crashed");
   const [, setParams] = useSearchParams();
   const ready = play.phase === "ready";
   const ended = play.view.ended;
@@ -125,8 +128,15 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
               <input type="checkbox" data-testid="auto-reset" checked={play.autoReset} onChange={(e) => play.setAutoReset(e.target.checked)} />
               auto reset
             </label>
+            {lifetime.closesWithPage ? (
+              <label className="checkbox" title="Without it the session closes when you leave this page (a minute after at most)">
+                <input type="checkbox" data-testid="keep-running" checked={lifetime.keep} onChange={(e) => lifetime.setKeep(e.target.checked)} />
+                keep running after I leave
+              </label>
+            ) : null}
           </div>
           {ended ? <EpisodeEnd ended={ended} steps={play.view.step} info={play.view.info} onReset={play.reset} /> : null}
+          {lifetime.keepError ? <p className="error" role="alert" data-testid="keep-error">{lifetime.keepError}</p> : null}
           {play.error ? (
             <p className="error" role="alert" data-testid="play-error">
               {play.error} <button type="button" onClick={play.dismissError}>Dismiss</button>

@@ -83,6 +83,12 @@ class SessionBase(BaseModel):
         description="with life: never keep more than M frames over the whole life; the spacing doubles each "
         "time a twentieth of M is used (turns on record_frames)",
     )
+    closes_with_page: bool = Field(
+        default=False,
+        description="the session belongs to one page (the web app sets it): the platform closes it once no stream "
+        "has been open on it for PLATFORM_PAGE_SESSION_GRACE_S seconds (60), unless it records or is kept "
+        "(PUT /v0/sessions/{id}/keep)",
+    )
     auto_reset: bool = Field(
         default=False,
         description="the client steps with auto_reset (platform_sdk.connect(auto_reset=True)); each step asks "
@@ -122,6 +128,13 @@ class SessionPublic(SessionBase):
     host_id: str | None = None
     reason: str | None = Field(default=None, description="why the session closed or crashed")
     log_tail: str | None = Field(default=None, description="the instance's last log lines when it crashed")
+
+
+class SessionKeep(JsonBody):
+    keep: bool = Field(
+        description="true: the session stays open after its page's streams close (a closes_with_page session); "
+        "false: it closes PLATFORM_PAGE_SESSION_GRACE_S seconds after its last stream closes"
+    )
 
 
 class SessionsPublic(BaseModel):

@@ -24,6 +24,7 @@ from platform_gateway.schemas.sessions import (
     SavedSnapshotPublic,
     SaveSnapshotBody,
     SessionCreate,
+    SessionKeep,
     SessionPublic,
     SessionsPublic,
     SnapshotResult,
@@ -73,11 +74,28 @@ async def get_session(session_id: str, broker: BrokerDep) -> SessionPublic:
 
 
 @router.delete("/{session_id}", response_model=SessionPublic)
-async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep) -> SessionPublic:
+async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep, gateway: GatewayDep) -> SessionPublic:
     """Stop the session's instance; answers with the closed session."""
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
+    gateway.pages.forget(session_id)
     return SessionPublic.model_validate(session_to_json(info))
+
+
+@router.put("/{session_id}/keep", response_model=SessionKeep)
+async def keep_session(session_id: str, body: SessionKeep, gateway: GatewayDep) -> SessionKeep:
+    """Keep a page's session (closes_with_page) open after its page's streams close, or stop
+    keeping it (then it closes PLATFORM_PAGE_SESSION_GRACE_S seconds after its last stream)."""
+    await gateway.streams.directory.running(session_id)  # 404 unknown, 410 closed
+    gateway.pages.keep(session_id, body.keep)
+    return SessionKeep(keep=gateway.pages.kept(session_id))
+
+
+@router.get("/{session_id}/keep", response_model=SessionKeep)
+async def session_kept(session_id: str, gateway: GatewayDep) -> SessionKeep:
+    """Whether the session is kept open after its page's streams close."""
+    await gateway.streams.directory.running(session_id)
+    return SessionKeep(keep=gateway.pages.kept(session_id))
 
 
 async def _check_wad(wad: object, access: TeamAccess, identity: Identity) -> None:

@@ -13,6 +13,9 @@ it: that frame's JPEG bytes (`result.frame.size` of them). `"observation"` says 
 carries the observation: "full" (JSON, the default), "digest" (its hex SHA-256,
 platform_contracts.digests) or "none". A malformed command is a 422 error naming the `field`.
 
+A session the web app opened for one page (`closes_with_page`) counts its open streams here:
+`platform_gateway.page_sessions` closes it a while after the last one closes.
+
 Close codes: 4401 bad token (when the server cannot answer HTTP 401), 4403 signed in but not
 a member of any team (managed; HTTP 403 when it can), 4404 unknown
 session, 4410 closed or crashed session (after sending the response that says so), 1013
@@ -77,14 +80,17 @@ async def session_stream(websocket: WebSocket, session_id: str) -> None:
     try:
         identity = getattr(websocket.state, "identity", None) or await gateway.identity.identify(None)
         await gateway.access.require("session_id", session_id, identity)  # another team's: as missing
-        await streams.directory.running(session_id)
+        info = await streams.directory.running(session_id)
     except GatewayError as exc:
         await websocket.close(close_code(exc), close_reason(exc.message))
         return
+    gateway.pages.opened(info)  # a page's session closes a while after its last stream (page_sessions)
     try:
         await _serve(websocket, gateway, session_id)
     except (WebSocketDisconnect, OSError):  # the client went away mid-answer
         return
+    finally:
+        gateway.pages.closed(session_id)
 
 
 async def _serve(websocket: WebSocket, gateway: Gateway, session_id: str) -> None:
