@@ -109,6 +109,8 @@ def test_admins_set_quotas_and_members_which_a_member_sees_read_only(signed_in_p
     assert made.status_code == 201, made.text
     member = signed_in_page("/team?team=default", made.json()["token"])
     expect(member.get_by_test_id("team-name")).to_have_text("ml-research")
+    expect(member.get_by_test_id("team-signed-in-as")).to_have_text(f"ml member ({made.json()['id']})")
+    expect(member.get_by_test_id("signed-in-as")).to_contain_text(f"ml member ({made.json()['id']})")
     expect(member.get_by_test_id("quota-hours")).to_have_text("0 of 10 per month")
     expect(member.get_by_test_id("member-row-bob@example.com")).to_be_visible()
     for admin_only in ("team-picker", "team-new-name", "quota-edit", "member-add", "member-remove-bob@example.com",

@@ -19,6 +19,7 @@ import { TeamPage } from "./pages/team/TeamPage";
 import { UsagePage } from "./pages/usage/UsagePage";
 import { safeNext } from "./lib/auth/oidc";
 import { IdentityContext, useSignIn } from "./lib/auth/useSignIn";
+import { signedInAs } from "./lib/team/team";
 
 /** Any path while signed out: the sign-in page, remembering where the visitor was going. */
 function ToSignIn() {
@@ -72,7 +73,7 @@ export function App() {
           </nav>
           {state.phase === "signed-in" ? (
             <span className="signed-in">
-              <span className="muted" data-testid="signed-in-as">{state.who.subject} ({state.who.role}, {state.who.team})</span>
+              <span className="muted" data-testid="signed-in-as">{signedInAs(state.who)} ({state.who.role}, {state.who.team})</span>
               <button type="button" data-testid="sign-out" onClick={signOut}>Sign out</button>
             </span>
           ) : null}

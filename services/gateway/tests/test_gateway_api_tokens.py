@@ -148,7 +148,9 @@ async def test_revoking_a_token_revokes_what_it_made_transitively(token_gateway:
     assert (child["parent_id"], grandchild["parent_id"]) == (parent["id"], child["id"])
     assert (child["owner"], grandchild["owner"]) == (parent["id"], child["id"])
     for token in (child, grandchild):  # used first, so this gateway remembers them
-        assert (await http.get("/v0/me", headers=bearer(token["token"]))).status_code == 200
+        me = await http.get("/v0/me", headers=bearer(token["token"]))
+        assert me.status_code == 200 and (me.json()["subject"], me.json()["token_name"]) == (token["id"], token["name"])
+    assert (await http.get("/v0/me", headers=bearer(ADMIN))).json()["token_name"] is None  # the bootstrap token
 
     revoked = await http.delete(f"/v0/tokens/{parent['id']}", headers=bearer(ADMIN))
     assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None

@@ -176,7 +176,8 @@ export interface paths {
         };
         /**
          * Me
-         * @description Who the token you sent is: its subject, team and role (a 401 says why it is refused).
+         * @description Who the token you sent is: its subject, team and role, and an API token's name (a 401 says
+         *     why it is refused).
          */
         get: operations["me_v0_me_get"];
         put?: never;
@@ -1482,6 +1483,11 @@ export interface components {
             subject: string;
             /** Team */
             team: string;
+            /**
+             * Token Name
+             * @description the name given to the API token presented, if one was
+             */
+            token_name?: string | null;
         };
         /** MemberCreate */
         MemberCreate: {

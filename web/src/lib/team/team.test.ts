@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { quotaText, quotaValue, secretOnce, tokenBody, type TokenCreated, tokenState, withoutSecret } from "./team";
+import { quotaText, quotaValue, secretOnce, signedInAs, tokenBody, type TokenCreated, tokenState, withoutSecret } from "./team";
 
 const created: TokenCreated = {
   id: "tok-3f2a9c0d1e4b", name: "training cluster", owner: "admin", team: "default", role: "member",
@@ -50,5 +50,13 @@ describe("the quota form", () => {
     expect(quotaValue("lots", false)).toEqual({ problem: "a number of 0 or more, or empty for no limit" });
     expect(quotaText(null, "per month")).toBe("no limit");
     expect(quotaText(100, "per month")).toBe("100 per month");
+  });
+});
+
+describe("who is signed in", () => {
+  it("is an API token by its name and id, anyone else by subject", () => {
+    expect(signedInAs({ subject: "tok-3f2a9c0d1e4b", token_name: "training cluster" })).toBe("training cluster (tok-3f2a9c0d1e4b)");
+    expect(signedInAs({ subject: "oidc:alice", token_name: null })).toBe("oidc:alice");
+    expect(signedInAs({ subject: "admin" })).toBe("admin");
   });
 });

@@ -87,3 +87,8 @@ export function quotaText(value: number | null | undefined, unit: string): strin
   if (value === null || value === undefined) return "no limit";
   return `${Number.isInteger(value) ? value : value.toFixed(2)} ${unit}`;
 }
+
+/** Who is signed in, as the Team page says it: an API token by its name (and id), others by subject. */
+export function signedInAs(who: { subject: string; token_name?: string | null }): string {
+  return who.token_name ? `${who.token_name} (${who.subject})` : who.subject;
+}

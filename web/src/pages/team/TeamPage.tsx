@@ -5,12 +5,13 @@
 // section shows the gateway's reason when it refuses (a platform without teams, a member asking
 // for another team).
 // data-testid: team-page, team-name, team-role, team-picker, team-new-name, team-create,
-// team-create-error; QuotaPanel's, MembersPanel's and TokensPanel's.
+// team-signed-in-as, team-create-error; QuotaPanel's, MembersPanel's and TokensPanel's.
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { useSearchParams } from "react-router-dom";
 import { managed, roles, type TeamPublic } from "../../api/managed";
 import { useIdentity } from "../../lib/auth/useSignIn";
 import { errorText } from "../../lib/errors";
+import { signedInAs } from "../../lib/team/team";
 import { MembersPanel } from "./MembersPanel";
 import { QuotaPanel } from "./QuotaPanel";
 import { TokensPanel } from "./TokensPanel";
@@ -76,7 +77,7 @@ export function TeamPage() {
       <header className="team-header">
         <h1>Team <span data-testid="team-name">{team}</span></h1>
         <p className="muted" data-testid="team-role">
-          {who ? <>Signed in as <strong>{who.subject}</strong>: {who.role} of team {who.team}</> : null}
+          {who ? <>Signed in as <strong data-testid="team-signed-in-as">{signedInAs(who)}</strong>: {who.role} of team {who.team}</> : null}
           {how?.mode === "managed" ? ". Each team sees only its own sessions, recordings and usage." : "."}
         </p>
         {isOperator ? (

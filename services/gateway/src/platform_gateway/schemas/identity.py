@@ -25,3 +25,4 @@ class IdentityPublic(BaseModel):
     team: str
     role: Literal["operator", "admin", "member"] = Field(
         description="operator: the platform's (every team, quotas, usage); admin: of its team; member")
+    token_name: str | None = Field(default=None, description="the name given to the API token presented, if one was")

@@ -25,5 +25,7 @@ async def sign_in(gateway: GatewayDep) -> SignInPublic:
 
 @router.get("/me", response_model=IdentityPublic)
 async def me(identity: IdentityDep) -> IdentityPublic:
-    """Who the token you sent is: its subject, team and role (a 401 says why it is refused)."""
-    return IdentityPublic(subject=identity.subject, team=identity.team, role=identity.role)
+    """Who the token you sent is: its subject, team and role, and an API token's name (a 401 says
+    why it is refused)."""
+    token_name = identity.token.name if identity.token is not None else None
+    return IdentityPublic(subject=identity.subject, team=identity.team, role=identity.role, token_name=token_name)
