@@ -167,6 +167,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/episodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Episodes
+         * @description Finished episodes across recordings (your team's), filtered and sorted, a page at a time.
+         */
+        get: operations["list_episodes_v0_episodes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/me": {
         parameters: {
             query?: never;
@@ -1325,6 +1345,34 @@ export interface components {
             /** Recording Id */
             recording_id: string;
         };
+        /**
+         * EpisodesPublic
+         * @description A page of the episodes that match, in the order asked for.
+         */
+        EpisodesPublic: {
+            /**
+             * Count
+             * @description episodes on this page
+             */
+            count: number;
+            /** Data */
+            data: components["schemas"]["ListedEpisodePublic"][];
+            /**
+             * Next Cursor
+             * @description pass as `cursor` for the next page; null on the last
+             */
+            next_cursor?: string | null;
+            /**
+             * Outcomes
+             * @description the outcomes met among the episodes that match but for `outcome`: the choices of an outcome filter
+             */
+            outcomes: string[];
+            /**
+             * Total
+             * @description episodes that match, on every page
+             */
+            total: number;
+        };
         /** ErrorPublic */
         ErrorPublic: {
             /** Code */
@@ -1488,6 +1536,27 @@ export interface components {
              * @description the name given to the API token presented, if one was
              */
             token_name?: string | null;
+        };
+        /**
+         * ListedEpisodePublic
+         * @description One finished episode and the recording it is in.
+         */
+        ListedEpisodePublic: {
+            /**
+             * Created At
+             * @description when its recording began
+             */
+            created_at?: string | null;
+            /** Env Id */
+            env_id?: string | null;
+            /** @description meta.json's entry: index, length, return, seed, terminated, truncated, is_success, outcome, ... */
+            episode: components["schemas"]["EpisodeEntryPublic"];
+            /** Recording Id */
+            recording_id: string;
+            /** Session Id */
+            session_id: string;
+            /** Team */
+            team?: string | null;
         };
         /** MemberCreate */
         MemberCreate: {
@@ -3400,6 +3469,57 @@ export interface operations {
             };
             /** @description Gateway Timeout */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_episodes_v0_episodes_get: {
+        parameters: {
+            query?: {
+                /** @description only this environment's */
+                env_id?: string | null;
+                /** @description only episodes with this outcome (info["outcome"] of their last step, e.g. Doom's died, exit, completed, timeout) */
+                outcome?: string | null;
+                /** @description true: only successes; false: only failures (episodes whose last step reported is_success false) */
+                success?: boolean | null;
+                /** @description newest (recordings newest first, episodes in order), oldest, return or length (lowest first), -return or -length (highest first) */
+                sort?: "newest" | "oldest" | "return" | "-return" | "length" | "-length";
+                /** @description episodes per page */
+                limit?: number;
+                /** @description a previous page's `next_cursor` */
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EpisodesPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

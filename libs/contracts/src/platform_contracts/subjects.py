@@ -90,6 +90,7 @@ RECORDER_READ_FILE = "platform.recorder.recordings.read"
 RECORDER_EPISODE = "platform.recorder.recordings.episode"
 RECORDER_EPISODE_DIGESTS = "platform.recorder.recordings.digests"
 RECORDER_DELETE_RECORDING = "platform.recorder.recordings.delete"
+RECORDER_LIST_EPISODES = "platform.recorder.recordings.episodes"  # across recordings: the episode browser
 RECORDER_ERROR_HEADER = "Simulusion-Error"
 # Saved snapshots (protobuf messages of simulusion.control.v1), kept by the recorder.
 RECORDER_SAVE_SNAPSHOT = "platform.recorder.snapshots.save"

@@ -78,6 +78,17 @@ class RecorderClient:
                                  rec.DeleteRecordingReply)
         return reply.deleted
 
+    async def list_episodes(
+        self, *, env_id: str | None, team: str | None, outcome: str | None, is_success: bool | None, sort: str,
+        offset: int, limit: int,
+    ) -> rec.ListEpisodesReply:
+        """A page of the finished episodes across recordings (the episode browser), with how many match."""
+        request = rec.ListEpisodesRequest(env_id=env_id or "", team=team or "", outcome=outcome or "", sort=sort,
+                                          offset=offset, limit=limit)
+        if is_success is not None:
+            request.is_success = is_success
+        return await self._call(subjects.RECORDER_LIST_EPISODES, request, rec.ListEpisodesReply)
+
     @property
     def read_chunk(self) -> int:
         """Bytes per read: MAX_RECORDING_READ_BYTES, or less when the NATS server's max payload is smaller."""

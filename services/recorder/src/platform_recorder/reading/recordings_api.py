@@ -17,6 +17,8 @@ simulusion.recorder.v1 (platform_contracts.recorder_json maps meta.json onto the
         digest per observation row (platform_contracts.digests.observation_digest of each row)
     platform.recorder.recordings.delete   DeleteRecordingRequest -> DeleteRecordingReply (objects
         deleted; saved snapshots stay)
+    platform.recorder.recordings.episodes ListEpisodesRequest -> ListEpisodesReply: finished
+        episodes across recordings, filtered, sorted and paged (the episode browser; episode_listing)
 Errors fill the reply's `error` (a ControlError): "invalid_argument" (a request that does not
 parse; an id with "/", "\\", ".." or a leading "."), "not_found", "failed_precondition" (deleting
 a recording that is still recording; a reply larger than the NATS max payload), "internal".
@@ -37,6 +39,7 @@ from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
 from platform_recorder.errors import InvalidRequestError, RecorderError
+from platform_recorder.reading.episode_listing import list_episodes
 from platform_recorder.reading.recording_store import MAX_READ_BYTES, RecordingStore
 from platform_recorder.storage.interface import Storage
 from simulusion.control.v1.control_pb2 import ControlError
@@ -99,6 +102,8 @@ class RecordingsApi:
                                                              self._digests),
             subjects.RECORDER_DELETE_RECORDING: self._handler(rec.DeleteRecordingRequest,
                                                               rec.DeleteRecordingReply, self._delete),
+            subjects.RECORDER_LIST_EPISODES: self._handler(rec.ListEpisodesRequest, rec.ListEpisodesReply,
+                                                           lambda request: list_episodes(self.store, request)),
         }
         for subject, on_request in handlers.items():
             self._subs.append(await self.nc.subscribe(subject, queue=QUEUE, cb=on_request))

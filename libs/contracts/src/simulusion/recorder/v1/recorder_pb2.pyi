@@ -910,6 +910,134 @@ class EpisodeDigestsReply(_message.Message):
 Global___EpisodeDigestsReply: _TypeAlias = EpisodeDigestsReply  # noqa: Y015
 
 @_typing.final
+class ListEpisodesRequest(_message.Message):
+    """The episode browser: finished episodes across recordings, filtered, sorted and paged."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENV_ID_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    IS_SUCCESS_FIELD_NUMBER: _builtins.int
+    SORT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    env_id: _builtins.str
+    """filters; empty: any"""
+    team: _builtins.str
+    outcome: _builtins.str
+    """the episode's `outcome` (its last step's info["outcome"])"""
+    is_success: _builtins.bool
+    """unset: any; false: the failures"""
+    sort: _builtins.str
+    """"newest" (empty), "oldest", "return", "-return", "length", "-length" """
+    offset: _builtins.int
+    """episodes to skip of those that match"""
+    limit: _builtins.int
+    """at most this many (0: 100)"""
+    def __init__(
+        self,
+        *,
+        env_id: _builtins.str = ...,
+        team: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        is_success: _builtins.bool | None = ...,
+        sort: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_is_success", b"_is_success", "is_success", b"is_success"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_is_success", b"_is_success", "env_id", b"env_id", "is_success", b"is_success", "limit", b"limit", "offset", b"offset", "outcome", b"outcome", "sort", b"sort", "team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__is_success: _TypeAlias = _typing.Literal["is_success"]  # noqa: Y015
+    _WhichOneofArgType__is_success: _TypeAlias = _typing.Literal["_is_success", b"_is_success"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__is_success) -> _WhichOneofReturnType__is_success | None: ...
+
+Global___ListEpisodesRequest: _TypeAlias = ListEpisodesRequest  # noqa: Y015
+
+@_typing.final
+class ListedEpisode(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECORDING_ID_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    ENV_ID_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    EPISODE_FIELD_NUMBER: _builtins.int
+    recording_id: _builtins.str
+    session_id: _builtins.str
+    env_id: _builtins.str
+    team: _builtins.str
+    created_at: _builtins.str
+    """the recording's"""
+    @_builtins.property
+    def episode(self) -> Global___EpisodeEntry: ...
+    def __init__(
+        self,
+        *,
+        recording_id: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        env_id: _builtins.str | None = ...,
+        team: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        episode: Global___EpisodeEntry | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_env_id", b"_env_id", "_team", b"_team", "created_at", b"created_at", "env_id", b"env_id", "episode", b"episode", "team", b"team"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_env_id", b"_env_id", "_team", b"_team", "created_at", b"created_at", "env_id", b"env_id", "episode", b"episode", "recording_id", b"recording_id", "session_id", b"session_id", "team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__env_id: _TypeAlias = _typing.Literal["env_id"]  # noqa: Y015
+    _WhichOneofArgType__env_id: _TypeAlias = _typing.Literal["_env_id", b"_env_id"]  # noqa: Y015
+    _WhichOneofReturnType__team: _TypeAlias = _typing.Literal["team"]  # noqa: Y015
+    _WhichOneofArgType__team: _TypeAlias = _typing.Literal["_team", b"_team"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__env_id) -> _WhichOneofReturnType__env_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__team) -> _WhichOneofReturnType__team | None: ...
+
+Global___ListedEpisode: _TypeAlias = ListedEpisode  # noqa: Y015
+
+@_typing.final
+class ListEpisodesReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EPISODES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    OUTCOMES_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """the episodes that match, before offset and limit"""
+    @_builtins.property
+    def episodes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ListedEpisode]: ...
+    @_builtins.property
+    def outcomes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the outcomes met among them, sorted (for a filter's choices)"""
+
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        episodes: _abc.Iterable[Global___ListedEpisode] | None = ...,
+        total: _builtins.int = ...,
+        outcomes: _abc.Iterable[_builtins.str] | None = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["episodes", b"episodes", "error", b"error", "outcomes", b"outcomes", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEpisodesReply: _TypeAlias = ListEpisodesReply  # noqa: Y015
+
+@_typing.final
 class DeleteRecordingRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
