@@ -14,6 +14,8 @@ import { RecordingsPage } from "./pages/recordings/RecordingsPage";
 import { ReplayPage } from "./pages/replay/ReplayPage";
 import { SessionPage } from "./pages/session/SessionPage";
 import { OidcCallbackPage } from "./pages/signin/OidcCallbackPage";
+import { EpisodesPage } from "./pages/episodes/EpisodesPage";
+import { SnapshotsPage } from "./pages/snapshots/SnapshotsPage";
 import { SignInPage } from "./pages/signin/SignInPage";
 import { TeamPage } from "./pages/team/TeamPage";
 import { UsagePage } from "./pages/usage/UsagePage";
@@ -66,6 +68,8 @@ export function App() {
           <nav aria-label="Main">
             <NavLink to="/" end>Environments</NavLink>
             <NavLink to="/recordings">Recordings</NavLink>
+            <NavLink to="/episodes" data-testid="nav-episodes">Episodes</NavLink>
+            <NavLink to="/snapshots" data-testid="nav-snapshots">Snapshots</NavLink>
             <NavLink to="/comparisons">Comparisons</NavLink>
             <NavLink to="/usage" data-testid="nav-usage">Usage</NavLink>
             <NavLink to="/team" data-testid="nav-team">Team</NavLink>
@@ -84,6 +88,8 @@ export function App() {
             <Route path="/sessions/:sessionId" element={<SessionPage />} />
             <Route path="/recordings" element={<RecordingsPage />} />
             <Route path="/recordings/:recordingId" element={<ReplayPage />} />
+            <Route path="/episodes" element={<EpisodesPage />} />
+            <Route path="/snapshots" element={<SnapshotsPage />} />
             <Route path="/comparisons" element={<ComparisonsPage />} />
             <Route path="/comparisons/:comparisonId" element={<ComparisonPage />} />
             <Route path="/team" element={<TeamPage />} />

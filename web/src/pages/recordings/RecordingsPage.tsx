@@ -9,18 +9,22 @@
 //   link), archive-error, delete-<id>, delete-dialog, confirm-delete, cancel-delete, filter-env (select),
 //   filter-life, filter-session (text), filter-clear, recordings-count, recordings-error,
 //   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id>, return-<id>,
-//   life-<id>, status-<id>, snapshots-<id>.
+//   life-<id>, status-<id>, snapshots-<id>; below the table the team's newest saved snapshots
+//   (whichever session saved them: SavedSnapshotsTable's) and recordings-snapshots-link.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import { api, type ApiError, apiError, must } from "../../api/client";
 import { downloadWithToken } from "../../lib/download";
 import { formatNumber } from "../../lib/format";
+import { SavedSnapshotsTable } from "../snapshots/SavedSnapshotsTable";
 import { DeleteRecordingDialog } from "./DeleteRecordingDialog";
 import { FILTER_NAMES, type Filters, RecordingFilters } from "./RecordingFilters";
 import {
   createdAt, deletable, lifeName, type RecordingSummary, recordingId, stepCount, totalReturn,
 } from "./recordingFields";
 import "./recordings.css";
+
+const SAVED_SNAPSHOTS_SHOWN = 10; // the newest; the Saved snapshots page lists them all
 
 function filtersOf(params: URLSearchParams): Filters {
   return { env_id: params.get("env_id") ?? "", life: params.get("life") ?? "", session_id: params.get("session_id") ?? "" };
@@ -150,6 +154,12 @@ export function RecordingsPage() {
           </div>
         </>
       )}
+      <section className="saved-snapshots-section" aria-labelledby="recordings-saved-snapshots">
+        <h2 id="recordings-saved-snapshots">
+          Saved snapshots <Link to="/snapshots" data-testid="recordings-snapshots-link">all saved snapshots</Link>
+        </h2>
+        <SavedSnapshotsTable envId={filters.env_id} record={false} limit={SAVED_SNAPSHOTS_SHOWN} />
+      </section>
       <DeleteRecordingDialog recordingId={toDelete} busy={deleting} error={deleteError}
         onConfirm={() => void confirmDelete()} onCancel={() => setToDelete(null)} />
     </section>
