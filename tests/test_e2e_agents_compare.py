@@ -151,3 +151,35 @@ def test_an_environment_without_snapshots_is_refused(platform, tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("platform-compare: error: locked cannot take snapshots ("), lines
     assert "compare agents on an environment that supports snapshots" in lines[0]
+
+
+def test_over_several_seeds_every_agent_runs_from_each_seeds_snapshot(platform, tmp_path):
+    done = compare(platform.url, tmp_path, "--env", "cartpole", "--agent", "a=platform_sdk.agents.builtin:RandomAgent",
+                   "--agent", "b=platform_sdk.agents.builtin:RandomAgent", "--warmup", "10", "--steps", "60",
+                   "--window", "10", "--seeds", "2", "--seed", "5", "--record")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["seeds"] == [5, 6]
+    http = httpx.Client(base_url=platform.url, timeout=60)
+    document = http.get(f"/v0/comparisons/{summary['comparison_id']}").json()
+    assert (document["seed"], document["seeds"]) == (5, [5, 6])
+    a, b = document["agents"]
+    for agent in (a, b):
+        assert [run["seed"] for run in agent["runs"]] == [5, 6]
+        assert all(run["steps"] == 60 and run["recording_id"] for run in agent["runs"])
+        first = agent["runs"][0]  # the agent's top-level entry is its first seed's run
+        assert (agent["measures"], agent["recording_id"], agent["reward_windows"]) == (
+            first["measures"], first["recording_id"], first["reward_windows"])
+    snapshots = [[run["snapshot_id"] for run in agent["runs"]] for agent in (a, b)]
+    assert snapshots[0] == snapshots[1] and len(set(snapshots[0])) == 2  # one snapshot per seed, shared by both
+    assert document["snapshot_id"] == snapshots[0][0]
+    recordings = {run["recording_id"] for agent in (a, b) for run in agent["runs"]}
+    assert len(recordings) == 4
+    for recording in recordings:
+        assert http.get(f"/v0/recordings/{recording}").json()["env_id"] == "cartpole"
+
+
+def test_seeds_must_be_a_positive_count(platform, tmp_path):
+    done = compare(platform.url, tmp_path, "--env", "cartpole", "--agent", "r=platform_sdk.agents.builtin:RandomAgent",
+                   "--steps", "10", "--seeds", "0")
+    assert done.returncode == 2 and "--seeds" in done.stderr, done.stderr

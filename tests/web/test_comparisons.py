@@ -185,3 +185,32 @@ def test_an_unknown_comparison_says_so(page: Page, console, web_platform) -> Non
     console.allow(r"Failed to load resource: .* 404")
     page.goto("/comparisons/cmp-000000000000")
     expect(page.get_by_test_id("comparison-error")).to_have_text("comparison 'cmp-000000000000' not found")
+
+
+def test_a_comparison_over_seeds_shows_each_measures_mean_and_range_and_the_replays_by_seed(
+        page: Page, http: httpx.Client, recording_id: str, screenshot) -> None:
+    def run(seed: int, success: float, recovery_steps: int, recorded: str | None) -> dict[str, Any]:
+        entry = agent("x", recorded, {"steps": recovery_steps, "worst": -0.8, "recovered": True, "too_close": False},
+                      retention=0.9, compute_s=0.002, success=success, drop=0.5)
+        return {"seed": seed, "snapshot_id": f"snap-00000000000{seed}",
+                **{k: v for k, v in entry.items() if k not in ("name", "agent", "load")}}
+
+    runs = {"steady": [run(0, 0.5, 100, recording_id), run(1, 0.75, 300, None)],
+            "shaky": [run(0, 0.25, 200, None), run(1, 0.25, 200, None)]}
+    agents = [{**runs[name][0], "name": name, "agent": f"my_agent:{name}", "load": None, "runs": runs[name]}
+              for name in runs]
+    for entry in agents:
+        entry.pop("seed")
+    document = {"env": "cartpole", "kwargs": {"world_changes": CHANGES}, "world_changes": CHANGES, "warmup": FIRST,
+                "steps": STEPS, "window": WINDOW, "seed": 0, "seeds": [0, 1], "first_step": FIRST, "agents": agents}
+    stored = http.post("/v0/comparisons", json=document)
+    assert stored.status_code == 201, stored.text
+    page.goto(f"/comparisons/{stored.json()['id']}")
+    expect(page.get_by_test_id("seeds-panel")).to_contain_text("Over 2 seeds")
+    expect(page.get_by_test_id("seed-spread-steady-0")).to_have_text("0.625 (0.500–0.750)")  # success
+    expect(page.get_by_test_id("seed-spread-shaky-0")).to_have_text("0.250")  # the same in both runs
+    expect(page.get_by_test_id("seed-spread-steady-2")).to_have_text("200.0 (100.0–300.0)")  # recovery at 2200
+    expect(page.get_by_test_id("seed-replays-1")).to_contain_text("steady (not recorded)")
+    screenshot(page, "comparison-seeds", full_page=True)
+    page.get_by_test_id("seed-replay-0-steady").click()
+    expect(page).to_have_url(re.compile(f"/recordings/{recording_id}$"))

@@ -1005,6 +1005,11 @@ export interface components {
              * @description consecutive full windows from the agent's first step
              */
             reward_windows?: components["schemas"]["RewardWindowPublic"][];
+            /**
+             * Runs
+             * @description its run from each seed's snapshot, in the order of `seeds` (the top-level measures and windows are the first's); empty in a comparison made before --seeds
+             */
+            runs?: components["schemas"]["ComparisonRunPublic"][];
             /** Session Id */
             session_id?: string | null;
             /** Steps */
@@ -1038,6 +1043,11 @@ export interface components {
             } | null;
             /** Seed */
             seed?: number | null;
+            /**
+             * Seeds
+             * @description the seeds every agent ran over (--seeds N: seed, seed+1, ...)
+             */
+            seeds?: number[] | null;
             /**
              * Snapshot Id
              * @description the saved snapshot every agent started from
@@ -1105,6 +1115,11 @@ export interface components {
             /** Seed */
             seed?: number | null;
             /**
+             * Seeds
+             * @description the seeds every agent ran over (--seeds N: seed, seed+1, ...)
+             */
+            seeds?: number[] | null;
+            /**
              * Snapshot Id
              * @description the saved snapshot every agent started from
              */
@@ -1137,6 +1152,38 @@ export interface components {
             world_changes?: {
                 [key: string]: unknown;
             }[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ComparisonRunPublic
+         * @description One agent's run from one seed's snapshot (`--seeds N` makes N of them per agent).
+         */
+        ComparisonRunPublic: {
+            /** Episodes */
+            episodes?: number | null;
+            measures?: components["schemas"]["AgentMeasuresPublic"] | null;
+            /**
+             * Recording Id
+             * @description its recording, when the run was recorded
+             */
+            recording_id?: string | null;
+            /** Reward Windows */
+            reward_windows?: components["schemas"]["RewardWindowPublic"][];
+            /**
+             * Seed
+             * @description the seed of the warm-up (and first reset) whose snapshot it started from
+             */
+            seed: number;
+            /** Session Id */
+            session_id?: string | null;
+            /**
+             * Snapshot Id
+             * @description that seed's saved snapshot, which every agent started from
+             */
+            snapshot_id?: string | null;
+            /** Steps */
+            steps?: number | null;
         } & {
             [key: string]: unknown;
         };

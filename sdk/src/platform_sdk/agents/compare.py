@@ -4,7 +4,10 @@ several agents from one moment and measure how each copes with the same world ch
 A session plays `--warmup` steps with a seeded random agent and saves a snapshot; each agent
 then plays `--steps` steps in a session resumed from it, one agent at a time. The timeline
 (the `world_changes` kwarg) is part of the snapshot, so every agent meets each change at the
-same session step. The measures (`compare_measures`) and every agent's reward per window go
+same session step. With `--seeds N` this happens for N seeds (`--seed`, `--seed`+1, ...): one
+warm-up and snapshot per seed, which every agent starts from, so each seed's surprises are the
+same for all agents; each agent's `runs` holds one entry per seed (its own measures and reward
+windows), and its top-level measures are the first seed's. The measures (`compare_measures`) and every agent's reward per window go
 to the platform (`POST /v0/comparisons`); the command prints the Comparisons page's link and a
 JSON summary as its last line.
 
@@ -43,13 +46,13 @@ def out_err(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def warm_up(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    """Plays the warm-up and saves the snapshot; (the saved snapshot, the session step it is at)."""
+def warm_up(args: argparse.Namespace, seed: int) -> tuple[dict[str, Any], int]:
+    """Plays the warm-up of one seed and saves the snapshot; (the saved snapshot, the session step it is at)."""
     import platform_sdk
 
     with platform_sdk.connect(args.env, url=args.url, token=args.token, kwargs=args.kwargs, auto_reset=True) as env:
-        out(f"warm-up: session {env.session_id} ({args.env}), {args.warmup} random steps (seed {args.seed})")
-        loop = AgentLoop(RandomAgent(seed=args.seed), [env], seeds=[args.seed])
+        out(f"warm-up: session {env.session_id} ({args.env}), {args.warmup} random steps (seed {seed})")
+        loop = AgentLoop(RandomAgent(seed=seed), [env], seeds=[seed])
         loop.start()
         try:
             env.snapshot()
@@ -160,20 +163,42 @@ def store(args: argparse.Namespace, document: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+def seeds_of(args: argparse.Namespace) -> list[int]:
+    """The seeds the agents run over: `--seed` and the `--seeds` - 1 after it."""
+    return [args.seed + i for i in range(args.seeds)]
+
+
+def with_runs(per_seed: list[dict[str, Any]], seeds: list[int], snapshot_ids: list[str]) -> dict[str, Any]:
+    """One agent's document entry from its run of each seed (same order as `seeds`): the first
+    run's entry, plus `runs`, each run's seed, snapshot and what it measured."""
+    runs = [{"seed": seed, "snapshot_id": snapshot_id,
+             **{k: v for k, v in entry.items() if k not in ("name", "agent", "load")}}
+            for seed, snapshot_id, entry in zip(seeds, snapshot_ids, per_seed, strict=True)]
+    return {**per_seed[0], "runs": runs}
+
+
 def compare(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    saved, first_step = warm_up(args)
-    agents = [play(args, name, spec, saved, first_step) for name, spec in args.agents]
+    seeds = seeds_of(args)
+    snapshot_ids: list[str] = []
+    played: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in args.agents}
+    first_step = args.warmup
+    for seed in seeds:
+        saved, first_step = warm_up(args, seed)
+        snapshot_ids.append(saved["id"])
+        for name, spec in args.agents:
+            played[name].append(play(args, name, spec, saved, first_step))
+    agents = [with_runs(played[name], seeds, snapshot_ids) for name, _ in args.agents]
     document = {"env": args.env, "kwargs": args.kwargs or {}, "world_changes": args.world_changes,
                 "warmup": args.warmup, "steps": args.steps, "window": args.window, "seed": args.seed,
-                "snapshot_id": saved["id"], "first_step": first_step, "agents": agents}
+                "seeds": seeds, "snapshot_id": snapshot_ids[0], "first_step": first_step, "agents": agents}
     stored = store(args, document)
     from platform_sdk.client.settings import resolve_url
 
     link = f"{resolve_url(args.url).rstrip('/')}/comparisons/{stored['id']}"
     out(f"comparison {stored['id']}: {link}")
     return {"comparison_id": stored["id"], "link": link, "seconds": round(time.monotonic() - started, 1),
-            "agents": {entry["name"]: entry["measures"] for entry in agents}}
+            "seeds": seeds, "agents": {entry["name"]: entry["measures"] for entry in agents}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

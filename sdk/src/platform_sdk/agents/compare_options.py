@@ -52,6 +52,9 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--config", action="append", type=named("FILE"), default=[], metavar="NAME=FILE",
                         help="a JSON file of keyword arguments for that agent's factory")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seeds the first reset and the warm-up agent")
+    parser.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                        help="run every agent over N seeds (S, S+1, ...): one warm-up and snapshot per seed, which "
+                             "all agents start from; the page shows each measure's mean and range (default 1)")
     extras = parser.add_argument_group("platform")
     extras.add_argument("--url", help="the platform; default PLATFORM_URL, then http://127.0.0.1:8000")
     extras.add_argument("--token", metavar="T", help="API token; default PLATFORM_TOKEN")

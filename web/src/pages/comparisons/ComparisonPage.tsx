@@ -9,7 +9,8 @@
 //   '-' have them as '-'), and in each row name-<name>, success-<name>, recovery-<name> (one
 //   recovery-<name>-<i> per change), retention-<name>, compute-<name>, episodes-<name>,
 //   steps-<name>, replay-<name> (the link, when it was recorded); comparison-chart (its
-//   data-series, data-changes and data-bands count what it draws), chart-legend-<name>.
+//   data-series, data-changes and data-bands count what it draws), chart-legend-<name>;
+//   SeedsPanel's, for a comparison over several seeds.
 import { useEffect, useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { api, must } from "../../api/client";
@@ -17,6 +18,7 @@ import { agentColor, comparisonChart } from "../../lib/comparisons/chart";
 import {
   type AgentRow, agentRow, type Comparison, createdText, timelineOf,
 } from "../../lib/comparisons/measures";
+import { SeedsPanel } from "./SeedsPanel";
 import { changeGroups } from "../../lib/worldChanges/changeGroups";
 import { ComparisonChart } from "./ComparisonChart";
 import { errorMessage } from "./errorMessage";
@@ -105,8 +107,11 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
       <p className="muted measures-note">
         Recovery: steps after a change until the reward per step, averaged over the window, is back within 10% of its
         level before it (0: the first window already was). Retention: 1 − (before − after) / |before| when the world
-        returns to an earlier state. Each agent ran once: small differences may be noise.
+        returns to an earlier state. {(comparison.seeds ?? []).length > 1
+          ? "The table gives each agent's run from the first seed; the seeds' means and ranges follow."
+          : "Each agent ran once: small differences may be noise."}
       </p>
+      {(comparison.seeds ?? []).length > 1 ? <SeedsPanel comparison={comparison} /> : null}
       <h2>Reward per step</h2>
       {chart.x.length === 0 ? (
         <p className="muted">No agent has a full window of rewards to plot.</p>

@@ -71,6 +71,21 @@ class AgentMeasuresPublic(BaseModel):
                                              description="one per return to an earlier world")
 
 
+class ComparisonRunPublic(BaseModel):
+    """One agent's run from one seed's snapshot (`--seeds N` makes N of them per agent)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    seed: int = Field(description="the seed of the warm-up (and first reset) whose snapshot it started from")
+    snapshot_id: str | None = Field(None, description="that seed's saved snapshot, which every agent started from")
+    session_id: str | None = None
+    recording_id: str | None = Field(None, description="its recording, when the run was recorded")
+    steps: int | None = Field(None, ge=0)
+    episodes: int | None = Field(None, ge=0)
+    measures: AgentMeasuresPublic | None = None
+    reward_windows: list[RewardWindowPublic] = Field(default_factory=list)
+
+
 class ComparisonAgentPublic(BaseModel):
     """One agent's run in a comparison."""
 
@@ -88,6 +103,9 @@ class ComparisonAgentPublic(BaseModel):
     measures: AgentMeasuresPublic | None = None
     reward_windows: list[RewardWindowPublic] = Field(
         default_factory=list, description="consecutive full windows from the agent's first step")
+    runs: list[ComparisonRunPublic] = Field(
+        default_factory=list, description="its run from each seed's snapshot, in the order of `seeds` (the "
+        "top-level measures and windows are the first's); empty in a comparison made before --seeds")
 
 
 class ComparisonCreate(BaseModel):
@@ -102,6 +120,7 @@ class ComparisonCreate(BaseModel):
     steps: int | None = Field(None, ge=0, description="steps each agent played")
     window: int | None = Field(None, ge=1, description="steps rewards are averaged over")
     seed: int | None = None
+    seeds: list[int] | None = Field(None, description="the seeds every agent ran over (--seeds N: seed, seed+1, ...)")
     snapshot_id: str | None = Field(None, description="the saved snapshot every agent started from")
     first_step: int | None = Field(None, ge=0, description="the session step of each agent's first step")
     agents: list[ComparisonAgentPublic] = Field(min_length=1)
