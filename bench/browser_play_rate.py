@@ -10,7 +10,7 @@ For each catalog entry asked for (a representative set by default, `--all` for e
 - Browser rate: a WebSocket on `/v0/sessions/{id}/stream` sending JSON `step` commands as the
   Session page does (`frame: true`, the observation mode the page picks: "full" for small
   observations, "none" for pictures and big ones, `auto_reset: true`), paced like its
-  `StepPacer` (one step in flight, at most the control rate, no catching up) and reading every
+  `StepPacer` (one step in flight, on a schedule at the control rate, no bursts) and reading every
   answer and its JPEG frame, for `--seconds`. Printed as steps a second against the control rate:
   target 0.95 or better.
 - Gateway CPU per step: the gateway process's CPU time over the browser window divided by its
@@ -153,6 +153,24 @@ def gateway_pid(roots: list[int]) -> int:
     raise SystemExit("error: no gateway process found under this benchmark's platform (pass no --url)")
 
 
+class Pacer:
+    """The Session page's StepPacer (web/src/lib/play/pacer.ts): steps on a schedule one period
+    apart, one in flight; a step more than a period late starts the schedule again."""
+
+    def __init__(self, period: float) -> None:
+        self.period = period
+        self.due = -1e18
+
+    def wait(self) -> None:
+        """Sleep until the next step is due, then count it as sent."""
+        now = time.perf_counter()
+        if self.due > now:
+            time.sleep(self.due - now)
+            now = time.perf_counter()
+        on_schedule = now - self.due <= self.period
+        self.due = (self.due if on_schedule else now) + self.period
+
+
 def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, seconds: float,
                    figures: Figures, gateway: int) -> None:
     from websockets.sync.client import connect
@@ -162,14 +180,11 @@ def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, secon
         ident = 1
         socket.send(json.dumps({"id": ident, "op": "reset", "seed": 0, "frame": True, "observation": mode}))
         _answer(socket)
-        steps, last_sent = 0, -1e9
+        steps, pacer = 0, Pacer(period)
         cpu_before = cpu_seconds(gateway) or 0.0
         start = time.perf_counter()
-        while (now := time.perf_counter()) - start < seconds:
-            wait = last_sent + period - now
-            if wait > 0:
-                time.sleep(wait)
-            last_sent = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            pacer.wait()
             ident += 1
             socket.send(json.dumps({"id": ident, "op": "step", "action": jsonable(action_space.sample()),
                                     "frame": True, "observation": mode, "auto_reset": True}))
@@ -206,14 +221,11 @@ def sdk_window(url: str, env_id: str, action_space: Any, rate: float, seconds: f
         env.reset(seed=0)
         for _ in range(5):
             env.step(action_space.sample())
-        steps, last_sent = 0, -1e9
+        steps, pacer = 0, Pacer(period)
         cpu_before = cpu_seconds(gateway) or 0.0
         start = time.perf_counter()
-        while (now := time.perf_counter()) - start < seconds:
-            wait = last_sent + period - now
-            if wait > 0:
-                time.sleep(wait)
-            last_sent = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            pacer.wait()
             env.step(action_space.sample())
             steps += 1
         cpu = (cpu_seconds(gateway) or 0.0) - cpu_before

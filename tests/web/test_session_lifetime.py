@@ -1,7 +1,8 @@
 """Sessions nobody uses (issue 30): a session the web app opened closes when its page goes away,
 and the gateway closes one whose page could not (its last stream closed a while ago), unless the
-user kept it. Against a managed platform (so the page's keepalive DELETE must carry the bearer
-token) whose grace period is short (PLATFORM_PAGE_SESSION_GRACE_S=3, 60 by default).
+user kept it; a reload keeps it. Against a managed platform (so the page's keepalive request must
+carry the bearer token) whose grace periods are short: PLATFORM_PAGE_LEFT_GRACE_S=6 after the page
+said it went away (10 by default), PLATFORM_PAGE_SESSION_GRACE_S=15 when it said nothing (60).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.waiting import wait_for
 from playwright.sync_api import Page, expect
 
-GRACE_S = 3
+GRACE_S = 15
+LEFT_GRACE_S = 6
 LONG = 30_000  # ms: a session started on a busy machine
 
 
@@ -25,7 +27,8 @@ LONG = 30_000  # ms: a session started on a busy machine
 def lifetime_platform(web_dist: Path, admin_token: str,
                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
     extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token",
-                 "PLATFORM_ADMIN_TOKEN": admin_token, "PLATFORM_PAGE_SESSION_GRACE_S": str(GRACE_S)}
+                 "PLATFORM_ADMIN_TOKEN": admin_token, "PLATFORM_PAGE_SESSION_GRACE_S": str(GRACE_S),
+                 "PLATFORM_PAGE_LEFT_GRACE_S": str(LEFT_GRACE_S)}
     with running_platform(tmp_path_factory.mktemp("lifetime-platform"), extra_env=extra_env) as stack:
         yield stack
 
@@ -63,11 +66,21 @@ def state(http: httpx.Client, sid: str) -> dict:
 def test_leaving_the_page_closes_its_session(signed_in: Page, http) -> None:
     sid = start_cartpole(signed_in)
     assert state(http, sid)["closes_with_page"] is True
-    signed_in.goto("about:blank")  # another site: pagehide sends the keepalive DELETE
-    closed = wait_for(lambda: state(http, sid)["state"] == "closed" or None, timeout=GRACE_S - 1,
-                      what=f"session {sid} closed by its page's pagehide, before the gateway's grace ran out")
+    signed_in.goto("about:blank")  # another site: pagehide sends the keepalive POST .../left
+    closed = wait_for(lambda: state(http, sid)["state"] == "closed" or None, timeout=GRACE_S - 2,
+                      what=f"session {sid} closed after its page's pagehide, before the backstop's grace ran out")
     assert closed
-    assert state(http, sid)["reason"] == "closed by the client"
+    assert state(http, sid)["reason"] == "closed with its page: the page went away"
+
+
+def test_a_reload_keeps_the_session(signed_in: Page, http) -> None:
+    sid = start_cartpole(signed_in)
+    signed_in.reload()  # pagehide says the page left; the reloaded page opens its stream again
+    expect(signed_in.get_by_test_id("frame")).to_be_visible(timeout=LONG)
+    time.sleep(LEFT_GRACE_S + 2)
+    assert state(http, sid)["state"] == "running"
+    expect(signed_in.get_by_test_id("frame")).to_be_visible()
+    http.delete(f"/v0/sessions/{sid}")
 
 
 def test_navigating_inside_the_app_closes_it_too(signed_in: Page, http) -> None:

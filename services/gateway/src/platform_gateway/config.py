@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     # A session the web app opened for one page (closes_with_page) is closed this many seconds
     # after its last stream closes, unless it records or the page kept it (platform_gateway.page_sessions).
     page_session_grace_s: float = Field(default=60.0, gt=0)
+    # ... and this many seconds after its last stream closes once its page said it went away
+    # (POST /v0/sessions/{id}/left on pagehide): long enough for a reloaded page to open its stream again.
+    page_left_grace_s: float = Field(default=10.0, gt=0)
     # Shared with every env host: the gateway signs step tickets with it (its own step links carry
     # one, and POST /v0/sessions/{id}/ticket gives clients one for the direct path).
     step_ticket_secret: TicketSecret = None

@@ -62,7 +62,8 @@ class Gateway:
             wads=wads,
             identity=_authenticator(settings),
             access=TeamAccess(settings.mode == "managed", broker, recorder, wads),
-            pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s),
+            pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s,
+                               settings.page_left_grace_s),
         )
 
     async def start(self) -> None:

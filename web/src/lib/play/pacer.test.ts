@@ -20,14 +20,41 @@ describe("StepPacer", () => {
     expect(pacer.delay(5)).toBe(15);
     expect(pacer.delay(20)).toBe(0);
   });
-  it("never catches up after a slow answer (no backlog)", () => {
+  it("keeps to its schedule after an answer less than a period late", () => {
+    const pacer = new StepPacer(50); // 20 ms
+    pacer.sent(0);
+    pacer.answered(); // the answer came at 30 ms: the step due at 20 went 10 ms late
+    expect(pacer.delay(30)).toBe(0);
+    pacer.sent(30);
+    pacer.answered();
+    expect(pacer.delay(31)).toBe(9); // due at 40, not 50: the late step cost nothing on average
+  });
+  it("never bursts to catch up after an answer more than a period late (no backlog)", () => {
     const pacer = new StepPacer(50);
     pacer.sent(0);
-    pacer.answered(); // the answer took long: it is now 100 ms
+    pacer.answered(); // the answer took long: it is now 100 ms, four periods late
     expect(pacer.delay(100)).toBe(0);
     pacer.sent(100);
     pacer.answered();
     expect(pacer.delay(101)).toBe(19); // a whole period after the late step, not at once
+  });
+  it("holds the rate when every answer comes half a period late", () => {
+    const pacer = new StepPacer(50);
+    let now = 0;
+    let sent = 0;
+    while (now < 1000) {
+      const wait = pacer.delay(now);
+      if (wait === null || wait > 0) {
+        now += wait ?? 1;
+        continue;
+      }
+      pacer.sent(now);
+      sent++;
+      now += sent % 2 === 0 ? 30 : 5; // every other answer takes 1.5 periods
+      pacer.answered();
+    }
+    expect(sent).toBeGreaterThanOrEqual(49);
+    expect(sent).toBeLessThanOrEqual(51);
   });
   it("counts steps sent over time at the rate", () => {
     const pacer = new StepPacer(30);

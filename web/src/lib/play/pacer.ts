@@ -1,6 +1,8 @@
-// When the play loop may send its next step: at most `rate` steps a second, at most one step in
-// flight, and no backlog: a late answer never makes the loop send faster to catch up (the next
-// step goes one period after the last one went, or at once when that time has passed).
+// When the play loop may send its next step: at most `rate` steps a second on average, at most
+// one step in flight, and no backlog. Steps keep to a schedule one period apart, so an answer that
+// comes a little late (less than a period) costs nothing on average: the next step goes at its
+// scheduled time, which is sooner. An answer more than a period late starts the schedule again
+// from when its step goes: what was lost is never made up in a burst.
 
 /** Steps a second when the environment reports no `metadata.control_rate`. */
 export const DEFAULT_CONTROL_RATE = 30;
@@ -13,7 +15,8 @@ export function controlRate(metadata: Record<string, unknown> | undefined): numb
 
 export class StepPacer {
   readonly periodMs: number;
-  private lastSentAt = -Infinity;
+  /** When the next step is due (the schedule); -Infinity before the first. */
+  private dueAt = -Infinity;
   private inFlight = false;
 
   constructor(rate: number) {
@@ -23,13 +26,15 @@ export class StepPacer {
   /** Milliseconds until the next step may go (0: now), or null while one is in flight. */
   delay(now: number): number | null {
     if (this.inFlight) return null;
-    return Math.max(0, this.lastSentAt + this.periodMs - now);
+    return Math.max(0, this.dueAt - now);
   }
 
-  /** A step went at `now`. */
+  /** A step went at `now`: the next is due one period after its scheduled time, or after `now`
+   * when it went more than a period late. */
   sent(now: number): void {
     this.inFlight = true;
-    this.lastSentAt = now;
+    const onSchedule = now - this.dueAt <= this.periodMs;
+    this.dueAt = (onSchedule ? this.dueAt : now) + this.periodMs;
   }
 
   /** Its answer came (or it failed). */

@@ -1,9 +1,12 @@
-// A session the web app opened for one page (`closes_with_page`) closes when its page goes away:
-// on `pagehide` (tab closed, reload, another site) with a keepalive DELETE that outlives the page
-// and carries the signed-in token (the API client's middleware), and when the Session page
-// unmounts (navigation inside the app). Not when the user kept it ("keep running", which also
-// tells the gateway: PUT /v0/sessions/{id}/keep) or it records. The gateway closes it anyway a
-// minute after its last stream closes (platform_gateway.page_sessions), for a page that could not.
+// A session the web app opened for one page (`closes_with_page`) closes when its page goes away.
+// On `pagehide` (tab closed, another site, or a reload: a page cannot tell them apart) a keepalive
+// POST /v0/sessions/{id}/left, which outlives the page and carries the signed-in token (the API
+// client's middleware), tells the gateway, which closes the session a few seconds after its last
+// stream closes unless a stream opens again (the reloaded page's). When the Session page unmounts
+// (navigation inside the app) it closes the session at once (DELETE). Neither when the user kept
+// it ("keep running", which also tells the gateway: PUT /v0/sessions/{id}/keep) or it records. The
+// gateway closes it anyway a minute after its last stream closes (platform_gateway.page_sessions),
+// for a page that could say nothing.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { api } from "../../api/client";
 import { errorText } from "../../lib/errors";
@@ -21,6 +24,10 @@ export interface PageLifetime {
 
 function closeOnLeaving(sessionId: string): void {
   void api.DELETE("/v0/sessions/{session_id}", { params: { path: { session_id: sessionId } }, keepalive: true }).catch(() => undefined);
+}
+
+function sayPageLeft(sessionId: string): void {
+  void api.POST("/v0/sessions/{session_id}/left", { params: { path: { session_id: sessionId } }, keepalive: true }).catch(() => undefined);
 }
 
 export function usePageLifetime(session: SessionInfo, ended: boolean): PageLifetime {
@@ -42,7 +49,7 @@ export function usePageLifetime(session: SessionInfo, ended: boolean): PageLifet
   useEffect(() => {
     const id = session.id;
     mounted.set(id, (mounted.get(id) ?? 0) + 1);
-    const onPageHide = () => { if (closes.current) closeOnLeaving(id); };
+    const onPageHide = () => { if (closes.current) sayPageLeft(id); };
     window.addEventListener("pagehide", onPageHide);
     return () => {
       window.removeEventListener("pagehide", onPageHide);

@@ -137,6 +137,13 @@ class SessionKeep(JsonBody):
     )
 
 
+class PageLeft(BaseModel):
+    closes_in_s: float | None = Field(
+        description="seconds after its last stream closes that the session closes unless a stream opens again "
+        "(PLATFORM_PAGE_LEFT_GRACE_S); null: it stays open (kept, or recording)"
+    )
+
+
 class SessionsPublic(BaseModel):
     data: list[SessionPublic]
     count: int

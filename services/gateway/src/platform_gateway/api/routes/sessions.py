@@ -24,6 +24,7 @@ from platform_gateway.schemas.sessions import (
     SavedSnapshotPublic,
     SaveSnapshotBody,
     SessionCreate,
+    PageLeft,
     SessionKeep,
     SessionPublic,
     SessionsPublic,
@@ -80,6 +81,16 @@ async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep,
     streams.forget(session_id)
     gateway.pages.forget(session_id)
     return SessionPublic.model_validate(session_to_json(info))
+
+
+@router.post("/{session_id}/left", response_model=PageLeft)
+async def page_left(session_id: str, gateway: GatewayDep) -> PageLeft:
+    """The page of a page session (closes_with_page) went away or reloads (the web app sends this
+    on `pagehide`): unless a stream opens again, the session closes PLATFORM_PAGE_LEFT_GRACE_S
+    seconds after its last stream closed. `closes_in_s` is null when it stays open (kept, or
+    recording)."""
+    await gateway.streams.directory.running(session_id)  # 404 unknown, 410 closed
+    return PageLeft(closes_in_s=gateway.pages.left(session_id))
 
 
 @router.put("/{session_id}/keep", response_model=SessionKeep)
