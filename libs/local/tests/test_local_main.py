@@ -7,6 +7,7 @@ named platform_<service>, so the launcher runs them exactly as it runs the real 
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from platform_local import SERVICES
+from platform_local.launcher_defaults import DEFAULT_POOLS, pools_text
 from platform_local.local_platform import free_port
 from platform_local.procs import descendants, pid_alive
 
@@ -177,3 +179,30 @@ def test_local_main_bad_settings_exit_with_one_line(tmp_path: Path, standin_path
         launcher = Launcher(tmp_path, standin_path, PLATFORM_PORT=str(busy.getsockname()[1]))
         assert launcher.finish() == 1
     assert launcher.stderr.count("\n") == 1 and "is in use" in launcher.stderr
+
+
+def recorded_env(launcher: Launcher, name: str) -> dict[str, str]:
+    """The PLATFORM_* variables the stand-in of `name` ran with (its ``env`` line)."""
+    for line in launcher.record.read_text().splitlines():
+        service, kind, *rest = line.split(" ", 2)
+        if service == name and kind == "env":
+            return dict(json.loads(rest[0]))
+    raise AssertionError(f"{name} wrote no env line: {launcher.record.read_text()}")
+
+
+@pytest.mark.parametrize(("env", "pools", "previews"), [
+    ({}, pools_text(DEFAULT_POOLS), "all"),
+    ({"PLATFORM_POOLS": "", "PLATFORM_WARM_PREVIEWS": ""}, "", ""),
+    ({"PLATFORM_POOLS": "pong=3", "PLATFORM_WARM_PREVIEWS": "cartpole"}, "pong=3", "cartpole"),
+])
+def test_local_main_keeps_default_pools_and_previews_ahead_unless_told_otherwise(
+        tmp_path: Path, standin_path: Path, env: dict[str, str], pools: str, previews: str) -> None:
+    launcher = Launcher(tmp_path, standin_path, **env)
+    launcher.wait_for(BANNER)
+    launcher.wait_until_all_started()
+    assert recorded_env(launcher, "broker")["PLATFORM_POOLS"] == pools
+    assert recorded_env(launcher, "gateway")["PLATFORM_WARM_PREVIEWS"] == previews
+    if pools:
+        launcher.wait_for(f"Warming instances in the background (PLATFORM_POOLS={pools})")
+    launcher.process.send_signal(signal.SIGTERM)
+    assert launcher.finish() == 0

@@ -14,6 +14,10 @@ Settings (environment, or the matching option):
     PLATFORM_MODE                     self-hosted (default) or managed: then the NATS started here
                                       has a user per service with only its subjects, and a random
                                       password each (environment instances get none)
+    PLATFORM_POOLS                    warm instances per environment (default: classic control and
+                                      Pong and Breakout, see `platform_local.launcher_defaults`;
+                                      empty: none), filled in the background
+    PLATFORM_WARM_PREVIEWS            previews made ahead in the background (default all; empty: none)
 Every other PLATFORM_* variable passes through to the services.
 """
 
@@ -27,6 +31,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from platform_local.launcher_defaults import (
+    POOLS_VARIABLE,
+    WARM_PREVIEWS_VARIABLE,
+    launcher_pools,
+    launcher_warm_previews,
+)
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited
 from platform_local.local_platform import LocalPlatform
 from platform_local.restarts import RestartPolicy
@@ -74,6 +84,12 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
     parser.add_argument("--start-timeout", type=float,
                         default=_number(env, "PLATFORM_LAUNCH_TIMEOUT", "60", float),
                         help="seconds to wait for the platform to answer (PLATFORM_LAUNCH_TIMEOUT; default 60)")
+    parser.add_argument("--pools", default=launcher_pools(env),
+                        help="warm instances per environment, e.g. cartpole=2,pong=1; empty: none (PLATFORM_POOLS; "
+                             "default: classic control, Pong and Breakout)")
+    parser.add_argument("--warm-previews", default=launcher_warm_previews(env),
+                        help="previews made ahead in the background: all, env ids separated by commas, or empty "
+                             "for none (PLATFORM_WARM_PREVIEWS; default all)")
     return parser.parse_args(argv)
 
 
@@ -86,7 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     platform: LocalPlatform | None = None
     try:
         args = parse_args(argv, os.environ)
-        platform = LocalPlatform(args.data_dir, args.port, host=args.host, nats_url=args.nats_url,
+        ahead = {POOLS_VARIABLE: args.pools, WARM_PREVIEWS_VARIABLE: args.warm_previews}
+        platform = LocalPlatform(args.data_dir, args.port, ahead,
+                                 host=args.host, nats_url=args.nats_url,
                                  nats_port=args.nats_port, recordings_dir=args.recordings,
                                  echo=sys.stdout, start_timeout=args.start_timeout,
                                  restart_policy=RestartPolicy(), say=lambda message: _say(prog, message))
@@ -95,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not stop.is_set():
             print(f"Simulusion is running at {platform.url}/ (the web app; API docs at /docs) — Ctrl-C to stop",
                   flush=True)
+            if args.pools:
+                print(f"Warming instances in the background ({POOLS_VARIABLE}={args.pools})", flush=True)
         while not stop.wait(0.25):
             platform.keep_running()
     except ServiceExited as error:  # a crash loop, or NATS that would not start again

@@ -4,9 +4,11 @@
 the env hosts, started with the entry's own kwargs and default options, under a pool slot id
 (`pool-<env>-<hex>`) instead of a session id. A create with default options (no kwargs, no
 `jpeg_quality`, one environment, no life; only `record`, `record_frames` and `auto_reset` may
-be set) claims one: the env host gives the instance the session's id and its options. After each claim, and whenever a warm instance dies or its env host
-goes, the pool is filled again in the background. Pool instances are not sessions: they are
-not in the session table, so listings and the idle timeout never see them.
+be set) claims one: the env host gives the instance the session's id and its options. After
+each claim, and whenever a warm instance dies or its env host goes, the pool is filled again in
+the background, one process start at a time (the emptiest pool first). Pool instances are not
+sessions: they are not in the session table, so listings, the idle timeout and usage never see
+them; a session that claims one counts from its own create (`platform_broker.usage`).
 """
 
 from __future__ import annotations
@@ -181,15 +183,24 @@ class PoolKeeper:
         return reply.spec
 
     async def check_once(self) -> None:
-        """Drop warm instances that are gone, and start the ones missing."""
-        for env_id, target in self.targets.items():
+        """Drop warm instances that are gone, and start one missing instance, if none is starting.
+
+        One process start at a time, so that filling many pools on a small machine does not
+        crowd out the sessions users start meanwhile; the emptiest pool (the smallest share of
+        its target warm) comes first, so every environment soon has one.
+        """
+        for env_id in self.targets:
             self._prune(env_id)
-            missing = target - len(self._warm[env_id]) - self._starting[env_id]
-            if missing <= 0 or self._clock() < self._retry_at[env_id]:
-                continue
-            for _ in range(missing):
-                self._starting[env_id] += 1
-                self._spawn(self._start_one(env_id))
+        if any(self._starting.values()):
+            return
+        now = self._clock()
+        wanting = [env_id for env_id, target in self.targets.items()
+                   if len(self._warm[env_id]) < target and now >= self._retry_at[env_id]]
+        if not wanting:
+            return
+        env_id = min(wanting, key=lambda e: len(self._warm[e]) / self.targets[e])
+        self._starting[env_id] += 1
+        self._spawn(self._start_one(env_id))
 
     async def _run(self) -> None:
         while True:
@@ -223,6 +234,7 @@ class PoolKeeper:
             slot = await self._launch(env_id)
         finally:
             self._starting[env_id] -= 1
+            self._wake.set()  # the next missing one
         if slot is None:
             self._failures[env_id] += 1
             delay = RETRY_DELAYS_S[min(self._failures[env_id], len(RETRY_DELAYS_S)) - 1]

@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     log_level: str = "info"
     # The gateway's cache (environment previews under `previews/`); `~` is expanded.
     cache_dir: Path = Path("~/.cache/simulusion-platform")
+    # Previews made ahead, in the background after start, one at a time (platform_gateway.preview_warmer):
+    # "all" (every catalog entry; `platform-server`'s default), env ids separated by commas, or
+    # empty: none (each preview is made when first asked for).
+    warm_previews: str = ""
     # The web app's build (`npm run build` in web/), served at `/`; relative to the working
     # directory (`make run` runs in the repository). Looked up on each request.
     web_dist: Path = Path("web/dist")

@@ -16,6 +16,7 @@ from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
 from platform_gateway.identity.tokens import TokenStore
 from platform_gateway.page_sessions import PageSessions
+from platform_gateway.preview_warmer import PreviewWarmer, warmed_ids
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_directory import SessionDirectory
@@ -35,6 +36,7 @@ class Gateway:
     streams: SessionStreams
     commands: EnvCommands
     previews: PreviewCache
+    warmer: PreviewWarmer
     tickets: StepTickets
     wads: WadUploads
     identity: Authenticator
@@ -50,6 +52,7 @@ class Gateway:
         commands = EnvCommands(streams)
         recorder = RecorderClient(nc, timeout=settings.request_timeout)
         wads = WadUploads()
+        previews = PreviewCache(settings.cache_dir, broker, commands)
         return cls(
             settings=settings,
             nc=nc,
@@ -57,7 +60,8 @@ class Gateway:
             recorder=recorder,
             streams=streams,
             commands=commands,
-            previews=PreviewCache(settings.cache_dir, broker, commands),
+            previews=previews,
+            warmer=PreviewWarmer(previews, broker, warmed_ids(settings.warm_previews)),
             tickets=tickets,
             wads=wads,
             identity=_authenticator(settings),
@@ -69,7 +73,7 @@ class Gateway:
     async def start(self) -> None:
         """Make the API tokens', teams' and members' tables (PLATFORM_AUTH=token or oidc; else
         the teams' and members' on first use), then start the background work (closing unused
-        streams).
+        streams, making previews ahead).
 
         Raises:
             DatabaseUnavailableError: the tokens' database cannot be opened (one line naming it).
@@ -79,11 +83,13 @@ class Gateway:
             if self.identity.directory is not None:
                 await self.identity.directory.open()
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
+        self.warmer.start()
 
     async def close(self) -> None:
         self.pages.close_all_timers()
         if self._sweeper is not None:
             self._sweeper.cancel()
+        await self.warmer.stop()
         await self.streams.close()
         if self.identity.directory is not None:
             await self.identity.directory.close()

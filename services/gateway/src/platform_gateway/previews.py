@@ -92,10 +92,12 @@ class PreviewCache:
             (created on the first write).
         broker: creates and closes the preview sessions.
         commands: runs reset and render in them.
-        concurrency: how many preview sessions may run at once, all entries together.
+        concurrency: how many preview sessions may run at once, all entries together (one: a
+            page full of uncached previews never takes more than one process start's share of
+            the machine from the sessions users start meanwhile).
     """
 
-    def __init__(self, cache_dir: Path, broker: BrokerClient, commands: EnvCommands, concurrency: int = 2) -> None:
+    def __init__(self, cache_dir: Path, broker: BrokerClient, commands: EnvCommands, concurrency: int = 1) -> None:
         self.folder = Path(cache_dir) / "previews"
         self._broker = broker
         self._commands = commands
