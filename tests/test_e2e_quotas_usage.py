@@ -1,13 +1,15 @@
 """Quotas and usage across the whole platform (PLATFORM_MODE=managed, real broker and env host):
 an admin gives a team quotas, the team's member is refused with a 429 naming the quota past
 either, and the team's usage (JSON and CSV) counts its sessions once, through a broker restart
-and a killed instance."""
+and a killed instance; a warm pool instance counts only from the create of the session that
+claims it."""
 
 from __future__ import annotations
 
 import csv
 import io
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -16,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
-from platform_testing.waiting import instance_pids
+from platform_testing.waiting import instance_pids, wait_for
 
 ADMIN = "quotas-admin-token-0123456789"
+WARM_UNCLAIMED_S = 5.0  # a warm instance waits this long before a session claims it
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +102,30 @@ def test_quotas_refuse_with_a_429_and_usage_counts_each_session_once(managed_pla
     _ok(admin.patch("/v0/teams/acme", json={"instance_hours_per_month": None}))
     _ok(acme.delete(f"/v0/sessions/{first['id']}"))
 
+
+
+def test_a_warm_instance_counts_to_nobody_until_claimed_then_from_its_sessions_create(tmp_path) -> None:
+    env = {"PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN,
+           "PLATFORM_POOLS": "pendulum=1"}
+    with running_platform(tmp_path, extra_env=env) as stack:
+        admin = _client(stack.url, ADMIN)
+        _ok(admin.post("/v0/teams", json={"name": "lab"}), 201)
+        lab = _client(stack.url, _ok(admin.post("/v0/tokens", json={"name": "lab-member", "team": "lab"}), 201)["token"])
+        wait_for(lambda: "pool pendulum: " in stack.log("broker") and "warm on env host" in stack.log("broker"),
+                 timeout=90, what="the pendulum pool to be warm")
+        warm_since = time.monotonic()
+        time.sleep(WARM_UNCLAIMED_S)
+        assert _usage(lab)["data"] == [] and _usage(admin)["total_instance_hours"] == 0, "a warm instance is no one's"
+
+        opened = time.monotonic()
+        session = _ok(lab.post("/v0/sessions", json={"env_id": "pendulum"}), 201)
+        assert re.search(rf"session {session['id']} \(pendulum\) claimed pool instance", stack.log("envhost"))
+        _ok(lab.post(f"/v0/sessions/{session['id']}/reset", json={"seed": 0}))
+        _ok(lab.delete(f"/v0/sessions/{session['id']}"))
+        open_s = time.monotonic() - opened
+
+        rows = _usage(lab)["data"]
+        assert [(r["env_id"], r["sessions"]) for r in rows] == [("pendulum", 1)]
+        counted_s = rows[0]["instance_hours"] * 3600
+        assert 0 < counted_s <= open_s + 0.5, (counted_s, open_s)  # the session's own time ...
+        assert counted_s < opened - warm_since, "... not the instance's time in the pool"
