@@ -9,20 +9,30 @@ builds it when its sources changed), and measures, each against a baseline taken
   and the second half of the window (no growing backlog: both halves alike), against
   `metadata.control_rate`.
 
+- `--make-run`: clicking Start on CartPole's and on Pong's card until the first frame is on
+  screen, on `platform-server` (what `make run` starts) with its default warm pools, against the
+  same launcher with PLATFORM_POOLS empty (every session starts a process), both in this run.
+  Previews of the two are made ahead (PLATFORM_WARM_PREVIEWS=cartpole,pong) as `make run`'s
+  would be after its first start, and every round waits for the pools to refill.
+
 The Replay page's figures are bench/replay_figures.py's.
 
-    uv run python bench/play_figures.py [--rounds 5] [--play-seconds 10]
+    uv run python bench/play_figures.py [--rounds 5] [--play-seconds 10] [--make-run]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench_platform import platform_url
@@ -54,10 +64,10 @@ def sdk_first_frame_s(url: str) -> float:
         return time.perf_counter() - start
 
 
-def browser_first_frame_s(browser, url: str) -> float:
+def browser_first_frame_s(browser, url: str, env_id: str = "cartpole") -> float:
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.goto(f"{url}/?q=cartpole")
-    start_button = page.get_by_test_id("start-cartpole")
+    page.goto(f"{url}/?q={env_id}")
+    start_button = page.get_by_test_id(f"start-{env_id}")
     start_button.wait_for()
     start = time.perf_counter()
     start_button.click()
@@ -114,10 +124,80 @@ def pong_play(browser, url: str, seconds: float) -> None:
           "(1.00: no growing backlog)")
 
 
+@contextmanager
+def launcher_url(pools: str | None) -> Iterator[str]:
+    """`python -m platform_local` as `make run` runs it, in a temporary folder; `pools` None keeps
+    its default PLATFORM_POOLS, else sets it. Yields its URL once it answers and, with pools, once
+    its broker has said every pool is full."""
+    from platform_local.local_platform import free_port
+
+    root = Path(tempfile.mkdtemp(prefix="bench-make-run-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLATFORM_")}
+    env.update(PLATFORM_DATA_DIR=str(root / "data"), PLATFORM_RECORDINGS=str(root / "recordings"),
+               PLATFORM_PORT=str(port), PLATFORM_WEB_DIST=str(REPO / "web" / "dist"),
+               PLATFORM_CACHE_DIR=str(root / "cache"), PLATFORM_WARM_PREVIEWS="cartpole,pong")
+    if pools is not None:
+        env["PLATFORM_POOLS"] = pools
+    out = (root / "launcher.out").open("w")
+    process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=env, cwd=root,
+                               stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: "Simulusion is running at" in (root / "launcher.out").read_text(), 180)
+        url = f"http://127.0.0.1:{port}"
+        wait_until(lambda: len(list((root / "cache" / "previews").glob("*.jpg"))) >= 2, 180)
+        time.sleep(1)
+        if pools is None:
+            wait_until(lambda: pools_full(root), 180)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(60)
+        out.close()
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not within {timeout:g} s")
+        time.sleep(0.25)
+
+
+def pools_full(root: Path) -> bool:
+    """Whether the broker's log says each default pool is full (its last report per env)."""
+    from platform_local.launcher_defaults import DEFAULT_POOLS
+
+    log = (root / "data" / "logs" / "broker.log").read_text()
+    last = {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"pool (\S+): \S+ warm on env host \S+ \((\d+)/(\d+)\)", log)}
+    return all(last.get(env_id, (0, 1))[0] >= count for env_id, count in DEFAULT_POOLS.items())
+
+
+def make_run_first_frames(browser, rounds: int) -> None:
+    figures: dict[tuple[str, str], list[float]] = {}
+    for label, pools in (("no pools (PLATFORM_POOLS=)", ""), ("make run's default pools", None)):
+        with launcher_url(pools) as url:
+            for env_id in ("cartpole", "pong"):
+                browser_first_frame_s(browser, url, env_id)  # unmeasured: the page's first load
+                times = figures.setdefault((label, env_id), [])
+                for _ in range(rounds):
+                    time.sleep(4)  # a claimed pool refills
+                    times.append(browser_first_frame_s(browser, url, env_id))
+                print(f"{env_id:<9} {label:<28} click Start to first frame: {spread(times, 1000)}", flush=True)
+    for env_id in ("cartpole", "pong"):
+        cold = statistics.median(figures[("no pools (PLATFORM_POOLS=)", env_id)])
+        warm = statistics.median(figures[("make run's default pools", env_id)])
+        print(f"{env_id}: default pools / no pools: {warm / cold:.2f}x; target <= 1 s: "
+              f"{'met' if warm <= 1.0 else 'NOT met'} ({warm * 1000:,.0f} ms)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="first-frame rounds (browser and SDK alternately)")
     parser.add_argument("--play-seconds", type=float, default=10.0, help="seconds of Pong play")
+    parser.add_argument("--make-run", action="store_true",
+                        help="only the first frame on make run's defaults against no pools (see above)")
     args = parser.parse_args()
     if not Path(CHROMIUM).is_file():
         print(f"error: Chromium not found at {CHROMIUM}: apt-get install chromium (or set PLATFORM_CHROMIUM)",
@@ -126,6 +206,12 @@ def main() -> int:
     subprocess.run([sys.executable, str(REPO / "scripts" / "build_web.py"), "--require"], cwd=REPO, check=True)
     from playwright.sync_api import sync_playwright
 
+    if args.make_run:
+        with sync_playwright() as driver:
+            browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
+            make_run_first_frames(browser, args.rounds)
+            browser.close()
+        return 0
     env = {"PLATFORM_POOLS": "cartpole=1", "PLATFORM_WEB_DIST": str(REPO / "web" / "dist")}
     with platform_url(None, "play-figures", env) as url, sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
