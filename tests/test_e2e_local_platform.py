@@ -28,7 +28,9 @@ def get_envs(url: str) -> object:
 def test_local_full_start_answers_and_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
     port = free_port()
     env = clean_env() | {"PLATFORM_PORT": str(port), "PLATFORM_DATA_DIR": str(tmp_path / "data"),
-                         "PLATFORM_RECORDINGS": str(tmp_path / "recordings")}
+                         "PLATFORM_RECORDINGS": str(tmp_path / "recordings"),
+                         # the launcher's warm pools and previews ahead: tests/web/test_first_frame.py's
+                         "PLATFORM_POOLS": "", "PLATFORM_WARM_PREVIEWS": ""}
     process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=env, cwd=tmp_path,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)

@@ -51,7 +51,9 @@ class Launcher:
         env = clean_env() | {"PLATFORM_PORT": str(self.port), "PLATFORM_NATS_PORT": str(self.nats_port),
                              "PLATFORM_DATA_DIR": str(root / "data"),
                              "PLATFORM_RECORDINGS": str(root / "recordings"),
-                             "PLATFORM_CACHE_DIR": str(root / "cache"), **settings}
+                             "PLATFORM_CACHE_DIR": str(root / "cache"),
+                             # the launcher's warm pools and previews ahead: tests/web/test_first_frame.py's
+                             "PLATFORM_POOLS": "", "PLATFORM_WARM_PREVIEWS": "", **settings}
         self.process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=env, cwd=root,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)

@@ -37,7 +37,9 @@ class Launcher:
         self.url = f"http://127.0.0.1:{self.port}"
         env = clean_env() | {"PLATFORM_PORT": str(self.port), "PLATFORM_NATS_PORT": str(free_port()),
                              "PLATFORM_DATA_DIR": str(root / "data"), "PLATFORM_RECORDINGS": str(root / "recordings"),
-                             "PLATFORM_CACHE_DIR": str(root / "cache")}
+                             "PLATFORM_CACHE_DIR": str(root / "cache"),
+                             # the launcher's warm pools and previews ahead: tests/web/test_first_frame.py's
+                             "PLATFORM_POOLS": "", "PLATFORM_WARM_PREVIEWS": ""}
         self.out = (root / "launcher.out").open("w")
         self.process = subprocess.Popen([sys.executable, "-m", "platform_local"], env=env, cwd=root,
                                         stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.STDOUT)
