@@ -1,6 +1,7 @@
 // What the recording says at the cursor step: the step, its reward (as plotted), the return so
-// far, info.is_success there, and every agent value.
-import { formatNumber } from "../../lib/format";
+// far, info.is_success there, and every agent value, each rounded to 4 significant digits (with
+// its unit: agent.compute_s in ms or µs) and given exactly in its data-value attribute.
+import { formatValue, unitOfName } from "../../lib/replay/numberFormat";
 import { type EpisodePlots, valueAtStep } from "../../lib/replay/plotData";
 
 interface Props {
@@ -11,8 +12,8 @@ interface Props {
   ended: string | null;
 }
 
-function shown(value: number | null): string {
-  return value === null ? "–" : String(value);
+function Value({ value, unit = null, testId }: { value: number | null; unit?: string | null; testId: string }) {
+  return <dd data-testid={testId} data-value={value ?? undefined} title={value === null ? undefined : String(value)}>{formatValue(value, unit)}</dd>;
 }
 
 export function CursorReadout({ step, last, plots, returnSoFar, ended }: Props) {
@@ -23,8 +24,8 @@ export function CursorReadout({ step, last, plots, returnSoFar, ended }: Props) 
   return (
     <dl className="cursor-readout" aria-live="off">
       <div><dt>Step</dt><dd data-testid="cursor-step">{step}</dd><span className="muted"> / {last}</span></div>
-      <div><dt>Reward</dt><dd data-testid="cursor-reward">{reward ? shown(valueAtStep(reward.series[0], step)) : "–"}</dd></div>
-      <div><dt>Return so far</dt><dd data-testid="cursor-return">{formatNumber(returnSoFar)}</dd></div>
+      <div><dt>Reward</dt><Value testId="cursor-reward" value={reward ? valueAtStep(reward.series[0], step) : null} /></div>
+      <div><dt>Return so far</dt><Value testId="cursor-return" value={returnSoFar} /></div>
       <div>
         <dt>is_success</dt>
         <dd data-testid="cursor-success" className={successValue === 1 ? "good" : undefined}>
@@ -35,7 +36,7 @@ export function CursorReadout({ step, last, plots, returnSoFar, ended }: Props) 
       {agents.flatMap((p) => p.series.map((s) => (
         <div key={`${p.id}-${s.label}`}>
           <dt>{`agent.${s.label}`}</dt>
-          <dd data-testid={`cursor-agent-${s.label}`}>{shown(valueAtStep(s, step))}</dd>
+          <Value testId={`cursor-agent-${s.label}`} value={valueAtStep(s, step)} unit={unitOfName(s.label)} />
         </div>
       )))}
     </dl>

@@ -1,6 +1,8 @@
 // The frame player: the frame at the cursor, play/pause, frame by frame, a scrubber over the
 // episode's steps with its timeline marks, and the speed. Keyboard (handled by the page):
-// ←/→ one step, Space play/pause.
+// ←/→ one step, Space play/pause. A step without a frame of its own shows the nearest one, and
+// says so (a thinned life's unkept frame; the first step of an episode that began from a restore,
+// which records no frame).
 import type { FrameChoice } from "../../lib/replay/frames";
 import { SPEEDS } from "../../lib/replay/playerClock";
 import { TimelineMarks, type TimelineMark } from "./TimelineMarks";
@@ -11,6 +13,12 @@ interface Props {
   wanted: FrameChoice | null;
   frameError: string | null;
   hasFrames: boolean;
+  /** The server had a frame for none of the rows asked for. */
+  noneFound: boolean;
+  /** The cursor step's own frame is missing on the server (not merely thinned out). */
+  ownMissing: boolean;
+  /** The episode began from a snapshot restore (meta.json `start: "restore"`). */
+  restoreStart: boolean;
   step: number;
   first: number;
   last: number;
@@ -24,11 +32,17 @@ interface Props {
 
 export function FramePlayer(props: Props) {
   const { shown, wanted, hasFrames, step, first, last, playing, speed, marks, onStep, onPlaying, onSpeed } = props;
+  const { noneFound, ownMissing, restoreStart } = props;
   const loading = wanted !== null && (shown === null || shown.row !== wanted.row);
+  const why = restoreStart && step === first ? " (the episode began from a snapshot restore, which records no frame)" : "";
   return (
     <div className="frame-player">
       <div className={`frame-box${loading ? " loading" : ""}`}>
-        {!hasFrames ? (
+        {noneFound ? (
+          <p className="muted frame-none" data-testid="no-frames">
+            None of this episode's frames could be found on the server{restoreStart ? " (it began from a snapshot restore)" : ""}; its data is plotted below.
+          </p>
+        ) : !hasFrames ? (
           <p className="muted frame-none" data-testid="no-frames">
             This episode kept no frames (record with frames to see them); its data is plotted below.
           </p>
@@ -41,7 +55,9 @@ export function FramePlayer(props: Props) {
       </div>
       {hasFrames && wanted && !wanted.exact && !playing && (
         <p className="muted frame-note" data-testid="frame-note">
-          No frame kept at step {step}: showing the nearest kept one, step {wanted.step}.
+          {ownMissing
+            ? <>No frame was recorded at step {step}{why}: showing the nearest one, step {wanted.step}.</>
+            : <>No frame kept at step {step}: showing the nearest kept one, step {wanted.step}.</>}
         </p>
       )}
       {props.frameError && <p className="error" data-testid="frame-error">{props.frameError}</p>}

@@ -42,3 +42,13 @@ describe("frames", () => {
     expect(nearestIndex(values, 99)).toBe(3);
   });
 });
+
+describe("frames the server does not have", () => {
+  it("shows the nearest row that has one: a restore's row 0 falls back to step 1's frame", () => {
+    const source = { kind: "rows" as const, count: 4, steps: { length: 3, resetRow: true } };
+    expect(frameForStep(source, 0, new Set([0]))).toEqual({ row: 1, step: 1, exact: false });
+    expect(frameForStep(source, 2, new Set([0]))).toEqual({ row: 2, step: 2, exact: true });
+    expect(frameForStep(source, 2, new Set([2, 3]))).toEqual({ row: 1, step: 1, exact: false });
+    expect(frameForStep(source, 0, new Set([0, 1, 2, 3]))).toBeNull();
+  });
+});

@@ -2,7 +2,8 @@
 // observation row (frame row = row of the step). A thinned life (meta.json `frame_every` > 1
 // or `max_frames` > 0) keeps only some: its `frame_steps` array gives each kept frame's life
 // step, and the step s of an episode is life step `life_start + s`; the replay shows the kept
-// frame nearest to the cursor.
+// frame nearest to the cursor. A row whose frame the server does not have (a restore's row 0:
+// a restore records no frame) is `missing`: the nearest row that is not takes its place.
 import { type EpisodeSteps, rowOfStep } from "./steps";
 
 export type FrameSource =
@@ -24,8 +25,33 @@ export function frameCount(source: FrameSource): number {
   return source.lifeSteps.length;
 }
 
-/** The frame for the cursor at `step`, or null when the episode kept none. */
-export function frameForStep(source: FrameSource, step: number): FrameChoice | null {
+/** The frame for the cursor at `step` among the rows not `missing`, or null when there is none. */
+export function frameForStep(source: FrameSource, step: number, missing: ReadonlySet<number> = NONE_MISSING): FrameChoice | null {
+  const own = ownFrame(source, step);
+  if (own === null || !missing.has(own.row)) return own;
+  const row = nearestPresentRow(own.row, frameCount(source), missing);
+  if (row === null) return null;
+  return { row, step: stepOfFrame(source, row) ?? own.step, exact: false };
+}
+
+/** Whether the cursor step's own frame is one the server does not have. */
+export function ownFrameMissing(source: FrameSource, step: number, missing: ReadonlySet<number>): boolean {
+  const own = ownFrame(source, step);
+  return own !== null && own.exact && missing.has(own.row);
+}
+
+const NONE_MISSING: ReadonlySet<number> = new Set();
+
+/** The row nearest to `row` (the later one on a tie) that is not missing, or null when all are. */
+export function nearestPresentRow(row: number, count: number, missing: ReadonlySet<number>): number | null {
+  for (let distance = 1; distance < count; distance++) {
+    if (row + distance < count && !missing.has(row + distance)) return row + distance;
+    if (row - distance >= 0 && !missing.has(row - distance)) return row - distance;
+  }
+  return null;
+}
+
+function ownFrame(source: FrameSource, step: number): FrameChoice | null {
   if (source.kind === "none") return null;
   if (source.kind === "rows") {
     if (source.count === 0) return null;

@@ -21,6 +21,14 @@ export interface PlotSpec {
   /** Drawn as steps (a flag's 0/1) rather than lines. */
   stepped: boolean;
   series: PlotSeries[];
+  /** The steps of the values (default: the episode's 1..T). */
+  x?: number[];
+  /** A 0/1 flag, kept in a fixed range (default: `stepped`). */
+  flag?: boolean;
+  /** The values' unit ("s" for seconds; default: from the plot's name, numberFormat.unitOfName). */
+  unit?: string | null;
+  /** Names of whole-number values (a Discrete action's), shown beside them. */
+  valueNames?: string[];
 }
 
 export interface EpisodePlots {
@@ -67,4 +75,9 @@ export function episodePlots(arrays: Readonly<Record<string, EpisodeArray>>, len
 export function valueAtStep(series: PlotSeries, step: number): number | null {
   if (step < 1 || step > series.values.length) return null;
   return series.values[step - 1];
+}
+
+/** An id as a part of a data-testid: "agent.confidence" -> "agent-confidence", "action[0–7]" -> "action-0-7". */
+export function testIdPart(id: string): string {
+  return id.replace(/[^A-Za-z0-9_]+/g, "-").replace(/-+$/, "");
 }

@@ -1,6 +1,7 @@
 // The Replay page (`/recordings/:recordingId?episode=3&step=120`): a recorded episode's frames
 // with its reward, agent data, info.is_success and whether each action was the teacher's
-// suggestion plotted step by step, the cursor shared by the frame and every plot; the frame's
+// suggestion plotted step by step, every observation and action plotted (lib/replay/signals.ts),
+// the cursor shared by the frame and every plot, a drag on any plot zooming them all; the frame's
 // true values (state.<name>) and the next action beside the teacher's suggestion; its episodes'
 // boundaries to pick from; the recording's world changes listed and marked on the timeline and
 // the plots at the step they applied from; and "Play back", which plays the recorded actions in a new session and marks
@@ -13,8 +14,11 @@
 //   frame-note (a thinned life's nearest kept frame), frame-error, scrubber (range input),
 //   play (play/pause), step-back, step-forward, speed (select),
 //   cursor-step, cursor-reward, cursor-return, cursor-success, cursor-ended, cursor-agent-<name>,
-//   plot-reward, plot-agent-<name>, plot-is_success, plot-teacher, plot-play-back (uPlot charts;
-//   each legend shows the plotted values at the cursor), world-change-<i> (timeline marks),
+//   plot-reward, plot-agent-<name>, plot-is_success, plot-teacher, plot-play-back, and the
+//   observation and action charts plot-observation[-<label>|-<i>-<j>], plot-action[-<i>-<j>]
+//   (uPlot charts; each legend shows the plotted values at the cursor, rounded; a drag zooms all),
+//   plots-zoom (data-min/data-max while zoomed), plots-zoom-reset, signals, signal-picker,
+//   signal-toggle-<chart>, signal-all, signal-none, signal-skipped-<array> (ReplayPlots.tsx), world-change-<i> (timeline marks),
 //   world-changes (the list) with world-change-item-<i>, divergence-mark; FrameDetails.tsx:
 //   frame-details, state-<name>, next-action-step, next-action-taken, teacher-suggestion,
 //   teacher-agrees;
@@ -33,13 +37,14 @@ import { ReplayPlots } from "../../components/replay/ReplayPlots";
 import type { TimelineMark } from "../../components/replay/TimelineMarks";
 import type { ChartMark } from "../../components/replay/UPlotChart";
 import { useFrames } from "../../components/replay/useFrames";
-import { frameCount } from "../../lib/replay/frames";
+import { frameCount, ownFrameMissing } from "../../lib/replay/frames";
 import { controlRate, stepsDue } from "../../lib/replay/playerClock";
 import { chooseEpisode, parseReplayQuery } from "../../lib/replay/replayQuery";
 import { clampStep, firstStep, lastStep } from "../../lib/replay/steps";
 import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/worldChanges/replayMarks";
 import { PlayBackPanel } from "./PlayBackPanel";
 import { type EpisodeData, type RecordingMeta, useEpisode, useRecording } from "./replayData";
+import { useSignals } from "./signalData";
 import { usePlayBack } from "./usePlayBack";
 import "./replay.css";
 
@@ -187,6 +192,7 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
   });
 
   const playBack = usePlayBack(meta, data);
+  const signals = useSignals(meta, data);
 
   const worldMarks = useMemo(() => {
     const before = stepsBeforeEpisode(meta.episodes, data.index, meta.raw.life_offset);
@@ -217,7 +223,8 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
     <div className="episode-replay">
       <div className="replay-main">
         <FramePlayer shown={frames.shown} wanted={frames.wanted} frameError={frames.failed}
-          hasFrames={frameCount(data.frames) > 0} step={step} first={first} last={last} playing={playing}
+          hasFrames={frameCount(data.frames) > 0} noneFound={frames.noneFound}
+          ownMissing={ownFrameMissing(data.frames, step, frames.missing)} restoreStart={data.entry.start === "restore"} step={step} first={first} last={last} playing={playing}
           speed={speed} marks={timelineMarks} onStep={seek} onPlaying={setPlaying} onSpeed={setSpeed} />
         <aside className="replay-side">
           <CursorReadout step={step} last={last} plots={data.plots} returnSoFar={returnSoFar} ended={ended} />
@@ -240,7 +247,8 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
       <p className="muted plots-load" data-testid="plots-load-ms" data-ms={Math.round(data.loadMs)}>
         {data.steps.length.toLocaleString()} steps · arrays loaded in {Math.round(data.loadMs)} ms · click a plot to go to its step
       </p>
-      <ReplayPlots plots={data.plots} extra={playBack.plots} step={step} marks={chartMarks} onSeek={seek} />
+      <ReplayPlots plots={data.plots} extra={playBack.plots} signals={signals} step={step} first={first} last={last}
+        marks={chartMarks} onSeek={seek} />
     </div>
   );
 }

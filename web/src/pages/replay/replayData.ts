@@ -1,7 +1,8 @@
 // What the Replay page loads: the recording's metadata (GET /v0/recordings/{id}: meta.json with
 // recording.json's world_changes), and for the open episode its arrays for the plots
 // (?arrays=rewards,agent.*,info.is_success and a thinned life's frame_steps) and its frames'
-// details (state.*, teacher.action, teacher.valid and the actions they go with), never its frames.
+// details (state.*, teacher.action, teacher.valid and the actions they go with), never its frames;
+// the observation and action plots load their arrays on their own (signalData.ts).
 import { useEffect, useState } from "react";
 import { api, type ApiError, must } from "../../api/client";
 import { type EpisodeArray, flatNumbers } from "../../lib/replay/arrays";
@@ -25,6 +26,8 @@ export interface EpisodeData {
   index: number;
   entry: EpisodeEntry;
   arrayNames: string[];
+  /** Every array's dtype and shape (`array_shapes`), loaded or not. */
+  arrayShapes: Record<string, { dtype: string; shape: number[] }>;
   steps: EpisodeSteps;
   plots: EpisodePlots;
   rewards: number[];
@@ -101,7 +104,7 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
   const teacher = teacherPlot(details, steps, meta.raw.action_space);
   if (teacher) plots.plots.push(teacher);
   return {
-    index, entry, arrayNames: head.array_names, steps, rewards, frames, details,
+    index, entry, arrayNames: head.array_names, arrayShapes: head.array_shapes ?? {}, steps, rewards, frames, details,
     plots,
     loadMs: performance.now() - started,
   };
