@@ -214,7 +214,7 @@ async def test_kwargs_are_checked_against_the_entrys_options_before_anything_sta
     await broker()
     reply = await create(ask, "pong", '{"frameskip": 0}')
     assert (reply.error.code, reply.error.field) == ("invalid_argument", "kwargs.frameskip")
-    assert reply.error.message.startswith("kwargs.frameskip of 'pong' must be an integer >= 1, not 0 (")
+    assert reply.error.message.startswith("kwargs.frameskip of 'pong' must be an integer from 1 to 60, not 0 (")
     reply = await create(ask, "cartpole", '{"max_episode_steps": 2.5}')
     assert reply.error.field == "kwargs.max_episode_steps" and "must be an integer >= 1, not 2.5" in reply.error.message
     assert host.starts == [] and await list_ids(ask, include_closed=True) == []  # no process, no session row

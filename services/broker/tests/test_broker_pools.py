@@ -124,7 +124,7 @@ async def test_a_default_create_claims_a_warm_instance_and_the_pool_refills(brok
 
 
 @pytest.mark.parametrize("fields", [{"kwargs_json": '{"max_episode_steps": 9}'}, {"jpeg_quality": 50},
-                                    {"num_envs": 4}])
+                                    {"num_envs": 4}, {"preview": True}])
 async def test_creates_with_other_settings_start_their_own_instance(broker, envhost, ask, eventually, fields):
     host = await envhost()
     await broker(pools={"cartpole": 1})

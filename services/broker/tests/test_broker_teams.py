@@ -183,6 +183,22 @@ async def test_max_sessions_refuses_a_create_past_it_naming_the_quota(broker, en
     assert not (await create(ask, "acme")).error.code
 
 
+async def test_a_preview_counts_to_no_quota_and_no_usage(broker, envhost, ask) -> None:
+    await envhost(capacity=16)
+    service = await broker()
+    teams = TeamStore(service.store.engine)
+    await teams.create("default", max_sessions=1, instance_hours_per_month=0.0)  # used up already
+    preview = await create(ask, "", preview=True)  # the gateway's preview of a catalog entry
+    assert not preview.error.code and preview.session.state == RUNNING
+    assert (await create(ask, "")).error.code == "resource_exhausted"  # the quota holds for the rest
+    await teams.update("default", max_sessions=1, instance_hours_per_month=None)
+    mine = await create(ask, "")  # the open preview takes no room under max_sessions=1
+    assert not mine.error.code, mine.error
+    assert await service.store.count_open("default") == 1
+    spans = await service.store.spans(0.0, time.time() + 60, "default")
+    assert [span.id for span in spans] == [mine.session.id]
+
+
 async def test_concurrent_creates_never_pass_max_sessions(broker, envhost, ask) -> None:
     await envhost(capacity=64)
     service = await broker()

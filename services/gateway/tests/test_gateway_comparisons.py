@@ -40,6 +40,11 @@ def document(**more: Any) -> dict[str, Any]:
             "agents": [agent("mine", "s-0123456789ab"), agent("base")], **more}
 
 
+def as_stored(posted: dict[str, Any]) -> dict[str, Any]:
+    """A document posted without `--seeds` fields, as answered: the caller's team, no seeds, no runs."""
+    return {**posted, "team": "default", "seeds": None, "agents": [{**a, "runs": []} for a in posted["agents"]]}
+
+
 @pytest.fixture
 def comparisons(stand_in_recorder: StandInRecorder) -> StandInRecorder:
     return stand_in_recorder
@@ -50,10 +55,11 @@ async def test_post_list_and_get(gateway, comparisons: StandInRecorder) -> None:
     assert posted.status_code == 201, posted.text
     first = posted.json()
     assert first["id"].startswith("cmp-") and len(first["id"]) == 16 and first["created"].endswith("Z")
-    assert {k: v for k, v in first.items() if k not in ("id", "created")} == {**document(), "team": "default"}
+    assert {k: v for k, v in first.items() if k not in ("id", "created")} == as_stored(document())
     [saved] = comparisons.requests[subjects.RECORDER_SAVE_COMPARISON]
-    assert json.loads(saved.document_json) == {**document(), "team": "default"}  # the caller's team set
-    assert comparisons.comparisons[first["id"]] == first
+    assert json.loads(saved.document_json) == {**document(), "team": "default"}  # as sent, the caller's team set
+    stored = comparisons.comparisons[first["id"]]
+    assert {**stored, "seeds": None, "agents": [{**a, "runs": []} for a in stored["agents"]]} == first
 
     second = (await gateway.http.post("/v0/comparisons", json=document(env="cartpole", agents=[agent("solo")]))).json()
     listed = await gateway.http.get("/v0/comparisons")

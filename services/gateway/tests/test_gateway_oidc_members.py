@@ -50,9 +50,9 @@ async def test_members_get_their_team_and_role(start_gateway: Any, oidc_provider
 
     # Before being added: the default team, as a member (self-hosted); the role map's operator is
     # the operator, its admin an admin (of the default team).
-    assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "default", "role": "member"}
+    assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "default", "role": "member", "token_name": None}
     assert (await me(gateway, boss_token)).json()["role"] == "operator"
-    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "default", "role": "admin"}
+    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "default", "role": "admin", "token_name": None}
     refused = await http.post("/v0/members", json={"subject": "x", "team": "acme"}, headers=bearer(lead_token))
     assert refused.status_code == 403 and refused.json()["detail"] == ("team admins add members to their own team "
                                                                        "(default) only")
@@ -65,11 +65,11 @@ async def test_members_get_their_team_and_role(start_gateway: Any, oidc_provider
     lead_added = await http.post("/v0/members", json={"subject": lead, "team": "acme"}, headers=bearer(boss_token))
     assert lead_added.status_code == 201
     # Effective at once through this gateway (its member cache is dropped on a change).
-    assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "acme", "role": "member"}
+    assert (await me(gateway, by_sub_token)).json() == {"subject": f"oidc:{by_sub}", "team": "acme", "role": "member", "token_name": None}
     by_email_me = (await me(gateway, by_email_token)).json()
     assert (by_email_me["team"], by_email_me["role"]) == ("acme", "admin")  # named by the email claim
-    assert (await me(gateway, boss_token)).json() == {"subject": f"oidc:{boss}", "team": "acme", "role": "operator"}
-    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "acme", "role": "admin"}
+    assert (await me(gateway, boss_token)).json() == {"subject": f"oidc:{boss}", "team": "acme", "role": "operator", "token_name": None}
+    assert (await me(gateway, lead_token)).json() == {"subject": f"oidc:{lead}", "team": "acme", "role": "admin", "token_name": None}
     assert (await me(gateway, stranger_token)).json()["team"] == "default"
 
     member_sees = await http.get("/v0/members", headers=bearer(by_sub_token))
@@ -98,7 +98,7 @@ async def test_a_managed_platform_refuses_who_is_not_a_member(start_gateway: Any
     await http.post("/v0/teams", json={"name": "acme"}, headers=bearer(ADMIN))
     added = await http.post("/v0/members", json={"subject": email, "team": "acme"}, headers=bearer(boss_token))
     assert added.status_code == 201
-    assert (await me(gateway, token)).json() == {"subject": f"oidc:{stranger}", "team": "acme", "role": "member"}
+    assert (await me(gateway, token)).json() == {"subject": f"oidc:{stranger}", "team": "acme", "role": "member", "token_name": None}
     own = await http.get("/v0/members", headers=bearer(token))
     assert [m["subject"] for m in own.json()["members"]] == [email]
 

@@ -64,7 +64,7 @@ def test_options_left_out_are_zero_in_the_message_and_null_in_json() -> None:
     shown = options_to_json(options)
     assert shown == {"env_id": "cartpole", "kwargs": {}, "record": False, "jpeg_quality": None,
                      "record_frames": False, "num_envs": None, "life": None, "frame_every": None,
-                     "max_frames": None, "auto_reset": False, "durable": False}
+                     "max_frames": None, "auto_reset": False, "durable": False, "closes_with_page": False}
 
 
 def test_options_completed_by_the_broker_read_as_they_are() -> None:

@@ -141,7 +141,8 @@ class Handlers:
         if options.life and not (await self.store.life_teams(options.life)) <= {owning_team(options.team)}:
             raise LifeOfAnotherTeamError(options.life)  # its recordings would join another team's life
         now = self._clock()
-        quota = await self.usage.quota(options.team, now)  # refused here past its instance-hours
+        # Refused here past its instance-hours; a preview (the gateway's) counts to no team.
+        quota = None if options.preview else await self.usage.quota(options.team, now)
         max_open = quota.max_sessions if quota is not None else None
         if max_open is not None and await self.store.count_open(options.team) >= max_open:
             raise sessions_quota_error(options.team, max_open)  # the insert checks again, atomically

@@ -78,11 +78,17 @@ sessions = sa.Table(
     # When it ended (closed or crashed), unix seconds; NULL while open, and in rows that ended
     # before the column existed (their usage ends at their last activity).
     sa.Column("ended_at", sa.Double, nullable=True),
+    # What the session is for: "" a user's, "preview" a catalog entry's preview frame made by the
+    # gateway (`options.preview`), which counts to no team's usage or quota.
+    sa.Column("purpose", sa.String(16), nullable=False, default="", server_default=""),
 )
 # Columns added after the table's first version: `create_tables` adds them to an older table
 # (a NOT NULL one with an empty-string server default, so existing rows read as ""; a nullable
 # one as NULL).
-ADDED_COLUMNS = ("step_address", "life", "options", "team", "ended_at")
+ADDED_COLUMNS = ("step_address", "life", "options", "team", "ended_at", "purpose")
+PREVIEW_PURPOSE = "preview"
+# The rows that count to a team's usage and quotas: every session but the previews.
+_COUNTED = sessions.c.purpose != PREVIEW_PURPOSE
 # One open (starting or running) session per life: a second insert fails atomically, on
 # SQLite and PostgreSQL alike, even from two brokers at once.
 _OPEN_LIFE = sa.and_(sessions.c.life != "", sessions.c.state.in_([_STATE_NAMES[s] for s in OPEN_STATES]))
@@ -231,20 +237,20 @@ class SessionStore:
         return [_from_row(row) for row in rows]
 
     async def count_open(self, team: str) -> int:
-        """How many sessions of `team` are open (starting or running)."""
-        query = sa.select(sa.func.count()).select_from(sessions).where(_of_team(team), _open())
+        """How many sessions of `team` are open (starting or running); previews are not counted."""
+        query = sa.select(sa.func.count()).select_from(sessions).where(_of_team(team), _open(), _COUNTED)
         async with self.engine.connect() as conn:
             return int((await conn.execute(query)).scalar_one())
 
     async def spans(self, since: float, until: float, team: str | None = None) -> builtins.list[SessionSpan]:
-        """The sessions (of `team`, or every team's) that were open at some time in
+        """The sessions (of `team`, or every team's; previews never) that were open at some time in
         [`since`, `until`), oldest first; rows that ended before `ended_at` existed are among
         them whenever they began before `until` (the caller clips them by `SessionSpan.end`)."""
         query = (sa.select(sessions.c.id, sessions.c.team, sessions.c.env_id, sessions.c.state, sessions.c.created_at,
                            sessions.c.last_active_at, sessions.c.ended_at, sessions.c.options, sessions.c.kwargs_json,
                            sessions.c.record, sessions.c.life)
                  .where(sessions.c.created_at < until,
-                        sa.or_(sessions.c.ended_at.is_(None), sessions.c.ended_at >= since))
+                        sa.or_(sessions.c.ended_at.is_(None), sessions.c.ended_at >= since), _COUNTED)
                  .order_by(sessions.c.created_at, sessions.c.id))
         if team is not None:
             query = query.where(_of_team(team))
@@ -332,7 +338,7 @@ async def _insert_under_quota(conn: Any, row: dict[str, Any], max_open: int) -> 
     of_team = _of_team(row["team"])
     if conn.dialect.name == "postgresql":  # the team's creates one at a time, until each commits
         await conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_QUOTA_LOCK_CLASS, sa.func.hashtext(row["team"]))))
-    open_count = sa.select(sa.func.count()).select_from(sessions).where(of_team, _open()).scalar_subquery()
+    open_count = sa.select(sa.func.count()).select_from(sessions).where(of_team, _open(), _COUNTED).scalar_subquery()
     values = sa.select(*[sa.literal(value, sessions.c[name].type).label(name) for name, value in row.items()])
     await conn.execute(sessions.insert().from_select(list(row), values.where(open_count < max_open)))
     found = await conn.execute(sa.select(sessions.c.id).where(sessions.c.id == row["id"]))
@@ -358,6 +364,7 @@ def _to_row(info: control_pb2.SessionInfo) -> dict[str, Any]:
         "life": options.life,
         "options": options.SerializeToString(),
         "team": owning_team(options.team),
+        "purpose": PREVIEW_PURPOSE if options.preview else "",
     }
 
 

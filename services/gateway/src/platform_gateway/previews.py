@@ -169,7 +169,7 @@ class PreviewCache:
         """One frame of a fresh, unrecorded session of the entry, after `reset(seed=0)`."""
         env_id = entry.id
         try:
-            info = await self._broker.create_session(SessionOptions(env_id=env_id))
+            info = await self._broker.create_session(SessionOptions(env_id=env_id, preview=True))
         except GatewayError as exc:
             raise _failure(env_id, "could not start a session", exc) from None
         streams = self._commands.streams

@@ -23,8 +23,9 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_gateway.schemas.sessions import SessionBase
 
-# Message fields the platform sets, never the client: the owning team (the caller's).
-SET_BY_THE_PLATFORM = frozenset({"team"})
+# Message fields the platform sets, never the client: the owning team (the caller's), and that
+# the gateway made the session for a preview (platform_gateway.previews).
+SET_BY_THE_PLATFORM = frozenset({"team", "preview"})
 # Message fields the user writes inside `kwargs`, not as REST fields of their own.
 LIFTED_FROM_KWARGS = frozenset(RESERVED_KWARGS)
 # The REST fields copied by name (all but kwargs); True for those that are null when not given.

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/session/v1/options.proto\x12\x15simulusion.session.v1\"\xab\x03\n\x0eSessionOptions\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x15\n\rrecord_frames\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x10\n\x08num_envs\x18\x06 \x01(\r\x12\x0c\n\x04life\x18\x07 \x01(\t\x12\x13\n\x0b\x66rame_every\x18\x08 \x01(\r\x12\x12\n\nmax_frames\x18\t \x01(\r\x12\x12\n\nauto_reset\x18\n \x01(\x08\x12\x0c\n\x04team\x18\x0b \x01(\t\x12\x41\n\rworld_changes\x18\x0c \x01(\x0b\x32*.simulusion.session.v1.WorldChangeTimeline\x12\x14\n\x07\x65ndless\x18\r \x01(\x08H\x00\x88\x01\x01\x12\x10\n\x03wad\x18\x0e \x01(\tH\x01\x88\x01\x01\x12\x15\n\x08\x64oom_map\x18\x0f \x01(\tH\x02\x88\x01\x01\x12\x0f\n\x07\x64urable\x18\x10 \x01(\x08\x12\x18\n\x10\x63loses_with_page\x18\x11 \x01(\x08\x42\n\n\x08_endlessB\x06\n\x04_wadB\x0b\n\t_doom_map\"J\n\x13WorldChangeTimeline\x12\x33\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\".simulusion.session.v1.WorldChange\"M\n\x0bWorldChange\x12\x12\n\nentry_json\x18\x01 \x01(\t\x12\n\n\x02\x61t\x18\x02 \x01(\x04\x12\x0e\n\x06\x63hange\x18\x03 \x01(\t\x12\x0e\n\x06reveal\x18\x04 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/session/v1/options.proto\x12\x15simulusion.session.v1\"\xbc\x03\n\x0eSessionOptions\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x02 \x01(\t\x12\x0e\n\x06record\x18\x03 \x01(\x08\x12\x15\n\rrecord_frames\x18\x04 \x01(\x08\x12\x14\n\x0cjpeg_quality\x18\x05 \x01(\r\x12\x10\n\x08num_envs\x18\x06 \x01(\r\x12\x0c\n\x04life\x18\x07 \x01(\t\x12\x13\n\x0b\x66rame_every\x18\x08 \x01(\r\x12\x12\n\nmax_frames\x18\t \x01(\r\x12\x12\n\nauto_reset\x18\n \x01(\x08\x12\x0c\n\x04team\x18\x0b \x01(\t\x12\x41\n\rworld_changes\x18\x0c \x01(\x0b\x32*.simulusion.session.v1.WorldChangeTimeline\x12\x14\n\x07\x65ndless\x18\r \x01(\x08H\x00\x88\x01\x01\x12\x10\n\x03wad\x18\x0e \x01(\tH\x01\x88\x01\x01\x12\x15\n\x08\x64oom_map\x18\x0f \x01(\tH\x02\x88\x01\x01\x12\x0f\n\x07\x64urable\x18\x10 \x01(\x08\x12\x18\n\x10\x63loses_with_page\x18\x11 \x01(\x08\x12\x0f\n\x07preview\x18\x12 \x01(\x08\x42\n\n\x08_endlessB\x06\n\x04_wadB\x0b\n\t_doom_map\"J\n\x13WorldChangeTimeline\x12\x33\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\".simulusion.session.v1.WorldChange\"M\n\x0bWorldChange\x12\x12\n\nentry_json\x18\x01 \x01(\t\x12\n\n\x02\x61t\x18\x02 \x01(\x04\x12\x0e\n\x06\x63hange\x18\x03 \x01(\t\x12\x0e\n\x06reveal\x18\x04 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,9 +32,9 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.session.v1.optio
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SESSIONOPTIONS']._serialized_start=63
-  _globals['_SESSIONOPTIONS']._serialized_end=490
-  _globals['_WORLDCHANGETIMELINE']._serialized_start=492
-  _globals['_WORLDCHANGETIMELINE']._serialized_end=566
-  _globals['_WORLDCHANGE']._serialized_start=568
-  _globals['_WORLDCHANGE']._serialized_end=645
+  _globals['_SESSIONOPTIONS']._serialized_end=507
+  _globals['_WORLDCHANGETIMELINE']._serialized_start=509
+  _globals['_WORLDCHANGETIMELINE']._serialized_end=583
+  _globals['_WORLDCHANGE']._serialized_start=585
+  _globals['_WORLDCHANGE']._serialized_end=662
 # @@protoc_insertion_point(module_scope)

@@ -50,6 +50,7 @@ class SessionOptions(_message.Message):
     DOOM_MAP_FIELD_NUMBER: _builtins.int
     DURABLE_FIELD_NUMBER: _builtins.int
     CLOSES_WITH_PAGE_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
     env_id: _builtins.str
     """a catalog id"""
     kwargs_json: _builtins.str
@@ -98,6 +99,12 @@ class SessionOptions(_message.Message):
     has been open on it for PLATFORM_PAGE_SESSION_GRACE_S (60 s), unless the page kept it
     (PUT /v0/sessions/{id}/keep) or it records (platform_gateway.page_sessions).
     """
+    preview: _builtins.bool
+    """Set by the gateway, never by a client: the session makes a catalog entry's preview frame
+    (platform_gateway.previews). It never takes a warm pool instance (a user's Start would find
+    the pool empty) and never counts to a team's usage or quotas (`purpose` "preview" in the
+    broker's session table).
+    """
     @_builtins.property
     def world_changes(self) -> Global___WorldChangeTimeline:
         """The platform's own kwargs (platform_contracts.session_kwargs.RESERVED_KWARGS): the user
@@ -130,10 +137,11 @@ class SessionOptions(_message.Message):
         doom_map: _builtins.str | None = ...,
         durable: _builtins.bool = ...,
         closes_with_page: _builtins.bool = ...,
+        preview: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map", "_endless", b"_endless", "_wad", b"_wad", "doom_map", b"doom_map", "endless", b"endless", "wad", b"wad", "world_changes", b"world_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map", "_endless", b"_endless", "_wad", b"_wad", "auto_reset", b"auto_reset", "closes_with_page", b"closes_with_page", "doom_map", b"doom_map", "durable", b"durable", "endless", b"endless", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "record", b"record", "record_frames", b"record_frames", "team", b"team", "wad", b"wad", "world_changes", b"world_changes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map", "_endless", b"_endless", "_wad", b"_wad", "auto_reset", b"auto_reset", "closes_with_page", b"closes_with_page", "doom_map", b"doom_map", "durable", b"durable", "endless", b"endless", "env_id", b"env_id", "frame_every", b"frame_every", "jpeg_quality", b"jpeg_quality", "kwargs_json", b"kwargs_json", "life", b"life", "max_frames", b"max_frames", "num_envs", b"num_envs", "preview", b"preview", "record", b"record", "record_frames", b"record_frames", "team", b"team", "wad", b"wad", "world_changes", b"world_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__doom_map: _TypeAlias = _typing.Literal["doom_map"]  # noqa: Y015
     _WhichOneofArgType__doom_map: _TypeAlias = _typing.Literal["_doom_map", b"_doom_map"]  # noqa: Y015
