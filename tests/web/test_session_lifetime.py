@@ -116,3 +116,36 @@ def test_the_gateway_closes_a_session_whose_page_could_not(lifetime_platform, ht
     wait_for(lambda: state(http, sid)["state"] == "closed" or None, timeout=GRACE_S + 15,
              what=f"session {sid} closed by the gateway after its last stream closed")
     assert state(http, sid)["reason"] == f"closed with its page: no browser stream for {GRACE_S} s"
+
+
+def sign_in_as(page: Page, token: str) -> Page:
+    page.goto("/?q=cartpole")
+    page.get_by_test_id("sign-in-token").fill(token)
+    page.get_by_test_id("sign-in-submit").click()
+    expect(page.get_by_test_id("signed-in-as")).to_be_visible()
+    return page
+
+
+def test_a_member_whose_team_may_run_one_session_closes_a_tab_and_starts_another_at_once(
+        open_page: Callable[..., Page], lifetime_platform: PlatformStack, http) -> None:
+    """The closed tab's session would close LEFT_GRACE_S after its page left; until then it counts to
+    the team's quota of 1. The gateway closes it when the next create needs its room, so the member
+    is not refused (before: 429 "has reached its quota of 1 concurrent session")."""
+    made = http.post("/v0/teams", json={"name": "solo", "max_sessions": 1})
+    assert made.status_code == 201, made.text
+    token = http.post("/v0/tokens", json={"name": "solo member", "team": "solo"}).json()["token"]
+    first_tab = sign_in_as(open_page(lifetime_platform.url), token)
+    next_tab = sign_in_as(open_page(lifetime_platform.url), token)  # ready to start, before the first closes
+    first = start_cartpole(first_tab)
+
+    first_tab.close()  # pagehide: the page says it left, its stream closes
+    next_tab.get_by_test_id("start-cartpole").click()  # within the first's grace
+    expect(next_tab.get_by_test_id("frame")).to_be_visible(timeout=LONG)
+    second = re.search(r"/sessions/([^/?#]+)", next_tab.url)
+    assert second and second.group(1) != first
+    with httpx.Client(base_url=lifetime_platform.url, headers={"Authorization": f"Bearer {token}"},
+                      timeout=60) as member:
+        closed = state(member, first)
+        assert closed.get("state") == "closed" and closed["reason"].startswith("closed with its page"), closed
+        assert state(member, second.group(1))["state"] == "running"
+        member.delete(f"/v0/sessions/{second.group(1)}")

@@ -76,3 +76,31 @@ async def test_kept_and_recording_sessions_stay_open() -> None:
     pages.closed("recorded")
     await asyncio.sleep(GRACE_S + 0.1)
     assert closes == []
+
+
+def team_session(session_id: str, team: str) -> ctl.SessionInfo:
+    info = page_session(session_id)
+    info.options.team = team
+    return info
+
+
+async def test_close_due_closes_the_teams_sessions_whose_page_went_at_once() -> None:
+    closes: list[tuple[str, str]] = []
+    pages = PageSessions(lambda sid, reason: _record(closes, sid, reason), 60.0, 10.0)  # graces a create never waits for
+    pages.opened(team_session("left", "vision"))
+    pages.left("left")
+    pages.closed("left")  # a closed tab
+    pages.opened(team_session("silent", "vision"))
+    pages.closed("silent")  # a page that could say nothing
+    pages.opened(team_session("open", "vision"))  # still on its page
+    pages.opened(team_session("other", "robots"))
+    pages.closed("other")
+
+    assert sorted(await pages.close_due("vision")) == ["left", "silent"]
+    assert sorted(closes) == [("left", LEFT_REASON), ("silent", CLOSE_REASON.format(grace=60.0))]
+    assert await pages.close_due("vision") == []  # closed once, their timers gone
+    assert await pages.close_due("robots") == ["other"]
+
+
+async def _record(closes: list[tuple[str, str]], session_id: str, reason: str) -> None:
+    closes.append((session_id, reason))

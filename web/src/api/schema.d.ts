@@ -442,7 +442,8 @@ export interface paths {
          *
          *     With `life`, the recording appends to that life; 409 while another open session records it.
          *     On a managed platform the session is the caller's team's (so are its recordings and snapshots),
-         *     and a team past one of its quotas gets 429.
+         *     and a team past one of its quotas gets 429. A team's web app sessions due to close with their
+         *     page (a closed tab) are closed first when they stand in the way (PageSessions.close_due).
          */
         post: operations["create_session_v0_sessions_post"];
         delete?: never;
@@ -464,7 +465,8 @@ export interface paths {
         post?: never;
         /**
          * Close Session
-         * @description Stop the session's instance; answers with the closed session.
+         * @description Stop the session's instance; answers with the closed session. A request in flight (a slow
+         *     step) is not waited for: its client gets 410, the session closed while it was in flight.
          */
         delete: operations["close_session_v0_sessions__session_id__delete"];
         options?: never;

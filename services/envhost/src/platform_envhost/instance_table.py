@@ -30,6 +30,13 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 # A dead instance is kept this long, so its session's requests answer UNAVAILABLE, not NOT_FOUND.
 DEAD_TTL_S = 600.0
 STOP_TIMEOUT_S = 5.0
+# A stop waits this long for a request in flight to finish (its frame is then taken for the
+# recording); a longer one (a slow step: a heavy robot's substeps, a slow user environment) is
+# abandoned, and its client gets "session ... was closed": a close never waits for a step.
+IN_FLIGHT_GRACE_S = 1.0
+# A process that was busy with an abandoned request gets this long after SIGTERM before SIGKILL:
+# a step inside native code (MuJoCo's substeps) does not see SIGTERM until it returns.
+BUSY_KILL_AFTER_S = 1.0
 
 
 def _json_object(text: str, what: str) -> dict[str, Any]:
@@ -236,10 +243,13 @@ class InstanceTable:
             return None
         if instance.state is State.RUNNING:
             instance.state = State.STOPPING
-            try:  # let a request in flight finish
-                await asyncio.wait_for(instance.lock.acquire(), STOP_TIMEOUT_S)
+            busy = False
+            try:  # let a request in flight finish, if it does so soon
+                await asyncio.wait_for(instance.lock.acquire(), IN_FLIGHT_GRACE_S)
             except TimeoutError:
-                log.warning("stopping %s with a request still in flight", instance.describe())
+                busy = True
+                log.info("stopping %s with a request in flight for over %g s: abandoning it",
+                         instance.describe(), IN_FLIGHT_GRACE_S)
             else:
                 try:  # the frame of its last step, when it was asked to render it later
                     await asyncio.wait_for(take_owed_frames(instance), STOP_TIMEOUT_S)
@@ -247,8 +257,8 @@ class InstanceTable:
                     log.warning("stopping %s: its last frame could not be taken: %s", instance.describe(), exc)
                 finally:
                     instance.lock.release()
-            await instance.close_stream()
-            await instance.process.stop(STOP_TIMEOUT_S)
+            await instance.close_stream()  # the abandoned request fails: its client hears "closed"
+            await instance.process.stop(BUSY_KILL_AFTER_S if busy else STOP_TIMEOUT_S)
             instance.state = State.STOPPED
         self._wads.remove(_UNSAFE_NAME.sub("_", session_id))
         self._instances.pop(session_id, None)

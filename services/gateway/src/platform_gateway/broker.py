@@ -15,14 +15,21 @@ from platform_gateway.errors import UnavailableError, from_control_error
 
 R = TypeVar("R", bound=Message)
 
+# A close waits for the broker longer than the broker waits for the env host to stop the instance
+# (platform_broker.envhosts.STOP_TIMEOUT_S, 10 s): an env host slow to stop never turns a close
+# into a 503, since the broker closes the session either way once its wait is over.
+CLOSE_TIMEOUT_S = 30.0
+
 
 class BrokerClient:
     """Calls the broker over NATS; broker errors raise the matching `GatewayError`."""
 
-    def __init__(self, nc: NATS, *, timeout: float = 10.0, create_timeout: float = 60.0) -> None:
+    def __init__(self, nc: NATS, *, timeout: float = 10.0, create_timeout: float = 60.0,
+                 close_timeout: float = CLOSE_TIMEOUT_S) -> None:
         self._nc = nc
         self._timeout = timeout
         self._create_timeout = create_timeout
+        self._close_timeout = max(close_timeout, timeout)
 
     async def list_envs(self) -> list[ctl.CatalogEntry]:
         reply = await self._call(subjects.BROKER_LIST_ENVS, ctl.ListEnvsRequest(), ctl.ListEnvsReply)
@@ -52,7 +59,8 @@ class BrokerClient:
 
     async def close_session(self, session_id: str, reason: str = "closed by the client") -> ctl.SessionInfo:
         request = ctl.CloseSessionRequest(session_id=session_id, reason=reason)
-        return (await self._call(subjects.BROKER_CLOSE_SESSION, request, ctl.SessionReply)).session
+        reply = await self._call(subjects.BROKER_CLOSE_SESSION, request, ctl.SessionReply, self._close_timeout)
+        return reply.session
 
     async def _call(self, subject: str, request: Message, reply_type: type[R], timeout: float | None = None) -> R:
         data = await nats_rpc.request(

@@ -101,6 +101,7 @@ def _closer(broker: BrokerClient, streams: SessionStreams) -> Callable[[str, str
     """How PageSessions closes a session its page left: at the broker, then its streams."""
 
     async def close(session_id: str, reason: str) -> object:
+        streams.drop(session_id)  # a request in flight is not waited for (see the close route)
         info = await broker.close_session(session_id, reason)
         streams.forget(session_id)
         return info

@@ -12,6 +12,11 @@ later (PLATFORM_PAGE_SESSION_GRACE_S). Neither happens when a stream opened agai
 records (`record`), or the page kept it (`keep`, PUT /v0/sessions/{id}/keep).
 Kept sessions are remembered by this gateway process only: a restarted gateway closes nothing
 it did not see a stream of.
+
+A session due to close (its page left, or its last stream closed) still counts to its team's
+session quota until it does: a create refused for a quota first closes the team's sessions due to
+close (`close_due`) and is tried again, so a member whose team may run one session can close a tab
+and start another at once.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class PageSessions:
         self._left: set[str] = set()  # page sessions whose page said it went away
         self._closes_when_left: set[str] = set()  # page sessions that neither record nor are kept
         self._kept: set[str] = set()
+        self._teams: dict[str, str] = {}  # each page session's team ("" on a local platform)
         self._timers: dict[str, asyncio.Task[None]] = {}
 
     def opened(self, info: ctl.SessionInfo) -> None:
@@ -51,6 +57,7 @@ class PageSessions:
             return
         if not info.options.record:
             self._closes_when_left.add(info.id)
+        self._teams[info.id] = info.options.team
         self._open[info.id] = self._open.get(info.id, 0) + 1
         self._left.discard(info.id)  # a reload: its page is back
         self._cancel(info.id)
@@ -89,6 +96,23 @@ class PageSessions:
     def kept(self, session_id: str) -> bool:
         return session_id in self._kept
 
+    async def close_due(self, team: str) -> list[str]:
+        """Close now the sessions of `team` that are due to close with their page (each would within
+        its grace anyway); returns those closed."""
+        due = [sid for sid in self._timers if self._teams.get(sid) == team]
+        closed = []
+        for session_id in due:
+            self._cancel(session_id)
+            reason = LEFT_REASON if session_id in self._left else CLOSE_REASON.format(grace=self._grace_s)
+            try:
+                await self._close(session_id, reason)
+            except GatewayError as exc:
+                log.info("page session %s not closed: %s", session_id, exc.message)
+            else:
+                closed.append(session_id)
+            self.forget(session_id)
+        return closed
+
     def forget(self, session_id: str) -> None:
         """The session is closed: nothing more to count or close."""
         self._cancel(session_id)
@@ -96,6 +120,7 @@ class PageSessions:
         self._closes_when_left.discard(session_id)
         self._kept.discard(session_id)
         self._left.discard(session_id)
+        self._teams.pop(session_id, None)
 
     def close_all_timers(self) -> None:
         for session_id in list(self._timers):

@@ -9,7 +9,7 @@ from platform_contracts import limits
 from platform_contracts.session_kwargs import WAD
 
 from platform_gateway.api.deps import AccessDep, BrokerDep, CommandsDep, GatewayDep, IdentityDep, StreamsDep
-from platform_gateway.errors import InvalidArgumentError, NotFoundError
+from platform_gateway.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from platform_gateway.identity.authenticator import Identity
 from platform_gateway.json_views import frame_jpeg, session_to_json
 from platform_gateway.schemas.sessions import (
@@ -46,16 +46,22 @@ router = APIRouter(prefix="/sessions", tags=["sessions"], responses=_ERRORS)
 
 @router.post("", response_model=SessionPublic, status_code=status.HTTP_201_CREATED)
 async def create_session(body: SessionCreate, broker: BrokerDep, streams: StreamsDep, access: AccessDep,
-                         identity: IdentityDep) -> SessionPublic:
+                         identity: IdentityDep, gateway: GatewayDep) -> SessionPublic:
     """Start a session of a catalog environment; answers once its instance runs.
 
     With `life`, the recording appends to that life; 409 while another open session records it.
     On a managed platform the session is the caller's team's (so are its recordings and snapshots),
-    and a team past one of its quotas gets 429."""
+    and a team past one of its quotas gets 429. A team's web app sessions due to close with their
+    page (a closed tab) are closed first when they stand in the way (PageSessions.close_due)."""
     options = options_from_body(body)
     options.team = access.team_of(identity)
     await _check_wad(options.wad if options.HasField(WAD) else None, access, identity)
-    info = await broker.create_session(options)
+    try:
+        info = await broker.create_session(options)
+    except ResourceExhaustedError:
+        if not await gateway.pages.close_due(options.team):
+            raise
+        info = await broker.create_session(options)
     streams.directory.remember(info)
     return SessionPublic.model_validate(session_to_json(info))
 
@@ -76,7 +82,9 @@ async def get_session(session_id: str, broker: BrokerDep) -> SessionPublic:
 
 @router.delete("/{session_id}", response_model=SessionPublic)
 async def close_session(session_id: str, broker: BrokerDep, streams: StreamsDep, gateway: GatewayDep) -> SessionPublic:
-    """Stop the session's instance; answers with the closed session."""
+    """Stop the session's instance; answers with the closed session. A request in flight (a slow
+    step) is not waited for: its client gets 410, the session closed while it was in flight."""
+    streams.drop(session_id)  # first: the request in flight fails as closed, not as a broken stream
     info = await broker.close_session(session_id, "closed by the client")
     streams.forget(session_id)
     gateway.pages.forget(session_id)
