@@ -7,11 +7,13 @@ a test reads the action the server received off the reward (and off `info["level
 observation is the last levels scaled to [0, 1] and the episode's progress; episodes are cut
 (truncated) at 200 steps. With `ends_at_top` an episode ends (terminated, `info["is_success"]`
 true) at the first step that sets every dial to its top level. `render()` draws the three
-levels as coloured bars.
+levels as coloured bars. With `step_seconds` each step takes that long (a slow environment: the
+Session page's progress and Close during a step, tests/web/test_slow_step.py).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -37,8 +39,9 @@ class Levels(gym.Env[np.ndarray, np.ndarray]):
                                 "action_names": list(NAMES)}
 
     def __init__(self, render_mode: str | None = "rgb_array", max_steps: int = MAX_STEPS,
-                 ends_at_top: bool = False) -> None:
+                 ends_at_top: bool = False, step_seconds: float = 0.0) -> None:
         self.render_mode = render_mode
+        self.step_seconds = float(step_seconds)
         self.max_steps = max_steps
         self.ends_at_top = ends_at_top
         self.action_space = spaces.MultiDiscrete(list(LEVELS))
@@ -57,6 +60,7 @@ class Levels(gym.Env[np.ndarray, np.ndarray]):
         return self._observation(), {"levels": self.levels.tolist()}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        time.sleep(self.step_seconds)
         self.levels = np.asarray(action, np.int64).reshape(len(LEVELS))
         self.steps += 1
         info: dict[str, Any] = {"levels": self.levels.tolist()}

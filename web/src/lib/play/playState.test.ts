@@ -23,7 +23,7 @@ describe("initialPlayState", () => {
   it("connecting, paused, a fresh episode, the controls' values", () => {
     expect(initial).toMatchObject({
       phase: "connecting", mode: "paused", view: FRESH_EPISODE, frameUrl: null, frameSize: null, values: [0, 0], error: null,
-      fps: 0, autoReset: false, stepping: false, snapshots: [], restoreSeconds: null, followTeacher: false,
+      fps: 0, autoReset: false, stepping: false, pending: null, snapshots: [], restoreSeconds: null, followTeacher: false,
     });
   });
 });
@@ -64,11 +64,12 @@ describe("nextPlayState", () => {
     expect(labelled.view.observationLabels).toEqual({ y: [1] });
   });
 
-  it("stepStarted and stepFinished: a step in flight", () => {
-    const inFlight = after({ type: "stepStarted" });
-    expect(inFlight.stepping).toBe(true);
-    expect(nextPlayState(inFlight, { type: "stepFinished" }).stepping).toBe(false);
-    expect(nextPlayState(initial, { type: "stepFinished" })).toBe(initial);
+  it("commandStarted and commandFinished: a command in flight, since when", () => {
+    const inFlight = after({ type: "commandStarted", command: "step", at: 1234 });
+    expect(inFlight).toMatchObject({ stepping: true, pending: { command: "step", since: 1234 } });
+    expect(nextPlayState(inFlight, { type: "commandFinished" })).toMatchObject({ stepping: false, pending: null });
+    expect(nextPlayState(initial, { type: "commandFinished" })).toBe(initial);
+    expect(after({ type: "commandStarted", command: "reset", at: 5 })).toMatchObject({ stepping: false, pending: { command: "reset" } });
   });
 
   it("frameShown shows the picture, keeping the size's object when the size is the same", () => {

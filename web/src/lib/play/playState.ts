@@ -2,7 +2,8 @@
 // reducer (nextPlayState) that the session player (sessionPlayer.ts) feeds from its stream's
 // answers and the person's clicks. Where the play loop is (connecting, ready, crashed or closed;
 // paused, playing or the Random agent), the episode so far, the live picture, the controls'
-// values, the in-session snapshots and the last error.
+// values, the in-session snapshots, the command in flight (a slow step shows its time) and the
+// last error.
 import type { StepAnswer } from "../../api/stream";
 import type { ControlValues } from "./controls";
 import { toNumber } from "./spaces";
@@ -25,6 +26,15 @@ export interface EpisodeView {
   origin: string;
   lastAction: unknown;
   lastActedBy: ActedBy | null;
+}
+
+/** A command the page waits for: a step, reset or restore on the stream, or the close (DELETE). */
+export type Command = "step" | "reset" | "restore" | "close";
+
+/** The command in flight and when it was sent (performance.now(), ms). */
+export interface PendingCommand {
+  command: Command;
+  since: number;
 }
 
 export interface InSessionSnapshot {
@@ -56,6 +66,8 @@ export interface PlayState {
   autoReset: boolean;
   /** A step in flight (Step waits for its answer). */
   stepping: boolean;
+  /** The command in flight, shown with its time once it takes long (a slow step); null: none. */
+  pending: PendingCommand | null;
   snapshots: InSessionSnapshot[];
   /** Seconds the environment took for the last restore (Doom replays its episode), null: none yet. */
   restoreSeconds: number | null;
@@ -74,9 +86,11 @@ export type PlayEvent =
       observation: unknown;
       observationLabels: Record<string, number[]> | null;
     }
-  | { type: "stepStarted" }
+  /** A command was sent at `at` (performance.now(), ms). */
+  | { type: "commandStarted"; command: Command; at: number }
   | { type: "stepped"; answer: StepAnswer; action: unknown; by: ActedBy }
-  | { type: "stepFinished" }
+  /** The command in flight was answered (or failed). */
+  | { type: "commandFinished" }
   | { type: "frameShown"; url: string; size: FrameSize }
   /** The picture is gone (its URL revoked). */
   | { type: "frameDropped" }
@@ -113,7 +127,7 @@ export const NO_LOG_LINES = "(no log lines)";
 export function initialPlayState(values: ControlValues): PlayState {
   return {
     phase: "connecting", mode: "paused", view: FRESH_EPISODE, frameUrl: null, frameSize: null, values, error: null,
-    logTail: null, crashReason: null, closedReason: null, fps: 0, autoReset: false, stepping: false, snapshots: [],
+    logTail: null, crashReason: null, closedReason: null, fps: 0, autoReset: false, stepping: false, pending: null, snapshots: [],
     restoreSeconds: null, followTeacher: false,
   };
 }
@@ -154,12 +168,12 @@ export function nextPlayState(state: PlayState, event: PlayEvent): PlayState {
       const { seed, origin, info, observation, observationLabels } = event;
       return { ...state, view: { ...FRESH_EPISODE, seed, origin, info, observation, observationLabels } };
     }
-    case "stepStarted":
-      return withChanges(state, { stepping: true });
+    case "commandStarted":
+      return { ...state, stepping: event.command === "step", pending: { command: event.command, since: event.at } };
     case "stepped":
       return { ...state, view: steppedView(state.view, event.answer, event.action, event.by) };
-    case "stepFinished":
-      return withChanges(state, { stepping: false });
+    case "commandFinished":
+      return withChanges(state, { stepping: false, pending: null });
     case "frameShown":
       // the same size keeps its object, so the picture's layout is not touched
       return withChanges(state, { frameUrl: event.url, frameSize: sameSize(state.frameSize, event.size) ? state.frameSize : event.size });

@@ -188,6 +188,52 @@ describe("SessionPlayer: the stream's life", () => {
   });
 });
 
+/** A stream whose steps are never answered: closing it fails the step in flight, as SessionStream does (499). */
+class SlowStepStream extends FakeStream {
+  private failInFlight: ((e: Error) => void) | null = null;
+
+  override step(command: StepCommand) {
+    this.steps.push(command);
+    return new Promise<StreamReply<StepAnswer>>((_, reject) => {
+      this.failInFlight = reject;
+    });
+  }
+
+  override close(): void {
+    this.failInFlight?.(new StreamError(499, "closed", "the page closed the stream"));
+    super.close();
+  }
+}
+
+describe("SessionPlayer: a slow step", () => {
+  it("is pending with the time it was sent while it is not answered", async () => {
+    const { player } = await started({}, new SlowStepStream());
+    const sentAt = performance.now();
+    player.step();
+    expect(player.getState().pending).toEqual({ command: "step", since: sentAt });
+    await settle(5000);
+    expect(player.getState()).toMatchObject({ stepping: true, pending: { command: "step", since: sentAt } });
+  });
+
+  it("closing does not wait for it: the session closes, the step is dropped without an error", async () => {
+    const { player, stream, platform } = await started({}, new SlowStepStream());
+    player.step();
+    await settle(3000);
+    await player.closeSession();
+    await settle();
+    expect(stream.state).toBe("closed");
+    expect(platform.deleteSession).toHaveBeenCalledWith("s-1");
+    expect(player.getState()).toMatchObject({ phase: "closed", pending: null, stepping: false, error: null });
+  });
+
+  it("a close the platform refuses says why and leaves the session open", async () => {
+    const { player, platform } = await started({}, new SlowStepStream());
+    platform.deleteSession.mockRejectedValueOnce({ detail: "broker unavailable" });
+    await player.closeSession();
+    expect(player.getState()).toMatchObject({ phase: "ready", pending: null, error: "broker unavailable" });
+  });
+});
+
 describe("SessionPlayer: crashes", () => {
   it("a crashed stream shows the log tail instead of the picture", async () => {
     const stream = new FakeStream();

@@ -3,7 +3,9 @@
 // flight, the person's controls or the Random agent choosing each action, the episode's count
 // and return, in-session snapshots, and the crashed state with the log tail. Hand-controlled arms
 // take the hand keys (handKeys.ts); a step or reset whose info has a teacher's suggestion can be
-// played by the Teacher button or T, once or (following the teacher) at every step.
+// played by the Teacher button or T, once or (following the teacher) at every step. The command
+// in flight (step, reset, restore, close) is in the state with the time it was sent, so the page
+// can show a slow one's progress; closing does not wait for a step in flight (its stream closes).
 //
 // What the page shows is one PlayState in a Store (playState.ts says how each event changes it);
 // the player reads it at once wherever it decides, so there is no second copy to keep in step.
@@ -23,7 +25,7 @@ import { actionOf, chooseControls, type Controls, initialValues } from "./contro
 import { GRIPPER, gripperToggled, type HandControl } from "./handKeys";
 import { observationMode } from "./observation";
 import { controlRate, RateMeter, StepPacer } from "./pacer";
-import { type ActedBy, type InSessionSnapshot, initialPlayState, type Mode, nextPlayState, type PlayEvent, type PlayState } from "./playState";
+import { type ActedBy, type Command, type InSessionSnapshot, initialPlayState, type Mode, nextPlayState, type PlayEvent, type PlayState } from "./playState";
 import { handOf, PlayKeys } from "./playKeys";
 import { sampleSpace } from "./sampler";
 import { randomSeed } from "./seeds";
@@ -43,7 +45,7 @@ export interface PlayPlatform {
   openStream(sessionId: string): Promise<PlayStream>;
   /** The session as GET /v0/sessions/{id} describes it now; undefined when that failed. */
   readSession(sessionId: string): Promise<Session | undefined>;
-  /** Closes the session (DELETE /v0/sessions/{id}). */
+  /** Closes the session (DELETE /v0/sessions/{id}); throws when the platform refuses. */
   deleteSession(sessionId: string): Promise<void>;
 }
 
@@ -115,7 +117,8 @@ export class SessionPlayer {
           else if (state === "closed" && live()) this.dispatch({ type: "streamClosed" });
         });
         if (this.resumeFrom) {
-          const { result, frame } = await stream.restoreSaved(this.resumeFrom, { frame: true, observation: this.observationMode });
+          const resumeFrom = this.resumeFrom;
+          const { result, frame } = await this.sent("restore", () => stream.restoreSaved(resumeFrom, { frame: true, observation: this.observationMode }));
           this.began(result, frame, null, `resumed from saved snapshot ${this.resumeFrom}`);
         } else {
           await this.resetEpisode();
@@ -138,12 +141,22 @@ export class SessionPlayer {
     if (shown) URL.revokeObjectURL(shown);
   }
 
-  /** Closes the stream and the session (DELETE); the page shows it closed. */
+  /**
+   * Closes the stream and the session (DELETE); the page shows it closed. A command in flight (a
+   * slow step) is not waited for: closing the stream drops it, and the platform stops the instance.
+   * A close the platform refuses shows its error, and Close can be tried again.
+   */
   readonly closeSession = async (): Promise<void> => {
+    this.run++; // the stream's close is this close's, not news from the platform
     this.setMode("paused");
     this.stream?.close();
-    await this.platform.deleteSession(this.session.id);
-    this.dispatch({ type: "sessionClosed" });
+    this.stream = null;
+    try {
+      await this.sent("close", () => this.platform.deleteSession(this.session.id));
+      this.dispatch({ type: "sessionClosed" });
+    } catch (e) {
+      this.failed(e);
+    }
   };
 
   // ---- the person's commands ---------------------------------------------------------------
@@ -205,7 +218,7 @@ export class SessionPlayer {
     this.setMode("paused");
     this.busy = true;
     try {
-      const { result, frame } = await stream.restore(snapshot.handle, { frame: true, observation: this.observationMode });
+      const { result, frame } = await this.sent("restore", () => stream.restore(snapshot.handle, { frame: true, observation: this.observationMode }));
       this.showFrame(frame);
       this.dispatch({
         type: "snapshotRestored", snapshot, info: result.info, observation: result.observation, restoreSeconds: result.restore_s ?? null,
@@ -283,7 +296,7 @@ export class SessionPlayer {
     if (!stream || stream.state !== "open" || this.state.view.ended || this.pacer.busy) return false;
     const { action, by } = this.nextAction();
     this.pacer.sent(performance.now());
-    this.dispatch({ type: "stepStarted" });
+    this.dispatch({ type: "commandStarted", command: "step", at: performance.now() });
     try {
       const { result, frame } = await stream.step({ action, frame: true, observation: this.observationMode });
       this.showFrame(frame);
@@ -300,7 +313,7 @@ export class SessionPlayer {
       return false;
     } finally {
       this.pacer.answered();
-      this.dispatch({ type: "stepFinished" });
+      this.dispatch({ type: "commandFinished" });
     }
   }
 
@@ -335,11 +348,21 @@ export class SessionPlayer {
     const seed = randomSeed();
     this.busy = true;
     try {
-      const { result, frame } = await stream.reset({ seed, frame: true, observation: this.observationMode });
+      const { result, frame } = await this.sent("reset", () => stream.reset({ seed, frame: true, observation: this.observationMode }));
       this.dispatch({ type: "errorCleared" });
       this.began(result, frame, seed, `reset with seed ${seed}`);
     } finally {
       this.busy = false;
+    }
+  }
+
+  /** `send`'s answer, with the command in the state while it is in flight. */
+  private async sent<T>(command: Command, send: () => Promise<T>): Promise<T> {
+    this.dispatch({ type: "commandStarted", command, at: performance.now() });
+    try {
+      return await send();
+    } finally {
+      this.dispatch({ type: "commandFinished" });
     }
   }
 

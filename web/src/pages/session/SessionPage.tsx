@@ -5,7 +5,7 @@
 // web app opened closes when the page goes away unless "keep running" is on (usePageLifetime.ts).
 //
 // data-testid: session-page, session-env, session-state, session-error, play, pause, step,
-// random-agent, reset, auto-reset, keep-running (usePageLifetime.ts), keep-error, close-session, episode-end, episode-outcome (success, or the
+// random-agent, reset, auto-reset, command-progress (CommandProgress.tsx: a slow step's time), keep-running (usePageLifetime.ts), keep-error, close-session, episode-end, episode-outcome (success, or the
 // environment's outcome: episodeOutcome.ts), play-error, recording-link;
 // Picture.tsx: frame, no-frame, crashed, crash-reason, log-tail; LivePanel.tsx: live, step-count, reward,
 // episode-return, seed, origin, fps, last-action, info, observation, obs-<label>;
@@ -16,6 +16,7 @@
 // world-changes, world-change-<i>, world-change-status-<i>.
 import { useEffect, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
+import { CommandProgress } from "./CommandProgress";
 import { ControlsPanel } from "./ControlsPanel";
 import { LivePanel } from "./LivePanel";
 import { Picture } from "./Picture";
@@ -134,6 +135,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
                 keep running after I leave
               </label>
             ) : null}
+            <CommandProgress pending={play.pending} />
           </div>
           {ended ? <EpisodeEnd ended={ended} steps={play.view.step} info={play.view.info} onReset={play.reset} /> : null}
           {lifetime.keepError ? <p className="error" role="alert" data-testid="keep-error">{lifetime.keepError}</p> : null}

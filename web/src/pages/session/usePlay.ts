@@ -16,7 +16,8 @@ const PLATFORM: PlayPlatform = {
   openStream: (sessionId) => SessionStream.open(sessionId),
   readSession: async (sessionId) => (await api.GET("/v0/sessions/{session_id}", { params: { path: { session_id: sessionId } } })).data,
   deleteSession: async (sessionId) => {
-    await api.DELETE("/v0/sessions/{session_id}", { params: { path: { session_id: sessionId } } });
+    const { error } = await api.DELETE("/v0/sessions/{session_id}", { params: { path: { session_id: sessionId } } });
+    if (error) throw error;
   },
 };
 
