@@ -363,6 +363,7 @@ _API: dict[str, tuple[type[Any], type[Any], Callable[[Any], dict[str, Any]]]] = 
         "frame_count": r.frame_count,
         "arrays": {n: array_json(array_of(a)) for n, a in r.arrays.items()},
         "frames": {str(i): base64.b64encode(data).decode() for i, data in sorted(r.frames.items())},
+        "in_progress": r.in_progress,
     }),
     subjects.RECORDER_EPISODE_DIGESTS: (rec.EpisodeDigestsRequest, rec.EpisodeDigestsReply,
                                         lambda r: {"observations": list(r.observations)}),

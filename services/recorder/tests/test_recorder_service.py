@@ -142,7 +142,7 @@ async def test_nats_api_lists_and_gets_recordings(
     on_disk = json.loads((tmp_path / "recordings" / a / "meta.json").read_bytes())
     on_disk_info = json.loads((tmp_path / "recordings" / a / "recording.json").read_bytes())
     # recording.json's world changes and spec, with meta.json
-    assert got == {"recording": {**on_disk, "world_changes": [], "spec": on_disk_info["spec"]}}
+    assert got == {"recording": {**on_disk, "world_changes": [], "spec": on_disk_info["spec"], "open_episode": None}}
     missing = await ask(subjects.RECORDER_GET_RECORDING, {"id": "nope"})
     assert missing["error"]["code"] == "not_found" and "nope" in missing["error"]["message"]
     for bad in ({"id": "../etc"}, {"id": "a/b"}, {}, b"{not a message"):

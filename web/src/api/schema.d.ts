@@ -267,8 +267,9 @@ export interface paths {
         /**
          * List Recordings
          * @description Recordings, newest first: meta.json without the episode list, with `episode_count`,
-         *     `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
-         *     vector session's sub-session recordings.
+         *     `step_count`, `total_return`, the session's `saved_snapshots` and `open_episode` (the
+         *     episode being recorded: its steps so far). `session_id` also lists a vector session's
+         *     sub-session recordings.
          */
         get: operations["list_recordings_v0_recordings_get"];
         put?: never;
@@ -289,7 +290,8 @@ export interface paths {
         /**
          * Get Recording
          * @description The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
-         *     with `world_changes` from its `recording.json`.
+         *     with `world_changes` from its `recording.json` and `open_episode` (the episode being
+         *     recorded: its steps so far; null when none).
          */
         get: operations["get_recording_v0_recordings__recording_id__get"];
         put?: never;
@@ -334,7 +336,9 @@ export interface paths {
         };
         /**
          * Get Episode
-         * @description A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON.
+         * @description An episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON. The
+         *     open episode of a recording in progress (its `open_episode`) is served as written so far,
+         *     with `in_progress: true`.
          */
         get: operations["get_episode_v0_recordings__recording_id__episodes__index__get"];
         put?: never;
@@ -1392,8 +1396,10 @@ export interface components {
         };
         /**
          * EpisodePublic
-         * @description A finished episode: its summary from meta.json, its arrays' names and shapes, how many
-         *     JPEG frames it has, and the arrays asked for with `?arrays=`.
+         * @description An episode: its summary from meta.json, its arrays' names and shapes, how many JPEG frames
+         *     it has, and the arrays asked for with `?arrays=`. The open episode of a recording in progress
+         *     is served as written so far (`in_progress`; its summary is what meta.json would list were it
+         *     to end now).
          */
         EpisodePublic: {
             /** Array Names */
@@ -1412,6 +1418,12 @@ export interface components {
             };
             /** Frame Count */
             frame_count: number;
+            /**
+             * In Progress
+             * @description the episode is still being recorded: what is written so far
+             * @default false
+             */
+            in_progress: boolean;
             /** Index */
             index: number;
             /** Recording Id */
@@ -1671,6 +1683,29 @@ export interface components {
             /** Team */
             team: string;
         };
+        /**
+         * OpenEpisodePublic
+         * @description The episode a recording in progress is recording, as written so far (it is in no
+         *     meta.json until it ends; `GET .../episodes/{index}` serves it with `in_progress: true`).
+         */
+        OpenEpisodePublic: {
+            /** First Seq */
+            first_seq: number;
+            /** Index */
+            index: number;
+            /** Last Seq */
+            last_seq: number;
+            /**
+             * Length
+             * @description its steps so far
+             */
+            length: number;
+            /**
+             * Return
+             * @description its rewards so far summed; "nan"/"inf" when not finite
+             */
+            return: number | string;
+        };
         /** PageLeft */
         PageLeft: {
             /**
@@ -1694,6 +1729,8 @@ export interface components {
             kwargs?: {
                 [key: string]: unknown;
             };
+            /** @description the episode being recorded, as written so far; null when none */
+            open_episode?: components["schemas"]["OpenEpisodePublic"] | null;
             /** Session Id */
             session_id?: string | null;
             /**
@@ -1725,6 +1762,7 @@ export interface components {
             env_id?: string | null;
             /**
              * Episode Count
+             * @description its finished episodes
              * @default 0
              */
             episode_count: number;
@@ -1732,6 +1770,8 @@ export interface components {
             id?: string | null;
             /** Life */
             life?: string | null;
+            /** @description the episode being recorded, as written so far; null when none */
+            open_episode?: components["schemas"]["OpenEpisodePublic"] | null;
             /** Saved Snapshots */
             saved_snapshots?: components["schemas"]["SavedSnapshotRef"][];
             /** Session Id */
@@ -1740,7 +1780,7 @@ export interface components {
             status?: string | null;
             /**
              * Step Count
-             * @description the episodes' lengths summed
+             * @description the finished episodes' lengths summed (not the open episode's)
              * @default 0
              */
             step_count: number;

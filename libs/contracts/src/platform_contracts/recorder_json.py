@@ -188,7 +188,8 @@ def message_to_json(message: Message) -> dict[str, Any]:
 def summary_to_json(summary: rec.RecordingSummary) -> dict[str, Any]:
     """A listing's entry as the REST API shows it: meta.json without `episodes`, plus
     `episode_count`, `step_count`, `total_return` (null without a return; a string when not
-    finite) and `saved_snapshots` ([{id, label, seq, created_at}])."""
+    finite), `saved_snapshots` ([{id, label, seq, created_at}]) and `open_episode` (the episode
+    in progress, `open_episode_json`; null when none)."""
     out = message_to_json(summary.meta)
     out.pop("episodes", None)
     out["episode_count"] = summary.episode_count
@@ -198,15 +199,26 @@ def summary_to_json(summary: rec.RecordingSummary) -> dict[str, Any]:
     out["saved_snapshots"] = [
         {"id": s.id, "label": s.label, "seq": s.seq, "created_at": s.created_at} for s in summary.saved_snapshots
     ]
+    out["open_episode"] = open_episode_json(summary.open_episode) if summary.HasField("open_episode") else None
     return out
+
+
+def open_episode_json(episode: rec.OpenEpisode) -> dict[str, Any]:
+    """The episode a recording in progress is recording, as the REST API shows it: `index`,
+    `length` and `return` so far (a string when not finite), `first_seq`, `last_seq`."""
+    total = episode.episode_return
+    return {"index": episode.index, "length": episode.length, "return": total if math.isfinite(total) else str(total),
+            "first_seq": episode.first_seq, "last_seq": episode.last_seq}
 
 
 def recording_to_json(reply: rec.GetRecordingReply) -> dict[str, Any]:
     """One recording as the REST API shows it: meta.json with recording.json's `world_changes`
-    (a list) and `spec` (an object, or null)."""
+    (a list) and `spec` (an object, or null), and `open_episode` (the episode in progress,
+    `open_episode_json`; null when none)."""
     out = message_to_json(reply.recording)
     out["world_changes"] = json.loads(reply.world_changes_json) if reply.world_changes_json else []
     out["spec"] = json.loads(reply.spec_json) if reply.spec_json else None
+    out["open_episode"] = open_episode_json(reply.open_episode) if reply.HasField("open_episode") else None
     return out
 
 

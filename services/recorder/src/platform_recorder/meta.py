@@ -133,10 +133,12 @@ class RecordingMeta:
         """
         return cls.from_json(message_to_json(message))
 
-    def summary(self) -> rec.RecordingSummary:
+    def summary(self, open_episode: rec.OpenEpisode | None = None) -> rec.RecordingSummary:
         """A listing's entry: meta.json's members without the episode list, with its length as
         `episode_count`, the sum of the episodes' lengths as `step_count` and of their returns as
-        `total_return` (unset without a finished episode's return). No saved snapshots."""
+        `total_return` (unset without a finished episode's return), and the episode in progress
+        (`open_episode`: its steps so far, in no meta.json yet; see reading.open_parts) when one is
+        given. No saved snapshots."""
         body = self.to_json()
         del body["episodes"]
         returns = [_number(e.get("return")) for e in self.episodes if isinstance(e, dict)]
@@ -148,6 +150,8 @@ class RecordingMeta:
         )
         if known:
             summary.total_return = float(sum(known))
+        if open_episode is not None:
+            summary.open_episode.CopyFrom(open_episode)
         return summary
 
     @classmethod

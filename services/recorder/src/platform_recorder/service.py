@@ -57,7 +57,7 @@ class RecorderService:
         self.ack_wait = ack_wait
         self.gather = gather
         self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool)
-        self.api = RecordingsApi(nc, self.storage)
+        self.api = RecordingsApi(nc, self.storage, parts_root=self.writer.parts_root)
         self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.storage))
         self.comparisons = ComparisonsApi(nc, ComparisonStore(self.storage))
         self.loop: ConsumerLoop | None = None

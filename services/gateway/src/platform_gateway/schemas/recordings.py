@@ -20,6 +20,19 @@ class SavedSnapshotRef(BaseModel):
     created_at: float | None = None
 
 
+class OpenEpisodePublic(BaseModel):
+    """The episode a recording in progress is recording, as written so far (it is in no
+    meta.json until it ends; `GET .../episodes/{index}` serves it with `in_progress: true`)."""
+
+    index: int
+    length: int = Field(description="its steps so far")
+    return_: float | str = Field(alias="return", description='its rewards so far summed; "nan"/"inf" when not finite')
+    first_seq: int
+    last_seq: int
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
 class RecordingSummaryPublic(BaseModel):
     """meta.json without its episode list, plus the episode count, the steps and return of all its
     episodes and the session's saved snapshots."""
@@ -32,11 +45,13 @@ class RecordingSummaryPublic(BaseModel):
     status: str | None = None
     created_at: str | None = None
     life: str | None = None
-    episode_count: int = 0
-    step_count: int = Field(0, description="the episodes' lengths summed")
+    episode_count: int = Field(0, description="its finished episodes")
+    step_count: int = Field(0, description="the finished episodes' lengths summed (not the open episode's)")
     total_return: float | str | None = Field(
         None, description='the episodes\' returns summed; null without an episode; "nan"/"inf" when not finite')
     saved_snapshots: list[SavedSnapshotRef] = Field(default_factory=list)
+    open_episode: OpenEpisodePublic | None = Field(
+        None, description="the episode being recorded, as written so far; null when none")
 
 
 class EpisodeEntryPublic(BaseModel):
@@ -68,6 +83,8 @@ class RecordingPublic(BaseModel):
     spec: dict[str, Any] | None = Field(
         None, description="the environment's spec as the session started (recording.json): spaces, "
         "observation_labels, metadata (e.g. control_rate); null when not known")
+    open_episode: OpenEpisodePublic | None = Field(
+        None, description="the episode being recorded, as written so far; null when none")
 
 
 class DigestsPublic(BaseModel):
@@ -98,8 +115,10 @@ class ArrayShapePublic(BaseModel):
 
 
 class EpisodePublic(BaseModel):
-    """A finished episode: its summary from meta.json, its arrays' names and shapes, how many
-    JPEG frames it has, and the arrays asked for with `?arrays=`."""
+    """An episode: its summary from meta.json, its arrays' names and shapes, how many JPEG frames
+    it has, and the arrays asked for with `?arrays=`. The open episode of a recording in progress
+    is served as written so far (`in_progress`; its summary is what meta.json would list were it
+    to end now)."""
 
     recording_id: str
     index: int
@@ -108,3 +127,4 @@ class EpisodePublic(BaseModel):
     array_shapes: dict[str, ArrayShapePublic]
     frame_count: int
     arrays: dict[str, ArrayPublic] = Field(default_factory=dict)
+    in_progress: bool = Field(False, description="the episode is still being recorded: what is written so far")

@@ -7,10 +7,10 @@ from contextlib import ExitStack
 
 from platform_contracts.digests import leaf_name, leaves_digest
 from platform_recorder.errors import RecorderError, RecordingNotFoundError
-from platform_recorder.reading.episode_files import EpisodeFile
+from platform_recorder.reading.episode_files import EpisodeArrays
 
 
-def observation_digests(episode: EpisodeFile) -> list[str]:
+def observation_digests(episode: EpisodeArrays) -> list[str]:
     """The hex digest of each observation row (row 0: the reset's, row i: the i-th step's).
 
     Raises:

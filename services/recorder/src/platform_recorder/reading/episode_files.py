@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO, Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import IO, Any, Protocol
 
 import numpy as np
 from platform_recorder.errors import RecorderError, RecordingNotFoundError
@@ -51,6 +51,26 @@ class StorageFile(io.RawIOBase):
         view[: len(data)] = data
         self._pos += len(data)
         return len(data)
+
+
+class EpisodeArrays(Protocol):
+    """What an episode's reader answers: an episode file's (`EpisodeFile`) or an episode built
+    in memory (`built_episodes.BuiltEpisode`)."""
+
+    where: str
+
+    @property
+    def array_names(self) -> list[str]: ...
+
+    def array_info(self, name: str) -> tuple[str, list[int]]: ...
+
+    def array(self, name: str) -> np.ndarray: ...
+
+    def rows(self, name: str) -> AbstractContextManager[ArrayRows]: ...
+
+    def frame_count(self) -> int: ...
+
+    def frames(self, indexes: Sequence[int]) -> dict[int, bytes]: ...
 
 
 class EpisodeFile:
@@ -121,24 +141,33 @@ class EpisodeFile:
                 or a step that had no frame.
         """
         count = self.frame_count()
-        if count == 0:
-            raise RecordingNotFoundError(
-                f"{self.where} has no JPEG frames (record with record_frames=True; raw RGB frames are "
-                "the array 'frames_rgb')"
-            )
-        for i in indexes:
-            if not 0 <= i < count:
-                raise RecordingNotFoundError(
-                    f"{self.where} has frames 0..{count - 1} ({count} frames); there is no frame {i}"
-                )
-        frames = self.array(FRAMES) if rows is None else rows
-        out: dict[int, bytes] = {}
-        for i in indexes:
-            data = bytes(frames[i])
-            if not data:
-                raise RecordingNotFoundError(f"{self.where}: step row {i} has no frame (none was rendered)")
-            out[i] = data
-        return out
+        return select_frames(self.where, (self.array(FRAMES) if rows is None else rows) if count else [], count,
+                             indexes)
+
+
+def select_frames(where: str, rows: Sequence[bytes] | np.ndarray, count: int, indexes: Sequence[int]) -> dict[int, bytes]:
+    """JPEG bytes of the frames at `indexes` of an episode's `count` frame `rows` (`where`
+    names the episode in messages).
+
+    Raises:
+        RecordingNotFoundError: no JPEG frames, an index out of range (the range is named),
+            or a step that had no frame.
+    """
+    if count == 0:
+        raise RecordingNotFoundError(
+            f"{where} has no JPEG frames (record with record_frames=True; raw RGB frames are "
+            "the array 'frames_rgb')"
+        )
+    for i in indexes:
+        if not 0 <= i < count:
+            raise RecordingNotFoundError(f"{where} has frames 0..{count - 1} ({count} frames); there is no frame {i}")
+    out: dict[int, bytes] = {}
+    for i in indexes:
+        data = bytes(rows[i])
+        if not data:
+            raise RecordingNotFoundError(f"{where}: step row {i} has no frame (none was rendered)")
+        out[i] = data
+    return out
 
 
 class ArrayRows:

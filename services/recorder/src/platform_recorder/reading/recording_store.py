@@ -14,6 +14,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,8 @@ from platform_recorder.errors import (
 from platform_recorder.layout import META_FILE, NOT_RECORDINGS, RECORDING_FILE, check_recording_id, npz_name
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.episode_digests import observation_digests
-from platform_recorder.reading.episode_files import EpisodeFile, open_episode
+from platform_recorder.reading.episode_files import EpisodeArrays, EpisodeFile, open_episode
+from platform_recorder.reading.open_parts import OpenParts
 from platform_recorder.reading.recent_frames import RecentFrames
 from platform_recorder.reading.served_files import has_trusted_meta, served_file_size, served_files
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
@@ -49,11 +51,19 @@ class RecordingOpenError(RecorderError):
 
 
 class RecordingStore:
-    """Reads (and deletes) the recordings of one Storage (a folder path: a folder storage)."""
+    """Reads (and deletes) the recordings of one Storage (a folder path: a folder storage).
 
-    def __init__(self, storage: Storage | str | os.PathLike[str]) -> None:
+    Args:
+        storage: the recordings storage.
+        parts_root: the folder of the recordings' part files (`RecordingWriter.parts_root`),
+            whose open episodes are served as written so far (`open_parts`); by default a folder
+            storage's own folder, and none with S3 (whose part files are in its writer's spool).
+    """
+
+    def __init__(self, storage: Storage | str | os.PathLike[str], parts_root: Path | None = None) -> None:
         self.storage = as_storage(storage)
         self.recent_frames = RecentFrames()
+        self.open_parts = OpenParts(parts_root if parts_root is not None else self.storage.local_root)
 
     def read_meta(self, recording_id: str) -> RecordingMeta:
         """The recording's meta.json.
@@ -82,8 +92,8 @@ class RecordingStore:
         team: str | None = None,
     ) -> list[rec.RecordingSummary]:
         """Summaries of the recordings, newest first: meta.json without its episode list, plus
-        `episode_count`, `step_count`, `total_return` (`RecordingMeta.summary`) and
-        `saved_snapshots` (those its session saved, newest first).
+        `episode_count`, `step_count`, `total_return` and `open_episode` (the episode in progress,
+        `RecordingMeta.summary`) and `saved_snapshots` (those its session saved, newest first).
 
         Args:
             env_id: only this environment's.
@@ -116,18 +126,23 @@ class RecordingStore:
                 continue
             if team is not None and owning_team(meta.team) != team:
                 continue
-            summary = meta.summary()
+            summary = meta.summary(open_episode=self.open_parts.progress(meta))
             summary.saved_snapshots.extend(snapshots.get(meta.session_id, []))
             out.append((meta, summary))
         out.sort(key=lambda found: (str(found[0].created_at or ""), found[0].session_id), reverse=True)
         return [summary for _meta, summary in out]
 
     def get(self, recording_id: str) -> rec.GetRecordingReply:
-        """The recording's meta.json with what its recording.json adds (`session_facts`)."""
+        """The recording's meta.json with what its recording.json adds (`session_facts`) and its
+        episode in progress (`open_episode`: its steps so far)."""
         meta = self.read_meta(recording_id)  # first: it checks the id
         changes, spec = self.session_facts(recording_id)
-        return rec.GetRecordingReply(recording=meta.to_message(), world_changes_json=dumps(changes),
-                                     spec_json=dumps(spec))
+        reply = rec.GetRecordingReply(recording=meta.to_message(), world_changes_json=dumps(changes),
+                                      spec_json=dumps(spec))
+        progress = self.open_parts.progress(meta)
+        if progress is not None:
+            reply.open_episode.CopyFrom(progress)
+        return reply
 
     def files(self, recording_id: str) -> list[rec.RecordingFile]:
         """The recording's finished files, by name."""
@@ -161,20 +176,28 @@ class RecordingStore:
     def episode(
         self, recording_id: str, index: int, arrays: list[str] | None = None, frames: list[int] | None = None
     ) -> rec.EpisodeReply:
-        """A finished episode: its entry in meta.json, its arrays' names, dtypes and shapes, its
-        frame count, and the `arrays` (whole) and `frames` (JPEG by row) asked for.
+        """An episode: its entry in meta.json, its arrays' names, dtypes and shapes, its frame
+        count, and the `arrays` (whole) and `frames` (JPEG by row) asked for. The open episode of a
+        recording in progress is served as written so far (`in_progress`; its entry is what
+        meta.json would list were it to end now).
 
         Raises:
             InvalidRequestError: a bad index.
-            RecordingNotFoundError: no such recording, finished episode, array or frame.
+            RecordingNotFoundError: no such recording, episode, array or frame.
         """
         with self.open_episode(recording_id, index) as (entry, episode):
-            jpegs = self.recent_frames.frames(f"{recording_id}/{index}", episode, frames) if frames else {}
+            if not frames:
+                jpegs = {}
+            elif isinstance(episode, EpisodeFile):
+                jpegs = self.recent_frames.frames(f"{recording_id}/{index}", episode, frames)
+            else:
+                jpegs = episode.frames(frames)
             reply = rec.EpisodeReply(
                 episode=message_from_json(entry, rec.EpisodeEntry()),
                 array_names=episode.array_names,
                 frame_count=episode.frame_count(),
                 frames=jpegs,
+                in_progress=not isinstance(episode, EpisodeFile),
             )
             for name in episode.array_names:
                 dtype, shape = episode.array_info(name)
@@ -184,12 +207,12 @@ class RecordingStore:
             return reply
 
     def episode_digests(self, recording_id: str, index: int) -> list[str]:
-        """The hex digest of each observation row of a finished episode
+        """The hex digest of each observation row of an episode (the open one's so far)
         (`platform_contracts.digests.observation_digest`: what a play back compares).
 
         Raises:
             InvalidRequestError: a bad index.
-            RecordingNotFoundError: no such recording or finished episode, or no observations.
+            RecordingNotFoundError: no such recording or episode, or no observations.
         """
         with self.open_episode(recording_id, index) as (_entry, episode):
             return observation_digests(episode)
@@ -214,25 +237,32 @@ class RecordingStore:
         return (changes if isinstance(changes, list) else []), (spec if isinstance(spec, dict) else None)
 
     @contextmanager
-    def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeFile]]:
-        """(its entry in meta.json, the episode file open for reading member by member) of a
-        finished episode.
+    def open_episode(self, recording_id: str, index: int) -> Iterator[tuple[dict[str, Any], EpisodeArrays]]:
+        """(its entry in meta.json, its arrays) of a finished episode (its file, open for reading
+        member by member) or of the open episode of a recording in progress (built in memory
+        from its part file as written so far: `open_parts`).
 
         Raises:
             InvalidRequestError: a bad index.
-            RecordingNotFoundError: no such recording or finished episode.
+            RecordingNotFoundError: no such recording or episode.
         """
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise InvalidRequestError(f"'episode' must be an episode index (an integer >= 0), got {index!r}")
         meta = self.read_meta(recording_id)
         name = npz_name(index)
         try:
-            size = served_file_size(self.storage, recording_id, name)
+            size: int | None = served_file_size(self.storage, recording_id, name)
         except RecordingNotFoundError:
-            raise RecordingNotFoundError(
-                f"recording {recording_id!r} has no finished episode {index} ({len(meta.episodes)} in its "
-                "meta.json)"
-            ) from None
+            size = None
+        if size is None:
+            in_progress = self.open_parts.episode(meta, index, self.session_facts(recording_id)[1])
+            if in_progress is None:
+                raise RecordingNotFoundError(
+                    f"recording {recording_id!r} has no finished episode {index} ({len(meta.episodes)} in its "
+                    "meta.json) and none in progress by that index"
+                )
+            yield in_progress
+            return
         listed = [e for e in meta.episodes if isinstance(e, dict) and e.get("index") == index]
         where = f"recording {recording_id!r} episode {index}"
         with open_episode(self.storage, f"{recording_id}/{name}", size, where) as episode:

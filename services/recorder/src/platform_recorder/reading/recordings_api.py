@@ -3,16 +3,18 @@ simulusion.recorder.v1 (platform_contracts.recorder_json maps meta.json onto the
 
     platform.recorder.recordings.list     ListRecordingsRequest -> ListRecordingsReply
         a RecordingSummary per recording, newest first: meta.json without "episodes", with the
-        episode count, "step_count" (the episodes' lengths summed), "total_return" (their returns
-        summed; unset without one) and the saved snapshots of its session; a session id also
-        lists its sub-sessions
+        episode count, "step_count" (the finished episodes' lengths summed), "total_return" (their
+        returns summed; unset without one), "open_episode" (the episode in progress: its index,
+        steps and return so far) and the saved snapshots of its session; a session id also lists
+        its sub-sessions
     platform.recorder.recordings.get      GetRecordingRequest -> GetRecordingReply (meta, with
-        recording.json's "world_changes" and "spec")
+        recording.json's "world_changes" and "spec", and "open_episode")
     platform.recorder.recordings.files    RecordingFilesRequest -> RecordingFilesReply (finished files)
     platform.recorder.recordings.read     ReadFileRequest (length <= 4 MiB) -> the raw bytes;
         a failure answers an empty body with the header "Simulusion-Error" holding the JSON error
     platform.recorder.recordings.episode  EpisodeRequest -> EpisodeReply (entry, arrays' dtypes
-        and shapes, frame count, the arrays and JPEG frames asked for)
+        and shapes, frame count, the arrays and JPEG frames asked for; the open episode of a
+        recording in progress as written so far, "in_progress")
     platform.recorder.recordings.digests  EpisodeDigestsRequest -> EpisodeDigestsReply: a hex
         digest per observation row (platform_contracts.digests.observation_digest of each row)
     platform.recorder.recordings.delete   DeleteRecordingRequest -> DeleteRecordingReply (objects
@@ -31,6 +33,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
@@ -82,11 +85,13 @@ def _episode_index(request: rec.EpisodeRequest | rec.EpisodeDigestsRequest) -> i
 
 
 class RecordingsApi:
-    """Serves the recordings subjects from a Storage (a folder path is taken as a folder storage)."""
+    """Serves the recordings subjects from a Storage (a folder path is taken as a folder storage),
+    and the open episodes of the recordings in progress from the part files under `parts_root`
+    (see `RecordingStore`)."""
 
-    def __init__(self, nc: Any, storage: Storage | str | os.PathLike[str]) -> None:
+    def __init__(self, nc: Any, storage: Storage | str | os.PathLike[str], parts_root: Path | None = None) -> None:
         self.nc = nc
-        self.store = RecordingStore(storage)
+        self.store = RecordingStore(storage, parts_root=parts_root)
         self._subs: list[Any] = []
 
     async def start(self) -> None:

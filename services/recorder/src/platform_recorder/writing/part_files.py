@@ -81,6 +81,26 @@ def read_part(path: Path, repair: bool = False, held: HeldObservations | None = 
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    events, offset = parse_records(data, held)
+    if repair:
+        with open(path, "r+b") as f:
+            if offset != len(data):
+                log.warning(
+                    "part file %s: cutting a torn tail of %d bytes (never acked, will be redelivered)",
+                    path,
+                    len(data) - offset,
+                )
+                f.truncate(offset)
+            os.fsync(f.fileno())
+    return events
+
+
+def parse_records(
+    data: bytes, held: HeldObservations | None = None
+) -> tuple[list[events_pb2.StepEvent], int]:
+    """(the events of the whole records at the start of `data`, the offset after the last of
+    them). It stops at a torn record (one cut short by an append in progress or a crash) or one
+    that does not parse; with `held`, large observations are left in their records (see `read_part`)."""
     events: list[events_pb2.StepEvent] = []
     offset = 0
     while offset + _LEN.size <= len(data):
@@ -100,17 +120,7 @@ def read_part(path: Path, repair: bool = False, held: HeldObservations | None = 
             break
         events.append(event if held is None else held.lighten(event, entry.data, form, size)[0])
         offset = end
-    if repair:
-        with open(path, "r+b") as f:
-            if offset != len(data):
-                log.warning(
-                    "part file %s: cutting a torn tail of %d bytes (never acked, will be redelivered)",
-                    path,
-                    len(data) - offset,
-                )
-                f.truncate(offset)
-            os.fsync(f.fileno())
-    return events
+    return events, offset
 
 
 class PartWriter:

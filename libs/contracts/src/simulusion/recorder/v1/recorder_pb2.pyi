@@ -432,6 +432,43 @@ class SavedSnapshotRef(_message.Message):
 Global___SavedSnapshotRef: _TypeAlias = SavedSnapshotRef  # noqa: Y015
 
 @_typing.final
+class OpenEpisode(_message.Message):
+    """The episode a recording in progress is recording: what its part file holds so far (it is in
+    no meta.json until it ends; GET .../episodes/{index} serves it, marked `in_progress`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    LENGTH_FIELD_NUMBER: _builtins.int
+    EPISODE_RETURN_FIELD_NUMBER: _builtins.int
+    FIRST_SEQ_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    length: _builtins.int
+    """its steps so far"""
+    episode_return: _builtins.float
+    """their rewards summed"""
+    first_seq: _builtins.int
+    last_seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        length: _builtins.int = ...,
+        episode_return: _builtins.float = ...,
+        first_seq: _builtins.int = ...,
+        last_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["episode_return", b"episode_return", "first_seq", b"first_seq", "index", b"index", "last_seq", b"last_seq", "length", b"length"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenEpisode: _TypeAlias = OpenEpisode  # noqa: Y015
+
+@_typing.final
 class RecordingSummary(_message.Message):
     """A listing's entry: meta.json without its episodes, and what they sum to."""
 
@@ -442,9 +479,10 @@ class RecordingSummary(_message.Message):
     STEP_COUNT_FIELD_NUMBER: _builtins.int
     TOTAL_RETURN_FIELD_NUMBER: _builtins.int
     SAVED_SNAPSHOTS_FIELD_NUMBER: _builtins.int
+    OPEN_EPISODE_FIELD_NUMBER: _builtins.int
     episode_count: _builtins.int
     step_count: _builtins.int
-    """the episodes' lengths summed"""
+    """the finished episodes' lengths summed (not the open episode's)"""
     total_return: _builtins.float
     """their returns summed; unset without one"""
     @_builtins.property
@@ -453,6 +491,10 @@ class RecordingSummary(_message.Message):
 
     @_builtins.property
     def saved_snapshots(self) -> _containers.RepeatedCompositeFieldContainer[Global___SavedSnapshotRef]: ...
+    @_builtins.property
+    def open_episode(self) -> Global___OpenEpisode:
+        """set while an episode is being recorded"""
+
     def __init__(
         self,
         *,
@@ -461,10 +503,11 @@ class RecordingSummary(_message.Message):
         step_count: _builtins.int = ...,
         total_return: _builtins.float | None = ...,
         saved_snapshots: _abc.Iterable[Global___SavedSnapshotRef] | None = ...,
+        open_episode: Global___OpenEpisode | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_total_return", b"_total_return", "meta", b"meta", "total_return", b"total_return"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_total_return", b"_total_return", "meta", b"meta", "open_episode", b"open_episode", "total_return", b"total_return"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_total_return", b"_total_return", "episode_count", b"episode_count", "meta", b"meta", "saved_snapshots", b"saved_snapshots", "step_count", b"step_count", "total_return", b"total_return"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_total_return", b"_total_return", "episode_count", b"episode_count", "meta", b"meta", "open_episode", b"open_episode", "saved_snapshots", b"saved_snapshots", "step_count", b"step_count", "total_return", b"total_return"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__total_return: _TypeAlias = _typing.Literal["total_return"]  # noqa: Y015
     _WhichOneofArgType__total_return: _TypeAlias = _typing.Literal["_total_return", b"_total_return"]  # noqa: Y015
@@ -555,6 +598,7 @@ class GetRecordingReply(_message.Message):
     WORLD_CHANGES_JSON_FIELD_NUMBER: _builtins.int
     SPEC_JSON_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    OPEN_EPISODE_FIELD_NUMBER: _builtins.int
     world_changes_json: _builtins.str
     """recording.json's world changes: a JSON list ("[]" without)"""
     spec_json: _builtins.str
@@ -563,6 +607,10 @@ class GetRecordingReply(_message.Message):
     def recording(self) -> Global___RecordingMeta: ...
     @_builtins.property
     def error(self) -> _control_pb2.ControlError: ...
+    @_builtins.property
+    def open_episode(self) -> Global___OpenEpisode:
+        """set while an episode is being recorded"""
+
     def __init__(
         self,
         *,
@@ -570,10 +618,11 @@ class GetRecordingReply(_message.Message):
         world_changes_json: _builtins.str = ...,
         spec_json: _builtins.str = ...,
         error: _control_pb2.ControlError | None = ...,
+        open_episode: Global___OpenEpisode | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "recording", b"recording"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "open_episode", b"open_episode", "recording", b"recording"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "recording", b"recording", "spec_json", b"spec_json", "world_changes_json", b"world_changes_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "open_episode", b"open_episode", "recording", b"recording", "spec_json", b"spec_json", "world_changes_json", b"world_changes_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -820,7 +869,10 @@ class EpisodeReply(_message.Message):
     ARRAYS_FIELD_NUMBER: _builtins.int
     FRAMES_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    IN_PROGRESS_FIELD_NUMBER: _builtins.int
     frame_count: _builtins.int
+    in_progress: _builtins.bool
+    """the open episode of a recording in progress: what is written so far"""
     @_builtins.property
     def episode(self) -> Global___EpisodeEntry: ...
     @_builtins.property
@@ -849,10 +901,11 @@ class EpisodeReply(_message.Message):
         arrays: _abc.Mapping[_builtins.str, Global___Array] | None = ...,
         frames: _abc.Mapping[_builtins.int, _builtins.bytes] | None = ...,
         error: _control_pb2.ControlError | None = ...,
+        in_progress: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["episode", b"episode", "error", b"error"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["array_names", b"array_names", "array_shapes", b"array_shapes", "arrays", b"arrays", "episode", b"episode", "error", b"error", "frame_count", b"frame_count", "frames", b"frames"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["array_names", b"array_names", "array_shapes", b"array_shapes", "arrays", b"arrays", "episode", b"episode", "error", b"error", "frame_count", b"frame_count", "frames", b"frames", "in_progress", b"in_progress"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

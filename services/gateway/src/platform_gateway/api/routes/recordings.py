@@ -59,8 +59,9 @@ async def list_recordings(
     life: Annotated[str | None, Query(pattern=LIFE_NAME_PATTERN, description="a life's name")] = None,
 ) -> RecordingsPublic:
     """Recordings, newest first: meta.json without the episode list, with `episode_count`,
-    `step_count`, `total_return` and the session's `saved_snapshots`. `session_id` also lists a
-    vector session's sub-session recordings."""
+    `step_count`, `total_return`, the session's `saved_snapshots` and `open_episode` (the
+    episode being recorded: its steps so far). `session_id` also lists a vector session's
+    sub-session recordings."""
     recordings = await recorder.list_recordings(env_id=env_id, session_id=session_id, life=life,
                                                 team=access.list_filter(identity))
     visible = access.visible(identity, [summary_to_json(s) for s in recordings], lambda r: r.get("team"))
@@ -70,7 +71,8 @@ async def list_recordings(
 @router.get("/{recording_id}", response_model=RecordingPublic)
 async def get_recording(recording_id: RecordingId, recorder: RecorderDep) -> RecordingPublic:
     """The recording's metadata (`meta.json`: its episodes with their seeds and reset options),
-    with `world_changes` from its `recording.json`."""
+    with `world_changes` from its `recording.json` and `open_episode` (the episode being
+    recorded: its steps so far; null when none)."""
     return RecordingPublic.model_validate(recording_to_json(await recorder.get_recording(recording_id)))
 
 
@@ -97,7 +99,9 @@ async def get_episode(
     recording_id: RecordingId, index: EpisodeIndex, recorder: RecorderDep,
     arrays: Annotated[str | None, Query(description="array names, e.g. rewards,actions")] = None,
 ) -> EpisodePublic:
-    """A finished episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON."""
+    """An episode: summary, array names and shapes, frame count; `?arrays=` adds arrays as JSON. The
+    open episode of a recording in progress (its `open_episode`) is served as written so far,
+    with `in_progress: true`."""
     names = [n.strip() for n in arrays.split(",") if n.strip()] if arrays else []
     reply = await recorder.episode(recording_id, index, arrays=names)
     return EpisodePublic(
@@ -106,6 +110,7 @@ async def get_episode(
         array_shapes={n: ArrayShapePublic(dtype=a.dtype, shape=list(a.shape)) for n, a in reply.array_shapes.items()},
         frame_count=reply.frame_count,
         arrays={n: ArrayPublic.model_validate(array_json(array_of(a))) for n, a in reply.arrays.items()},
+        in_progress=reply.in_progress,
     )
 
 
