@@ -8,8 +8,10 @@
 //   recordings-table, recording-row-<id>, open-<id> (link to the replay), archive-<id> (the .tar
 //   link), archive-error, delete-<id>, delete-dialog, confirm-delete, cancel-delete, filter-env (select),
 //   filter-life, filter-session (text), filter-clear, recordings-count, recordings-error,
-//   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id>, return-<id>,
-//   life-<id>, status-<id>, snapshots-<id>; below the table the team's newest saved snapshots
+//   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id> (every step
+//   written so far), return-<id>, life-<id>, status-<id>, snapshots-<id>, and in-progress-<id> (the
+//   episode being recorded: data-episode, data-steps). While a recording records, the list is
+//   read again every few seconds; below the table the team's newest saved snapshots
 //   (whichever session saved them: SavedSnapshotsTable's) and recordings-snapshots-link.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
@@ -20,11 +22,12 @@ import { SavedSnapshotsTable } from "../snapshots/SavedSnapshotsTable";
 import { DeleteRecordingDialog } from "./DeleteRecordingDialog";
 import { FILTER_NAMES, type Filters, RecordingFilters } from "./RecordingFilters";
 import {
-  createdAt, deletable, lifeName, type RecordingSummary, recordingId, stepCount, totalReturn,
+  createdAt, deletable, lifeName, openEpisode, type RecordingSummary, recordingId, stepsSoFar, totalReturn,
 } from "./recordingFields";
 import "./recordings.css";
 
 const SAVED_SNAPSHOTS_SHOWN = 10; // the newest; the Saved snapshots page lists them all
+const RECORDING_POLL_MS = 3000; // how often the list is read again while a recording records
 
 function filtersOf(params: URLSearchParams): Filters {
   return { env_id: params.get("env_id") ?? "", life: params.get("life") ?? "", session_id: params.get("session_id") ?? "" };
@@ -86,6 +89,14 @@ export function RecordingsPage() {
       .catch((e: unknown) => { if (live) { setRecordings([]); setError(message(e)); } });
     return () => { live = false; };
   }, [filters, reload]);
+
+  // A recording in progress grows: read the list again while one is listed.
+  const recording = recordings?.some((r) => r.status === "recording") ?? false;
+  useEffect(() => {
+    if (!recording) return;
+    const timer = window.setTimeout(() => setReload((n) => n + 1), RECORDING_POLL_MS);
+    return () => window.clearTimeout(timer);
+  }, [recording, recordings]);
 
   const knownEnvs = useMemo(() => {
     const ids = new Set(envIds);
@@ -180,6 +191,7 @@ interface RowProps {
 function RecordingRow({ recording, archiving, onArchive, onDelete }: RowProps) {
   const id = recordingId(recording);
   const life = lifeName(recording);
+  const open = openEpisode(recording);
   const snapshots = recording.saved_snapshots ?? [];
   const canDelete = deletable(recording);
   return (
@@ -187,8 +199,16 @@ function RecordingRow({ recording, archiving, onArchive, onDelete }: RowProps) {
       <td><Link to={`/recordings/${encodeURIComponent(id)}`} data-testid={`open-${id}`} title="Open its replay"><code className="nowrap">{id}</code></Link></td>
       <td data-testid={`env-${id}`}>{recording.env_id ?? "–"}</td>
       <td className="nowrap">{createdAt(recording)}</td>
-      <td className="num" data-testid={`episodes-${id}`}>{recording.episode_count}</td>
-      <td className="num" data-testid={`steps-${id}`}>{stepCount(recording)?.toLocaleString("en-US") ?? "–"}</td>
+      <td className="num" data-testid={`episodes-${id}`}>{recording.episode_count}{open && <span className="muted"> + 1</span>}</td>
+      <td className="num" data-testid={`steps-${id}`}>
+        {stepsSoFar(recording)?.toLocaleString("en-US") ?? "–"}
+        {open && (
+          <span className="in-progress" data-testid={`in-progress-${id}`} data-episode={open.index} data-steps={open.length}
+            title={`Episode ${open.index} is being recorded: ${open.length} steps so far (its replay shows them)`}>
+            {" "}({open.length.toLocaleString("en-US")} in progress)
+          </span>
+        )}
+      </td>
       <td className="num" data-testid={`return-${id}`}>{formatNumber(totalReturn(recording))}</td>
       <td data-testid={`life-${id}`} className="nowrap">{life ?? <span className="muted">–</span>}</td>
       <td data-testid={`status-${id}`}><span className={`status status-${recording.status ?? "unknown"}`}>{recording.status ?? "–"}</span></td>

@@ -24,6 +24,18 @@ export function stepCount(summary: RecordingSummary): number | null {
   return typeof value === "number" ? value : null;
 }
 
+/** The episode a recording in progress is recording, as written so far (null when none). */
+export function openEpisode(summary: RecordingSummary): { index: number; length: number } | null {
+  const value = summary.open_episode;
+  return value ? { index: value.index, length: value.length } : null;
+}
+
+/** Every step written so far: the finished episodes' and the open episode's. */
+export function stepsSoFar(summary: RecordingSummary): number | null {
+  const finished = stepCount(summary);
+  return finished === null ? null : finished + (openEpisode(summary)?.length ?? 0);
+}
+
 export function totalReturn(summary: RecordingSummary): number | string | null {
   const value = field(summary, "total_return");
   return typeof value === "number" || typeof value === "string" ? value : null;

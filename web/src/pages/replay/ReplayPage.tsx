@@ -3,12 +3,15 @@
 // suggestion plotted step by step, every observation and action plotted (lib/replay/signals.ts),
 // the cursor shared by the frame and every plot, a drag on any plot zooming them all; the frame's
 // true values (state.<name>) and the next action beside the teacher's suggestion; its episodes'
-// boundaries to pick from; the recording's world changes listed and marked on the timeline and
+// boundaries to pick from (with the episode a recording in progress is recording, marked "in
+// progress" and shown as written so far); the recording's world changes listed and marked on the timeline and
 // the plots at the step they applied from; and "Play back", which plays the recorded actions in a new session and marks
 // each step match or diverged. The URL keeps the episode and step (a deep link).
 //
 // data-testids:
 //   replay-title, replay-error, episode-<n> (a segment of the episode strip), episode-select,
+//   replay-in-progress (an episode still being recorded, shown as written so far: data-steps),
+//   replay-refresh (load it again), replay-follow (load it again whenever it grew),
 //   episode-details, episode-length, episode-return, episode-ending, episode-seed,
 //   replay-frame (the <img>, with data-frame-row / data-frame-step / data-loading), no-frames,
 //   frame-note (a thinned life's nearest kept frame), frame-error, scrubber (range input),
@@ -43,7 +46,7 @@ import { chooseEpisode, parseReplayQuery } from "../../lib/replay/replayQuery";
 import { clampStep, firstStep, lastStep } from "../../lib/replay/steps";
 import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/worldChanges/replayMarks";
 import { PlayBackPanel } from "./PlayBackPanel";
-import { type EpisodeData, type RecordingMeta, useEpisode, useRecording } from "./replayData";
+import { type EpisodeData, type RecordingMeta, replayEpisodes, useEpisode, useRecording } from "./replayData";
 import { useSignals } from "./signalData";
 import { usePlayBack } from "./usePlayBack";
 import "./replay.css";
@@ -67,11 +70,21 @@ export function ReplayPage() {
 function RecordingReplay({ meta }: { meta: RecordingMeta }) {
   const [params, setParams] = useSearchParams();
   const query = useMemo(() => parseReplayQuery(params), [params]);
-  const episode = chooseEpisode(query.episode, meta.episodes.map((e) => e.index));
-  const entry = meta.episodes.find((e) => e.index === episode);
+  const episodes = useMemo(() => replayEpisodes(meta), [meta]);
+  const episode = chooseEpisode(query.episode, episodes.map((e) => e.index));
+  const entry = episodes.find((e) => e.index === episode);
   // An episode whose arrays could not be built has no file to read (meta.json says why).
   const unreadable = entry !== undefined && entry.file === null;
-  const data = useEpisode(meta.id, unreadable ? null : episode, meta);
+  const [version, setVersion] = useState(0);
+  const data = useEpisode(meta.id, unreadable ? null : episode, meta, version);
+  const [follow, setFollow] = useState(true);
+  const shownSteps = data.state === "ready" && data.value.inProgress ? data.value.steps.length : null;
+  const writtenSteps = meta.openEpisode !== null && meta.openEpisode.index === episode ? meta.openEpisode.length : null;
+
+  // Following an episode in progress: load it again once more of it is written.
+  useEffect(() => {
+    if (follow && shownSteps !== null && writtenSteps !== null && writtenSteps > shownSteps) setVersion((v) => v + 1);
+  }, [follow, shownSteps, writtenSteps]);
 
   const pick = useCallback((index: number) => {
     setParams({ episode: String(index), step: "0" }, { replace: false });
@@ -82,12 +95,16 @@ function RecordingReplay({ meta }: { meta: RecordingMeta }) {
       <h1 data-testid="replay-title">
         Replay of <code>{meta.id}</code>{meta.envId && <> · {meta.envId}</>}
       </h1>
-      {meta.episodes.length === 0 ? (
+      {episodes.length === 0 ? (
         <p className="muted" data-testid="replay-error">
-          This recording has no finished episode yet{meta.raw.status === "recording" ? " (it is still recording)" : ""}.
+          This recording has no episode yet{meta.raw.status === "recording" ? " (it is still recording: its first episode has not started)" : ""}.
         </p>
       ) : (
-        <EpisodePicker episodes={meta.episodes} current={episode} onPick={pick} />
+        <EpisodePicker episodes={episodes} current={episode} onPick={pick} />
+      )}
+      {shownSteps !== null && (
+        <InProgressNote episode={episode ?? 0} shown={shownSteps} written={writtenSteps} follow={follow}
+          onFollow={setFollow} onRefresh={() => setVersion((v) => v + 1)} />
       )}
       {unreadable && (
         <p className="error" data-testid="replay-error">
@@ -101,6 +118,26 @@ function RecordingReplay({ meta }: { meta: RecordingMeta }) {
         <EpisodeReplay key={`${meta.id}-${episode}`} meta={meta} data={data.value} askedStep={query.step} />
       )}
     </>
+  );
+}
+
+/** The mark of an episode still being recorded: how many of its steps are shown, how many are
+ * written by now, and loading it again (by hand, or whenever it grew while following). */
+function InProgressNote({ episode, shown, written, follow, onFollow, onRefresh }: {
+  episode: number; shown: number; written: number | null; follow: boolean;
+  onFollow: (follow: boolean) => void; onRefresh: () => void;
+}) {
+  return (
+    <p className="in-progress-note" data-testid="replay-in-progress" data-steps={shown}>
+      <span className="status status-recording">in progress</span>{" "}
+      Episode {episode} is still being recorded: showing the {shown.toLocaleString("en-US")} step{shown === 1 ? "" : "s"} written
+      so far{written !== null && written > shown ? ` (${written.toLocaleString("en-US")} by now)` : ""}.{" "}
+      <button type="button" data-testid="replay-refresh" onClick={onRefresh}>Refresh</button>{" "}
+      <label>
+        <input type="checkbox" data-testid="replay-follow" checked={follow} onChange={(e) => onFollow(e.target.checked)} />
+        {" "}follow as it grows
+      </label>
+    </p>
   );
 }
 

@@ -1,9 +1,10 @@
 // What the Replay page loads: the recording's metadata (GET /v0/recordings/{id}: meta.json with
-// recording.json's world_changes), and for the open episode its arrays for the plots
+// recording.json's world_changes, and `open_episode`: the episode a recording in progress is
+// recording, polled while it records), and for the shown episode its arrays for the plots
 // (?arrays=rewards,agent.*,info.is_success and a thinned life's frame_steps) and its frames'
 // details (state.*, teacher.action, teacher.valid and the actions they go with), never its frames;
 // the observation and action plots load their arrays on their own (signalData.ts).
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, type ApiError, must } from "../../api/client";
 import { type EpisodeArray, flatNumbers } from "../../lib/replay/arrays";
 import type { FrameSource } from "../../lib/replay/frames";
@@ -14,13 +15,25 @@ import { episodeSteps, type EpisodeSteps } from "../../lib/replay/steps";
 /** An entry of meta.json's `episodes`. */
 export type EpisodeEntry = Record<string, unknown> & { index: number };
 
+/** The episode a recording in progress is recording, as written so far (`open_episode`). */
+export interface OpenEpisode {
+  index: number;
+  length: number;
+}
+
 export interface RecordingMeta {
   raw: Record<string, unknown>;
   id: string;
   envId: string | null;
+  /** The finished episodes (meta.json's). */
   episodes: EpisodeEntry[];
+  /** The episode being recorded (null when none). */
+  openEpisode: OpenEpisode | null;
   worldChanges: unknown[];
 }
+
+/** Milliseconds between two reads of a recording's metadata while it records. */
+export const RECORDING_POLL_MS = 2000;
 
 export interface EpisodeData {
   index: number;
@@ -36,6 +49,8 @@ export interface EpisodeData {
   frames: FrameSource;
   /** Milliseconds from asking for the arrays to having the plot data. */
   loadMs: number;
+  /** The episode is still being recorded: its steps so far. */
+  inProgress: boolean;
 }
 
 export type Loaded<T> = { state: "loading" } | { state: "error"; message: string } | { state: "ready"; value: T };
@@ -53,19 +68,55 @@ function toMeta(raw: Record<string, unknown>, id: string): RecordingMeta {
     raw, id,
     envId: typeof raw.env_id === "string" ? raw.env_id : null,
     episodes,
+    openEpisode: openEpisodeOf(raw.open_episode, episodes),
     worldChanges: Array.isArray(raw.world_changes) ? raw.world_changes : [],
   };
 }
 
+function openEpisodeOf(value: unknown, finished: readonly EpisodeEntry[]): OpenEpisode | null {
+  if (typeof value !== "object" || value === null) return null;
+  const { index, length } = value as Record<string, unknown>;
+  if (typeof index !== "number" || typeof length !== "number") return null;
+  return finished.some((e) => e.index === index) ? null : { index, length };
+}
+
+/** The episodes to pick from: the finished ones, then the one being recorded (its entry so far,
+ * `in_progress: true`). */
+export function replayEpisodes(meta: RecordingMeta): EpisodeEntry[] {
+  const open = meta.openEpisode;
+  if (open === null) return meta.episodes;
+  const raw = meta.raw.open_episode as Record<string, unknown>;
+  return [...meta.episodes, { index: open.index, length: open.length, return: raw.return, in_progress: true }];
+}
+
+/** The recording's metadata; read again every `RECORDING_POLL_MS` while it records (the value
+ * changes only when what was read did, so what depends on it is not redone for nothing). */
 export function useRecording(recordingId: string): Loaded<RecordingMeta> {
   const [loaded, setLoaded] = useState<Loaded<RecordingMeta>>({ state: "loading" });
   useEffect(() => {
     let live = true;
+    let timer: number | undefined;
+    let lastText = "";
     setLoaded({ state: "loading" });
-    must(api.GET("/v0/recordings/{recording_id}", { params: { path: { recording_id: recordingId } } }))
-      .then((raw) => { if (live) setLoaded({ state: "ready", value: toMeta(raw as Record<string, unknown>, recordingId) }); })
-      .catch((e: unknown) => { if (live) setLoaded({ state: "error", message: errorMessage(e) }); });
-    return () => { live = false; };
+    const read = (first: boolean) => {
+      must(api.GET("/v0/recordings/{recording_id}", { params: { path: { recording_id: recordingId } } }))
+        .then((raw) => {
+          if (!live) return;
+          const text = JSON.stringify(raw);
+          if (text !== lastText) {
+            lastText = text;
+            setLoaded({ state: "ready", value: toMeta(raw as Record<string, unknown>, recordingId) });
+          }
+          if ((raw as Record<string, unknown>).status === "recording") timer = window.setTimeout(() => read(false), RECORDING_POLL_MS);
+        })
+        .catch((e: unknown) => {
+          if (!live) return;
+          if (first) setLoaded({ state: "error", message: errorMessage(e) });
+          else timer = window.setTimeout(() => read(false), RECORDING_POLL_MS);  // keep what was read
+        });
+    };
+    read(true);
+    return () => { live = false; window.clearTimeout(timer); };
   }, [recordingId]);
   return loaded;
 }
@@ -86,7 +137,10 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
     params: { path, query: { arrays: names.join(",") } },
   }));
   const arrays = body.arrays ?? {};
-  const entry = { ...(meta.episodes.find((e) => e.index === index) ?? {}), ...body.episode, index } as EpisodeEntry;
+  const inProgress = body.in_progress === true;
+  const entry = {
+    ...(meta.episodes.find((e) => e.index === index) ?? {}), ...body.episode, index, ...(inProgress ? { in_progress: true } : {}),
+  } as EpisodeEntry;
   const steps = episodeSteps(entry);
   const rewards = arrays[REWARDS] ? flatNumbers(arrays[REWARDS]) : [];
   let frames: FrameSource = { kind: "none" };
@@ -107,19 +161,33 @@ export async function loadEpisode(recordingId: string, index: number, meta: Reco
     index, entry, arrayNames: head.array_names, arrayShapes: head.array_shapes ?? {}, steps, rewards, frames, details,
     plots,
     loadMs: performance.now() - started,
+    inProgress,
   };
 }
 
-export function useEpisode(recordingId: string, index: number | null, meta: RecordingMeta | null): Loaded<EpisodeData> {
+/** The episode's data, loaded again when `version` changes (a refresh of an episode in
+ * progress) and when an episode finished (the one shown may be it), not on every poll of a
+ * recording in progress; while the same episode is loaded again, the data shown stays until the
+ * new is ready. */
+export function useEpisode(
+  recordingId: string, index: number | null, meta: RecordingMeta | null, version = 0,
+): Loaded<EpisodeData> {
   const [loaded, setLoaded] = useState<Loaded<EpisodeData>>({ state: "loading" });
+  const metaRef = useRef(meta);
+  metaRef.current = meta;
+  const finished = meta === null ? "" : `${meta.episodes.length}:${meta.episodes.at(-1)?.index ?? ""}`;
+  const shownKey = useRef("");
   useEffect(() => {
-    if (index === null || meta === null) return;
+    const current = metaRef.current;
+    if (index === null || current === null) return;
+    const key = `${recordingId}/${index}`;
+    if (shownKey.current !== key) setLoaded({ state: "loading" });
+    shownKey.current = key;
     let live = true;
-    setLoaded({ state: "loading" });
-    loadEpisode(recordingId, index, meta)
+    loadEpisode(recordingId, index, current)
       .then((value) => { if (live) setLoaded({ state: "ready", value }); })
       .catch((e: unknown) => { if (live) setLoaded({ state: "error", message: errorMessage(e) }); });
     return () => { live = false; };
-  }, [recordingId, index, meta]);
+  }, [recordingId, index, finished, version]);
   return loaded;
 }
