@@ -41,6 +41,7 @@ def test_open_episode_shows_its_steps_so_far(platform_stack):
                                                   params={"arrays": "rewards,actions,observations"}).json())
                            .get("episode", {}).get("length") == 4 and r, what="the open episode's 4 steps served")
         assert episode["in_progress"] is True and episode["frame_count"] == 5
+        assert (episode["episode"]["seed"], episode["episode"]["start"]) == (7, "reset")
         assert episode["arrays"]["rewards"]["data"] == rewards
         assert episode["arrays"]["actions"]["data"] == actions
         assert episode["arrays"]["observations"]["shape"] == [5, 4]

@@ -32,6 +32,7 @@ from typing import Any
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.built_episodes import BuiltEpisode
 from platform_recorder.writing.episodes import build_episode
+from platform_recorder.writing.finishing import reset_request
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.lives import place_from_meta
 from platform_recorder.writing.part_files import parse_records, part_files, part_path
@@ -197,4 +198,5 @@ class OpenParts:
                                         endless=endless)
         self.builds += 1
         summary.pop("agent_keys", None)  # meta.json lists them for the recording, not per episode
+        summary.update(reset_request(min(tail.events, key=lambda e: e.seq)))  # its seed and reset options
         return BuiltEpisode(arrays, where), summary
