@@ -14,7 +14,7 @@ SAME_FAILURE = [
     (404, {"detail": "unknown session s-1"}, env_pb.ERROR_CODE_NOT_FOUND, 4404, errors.SessionNotFoundError),
     (422, {"detail": "bad action"}, env_pb.ERROR_CODE_INVALID_ACTION, None, errors.InvalidActionError),
     (422, {"detail": "bad argument"}, env_pb.ERROR_CODE_INVALID_ARGUMENT, None, errors.InvalidActionError),
-    (410, {"detail": "closed"}, None, 4410, errors.SessionClosedError),
+    (410, {"detail": "closed"}, env_pb.ERROR_CODE_SESSION_CLOSED, 4410, errors.SessionClosedError),
     (410, {"detail": "died", "log_tail": "READY"}, env_pb.ERROR_CODE_UNAVAILABLE, None, errors.EnvironmentCrashedError),
     (503, {"detail": "no broker"}, None, 1013, errors.PlatformUnavailableError),
     (409, {"detail": "reset first"}, env_pb.ERROR_CODE_FAILED_PRECONDITION, None, errors.PlatformError),

@@ -77,7 +77,7 @@ async def test_a_stop_abandons_the_step_in_flight_and_its_client_hears_closed(
     assert not _alive(pid), "the instance is gone once the stop is answered"
 
     response = await in_flight
-    assert response.error.code == env_pb.ERROR_CODE_FAILED_PRECONDITION
+    assert response.error.code == env_pb.ERROR_CODE_SESSION_CLOSED
     assert response.error.message == f"session {session_id} (native-slow) was closed"
     started, closed = await lifecycle_events(js, session_id, 2)
     assert started.kind == bus_pb.SESSION_EVENT_KIND_STARTED

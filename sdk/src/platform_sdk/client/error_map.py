@@ -32,6 +32,7 @@ _STATUS_OF_CODE: dict[int, int] = {
     env_pb.ERROR_CODE_UNAVAILABLE: 410,
     env_pb.ERROR_CODE_UNAUTHENTICATED: 401,  # a step link's ticket refused
     env_pb.ERROR_CODE_PERMISSION_DENIED: 403,
+    env_pb.ERROR_CODE_SESSION_CLOSED: 410,  # closed, not crashed: a SessionClosedError
 }
 # Close codes of a session's own end (the rest say the connection failed: PlatformUnavailableError).
 _SESSION_CLOSE_CODES = frozenset({4401, 4404, 4410})

@@ -394,5 +394,5 @@ class Router:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(instance.crash_stored.wait(), CRASH_STORED_WAIT_S)
             return instance.unavailable(request_id)
-        return _error(request_id, env_pb.ERROR_CODE_FAILED_PRECONDITION,
+        return _error(request_id, env_pb.ERROR_CODE_SESSION_CLOSED,
                       f"session {instance.session_id} ({instance.env_id}) was closed")

@@ -189,6 +189,9 @@ class EnvCommands:
         if code == env_pb.ERROR_CODE_UNAVAILABLE:
             self.streams.forget(info.id)
             return SessionGoneError(message or f"{where}: the environment instance died", log_tail=error.log_tail)
+        if code == env_pb.ERROR_CODE_SESSION_CLOSED:
+            self.streams.forget(info.id)
+            return SessionGoneError(message or f"{where}: the session was closed")
         if code in (env_pb.ERROR_CODE_NOT_FOUND, env_pb.ERROR_CODE_FAILED_PRECONDITION):
             gone = await self._ended(info.id)
             if gone is not None:

@@ -36,7 +36,7 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     ERROR_CODE_INVALID_ACTION: _ErrorCode.ValueType  # 2
     """an action outside the action space"""
     ERROR_CODE_FAILED_PRECONDITION: _ErrorCode.ValueType  # 3
-    """e.g. a step before the first reset, a closed session"""
+    """e.g. a step before the first reset"""
     ERROR_CODE_NOT_FOUND: _ErrorCode.ValueType  # 4
     """an unknown snapshot handle or session"""
     ERROR_CODE_INTERNAL: _ErrorCode.ValueType  # 5
@@ -49,6 +49,8 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """no valid credential: a step link's ticket missing, expired or forged"""
     ERROR_CODE_PERMISSION_DENIED: _ErrorCode.ValueType  # 9
     """a valid credential for something else: a ticket of another session or env host"""
+    ERROR_CODE_SESSION_CLOSED: _ErrorCode.ValueType  # 10
+    """the session was closed (by a client, for being idle, with its page) before or while this request ran"""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper): ...
 
@@ -58,7 +60,7 @@ ERROR_CODE_INVALID_ARGUMENT: ErrorCode.ValueType  # 1
 ERROR_CODE_INVALID_ACTION: ErrorCode.ValueType  # 2
 """an action outside the action space"""
 ERROR_CODE_FAILED_PRECONDITION: ErrorCode.ValueType  # 3
-"""e.g. a step before the first reset, a closed session"""
+"""e.g. a step before the first reset"""
 ERROR_CODE_NOT_FOUND: ErrorCode.ValueType  # 4
 """an unknown snapshot handle or session"""
 ERROR_CODE_INTERNAL: ErrorCode.ValueType  # 5
@@ -71,6 +73,8 @@ ERROR_CODE_UNAUTHENTICATED: ErrorCode.ValueType  # 8
 """no valid credential: a step link's ticket missing, expired or forged"""
 ERROR_CODE_PERMISSION_DENIED: ErrorCode.ValueType  # 9
 """a valid credential for something else: a ticket of another session or env host"""
+ERROR_CODE_SESSION_CLOSED: ErrorCode.ValueType  # 10
+"""the session was closed (by a client, for being idle, with its page) before or while this request ran"""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final
