@@ -5,7 +5,10 @@ Panda reach with a mass change and its return, one agent's run recorded: a real 
 recording stands in for it) is stored through `POST /v0/comparisons`; the list shows it, its
 page has one row per agent with its measures, a link to the recorded agent's replay that opens
 it, and one uPlot chart with a line per agent (its legend naming them), the changes marked and
-the recoveries shaded, checked on the canvas's pixels; an unknown id says so.
+the recoveries shaded, checked on the canvas's pixels; an unknown id says so. Over seeds: each
+measure's mean and range and the replays by seed. The side-by-side replay: every agent's recorded
+frame at one shared step (a slider, a click on the chart, play), a shorter run's last frame kept
+with its end said, a run without frames said.
 """
 
 from __future__ import annotations
@@ -214,3 +217,102 @@ def test_a_comparison_over_seeds_shows_each_measures_mean_and_range_and_the_repl
     screenshot(page, "comparison-seeds", full_page=True)
     page.get_by_test_id("seed-replay-0-steady").click()
     expect(page).to_have_url(re.compile(f"/recordings/{recording_id}$"))
+
+
+def recorded_run(web_platform, http: httpx.Client, policy, frames: bool = True) -> tuple[str, int]:
+    """A closed CartPole recording of one episode played by `policy(step)`, and its length."""
+    with platform_sdk.connect("cartpole", url=web_platform.url, record=True, record_frames=frames) as env:
+        sid = env.session_id
+        env.reset(seed=3)
+        done, length = False, 0
+        while not done:
+            _, _, terminated, truncated, _ = env.step(policy(length))
+            length += 1
+            done = terminated or truncated
+    wait_for(lambda: http.get(f"/v0/recordings/{sid}").json().get("status") == "closed", timeout=60,
+             what=f"recording {sid} closed")
+    return sid, length
+
+
+def test_the_side_by_side_replay_shows_every_agent_at_the_shared_step(
+        page: Page, web_platform, http: httpx.Client, screenshot) -> None:
+    """Four agents from one moment: `left` pushes left and falls first, `sway` sways for 16 steps
+    before it pushes left, `blind` was recorded without frames, `absent` not recorded at all."""
+    left, left_steps = recorded_run(web_platform, http, lambda i: 0)
+    sway, sway_steps = recorded_run(web_platform, http, lambda i: i % 2 if i < 16 else 0)
+    blind, blind_steps = recorded_run(web_platform, http, lambda i: 0, frames=False)
+    assert left_steps + 4 <= sway_steps, (left_steps, sway_steps)
+    first, window = 100, 2
+
+    def entry(name: str, recording: str | None, steps: int) -> dict[str, Any]:
+        return {"name": name, "agent": f"my_agent:{name}", "recording_id": recording, "steps": steps, "episodes": 1,
+                "measures": {"success": None, "compute_s": 0.001, "recovery": [], "retention": []},
+                "reward_windows": [{"step": s, "mean": 1.0} for s in range(first, first + steps - window + 1, window)]}
+
+    document = {"env": "cartpole", "warmup": first, "first_step": first, "steps": sway_steps, "window": window,
+                "seed": 3, "agents": [entry("left", left, left_steps), entry("sway", sway, sway_steps),
+                                      entry("blind", blind, blind_steps), entry("absent", None, sway_steps)]}
+    stored = http.post("/v0/comparisons", json=document)
+    assert stored.status_code == 201, stored.text
+    page.goto(f"/comparisons/{stored.json()['id']}")
+
+    panel = page.get_by_test_id("side-by-side")
+    expect(panel).to_be_visible()
+    cursor = page.get_by_test_id("side-cursor")
+    expect(cursor).to_have_attribute("min", str(first))
+    expect(cursor).to_have_attribute("max", str(first + sway_steps - 1))  # the longest run's last step
+    frames = {name: page.get_by_test_id(f"side-frame-{name}") for name in ("left", "sway")}
+    for frame in frames.values():  # session step 100 is each agent's first step
+        expect(frame).to_have_attribute("data-frame-step", "1")
+    expect(page.get_by_test_id("side-no-frames-blind")).to_contain_text("Recorded without frames")
+    expect(page.get_by_test_id("side-reward-blind")).to_have_text("1")
+    expect(page.get_by_test_id("side-not-recorded-absent")).to_be_visible()
+    shown = {name: frame.get_attribute("src") for name, frame in frames.items()}
+
+    def move_to(step: int) -> None:
+        cursor.fill(str(step))
+        expect(page.get_by_test_id("side-step")).to_have_attribute("data-step", str(step))
+        expect(page.get_by_test_id("comparison-chart")).to_have_attribute("data-cursor", str(step))
+
+    move_to(first + 5)  # each agent's 6th step: a new frame for both
+    for name, frame in frames.items():
+        expect(frame).to_have_attribute("data-frame-step", "6")
+        expect(frame).to_have_attribute("data-loading", "false")
+        assert frame.get_attribute("src") != shown[name], name
+        expect(page.get_by_test_id(f"side-where-{name}")).to_have_text(
+            f"episode 0, step 6 of {left_steps if name == 'left' else sway_steps}")
+        expect(page.get_by_test_id(f"side-return-{name}")).to_have_text("6")
+    expect(page.get_by_test_id("side-open-sway")).to_have_attribute("href", f"/recordings/{sway}?episode=0&step=6")
+
+    move_to(first + left_steps - 1)  # left's last step: its episode ends there
+    expect(page.get_by_test_id("side-ended-left")).to_have_text("episode 0 ends here (terminated)")
+    expect(page.get_by_test_id("side-ended-sway")).to_have_count(0)
+
+    move_to(first + left_steps + 3)  # past left's run: it keeps its last frame and says so; sway goes on
+    expect(frames["left"]).to_have_attribute("data-frame-step", str(left_steps))
+    expect(page.get_by_test_id("side-ended-left")).to_have_text(f"its run ended after {left_steps} steps: "
+                                                                "showing its last frame")
+    expect(page.get_by_test_id("side-reward-left")).to_have_text("–")  # no step of left's at this moment
+    expect(page.get_by_test_id("side-return-left")).to_have_text(str(left_steps))
+    expect(frames["sway"]).to_have_attribute("data-frame-step", str(left_steps + 4))
+    expect(page.get_by_test_id("side-reward-sway")).to_have_text("1")
+    expect(page.get_by_test_id("side-ended-sway")).to_have_count(0)
+    screenshot(page, "comparison-side-by-side", full_page=True)
+
+    move_to(first + sway_steps - 1)  # sway's last step
+    expect(frames["left"]).to_have_attribute("data-frame-step", str(left_steps))
+    expect(frames["sway"]).to_have_attribute("data-frame-step", str(sway_steps))
+    expect(page.get_by_test_id("side-ended-sway")).to_have_text("episode 0 ends here (terminated)")
+    expect(page.get_by_test_id("side-return-left")).to_have_text(str(left_steps))
+
+    # a click on the reward chart moves the shared cursor there
+    chart = page.get_by_test_id("comparison-chart").locator(".u-over")
+    box = chart.bounding_box()
+    assert box is not None
+    chart.click(position={"x": 2, "y": box["height"] / 2})
+    expect(page.get_by_test_id("side-step")).to_have_attribute("data-step", re.compile(r"^10[0-2]$"))
+
+    # play moves every agent on together
+    page.get_by_test_id("side-play").click()
+    expect(frames["sway"]).to_have_attribute("data-frame-step", re.compile(r"^([5-9]|\d\d+)$"), timeout=15_000)
+    page.get_by_test_id("side-play").click()

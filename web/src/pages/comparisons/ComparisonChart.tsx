@@ -1,12 +1,14 @@
 // The Comparisons page's uPlot chart (lib/comparisons/chart.ts makes its data): one line per
 // agent, the world changes as labelled vertical lines, each agent's recovery shaded in its
-// colour. The legend shows each agent's window mean at the cursor.
-import { useEffect, useRef } from "react";
+// colour. The legend shows each agent's window mean at the cursor. The side-by-side replay's
+// cursor (a session step) is drawn as a solid line, and a click on the plot moves it there.
+import { type MutableRefObject, useEffect, useRef } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { ComparisonChart as ChartData } from "../../lib/comparisons/chart";
 
 const CHANGE_COLOR = "#5b6472";
+const REPLAY_CURSOR_COLOR = "#111827";
 const HEIGHT = 320;
 const STEP_INCREMENTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1e6, 1e7];
 const LABEL_CHARACTERS = 48;
@@ -25,8 +27,8 @@ function shorten(text: string): string {
   return text.length > LABEL_CHARACTERS ? `${text.slice(0, LABEL_CHARACTERS - 1)}…` : text;
 }
 
-/** Draws the recovery bands under the lines, and the world changes over them. */
-function overlayPlugin(chart: ChartData): uPlot.Plugin {
+/** Draws the recovery bands under the lines, and the world changes and the replay's cursor over them. */
+function overlayPlugin(chart: ChartData, replayCursor: MutableRefObject<number | null>): uPlot.Plugin {
   const inPlot = (u: uPlot, step: number) => Math.round(u.valToPos(step, "x", true));
   return {
     hooks: {
@@ -69,14 +71,42 @@ function overlayPlugin(chart: ChartData): uPlot.Plugin {
           const x = left + 4 * ratio + width > bbox.left + bbox.width ? left - 4 * ratio - width : left + 4 * ratio;
           ctx.fillText(label, x, bbox.top + (14 + (i % 2) * 14) * ratio);
         });
+        const cursor = replayCursor.current;
+        const at = cursor === null ? null : inPlot(u, cursor);
+        if (at !== null && at >= bbox.left && at <= bbox.left + bbox.width) {
+          ctx.setLineDash([]);
+          ctx.strokeStyle = REPLAY_CURSOR_COLOR;
+          ctx.lineWidth = 1.5 * ratio;
+          ctx.beginPath();
+          ctx.moveTo(at, bbox.top);
+          ctx.lineTo(at, bbox.top + bbox.height);
+          ctx.stroke();
+        }
         ctx.restore();
       },
     },
   };
 }
 
-export function ComparisonChart({ chart }: { chart: ChartData }) {
+interface Props {
+  chart: ChartData;
+  /** The side-by-side replay's cursor, a session step (null: none). */
+  cursor?: number | null;
+  /** A click on the plot at session step `step`. */
+  onPick?: (step: number) => void;
+}
+
+export function ComparisonChart({ chart, cursor = null, onPick }: Props) {
   const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const replayCursor = useRef(cursor);
+  replayCursor.current = cursor;
+  const pick = useRef(onPick);
+  pick.current = onPick;
+
+  useEffect(() => {
+    plot.current?.redraw(false);
+  }, [cursor]);
 
   useEffect(() => {
     const element = box.current;
@@ -98,10 +128,17 @@ export function ComparisonChart({ chart }: { chart: ChartData }) {
         { incrs: STEP_INCREMENTS, label: "session step" },
         { size: 64, label: "mean reward per step" },
       ],
-      plugins: [overlayPlugin(chart)],
+      plugins: [overlayPlugin(chart, replayCursor)],
     };
     const data = [chart.x, ...chart.series.map((s) => s.values)] as uPlot.AlignedData;
     const u = new uPlot(options, data, element);
+    plot.current = u;
+    const onClick = () => {
+      const left = u.cursor.left;
+      if (left === undefined || left < 0 || !pick.current) return;
+      pick.current(Math.round(u.posToVal(left, "x")));
+    };
+    u.over.addEventListener("click", onClick);
     const resize = new ResizeObserver(() => {
       const width = Math.max(300, element.clientWidth);
       if (width !== u.width) u.setSize({ width, height: HEIGHT });
@@ -109,13 +146,15 @@ export function ComparisonChart({ chart }: { chart: ChartData }) {
     resize.observe(element);
     return () => {
       resize.disconnect();
+      u.over.removeEventListener("click", onClick);
+      plot.current = null;
       u.destroy();
     };
   }, [chart]);
 
   return (
     <figure className="comparison-chart" data-testid="comparison-chart" data-series={chart.series.length}
-      data-changes={chart.changes.length} data-bands={chart.bands.length}>
+      data-changes={chart.changes.length} data-bands={chart.bands.length} data-cursor={cursor ?? undefined}>
       <figcaption>Reward per step, averaged over the window</figcaption>
       <div ref={box} className="comparison-chart-canvas" />
     </figure>

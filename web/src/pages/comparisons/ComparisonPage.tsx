@@ -10,7 +10,8 @@
 //   recovery-<name>-<i> per change), retention-<name>, compute-<name>, episodes-<name>,
 //   steps-<name>, replay-<name> (the link, when it was recorded); comparison-chart (its
 //   data-series, data-changes and data-bands count what it draws), chart-legend-<name>;
-//   SeedsPanel's, for a comparison over several seeds.
+//   SeedsPanel's, for a comparison over several seeds; SideBySidePanel's (the agents' replays at
+//   one cursor, shared with the chart: data-cursor on comparison-chart is its session step).
 import { useEffect, useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { api, must } from "../../api/client";
@@ -19,6 +20,7 @@ import {
   type AgentRow, agentRow, type Comparison, createdText, timelineOf,
 } from "../../lib/comparisons/measures";
 import { SeedsPanel } from "./SeedsPanel";
+import { SideBySidePanel } from "./SideBySidePanel";
 import { changeGroups } from "../../lib/worldChanges/changeGroups";
 import { ComparisonChart } from "./ComparisonChart";
 import { errorMessage } from "./errorMessage";
@@ -57,6 +59,7 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
   const rows = useMemo(() => comparison.agents.map(agentRow), [comparison]);
   const chart = useMemo(() => comparisonChart(comparison), [comparison]);
   const changes = useMemo(() => changeGroups(timelineOf(comparison)), [comparison]);
+  const [cursor, setCursor] = useState<number | null>(null);
   const facts: [string, string][] = [
     ["Environment", comparison.env],
     ["Stored", createdText(comparison.created)],
@@ -117,7 +120,7 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
         <p className="muted">No agent has a full window of rewards to plot.</p>
       ) : (
         <>
-          <ComparisonChart chart={chart} />
+          <ComparisonChart chart={chart} cursor={cursor} onPick={setCursor} />
           <ul className="chart-key">
             {chart.series.map((s) => (
               <li key={s.label} data-testid={`chart-legend-${testName(s.label)}`}>
@@ -126,9 +129,11 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
             ))}
             {chart.bands.length > 0 && <li className="muted">shaded: each agent&apos;s recovery after a change</li>}
             {chart.changes.length > 0 && <li className="muted">dashed: a world change</li>}
+            {cursor !== null && <li className="muted">solid: the side-by-side replay&apos;s step</li>}
           </ul>
         </>
       )}
+      <SideBySidePanel comparison={comparison} cursor={cursor} onCursor={setCursor} />
     </>
   );
 }
