@@ -180,6 +180,7 @@ def test_the_page_shows_each_agent_its_replay_and_the_chart(
     assert pixels["adaptive.line"] > 300 and pixels["fixed.line"] > 300, pixels
     assert pixels["adaptive.shade"] > 1000, pixels  # 300 steps of the plot's height, in its colour
     assert pixels["fixed.shade"] < 50, pixels
+    expect(page.get_by_test_id("side-return-adaptive")).to_have_text("1")  # its side-by-side lane, loaded
     chart.scroll_into_view_if_needed()
     screenshot(page, "comparison", full_page=True)
 
@@ -218,6 +219,7 @@ def test_a_comparison_over_seeds_shows_each_measures_mean_and_range_and_the_repl
     expect(page.get_by_test_id("seed-spread-shaky-0")).to_have_text("0.250")  # the same in both runs
     expect(page.get_by_test_id("seed-spread-steady-2")).to_have_text("200.0 (100.0–300.0)")  # recovery at 2200
     expect(page.get_by_test_id("seed-replays-1")).to_contain_text("steady (not recorded)")
+    expect(page.get_by_test_id("side-return-steady")).to_have_text("1")  # seed 0's side-by-side lane, loaded
     screenshot(page, "comparison-seeds", full_page=True)
     page.get_by_test_id("seed-replay-0-steady").click()
     expect(page).to_have_url(re.compile(f"/recordings/{recording_id}$"))
