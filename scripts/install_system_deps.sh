@@ -4,7 +4,9 @@
 #   default back-end, software llvmpipe on a CPU, the GPU's EGL where one exists) and OSMesa
 #   (the fallback);
 # - Chromium and a font for the web app's browser tests (tests/web drive /usr/bin/chromium
-#   headless through Playwright; Playwright's own browser download is not used).
+#   headless through Playwright; Playwright's own browser download is not used);
+# - OpenSSH's client and server: the machines service's tests run a real sshd on a free loopback
+#   port (platform_testing.sshd) and check the SSH command parser against `ssh -G`.
 # It installs only what is missing and does nothing when everything is there. Without root or
 # apt-get it prints a hint and exits 0.
 set -euo pipefail
@@ -48,8 +50,16 @@ if ! compgen -G "/usr/share/fonts/truetype/liberation*/LiberationSans-Regular.tt
     missing+=("fonts-liberation")
 fi
 
+# The GPU machines' tests: a real OpenSSH server (/usr/sbin/sshd) and client (ssh -G, ssh-keygen).
+if [[ ! -x /usr/sbin/sshd ]]; then
+    missing+=("openssh-server")
+fi
+if ! command -v ssh >/dev/null 2>&1 || ! command -v ssh-keygen >/dev/null 2>&1; then
+    missing+=("openssh-client")
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install_system_deps: Mesa EGL, OSMesa and Chromium are present; nothing to do"
+    echo "install_system_deps: Mesa EGL, OSMesa, Chromium and OpenSSH are present; nothing to do"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

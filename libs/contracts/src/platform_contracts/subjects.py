@@ -100,3 +100,14 @@ RECORDER_LIST_SNAPSHOTS = "platform.recorder.snapshots.list"
 RECORDER_SAVE_COMPARISON = "platform.recorder.comparisons.save"
 RECORDER_LIST_COMPARISONS = "platform.recorder.comparisons.list"
 RECORDER_GET_COMPARISON = "platform.recorder.comparisons.get"
+
+# Machines request/reply (messages of simulusion.machines.v1): the users' GPU machines over SSH.
+MACHINES_ADD = "platform.machines.add"
+MACHINES_GET = "platform.machines.get"
+MACHINES_LIST = "platform.machines.list"
+MACHINES_CHECK = "platform.machines.check"
+MACHINES_ACCEPT_HOST_KEY = "platform.machines.accept_host_key"
+MACHINES_DELETE = "platform.machines.delete"
+MACHINES_SSH_KEY = "platform.machines.ssh_key"
+# Queue group so several machines replicas share the requests.
+MACHINES_QUEUE = "machines"
