@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 pytest_plugins = (
-    ["platform_testing.fixtures", "platform_testing.platform", "platform_testing.postgres"]
+    ["platform_testing.fixtures", "platform_testing.platform", "platform_testing.postgres", "platform_testing.sshd"]
     if importlib.util.find_spec("platform_testing") else []
 )
 
