@@ -187,6 +187,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/machines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Machines
+         * @description Your team's machines, oldest first, with their status and what their last check found.
+         */
+        get: operations["list_machines_v0_machines_get"];
+        put?: never;
+        /**
+         * Add Machine
+         * @description Add a machine by pasting the SSH command your provider shows. The platform connects with its own key, pins
+         *     the host key, and checks the GPUs, CPUs, memory, disk, Python and git. A command it cannot use, an address it
+         *     must not dial, a machine it cannot reach or that refuses its key answer 422 saying what to do.
+         */
+        post: operations["add_machine_v0_machines_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/machines/ssh-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ssh Key
+         * @description The platform's SSH key (made on first use): add `authorized_keys_line` to `~/.ssh/authorized_keys` of the
+         *     machine's user before adding the machine.
+         */
+        get: operations["ssh_key_v0_machines_ssh_key_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/machines/{machine_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Machine
+         * @description One machine: where it is, its status and what its last check found.
+         */
+        get: operations["get_machine_v0_machines__machine_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Machine
+         * @description Remove a machine (nothing on the machine is touched).
+         */
+        delete: operations["delete_machine_v0_machines__machine_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/machines/{machine_id}/accept-host-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept Host Key
+         * @description Trust the host key the machine presents now instead of the pinned one (after making sure it was reinstalled
+         *     or replaced), then check it.
+         */
+        post: operations["accept_host_key_v0_machines__machine_id__accept_host_key_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/machines/{machine_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check Machine
+         * @description Connect again and read the GPUs and the rest; the status says how it went (`ready`, `unreachable` with the
+         *     reason, `host key changed`).
+         */
+        post: operations["check_machine_v0_machines__machine_id__check_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/me": {
         parameters: {
             query?: never;
@@ -1472,6 +1585,31 @@ export interface components {
             /** Log Tail */
             log_tail?: string | null;
         };
+        /** GpuProcessPublic */
+        GpuProcessPublic: {
+            /** Gpu Uuid */
+            gpu_uuid: string;
+            /** Pid */
+            pid: number;
+            /** Used Memory Mib */
+            used_memory_mib?: number | null;
+        };
+        /** GpuPublic */
+        GpuPublic: {
+            /** Driver Version */
+            driver_version: string;
+            /** Index */
+            index: number;
+            /**
+             * Memory Total Mib
+             * @description null when nvidia-smi reports N/A
+             */
+            memory_total_mib?: number | null;
+            /** Name */
+            name: string;
+            /** Uuid */
+            uuid: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -1641,6 +1779,148 @@ export interface components {
             session_id: string;
             /** Team */
             team?: string | null;
+        };
+        /**
+         * MachineCreate
+         * @description A machine to add: the SSH command your provider shows, pasted as it is.
+         */
+        MachineCreate: {
+            /**
+             * Name
+             * @description a name for the machine (default: its host)
+             * @default
+             */
+            name: string;
+            /**
+             * Ssh
+             * @description the provider's SSH command (`ssh ...` or `ssh://user@host:port`); `-i` and forwardings are ignored, the platform always uses its own key
+             * @example ssh root@203.0.113.7 -p 22045 -i ~/.ssh/id_ed25519
+             */
+            ssh: string;
+        };
+        /**
+         * MachineFactsPublic
+         * @description What the last successful check found.
+         */
+        MachineFactsPublic: {
+            /**
+             * Cpus
+             * @default 0
+             */
+            cpus: number;
+            /**
+             * Disk Free Bytes
+             * @default 0
+             */
+            disk_free_bytes: number;
+            /**
+             * Disk Total Bytes
+             * @description of the file system of the user's home folder
+             * @default 0
+             */
+            disk_total_bytes: number;
+            /**
+             * Git
+             * @description `git --version`; empty when missing
+             * @default
+             */
+            git: string;
+            /**
+             * Gpu Error
+             * @description nvidia-smi is there but failed: its message
+             * @default
+             */
+            gpu_error: string;
+            /**
+             * Gpu Processes
+             * @description processes already on the GPUs
+             */
+            gpu_processes?: components["schemas"]["GpuProcessPublic"][];
+            /**
+             * Gpus
+             * @description empty: a CPU machine (no nvidia-smi)
+             */
+            gpus?: components["schemas"]["GpuPublic"][];
+            /**
+             * Memory Available Bytes
+             * @default 0
+             */
+            memory_available_bytes: number;
+            /**
+             * Memory Total Bytes
+             * @default 0
+             */
+            memory_total_bytes: number;
+            /**
+             * Os
+             * @default
+             */
+            os: string;
+            /**
+             * Python
+             * @description `python3 --version`; empty when missing
+             * @default
+             */
+            python: string;
+        };
+        /** MachinePublic */
+        MachinePublic: {
+            /**
+             * Checked At
+             * @description Unix seconds of the last check, 0 when never
+             */
+            checked_at: number;
+            /** Created At */
+            created_at: number;
+            facts: components["schemas"]["MachineFactsPublic"];
+            /**
+             * Facts At
+             * @description Unix seconds of the last successful check, 0 when never
+             */
+            facts_at: number;
+            /**
+             * Host Key Fingerprints
+             * @description each hop's pinned host key, by "host:port"
+             */
+            host_key_fingerprints?: {
+                [key: string]: string;
+            };
+            /** Id */
+            id: string;
+            /**
+             * Jumps
+             * @description bastions on the way (ssh -J), in order
+             */
+            jumps?: components["schemas"]["SshHopPublic"][];
+            /** Name */
+            name: string;
+            /**
+             * Pending Host Key Fingerprints
+             * @description the keys hops presented instead of their pinned ones, waiting to be accepted (POST /v0/machines/{id}/accept-host-key)
+             */
+            pending_host_key_fingerprints?: {
+                [key: string]: string;
+            };
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ready" | "unreachable" | "host key changed" | "unchecked";
+            /**
+             * Status Reason
+             * @description why it is unreachable, or what to do about a changed host key
+             * @default
+             */
+            status_reason: string;
+            /** @description where the platform logs in */
+            target: components["schemas"]["SshHopPublic"];
+            /** Team */
+            team: string;
+        };
+        /** MachinesPublic */
+        MachinesPublic: {
+            /** Machines */
+            machines: components["schemas"]["MachinePublic"][];
         };
         /** MemberCreate */
         MemberCreate: {
@@ -2521,6 +2801,36 @@ export interface components {
         SnapshotResult: {
             /** Handle */
             handle: string;
+        };
+        /** SshHopPublic */
+        SshHopPublic: {
+            /** Host */
+            host: string;
+            /** Port */
+            port: number;
+            /** User */
+            user: string;
+        };
+        /**
+         * SshKeyPublic
+         * @description The platform's SSH key: add `authorized_keys_line` to `~/.ssh/authorized_keys` on a machine.
+         */
+        SshKeyPublic: {
+            /**
+             * Authorized Keys Line
+             * @description the line to add to ~/.ssh/authorized_keys of the machine's user
+             */
+            authorized_keys_line: string;
+            /**
+             * Fingerprint
+             * @description "SHA256:..."
+             */
+            fingerprint: string;
+            /**
+             * Public Key
+             * @description the public half, e.g. "ssh-ed25519 AAAA... simulusion-platform"
+             */
+            public_key: string;
         };
         /** StepAnswer */
         StepAnswer: {
@@ -3627,6 +3937,385 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EpisodesPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_machines_v0_machines_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachinesPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    add_machine_v0_machines_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MachineCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachinePublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description a machine at that host and port is added already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    ssh_key_v0_machines_ssh_key_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SshKeyPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_machine_v0_machines__machine_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a machine's id: "m-" and 12 hex digits */
+                machine_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachinePublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    delete_machine_v0_machines__machine_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a machine's id: "m-" and 12 hex digits */
+                machine_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    accept_host_key_v0_machines__machine_id__accept_host_key_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a machine's id: "m-" and 12 hex digits */
+                machine_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachinePublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description no changed host key waits */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    check_machine_v0_machines__machine_id__check_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a machine's id: "m-" and 12 hex digits */
+                machine_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachinePublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
             /** @description Unprocessable Entity */

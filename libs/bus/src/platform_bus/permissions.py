@@ -78,11 +78,12 @@ _ENVHOST_CONTROL = tuple(subject(_ANY_HOST) for subject in (
     subjects.envhost_start, subjects.envhost_stop, subjects.envhost_list, subjects.envhost_claim))
 _BROKER = _namespace(subjects.BROKER_CREATE_SESSION)
 _RECORDER = _namespace(subjects.RECORDER_LIST_RECORDINGS)
+_MACHINES = _namespace(subjects.MACHINES_LIST)
 
 SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
-    # REST and WebSocket in front: asks the broker and the recorder, nothing else (it steps over
-    # gRPC and the step link, not NATS).
-    "gateway": Permissions(publish=(_BROKER, _RECORDER, INBOX), subscribe=(INBOX,)),
+    # REST and WebSocket in front: asks the broker, the recorder and the machines service, nothing
+    # else (it steps over gRPC and the step link, not NATS).
+    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, INBOX), subscribe=(INBOX,)),
     # Answers the broker subjects, starts and stops instances on env hosts, hears their
     # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself; reads
     # a running session's last lifecycle event when asked for it (LifecycleConsumer.catch_up).
@@ -104,6 +105,8 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
         publish=(*_stream_setup(), *_durable_consumer(subjects.RECORDER_CONSUMER), INBOX),
         subscribe=(_RECORDER, INBOX),
     ),
+    # Answers the machines subjects (the users' GPU machines over SSH); asks nobody.
+    "machines": Permissions(publish=(INBOX,), subscribe=(_MACHINES, INBOX)),
 }
 """The services' permissions; environment instances have none (no user)."""
 

@@ -32,7 +32,8 @@ def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 class PlatformStack:
     """One platform under `root`: ``root/data`` (NATS store, logs, database), ``root/recordings``,
-    ``root/cache`` (the gateway's cache, so the user's ``~/.cache`` is never touched).
+    ``root/cache`` (the gateway's cache, so the user's ``~/.cache`` is never touched),
+    ``root/ssh/id_ed25519`` (the machines service's key, PLATFORM_SSH_KEY, never the user's).
 
     Args:
         root: an empty directory of the test's; the services run with it as working directory.
@@ -45,7 +46,8 @@ class PlatformStack:
     def __init__(self, root: str | os.PathLike[str], extra_env: Mapping[str, str] | None = None,
                  services: Sequence[str] = SERVICES, start_timeout: float = 90.0) -> None:
         self.root = Path(root)
-        extra_env = {"PLATFORM_CACHE_DIR": str(self.root.resolve() / "cache"), **(extra_env or {})}
+        extra_env = {"PLATFORM_CACHE_DIR": str(self.root.resolve() / "cache"),
+                     "PLATFORM_SSH_KEY": str(self.root.resolve() / "ssh" / "id_ed25519"), **(extra_env or {})}
         self.platform = LocalPlatform(self.root / "data", None, extra_env,
                                       recordings_dir=self.root / "recordings", base_env=clean_env(),
                                       cwd=self.root, services=services, start_timeout=start_timeout)

@@ -118,8 +118,16 @@ class InternalError(GatewayError):
     code = "internal"
 
 
+class AlreadyExistsError(GatewayError):
+    """What the request would make exists already (a machine at that host and port)."""
+
+    status = 409
+    code = "already_exists"
+
+
 _CONTROL_ERRORS: dict[str, type[GatewayError]] = {
     "invalid_argument": InvalidArgumentError,
+    "already_exists": AlreadyExistsError,
     "not_found": NotFoundError,
     "unavailable": UnavailableError,
     "failed_precondition": ConflictError,

@@ -15,6 +15,7 @@ from platform_gateway.env_commands import EnvCommands
 from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
 from platform_gateway.identity.tokens import TokenStore
+from platform_gateway.machines import MachinesClient
 from platform_gateway.page_sessions import PageSessions
 from platform_gateway.preview_warmer import PreviewWarmer, warmed_ids
 from platform_gateway.previews import PreviewCache
@@ -33,6 +34,7 @@ class Gateway:
     nc: NATS
     broker: BrokerClient
     recorder: RecorderClient
+    machines: MachinesClient
     streams: SessionStreams
     commands: EnvCommands
     previews: PreviewCache
@@ -52,12 +54,14 @@ class Gateway:
         commands = EnvCommands(streams)
         recorder = RecorderClient(nc, timeout=settings.request_timeout)
         wads = WadUploads()
+        machines = MachinesClient(nc, timeout=settings.request_timeout)
         previews = PreviewCache(settings.cache_dir, broker, commands)
         return cls(
             settings=settings,
             nc=nc,
             broker=broker,
             recorder=recorder,
+            machines=machines,
             streams=streams,
             commands=commands,
             previews=previews,
@@ -65,7 +69,7 @@ class Gateway:
             tickets=tickets,
             wads=wads,
             identity=_authenticator(settings),
-            access=TeamAccess(settings.mode == "managed", broker, recorder, wads),
+            access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines),
             pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s,
                                settings.page_left_grace_s),
         )

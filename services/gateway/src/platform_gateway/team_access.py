@@ -2,7 +2,7 @@
 
 Every resource belongs to a team: a session (`SessionOptions.team`, set here from the caller,
 never from the request), its recordings (meta.json `team`), saved snapshots (`team`),
-comparisons (`team`) and Doom WADs (the teams that uploaded them). A caller reaches only its own
+comparisons (`team`), GPU machines (`team`) and Doom WADs (the teams that uploaded them). A caller reaches only its own
 team's:
 
 - a route whose path names a resource (`/sessions/{session_id}/...`, `/recordings/{recording_id}`,
@@ -30,6 +30,7 @@ from platform_contracts.teams import owning_team
 from platform_gateway.broker import BrokerClient
 from platform_gateway.errors import GatewayError, NotFoundError, SessionNotFoundError
 from platform_gateway.identity.authenticator import Identity
+from platform_gateway.machines import MachinesClient
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.wad_uploads import WadUploads
 
@@ -47,7 +48,8 @@ class TeamAccess:
         managed: PLATFORM_MODE=managed; otherwise every check passes without a look-up.
     """
 
-    def __init__(self, managed: bool, broker: BrokerClient, recorder: RecorderClient, wads: WadUploads) -> None:
+    def __init__(self, managed: bool, broker: BrokerClient, recorder: RecorderClient, wads: WadUploads,
+                 machines: MachinesClient | None = None) -> None:
         self.managed = managed
         self._owners: dict[str, OwnerLookup] = {
             "session_id": self._session_owner,
@@ -55,7 +57,9 @@ class TeamAccess:
             "snapshot_id": self._snapshot_owner,
             "comparison_id": self._comparison_owner,
             "wad_id": self._wad_owner,
+            "machine_id": self._machine_owner,
         }
+        self._machines = machines
         self._broker = broker
         self._recorder = recorder
         self._wads = wads
@@ -125,6 +129,11 @@ class TeamAccess:
     async def _comparison_owner(self, comparison_id: str) -> frozenset[str]:
         return frozenset({owning_team((await self._recorder.get_comparison(comparison_id)).get("team"))})
 
+    async def _machine_owner(self, machine_id: str) -> frozenset[str]:
+        if self._machines is None:
+            raise NotFoundError(f"machine '{machine_id}' not found")
+        return frozenset({owning_team((await self._machines.get(machine_id)).team)})
+
     async def _wad_owner(self, wad_id: str) -> frozenset[str]:
         record = await self._wads.get(wad_id)
         return frozenset(record.teams or (owning_team(""),))
@@ -137,5 +146,6 @@ def missing(kind: str, resource_id: str, team: str) -> GatewayError:
         return SessionNotFoundError(f"unknown session '{resource_id}'")
     if kind == "wad_id":
         return NotFoundError(f"no uploaded WAD '{resource_id}' in team '{team}' (GET /v0/doom/wads lists them)")
-    noun = {"recording_id": "recording", "snapshot_id": "saved snapshot", "comparison_id": "comparison"}[kind]
+    noun = {"recording_id": "recording", "snapshot_id": "saved snapshot", "comparison_id": "comparison",
+            "machine_id": "machine"}[kind]
     return NotFoundError(f"{noun} '{resource_id}' not found")

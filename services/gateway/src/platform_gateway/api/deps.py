@@ -11,6 +11,7 @@ from platform_gateway.broker import BrokerClient
 from platform_gateway.env_commands import EnvCommands
 from platform_gateway.identity.authenticator import Identity
 from platform_gateway.gateway import Gateway
+from platform_gateway.machines import MachinesClient
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
 from platform_gateway.session_streams import SessionStreams
@@ -53,12 +54,17 @@ def get_wads(gateway: GatewayDep) -> WadUploads:
     return gateway.wads
 
 
+def get_machines(gateway: GatewayDep) -> MachinesClient:
+    return gateway.machines
+
+
 BrokerDep = Annotated[BrokerClient, Depends(get_broker)]
 RecorderDep = Annotated[RecorderClient, Depends(get_recorder)]
 CommandsDep = Annotated[EnvCommands, Depends(get_commands)]
 StreamsDep = Annotated[SessionStreams, Depends(get_streams)]
 PreviewsDep = Annotated[PreviewCache, Depends(get_previews)]
 WadsDep = Annotated[WadUploads, Depends(get_wads)]
+MachinesDep = Annotated[MachinesClient, Depends(get_machines)]
 
 
 async def identify(
