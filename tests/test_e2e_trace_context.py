@@ -148,6 +148,13 @@ def traced_session_and_reads(url: str) -> None:
         archive = http.get(f"/v0/recordings/{session_id}/archive")
         assert archive.status_code == 200 and archive.content
         assert http.delete(f"/v0/recordings/{session_id}").status_code == 204
+        # The machines subjects: no machine is reachable here, so each answers its 4xx; the
+        # requests went over the bus all the same.
+        assert http.get("/v0/machines/ssh-key").status_code == 200
+        assert http.get("/v0/machines").status_code == 200
+        assert http.post("/v0/machines", json={"ssh": "ssh root@169.254.169.254"}).status_code == 422
+        for method, path in (("GET", ""), ("POST", "/check"), ("POST", "/accept-host-key"), ("DELETE", "")):
+            assert http.request(method, f"/v0/machines/m-000000000000{path}").status_code == 404, path
 
 
 @pytest.fixture(scope="module")
@@ -178,5 +185,5 @@ def test_every_message_on_the_subject_carries_the_trace_context(bus_messages: Bu
 def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
-            "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 7 + 3 + 3 + 4
+            "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
+    assert len(SUBJECTS) == 6 + 1 + 4 + 7 + 3 + 3 + 4 + 7
