@@ -147,6 +147,7 @@ def traced_session_and_reads(url: str) -> None:
             assert http.get(path).status_code == 200, path
         archive = http.get(f"/v0/recordings/{session_id}/archive")
         assert archive.status_code == 200 and archive.content
+        assert http.get("/v0/episodes").status_code == 200  # the episode browser: across recordings
         assert http.delete(f"/v0/recordings/{session_id}").status_code == 204
         # The machines subjects: no machine is reachable here, so each answers its 4xx; the
         # requests went over the bus all the same.
@@ -186,4 +187,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 7 + 3 + 3 + 4 + 7
+    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 7
