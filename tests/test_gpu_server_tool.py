@@ -31,6 +31,7 @@ TOOL = REPO / "tools" / "gpu_server.py"
 SSHD = Path("/usr/sbin/sshd")
 
 sys.path.insert(0, str(REPO / "tools"))
+import gpu_server as gpu_server_cli  # noqa: E402
 from remote_platform.archive import source_files  # noqa: E402
 from remote_platform.errors import ToolError  # noqa: E402
 from remote_platform.target import SshTarget, parse_target  # noqa: E402
@@ -155,7 +156,7 @@ def test_deploy_status_logs_stop_against_a_real_sshd(ssh_server: SshServer, tmp_
     folder = ssh_server.home / "simulusion-platform"  # the default --dir, in the server's home
     tunnel_line = f"ssh -L {platform_port}:127.0.0.1:{platform_port} -p {ssh_server.port} -i {ssh_server.key} root@127.0.0.1"
     assert tunnel_line in out, out
-    print(f"deploy took {deploy_s:.1f} s")
+    print(f"deploy took {deploy_s:.1f} s:\n{out}")
 
     # The real platform, started from the unpacked source, in a session of its own.
     assert http_status(f"http://127.0.0.1:{platform_port}/healthz") == 200
@@ -317,6 +318,12 @@ def test_a_failing_setup_shows_the_end_of_its_log(ssh_server: SshServer) -> None
 ])
 def test_targets_as_providers_show_them(text: str, expected: SshTarget) -> None:
     assert parse_target(text) == expected
+
+
+def test_an_unquoted_ssh_command_line_is_the_target() -> None:
+    args = gpu_server_cli.parse_args(["status", "ssh", "-p", "22045", "root@203.0.113.7", "-L", "8080:localhost:8080",
+                                      "-o", "User=admin", "-tt"])
+    assert parse_target(args.target, port=args.port) == SshTarget("203.0.113.7", 22045, "admin")
 
 
 def test_the_tools_own_port_and_key_win_over_the_targets() -> None:

@@ -5,8 +5,8 @@
     python tools/gpu_server.py logs   root@203.0.113.7 -p 22045 -f
     python tools/gpu_server.py stop   root@203.0.113.7 -p 22045
 
-The server is `user@host`, `ssh://user@host:port`, or the ssh command your provider shows, quoted
-("ssh root@1.2.3.4 -p 22045 -i ~/.ssh/key"). `deploy` uploads this checkout's source (what
+The server is `user@host`, `ssh://user@host:port`, or the ssh command your provider shows
+(`deploy ssh root@1.2.3.4 -p 22045 -i ~/.ssh/key`, quoted or not). `deploy` uploads this checkout's source (what
 `git ls-files` lists) to ~/simulusion-platform (--dir), sets it up as `make run` does here (make
 setup, then the web app), starts `python -m platform_local` detached with its log in the folder,
 waits until it answers on the server, and prints the `ssh -L` line that opens it here. The
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import sys
 from pathlib import Path
 
@@ -63,7 +64,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     logs_parser.add_argument("-f", "--follow", action="store_true", help="keep printing new lines (Ctrl-C ends)")
     logs_parser.add_argument("-n", "--lines", type=int, default=100, help="lines to show (default 100)")
     commands.add_parser("stop", parents=[common], help="stop the platform and everything it started")
-    return parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        # An unquoted `ssh ...` line: its words that are not this tool's options belong to it.
+        if args.target not in ("ssh", "$"):
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.target = shlex.join(["ssh", *rest])
+    return args
 
 
 def platform_env(pairs: list[str]) -> dict[str, str]:

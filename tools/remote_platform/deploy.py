@@ -34,6 +34,7 @@ from .target import SshTarget
 
 DEFAULT_SETUP = "make setup && .venv/bin/python scripts/build_web.py --keep-going"
 UPLOAD_CHUNK = 256 * 1024
+UPLOAD_PLAIN_STEP = 25  # percent between the upload's progress lines off a terminal
 HEARTBEAT_S = 15.0
 SETUP_TAIL_LINES = 15
 _SETUP_EXIT = re.compile(r"^gpu_server: setup exit status (\d+)$")
@@ -122,23 +123,23 @@ async def _upload(connection: asyncssh.SSHClientConnection, local: Path, remote:
     directory = remote.rsplit("/", 1)[0]
     command = f"mkdir -p {shlex.quote(directory)} && cat > {shlex.quote(remote)}"
     process = await connection.create_process(command, encoding=None)
-    sent, shown = 0, -1
+    sent, step = 0, 0
     with local.open("rb") as source:
         while chunk := source.read(UPLOAD_CHUNK):
             process.stdin.write(chunk)
             await process.stdin.drain()
             sent += len(chunk)
             percent = 100 * sent // max(size, 1)
-            if percent // 10 != shown // 10 or progress.tty:
-                live.update(f"{percent}%", force=percent // 10 != shown // 10)
-                shown = percent
+            if progress.tty or percent // UPLOAD_PLAIN_STEP > step:  # off a terminal: 25%, 50%, ...
+                live.update(f"{percent}%", force=True)
+                step = percent // UPLOAD_PLAIN_STEP
     process.stdin.write_eof()
     result = await process.wait()
     if result.exit_status != 0:
         stderr = result.stderr or b""
         error = (stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr).strip()
         raise ToolError(f"uploading to {remote} failed: {error or f'exit status {result.exit_status}'}")
-    live.finish("done")
+    live.finish("done" if progress.tty else None)
 
 
 async def _set_up(connection: asyncssh.SSHClientConnection, folder: str, options: DeployOptions,
