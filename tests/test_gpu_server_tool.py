@@ -255,6 +255,17 @@ def test_a_closed_port_is_unreachable(ssh_server: SshServer) -> None:
     assert_one_line_error(result, f"cannot reach 127.0.0.1 port {closed}", "Connection refused")
 
 
+def test_a_python_without_asyncssh_runs_the_tool_with_the_workspaces(ssh_server: SshServer) -> None:
+    """`python tools/gpu_server.py` with a python3 that lacks asyncssh (here: the workspace's base
+    interpreter) goes on with .venv's."""
+    base_python = Path(sys.base_prefix) / "bin" / "python3"
+    assert subprocess.run([base_python, "-c", "import asyncssh"], capture_output=True).returncode != 0
+    closed = free_port()
+    result = subprocess.run([base_python, str(TOOL), "status", f"root@127.0.0.1:{closed}"],
+                            capture_output=True, text=True, timeout=60, env=ssh_server.client_env)
+    assert_one_line_error(result, f"cannot reach 127.0.0.1 port {closed}")
+
+
 def test_a_refused_key(ssh_server: SshServer) -> None:
     result = gpu_server(ssh_server, "status", key=ssh_server.refused_key)
     assert_one_line_error(result, "authentication refused", str(ssh_server.refused_key))
@@ -315,6 +326,8 @@ def test_a_failing_setup_shows_the_end_of_its_log(ssh_server: SshServer) -> None
     ("ssh -l bob -o Port=2200 -tt gpu", SshTarget("gpu", 2200, "bob")),
     ("ssh -o User=alice -p2201 -N -v gpu nvidia-smi", SshTarget("gpu", 2201, "alice")),
     ("root@[2001:db8::7]:2022", SshTarget("2001:db8::7", 2022, "root")),
+    ("root@2001:db8::7", SshTarget("2001:db8::7", 22, "root")),
+    ("root@gpu.example.com:2022", SshTarget("gpu.example.com", 2022, "root")),
 ])
 def test_targets_as_providers_show_them(text: str, expected: SshTarget) -> None:
     assert parse_target(text) == expected

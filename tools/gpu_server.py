@@ -24,17 +24,37 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
+import os
 import shlex
 import sys
 from pathlib import Path
 
-from remote_platform import control
-from remote_platform.deploy import DEFAULT_SETUP, DeployOptions, deploy
-from remote_platform.errors import ToolError
-from remote_platform.progress import Progress
-from remote_platform.target import parse_target
-
 REPO = Path(__file__).resolve().parents[1]
+WORKSPACE_ENV = REPO / ".venv"
+
+
+def use_the_workspace_python() -> None:
+    """Run again with the workspace's Python (.venv, made by `make setup`) when this one lacks asyncssh,
+    so that a plain `python tools/gpu_server.py` works."""
+    if importlib.util.find_spec("asyncssh") is not None:
+        return
+    python = WORKSPACE_ENV / "bin" / "python"
+    if python.exists() and Path(sys.prefix).resolve() != WORKSPACE_ENV.resolve():
+        os.execv(python, [str(python), __file__, *sys.argv[1:]])
+    sys.exit("gpu_server.py: error: asyncssh is missing: run make setup first, then python tools/gpu_server.py "
+             "(it uses .venv) or uv run python tools/gpu_server.py")
+
+
+if __name__ == "__main__":
+    use_the_workspace_python()
+
+from remote_platform import control  # noqa: E402  (after the interpreter check)
+from remote_platform.deploy import DEFAULT_SETUP, DeployOptions, deploy  # noqa: E402
+from remote_platform.errors import ToolError  # noqa: E402
+from remote_platform.progress import Progress  # noqa: E402
+from remote_platform.target import parse_target  # noqa: E402
+
 DEFAULT_FOLDER = "~/simulusion-platform"
 DEFAULT_PLATFORM_PORT = 8000
 INTERRUPTED_EXIT = 130

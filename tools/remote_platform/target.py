@@ -1,5 +1,5 @@
-"""The server to deploy to, from what the user typed: `user@host`, `host`, `ssh://user@host:port`,
-or an `ssh ...` command line as providers show it (`ssh root@1.2.3.4 -p 22045 -i ~/.ssh/key`,
+"""The server to deploy to, from what the user typed: `user@host`, `user@host:port`,
+`ssh://user@host:port`, or an `ssh ...` command line as providers show it (`ssh root@1.2.3.4 -p 22045 -i ~/.ssh/key`,
 `ssh -p 41234 root@host -L 8080:localhost:8080`, `-l user`, `-o Port=`, `-o User=`,
 `-o IdentityFile=`, a leading `$ `, IPv6 addresses). Options that do not change where to connect
 (forwardings, verbosity, tty) are ignored; a jump host (`-J`, `-o ProxyJump`/`ProxyCommand`) is
@@ -84,7 +84,8 @@ def _parse_url(text: str) -> _Found:
 
 
 def _parse_destination(text: str) -> _Found:
-    """`[user@]host`, where host may be `[v6]`, `[host]:port` or a bare IPv6 address."""
+    """`[user@]host`, where host may be `host:port` (one colon), `[v6]`, `[host]:port` or a bare
+    IPv6 address."""
     user, _, host = text.rpartition("@")
     found_port: int | None = None
     if host.startswith("[") and "]" in host:
@@ -92,6 +93,9 @@ def _parse_destination(text: str) -> _Found:
         host = inside
         if rest.startswith(":"):
             found_port = _port(rest[1:], text)
+    elif host.count(":") == 1:
+        host, _, port_text = host.partition(":")
+        found_port = _port(port_text, text)
     return host, found_port, user or None, None
 
 
