@@ -8,6 +8,7 @@ a changed host key, a server without make, a port in use, a failing setup."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -102,9 +103,27 @@ def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         yield SshServer(port=port, home=home, key=key, refused_key=refused_key, no_make_key=no_make_key,
                         client_env=env, known_hosts=client_home / ".ssh" / "known_hosts")
     finally:
+        _stop_platforms_left_running(home)
         sshd.terminate()
         sshd.wait(timeout=10)
         log.close()
+        shutil.rmtree(home, ignore_errors=True)  # the deployed .venv among it
+
+
+def _stop_platforms_left_running(home: Path) -> None:
+    """A platform a failed test left running in the scratch home: its whole session killed."""
+    for started in home.glob("*/.gpu_server/platform.json"):
+        record = json.loads(started.read_text())
+        pid = record.get("pid")
+        if not isinstance(pid, int) or "stopped_at" in record:
+            continue
+        try:
+            # the pid is still that platform's: its session, started in that folder
+            if os.getsid(pid) == pid and Path(f"/proc/{pid}/cwd").resolve() == started.parent.parent:
+                for member in _session_members(pid):
+                    os.kill(member, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def gpu_server(server: SshServer, *args: str, key: Path | None = None, timeout: float = 240,
@@ -144,6 +163,7 @@ def http_status(url: str) -> int | None:
 
 def test_deploy_status_logs_stop_against_a_real_sshd(ssh_server: SshServer, tmp_path: Path) -> None:
     platform_port = free_port()
+    ssh_server.known_hosts.unlink(missing_ok=True)  # this test meets the server first, whatever ran before it
     started = time.monotonic()
     deployed = gpu_server(ssh_server, "deploy", "--platform-port", str(platform_port),
                           "--setup-command", quick_setup(), "--env", "PLATFORM_POOLS=")
