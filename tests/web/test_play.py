@@ -205,6 +205,25 @@ def test_doom_is_played_with_its_keys(page: Page, http, screenshot) -> None:
     assert held.index(1) < held.index(3) < held.index(2), actions
 
 
+def test_pongs_paddle_moves_with_the_up_and_down_arrows(page: Page, http) -> None:
+    sid = start(page, "pong", record=True)
+    key_map = page.get_by_test_id("key-map")
+    expect(key_map).to_contain_text("↑")  # Pong's RIGHT moves its paddle up, LEFT down
+    expect(key_map).to_contain_text("↓")
+    page.get_by_test_id("play").click()
+    for key in ("ArrowUp", "ArrowDown"):  # each held through several steps at 15 a second
+        page.keyboard.down(key)
+        page.wait_for_timeout(700)
+        page.keyboard.up(key)
+        page.wait_for_timeout(300)
+    page.get_by_test_id("pause").click()
+    expect(page.get_by_test_id("step")).to_be_enabled()
+    actions = close_and_read(page, http, sid) and recorded_actions(http, sid)
+    held = [a for a in actions if a not in (0, 1)]  # not NOOP or FIRE
+    assert {2, 3} <= set(held), actions  # RIGHT (up) and LEFT (down) reached the server
+    assert held.index(2) < held.index(3), actions  # in the order the keys were held
+
+
 def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page: Page, http) -> None:
     sid = start(page, "pendulum", record=True)
     slider = page.get_by_test_id("slider-0")
