@@ -142,7 +142,7 @@ def test_sign_in_with_the_identity_provider_code_flow_and_pkce(open_page, oidc_p
         const answer = await fetch('/v0/me', {headers: {Authorization: `Bearer ${localStorage.getItem('simulusion.token')}`}});
         return {status: answer.status, body: await answer.json()};
     }""")
-    assert me == {"status": 200, "body": {"subject": f"oidc:{USER}", "team": "default", "role": "admin"}}
+    assert me == {"status": 200, "body": {"subject": f"oidc:{USER}", "team": "default", "role": "admin", "token_name": None}}
     assert page.evaluate("() => sessionStorage.getItem('simulusion.oidc.pending')") is None  # used once
     # The exchange was a public client's: no secret, the verifier checked by the provider.
     assert re.search(r'"POST /oauth2/token HTTP/1.1" 200', oidc_platform.provider.log_path.read_text())
