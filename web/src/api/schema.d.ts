@@ -213,6 +213,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/machines/behind-nat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Machine Behind Nat
+         * @description Add a machine the platform cannot reach (a laptop, WSL, a box behind NAT). Run the returned command on it: it
+         *     opens a reverse tunnel to the platform's tunnel endpoint and keeps it open, and the platform checks the machine
+         *     through it. `tunnel.state` says whether it is up. The command is shown only in this reply.
+         */
+        post: operations["add_machine_behind_nat_v0_machines_behind_nat_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/machines/ssh-key": {
         parameters: {
             query?: never;
@@ -1781,6 +1803,39 @@ export interface components {
             team?: string | null;
         };
         /**
+         * MachineBehindNatCreate
+         * @description A machine without a public address (a laptop, WSL, a box behind NAT): it opens a reverse tunnel to the
+         *     platform by running the command the reply gives.
+         */
+        MachineBehindNatCreate: {
+            /**
+             * Name
+             * @example my-laptop
+             */
+            name: string;
+            /**
+             * Ssh Port
+             * @description the port of the machine's own sshd (on its loopback)
+             * @default 22
+             */
+            ssh_port: number;
+            /**
+             * User
+             * @description the user on the machine who runs the command; the platform logs in as them
+             * @example ubuntu
+             */
+            user: string;
+        };
+        /** MachineBehindNatCreated */
+        MachineBehindNatCreated: {
+            /**
+             * Command
+             * @description run this once on the machine, as `user`, and leave it running: it writes the machine's tunnel key and the platform's host key under ~/.ssh, authorizes the platform's key, and keeps the tunnel open. It holds the tunnel key's private half: shown only here, never again
+             */
+            command: string;
+            machine: components["schemas"]["MachinePublic"];
+        };
+        /**
          * MachineCreate
          * @description A machine to add: the SSH command your provider shows, pasted as it is.
          */
@@ -1916,6 +1971,8 @@ export interface components {
             target: components["schemas"]["SshHopPublic"];
             /** Team */
             team: string;
+            /** @description a machine behind NAT: its tunnel; null for a machine the platform dials directly */
+            tunnel?: components["schemas"]["TunnelPublic"] | null;
         };
         /** MachinesPublic */
         MachinesPublic: {
@@ -3368,6 +3425,28 @@ export interface components {
             /** Team */
             team: string;
         };
+        /**
+         * TunnelPublic
+         * @description A machine behind NAT's reverse tunnel to the platform.
+         */
+        TunnelPublic: {
+            /**
+             * Since
+             * @description Unix seconds when that state began
+             */
+            since: number;
+            /**
+             * State
+             * @description waiting: the machine never connected yet; connected; down: the tunnel dropped
+             * @enum {string}
+             */
+            state: "waiting" | "connected" | "down";
+            /**
+             * Summary
+             * @description "waiting for the machine to connect", "connected since ...", "tunnel down since ..."
+             */
+            summary: string;
+        };
         /** UsagePublic */
         UsagePublic: {
             /**
@@ -4047,6 +4126,84 @@ export interface operations {
                 };
             };
             /** @description a machine at that host and port is added already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    add_machine_behind_nat_v0_machines_behind_nat_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MachineBehindNatCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineBehindNatCreated"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the platform's tunnel endpoint is off (PLATFORM_TUNNEL_PORT) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -109,5 +109,6 @@ MACHINES_CHECK = "platform.machines.check"
 MACHINES_ACCEPT_HOST_KEY = "platform.machines.accept_host_key"
 MACHINES_DELETE = "platform.machines.delete"
 MACHINES_SSH_KEY = "platform.machines.ssh_key"
+MACHINES_ADD_BEHIND_NAT = "platform.machines.add_behind_nat"
 # Queue group so several machines replicas share the requests.
 MACHINES_QUEUE = "machines"

@@ -7,6 +7,9 @@ loopback port, as the current user, with its own host key, its own `authorized_k
         ... ssh -p {sshd.port} {sshd.user}@127.0.0.1 ...
         sshd.change_host_key()  # a reinstalled machine: the next connection sees another key
 
+In a network namespace (a machine behind NAT, platform_testing.netns) it listens on the
+namespace's own loopback: `SshServer(root, netns="...")`, started with `ip netns exec`.
+
 Fixture (load this module as a pytest plugin): `sshd`, one server per test.
 """
 
@@ -51,7 +54,8 @@ class SshdMissingError(RuntimeError):
 class SshServer:
     """One sshd under `root` (config, host key, authorized_keys, the fake `bin/`)."""
 
-    def __init__(self, root: Path, gpus: bool = True) -> None:
+    def __init__(self, root: Path, gpus: bool = True, netns: str | None = None,
+                 authorized_keys: Path | None = None) -> None:
         if not SSHD.exists() or shutil.which(SSH_KEYGEN) is None:
             raise SshdMissingError(
                 f"{SSHD} or ssh-keygen is missing: install Debian's openssh-server and openssh-client "
@@ -59,10 +63,12 @@ class SshServer:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.host = "127.0.0.1"
-        self.port = free_port()
+        self.netns = netns
+        self.port = 22 if netns else free_port()  # a namespace's loopback is its own
         self.user = getpass.getuser()
         self.host_key = self.root / "ssh_host_ed25519_key"
-        self.authorized_keys = self.root / "authorized_keys"
+        self.authorized_keys = authorized_keys or self.root / "authorized_keys"
+        self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
         self.authorized_keys.touch()
         self.bin = self.root / "bin"
         self.bin.mkdir(exist_ok=True)
@@ -104,7 +110,11 @@ class SshServer:
             "",
         ]))
         log = (self.root / "sshd.log").open("ab")
-        self._process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(self.config)], stdout=log, stderr=log)
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
+        self._process = subprocess.Popen([*prefix, str(SSHD), "-D", "-e", "-f", str(self.config)], stdout=log,
+                                         stderr=log)
+        if self.netns:
+            return self._wait_listening()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -116,6 +126,17 @@ class SshServer:
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError(f"sshd did not answer on {self.host}:{self.port} in 10 s: {self.log_tail()}")
+
+    def _wait_listening(self) -> Self:
+        """In a namespace the platform's side cannot connect: sshd's own log says when it listens."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.poll() is not None:
+                raise RuntimeError(f"sshd exited at start ({self._process.returncode}): {self.log_tail()}")
+            if "Server listening on" in self.log_tail(50):
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"sshd did not listen in {self.netns} in 10 s: {self.log_tail()}")
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:

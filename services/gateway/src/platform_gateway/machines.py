@@ -34,6 +34,10 @@ class MachinesClient:
         reply = await self._call(subjects.MACHINES_ADD, request, pb.MachineReply, self._ssh_timeout)
         return reply.machine
 
+    async def add_behind_nat(self, name: str, user: str, ssh_port: int, team: str) -> pb.AddMachineBehindNatReply:
+        request = pb.AddMachineBehindNatRequest(name=name, user=user, ssh_port=ssh_port, team=team)
+        return await self._call(subjects.MACHINES_ADD_BEHIND_NAT, request, pb.AddMachineBehindNatReply)
+
     async def list(self, team: str | None) -> list[pb.Machine]:
         reply = await self._call(subjects.MACHINES_LIST, pb.ListMachinesRequest(team=team or ""), pb.ListMachinesReply)
         return list(reply.machines)

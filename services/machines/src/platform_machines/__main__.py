@@ -36,7 +36,7 @@ async def _run(settings: Settings) -> int:
     try:
         service = await MachinesService.open(nc, settings)
         await service.start()
-    except (ValueError, PlatformKeyError, DatabaseUrlError, DatabaseUnavailableError) as exc:
+    except (ValueError, OSError, PlatformKeyError, DatabaseUrlError, DatabaseUnavailableError) as exc:
         await nc.close()
         return _fail(str(exc))
     await shutdown.requested.wait()

@@ -9,6 +9,7 @@ from simulusion.machines.v1 import machines_pb2 as pb
 from platform_machines.machine_store import StoredMachine
 from platform_machines.ssh_command import SshHop
 from platform_machines.ssh_connections import fingerprint
+from platform_machines.tunnel_state import tunnel_summary
 
 
 def hop_message(hop: SshHop) -> pb.SshHop:
@@ -35,6 +36,14 @@ def facts_message(facts: dict[str, Any]) -> pb.MachineFacts:
 
 
 def machine_message(machine: StoredMachine) -> pb.Machine:
+    message = _machine_message(machine)
+    if machine.target.tunnel:
+        message.tunnel.CopyFrom(pb.MachineTunnel(state=machine.tunnel_state, since=machine.tunnel_since,
+                                                 summary=tunnel_summary(machine.tunnel_state, machine.tunnel_since)))
+    return message
+
+
+def _machine_message(machine: StoredMachine) -> pb.Machine:
     return pb.Machine(
         id=machine.id, name=machine.name, team=machine.team, target=hop_message(machine.target.machine),
         jumps=[hop_message(j) for j in machine.target.jumps], status=machine.status,

@@ -2,7 +2,9 @@
 Each connects through `SshDialer` and keeps what it found in the `MachineStore`.
 
 Statuses: `ready` (the last check reached the machine), `unreachable` (with the reason), `host key
-changed` (every connection refused until a person accepts the new key).
+changed` (every connection refused until a person accepts the new key), `unchecked` (a machine
+behind NAT whose tunnel never came up). A machine behind NAT is checked only while its tunnel is
+up (tunnel_machines); otherwise its status says what the tunnel is doing.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from platform_machines.machine_facts import CHECK_COMMAND, MachineFacts, parse_c
 from platform_machines.machine_store import MachineStore, StoredMachine, new_machine_id
 from platform_machines.ssh_command import UnusableSshCommandError, parse_ssh_command
 from platform_machines.ssh_connections import HostKeyChangedError, MachineUnreachableError, SshDialer
+from platform_machines.tunnel_state import CONNECTED, WAITING, tunnel_summary
 
 log = logging.getLogger(__name__)
 
 READY = "ready"
 UNREACHABLE = "unreachable"
 HOST_KEY_CHANGED = "host key changed"
+UNCHECKED = "unchecked"
 CHECK_TIMEOUT_S = 30.0
 MAX_NAME_LENGTH = 200
 
@@ -75,6 +79,8 @@ class MachineRegistry:
         unreachable machine or a changed key: the machine's status tells)."""
         machine = await self.store.get(machine_id)
         now = time.time()
+        if machine.target.tunnel and machine.tunnel_state != CONNECTED:
+            return await self.mark_tunnel_unreachable(machine_id)
         try:
             facts, host_keys = await self._read_facts(machine)
         except HostKeyChangedError as exc:
@@ -89,6 +95,14 @@ class MachineRegistry:
             machine = dataclasses.replace(
                 machine, status=READY, status_reason="", host_keys={**machine.host_keys, **host_keys},
                 pending_host_keys={}, facts=facts_json(facts), checked_at=now, facts_at=now)
+        return await self.store.save(machine)
+
+    async def mark_tunnel_unreachable(self, machine_id: str) -> StoredMachine:
+        """A machine behind NAT whose tunnel is not up: its status says why (`unchecked` while waiting)."""
+        machine = await self.store.get(machine_id)
+        status = UNCHECKED if machine.tunnel_state == WAITING else UNREACHABLE
+        machine = dataclasses.replace(machine, status=status, checked_at=time.time(),
+                                      status_reason=tunnel_summary(machine.tunnel_state, machine.tunnel_since))
         return await self.store.save(machine)
 
     async def accept_host_key(self, machine_id: str) -> StoredMachine:

@@ -43,10 +43,15 @@ machines = sa.Table(
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("checked_at", sa.Double, nullable=False, server_default="0"),
     sa.Column("facts_at", sa.Double, nullable=False, server_default="0"),
+    # A machine behind NAT: the public half of its tunnel key ("" for a machine dialled directly),
+    # its tunnel's state ("waiting", "connected", "down") and since when (Unix seconds).
+    sa.Column("tunnel_key", sa.Text, nullable=False, server_default=""),
+    sa.Column("tunnel_state", sa.String(16), nullable=False, server_default=""),
+    sa.Column("tunnel_since", sa.Double, nullable=False, server_default="0"),
     sa.UniqueConstraint("team", "host", "port", name="machines_team_host_port"),
 )
 # Columns added after the first version: a table an older version made gains them on start.
-ADDED_COLUMNS: tuple[str, ...] = ()
+ADDED_COLUMNS: tuple[str, ...] = ("tunnel_key", "tunnel_state", "tunnel_since")
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,12 @@ class StoredMachine:
     created_at: float = 0.0
     checked_at: float = 0.0
     facts_at: float = 0.0
+    tunnel_key: str = ""  # behind NAT: the public half of the machine's tunnel key
+    tunnel_state: str = ""
+    tunnel_since: float = 0.0
+
+
+TUNNEL_COLUMNS = ("tunnel_key", "tunnel_state", "tunnel_since")
 
 
 def new_machine_id() -> str:
@@ -79,16 +90,18 @@ def _row(machine: StoredMachine) -> dict[str, Any]:
         "host_keys": json.dumps(machine.host_keys), "pending_host_keys": json.dumps(machine.pending_host_keys),
         "status": machine.status, "status_reason": machine.status_reason, "facts": json.dumps(machine.facts),
         "created_at": machine.created_at, "checked_at": machine.checked_at, "facts_at": machine.facts_at,
+        "tunnel_key": machine.tunnel_key, "tunnel_state": machine.tunnel_state, "tunnel_since": machine.tunnel_since,
     }
 
 
 def _machine(row: Any) -> StoredMachine:
     jumps = tuple(SshHop(str(j["user"]), str(j["host"]), int(j["port"])) for j in json.loads(row.jumps))
     return StoredMachine(
-        id=row.id, team=row.team, name=row.name, target=SshTarget(SshHop(row.ssh_user, row.host, row.port), jumps),
+        id=row.id, team=row.team, name=row.name, target=SshTarget(SshHop(row.ssh_user, row.host, row.port), jumps, tunnel=bool(row.tunnel_key)),
         status=row.status, status_reason=row.status_reason, host_keys=json.loads(row.host_keys),
         pending_host_keys=json.loads(row.pending_host_keys), facts=json.loads(row.facts),
-        created_at=row.created_at, checked_at=row.checked_at, facts_at=row.facts_at)
+        created_at=row.created_at, checked_at=row.checked_at, facts_at=row.facts_at,
+        tunnel_key=row.tunnel_key, tunnel_state=row.tunnel_state, tunnel_since=row.tunnel_since)
 
 
 class MachineStore:
@@ -144,12 +157,25 @@ class MachineStore:
 
     async def save(self, machine: StoredMachine) -> StoredMachine:
         """Write a stored machine's changed state back (MachineNotFoundError when it went meanwhile)."""
-        values = {k: v for k, v in _row(machine).items() if k not in ("id", "team", "created_at")}
+        # the tunnel's state has its own writer (set_tunnel_state): a check never overwrites it
+        values = {k: v for k, v in _row(machine).items() if k not in ("id", "team", "created_at", *TUNNEL_COLUMNS)}
         async with self.engine.begin() as conn:
             result = await conn.execute(machines.update().where(machines.c.id == machine.id).values(**values))
         if result.rowcount == 0:
             raise MachineNotFoundError(f"machine '{machine.id}' not found")
         return machine
+
+    async def set_tunnel_state(self, machine_id: str, state: str, since: float) -> None:
+        """Record a tunnel's state (a machine removed meanwhile is no error)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(machines.update().where(machines.c.id == machine_id)
+                               .values(tunnel_state=state, tunnel_since=since))
+
+    async def tunnel_ports(self) -> set[int]:
+        """The loopback ports assigned to tunnels, every team's."""
+        query = sa.select(machines.c.port).where(machines.c.tunnel_key != "")
+        async with self.engine.connect() as conn:
+            return {int(port) for port in (await conn.execute(query)).scalars()}
 
     async def delete(self, machine_id: str) -> None:
         async with self.engine.begin() as conn:

@@ -8,10 +8,13 @@
     platform.machines.accept_host_key  AcceptHostKeyRequest -> MachineReply
     platform.machines.delete           DeleteMachineRequest -> DeleteMachineReply
     platform.machines.ssh_key          SshKeyRequest -> SshKeyReply (the public half only)
+    platform.machines.add_behind_nat   AddMachineBehindNatRequest -> AddMachineBehindNatReply (the
+                                       machine and its command, given once)
 
 Errors fill the reply's `error` (a ControlError): "invalid_argument" (with `field`: an unusable
 SSH command, a refused address, a machine that cannot be reached or refuses the key on add),
-"already_exists", "not_found", "failed_precondition", "internal".
+"already_exists", "not_found", "failed_precondition" (also: no tunnel endpoint for a machine
+behind NAT), "internal".
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from platform_machines.errors import InvalidMachineError, MachineError
 from platform_machines.machine_messages import machine_message
 from platform_machines.machine_registry import MachineRegistry
 from platform_machines.platform_key import PlatformKey
+from platform_machines.tunnel_machines import MachinesBehindNat
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +44,12 @@ Work = Callable[[Any], Awaitable[Message]]
 class MachinesApi:
     """Serves the machines subjects from a MachineRegistry and the platform's key."""
 
-    def __init__(self, nc: Any, registry: MachineRegistry, key: PlatformKey) -> None:
+    def __init__(self, nc: Any, registry: MachineRegistry, key: PlatformKey,
+                 behind_nat: MachinesBehindNat | None = None) -> None:
         self.nc = nc
         self.registry = registry
         self.key = key
+        self.behind_nat = behind_nat or MachinesBehindNat(registry, key, None)
         self._subs: list[Any] = []
         self._working: set[asyncio.Task[None]] = set()  # requests in progress: a slow SSH check holds up no other
 
@@ -56,6 +62,8 @@ class MachinesApi:
             subjects.MACHINES_ACCEPT_HOST_KEY: (pb.AcceptHostKeyRequest, pb.MachineReply, self._accept),
             subjects.MACHINES_DELETE: (pb.DeleteMachineRequest, pb.DeleteMachineReply, self._delete),
             subjects.MACHINES_SSH_KEY: (pb.SshKeyRequest, pb.SshKeyReply, self._ssh_key),
+            subjects.MACHINES_ADD_BEHIND_NAT: (pb.AddMachineBehindNatRequest, pb.AddMachineBehindNatReply,
+                                               self._add_behind_nat),
         }
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
@@ -72,6 +80,10 @@ class MachinesApi:
     async def _add(self, request: pb.AddMachineRequest) -> pb.MachineReply:
         machine = await self.registry.add(request.ssh_command, request.name, request.team)
         return pb.MachineReply(machine=machine_message(machine))
+
+    async def _add_behind_nat(self, request: pb.AddMachineBehindNatRequest) -> pb.AddMachineBehindNatReply:
+        machine, command = await self.behind_nat.add(request.name, request.user, request.ssh_port or 22, request.team)
+        return pb.AddMachineBehindNatReply(machine=machine_message(machine), command=command)
 
     async def _get(self, request: pb.GetMachineRequest) -> pb.MachineReply:
         return pb.MachineReply(machine=machine_message(await self.registry.store.get(request.id)))

@@ -53,10 +53,13 @@ class SshHop:
 
 @dataclass(frozen=True)
 class SshTarget:
-    """Where a pasted command connects: the machine, through `jumps` (bastions, in order)."""
+    """Where a pasted command connects: the machine, through `jumps` (bastions, in order).
+    `tunnel`: a machine behind NAT reached through its reverse tunnel (`machine` is then the
+    tunnel's loopback port on the platform); never set from a pasted command."""
 
     machine: SshHop
     jumps: tuple[SshHop, ...] = ()
+    tunnel: bool = False
 
 
 def parse_ssh_command(command: str, default_user: str = DEFAULT_USER) -> SshTarget:

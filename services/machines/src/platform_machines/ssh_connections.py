@@ -1,18 +1,19 @@
 """SSH connections to a stored machine: through its bastions, with the platform's key only, each
-hop's host key pinned. The one place that dials machines; checks (and, later, experiments and
-tunnels) take their connection from `open_machine`.
+hop's host key pinned. The one place that dials machines; checks (and, later, experiments) take their connection from `open_machine`.
 
 Trust on first use: a hop with no pinned key is accepted and its key returned in
 `MachineConnection.host_keys` for the caller to pin. A hop whose pinned key differs refuses the
 connection before the platform authenticates (`HostKeyChangedError`, with the key it presented,
 for a person to accept). The first hop's address is judged by the `AddressPolicy` and dialled as
 the address judged; nothing is read from ~/.ssh (no config, no agent, no known_hosts of the
-platform's user).
+platform's user). A machine behind NAT (`SshTarget.tunnel`) is dialled on its reverse tunnel's
+loopback port without the address policy: only targets the platform made for a tunnel carry that flag.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class SshDialer:
             tunnel: asyncssh.SSHClientConnection | None = None
             for position, hop in enumerate(hops):
                 role = "the machine" if position == len(hops) - 1 else f"the bastion {hop}"
-                host = str(await self.policy.resolve(hop.host, hop.port)) if tunnel is None else hop.host
+                host = hop.host if tunnel is not None else await self._first_hop(target, hop)
                 conn = await self._connect(name, role, hop, host, tunnel, pinned.get(hop.address))
                 stack.push_async_callback(_close, conn)
                 key = conn.get_server_host_key()
@@ -87,6 +88,13 @@ class SshDialer:
                 tunnel = conn
             assert tunnel is not None
             yield MachineConnection(tunnel, seen)
+
+    async def _first_hop(self, target: SshTarget, hop: SshHop) -> str:
+        if target.tunnel:  # a reverse tunnel's loopback port: allowed for tunnelled machines only
+            if target.jumps or not ipaddress.ip_address(hop.host).is_loopback:
+                raise InvalidMachineError(f"a tunnelled machine is reached on loopback only, not {hop}", field="ssh")
+            return hop.host
+        return str(await self.policy.resolve(hop.host, hop.port))
 
     async def _connect(self, name: str, role: str, hop: SshHop, host: str,
                        tunnel: asyncssh.SSHClientConnection | None, pinned: str | None) -> asyncssh.SSHClientConnection:

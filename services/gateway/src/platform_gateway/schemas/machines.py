@@ -26,6 +26,26 @@ class MachineCreate(BaseModel):
     name: str = Field("", max_length=200, description="a name for the machine (default: its host)")
 
 
+class MachineBehindNatCreate(BaseModel):
+    """A machine without a public address (a laptop, WSL, a box behind NAT): it opens a reverse tunnel to the
+    platform by running the command the reply gives."""
+
+    name: str = Field(min_length=1, max_length=200, examples=["my-laptop"])
+    user: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", examples=["ubuntu"],
+                      description="the user on the machine who runs the command; the platform logs in as them")
+    ssh_port: int = Field(22, ge=1, le=65535, description="the port of the machine's own sshd (on its loopback)")
+
+
+class TunnelPublic(BaseModel):
+    """A machine behind NAT's reverse tunnel to the platform."""
+
+    state: Literal["waiting", "connected", "down"] = Field(
+        description="waiting: the machine never connected yet; connected; down: the tunnel dropped")
+    since: float = Field(description="Unix seconds when that state began")
+    summary: str = Field(description='"waiting for the machine to connect", "connected since ...", '
+                                     '"tunnel down since ..."')
+
+
 class SshHopPublic(BaseModel):
     user: str
     host: str
@@ -79,7 +99,17 @@ class MachinePublic(BaseModel):
     created_at: float
     checked_at: float = Field(description="Unix seconds of the last check, 0 when never")
     facts_at: float = Field(description="Unix seconds of the last successful check, 0 when never")
+    tunnel: TunnelPublic | None = Field(None, description="a machine behind NAT: its tunnel; null for a machine the "
+                                                          "platform dials directly")
 
 
 class MachinesPublic(BaseModel):
     machines: list[MachinePublic]
+
+
+class MachineBehindNatCreated(BaseModel):
+    machine: MachinePublic
+    command: str = Field(description="run this once on the machine, as `user`, and leave it running: it writes the "
+                                     "machine's tunnel key and the platform's host key under ~/.ssh, authorizes the "
+                                     "platform's key, and keeps the tunnel open. It holds the tunnel key's private "
+                                     "half: shown only here, never again")

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from simulusion.control.v1 import control_pb2 as simulusion_dot_control_dot_v1_dot_control__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%simulusion/machines/v1/machines.proto\x12\x16simulusion.machines.v1\x1a#simulusion/control/v1/control.proto\"2\n\x06SshHop\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\r\"|\n\x03Gpu\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x1d\n\x10memory_total_mib\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12\x0c\n\x04uuid\x18\x04 \x01(\t\x12\x16\n\x0e\x64river_version\x18\x05 \x01(\tB\x13\n\x11_memory_total_mib\"]\n\nGpuProcess\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\r\x12\x1c\n\x0fused_memory_mib\x18\x03 \x01(\x04H\x00\x88\x01\x01\x42\x12\n\x10_used_memory_mib\"\xad\x02\n\x0cMachineFacts\x12)\n\x04gpus\x18\x01 \x03(\x0b\x32\x1b.simulusion.machines.v1.Gpu\x12\x39\n\rgpu_processes\x18\x02 \x03(\x0b\x32\".simulusion.machines.v1.GpuProcess\x12\x11\n\tgpu_error\x18\x03 \x01(\t\x12\x0c\n\x04\x63pus\x18\x04 \x01(\r\x12\x1a\n\x12memory_total_bytes\x18\x05 \x01(\x04\x12\x1e\n\x16memory_available_bytes\x18\x06 \x01(\x04\x12\x18\n\x10\x64isk_total_bytes\x18\x07 \x01(\x04\x12\x17\n\x0f\x64isk_free_bytes\x18\x08 \x01(\x04\x12\x0e\n\x06python\x18\t \x01(\t\x12\x0b\n\x03git\x18\n \x01(\t\x12\n\n\x02os\x18\x0b \x01(\t\"\xe6\x04\n\x07Machine\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\x12.\n\x06target\x18\x04 \x01(\x0b\x32\x1e.simulusion.machines.v1.SshHop\x12-\n\x05jumps\x18\x05 \x03(\x0b\x32\x1e.simulusion.machines.v1.SshHop\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x15\n\rstatus_reason\x18\x07 \x01(\t\x12W\n\x15host_key_fingerprints\x18\x08 \x03(\x0b\x32\x38.simulusion.machines.v1.Machine.HostKeyFingerprintsEntry\x12\x66\n\x1dpending_host_key_fingerprints\x18\t \x03(\x0b\x32?.simulusion.machines.v1.Machine.PendingHostKeyFingerprintsEntry\x12\x33\n\x05\x66\x61\x63ts\x18\n \x01(\x0b\x32$.simulusion.machines.v1.MachineFacts\x12\x12\n\ncreated_at\x18\x0b \x01(\x01\x12\x12\n\nchecked_at\x18\x0c \x01(\x01\x12\x10\n\x08\x66\x61\x63ts_at\x18\r \x01(\x01\x1a:\n\x18HostKeyFingerprintsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x41\n\x1fPendingHostKeyFingerprintsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"D\n\x11\x41\x64\x64MachineRequest\x12\x13\n\x0bssh_command\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\"t\n\x0cMachineReply\x12\x30\n\x07machine\x18\x01 \x01(\x0b\x32\x1f.simulusion.machines.v1.Machine\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x1f\n\x11GetMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"#\n\x13ListMachinesRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\"z\n\x11ListMachinesReply\x12\x31\n\x08machines\x18\x01 \x03(\x0b\x32\x1f.simulusion.machines.v1.Machine\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"!\n\x13\x43heckMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\"\n\x14\x41\x63\x63\x65ptHostKeyRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\"\n\x14\x44\x65leteMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"H\n\x12\x44\x65leteMachineReply\x12\x32\n\x05\x65rror\x18\x01 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x0f\n\rSshKeyRequest\"\x88\x01\n\x0bSshKeyReply\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12\x13\n\x0b\x66ingerprint\x18\x02 \x01(\t\x12\x1c\n\x14\x61uthorized_keys_line\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlErrorb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%simulusion/machines/v1/machines.proto\x12\x16simulusion.machines.v1\x1a#simulusion/control/v1/control.proto\"2\n\x06SshHop\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\r\"|\n\x03Gpu\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x1d\n\x10memory_total_mib\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12\x0c\n\x04uuid\x18\x04 \x01(\t\x12\x16\n\x0e\x64river_version\x18\x05 \x01(\tB\x13\n\x11_memory_total_mib\"]\n\nGpuProcess\x12\x10\n\x08gpu_uuid\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\r\x12\x1c\n\x0fused_memory_mib\x18\x03 \x01(\x04H\x00\x88\x01\x01\x42\x12\n\x10_used_memory_mib\"\xad\x02\n\x0cMachineFacts\x12)\n\x04gpus\x18\x01 \x03(\x0b\x32\x1b.simulusion.machines.v1.Gpu\x12\x39\n\rgpu_processes\x18\x02 \x03(\x0b\x32\".simulusion.machines.v1.GpuProcess\x12\x11\n\tgpu_error\x18\x03 \x01(\t\x12\x0c\n\x04\x63pus\x18\x04 \x01(\r\x12\x1a\n\x12memory_total_bytes\x18\x05 \x01(\x04\x12\x1e\n\x16memory_available_bytes\x18\x06 \x01(\x04\x12\x18\n\x10\x64isk_total_bytes\x18\x07 \x01(\x04\x12\x17\n\x0f\x64isk_free_bytes\x18\x08 \x01(\x04\x12\x0e\n\x06python\x18\t \x01(\t\x12\x0b\n\x03git\x18\n \x01(\t\x12\n\n\x02os\x18\x0b \x01(\t\"\x9d\x05\n\x07Machine\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\x12.\n\x06target\x18\x04 \x01(\x0b\x32\x1e.simulusion.machines.v1.SshHop\x12-\n\x05jumps\x18\x05 \x03(\x0b\x32\x1e.simulusion.machines.v1.SshHop\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x15\n\rstatus_reason\x18\x07 \x01(\t\x12W\n\x15host_key_fingerprints\x18\x08 \x03(\x0b\x32\x38.simulusion.machines.v1.Machine.HostKeyFingerprintsEntry\x12\x66\n\x1dpending_host_key_fingerprints\x18\t \x03(\x0b\x32?.simulusion.machines.v1.Machine.PendingHostKeyFingerprintsEntry\x12\x33\n\x05\x66\x61\x63ts\x18\n \x01(\x0b\x32$.simulusion.machines.v1.MachineFacts\x12\x12\n\ncreated_at\x18\x0b \x01(\x01\x12\x12\n\nchecked_at\x18\x0c \x01(\x01\x12\x10\n\x08\x66\x61\x63ts_at\x18\r \x01(\x01\x12\x35\n\x06tunnel\x18\x1e \x01(\x0b\x32%.simulusion.machines.v1.MachineTunnel\x1a:\n\x18HostKeyFingerprintsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x41\n\x1fPendingHostKeyFingerprintsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\">\n\rMachineTunnel\x12\r\n\x05state\x18\x01 \x01(\t\x12\r\n\x05since\x18\x02 \x01(\x01\x12\x0f\n\x07summary\x18\x03 \x01(\t\"D\n\x11\x41\x64\x64MachineRequest\x12\x13\n\x0bssh_command\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\"X\n\x1a\x41\x64\x64MachineBehindNatRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x10\n\x08ssh_port\x18\x03 \x01(\r\x12\x0c\n\x04team\x18\x04 \x01(\t\"\x91\x01\n\x18\x41\x64\x64MachineBehindNatReply\x12\x30\n\x07machine\x18\x01 \x01(\x0b\x32\x1f.simulusion.machines.v1.Machine\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\x12\x32\n\x05\x65rror\x18\x03 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"t\n\x0cMachineReply\x12\x30\n\x07machine\x18\x01 \x01(\x0b\x32\x1f.simulusion.machines.v1.Machine\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x1f\n\x11GetMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"#\n\x13ListMachinesRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\"z\n\x11ListMachinesReply\x12\x31\n\x08machines\x18\x01 \x03(\x0b\x32\x1f.simulusion.machines.v1.Machine\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"!\n\x13\x43heckMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\"\n\x14\x41\x63\x63\x65ptHostKeyRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\"\n\x14\x44\x65leteMachineRequest\x12\n\n\x02id\x18\x01 \x01(\t\"H\n\x12\x44\x65leteMachineReply\x12\x32\n\x05\x65rror\x18\x01 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x0f\n\rSshKeyRequest\"\x88\x01\n\x0bSshKeyReply\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12\x13\n\x0b\x66ingerprint\x18\x02 \x01(\t\x12\x1c\n\x14\x61uthorized_keys_line\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlErrorb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,31 +45,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MACHINEFACTS']._serialized_start=376
   _globals['_MACHINEFACTS']._serialized_end=677
   _globals['_MACHINE']._serialized_start=680
-  _globals['_MACHINE']._serialized_end=1294
-  _globals['_MACHINE_HOSTKEYFINGERPRINTSENTRY']._serialized_start=1169
-  _globals['_MACHINE_HOSTKEYFINGERPRINTSENTRY']._serialized_end=1227
-  _globals['_MACHINE_PENDINGHOSTKEYFINGERPRINTSENTRY']._serialized_start=1229
-  _globals['_MACHINE_PENDINGHOSTKEYFINGERPRINTSENTRY']._serialized_end=1294
-  _globals['_ADDMACHINEREQUEST']._serialized_start=1296
-  _globals['_ADDMACHINEREQUEST']._serialized_end=1364
-  _globals['_MACHINEREPLY']._serialized_start=1366
-  _globals['_MACHINEREPLY']._serialized_end=1482
-  _globals['_GETMACHINEREQUEST']._serialized_start=1484
-  _globals['_GETMACHINEREQUEST']._serialized_end=1515
-  _globals['_LISTMACHINESREQUEST']._serialized_start=1517
-  _globals['_LISTMACHINESREQUEST']._serialized_end=1552
-  _globals['_LISTMACHINESREPLY']._serialized_start=1554
-  _globals['_LISTMACHINESREPLY']._serialized_end=1676
-  _globals['_CHECKMACHINEREQUEST']._serialized_start=1678
-  _globals['_CHECKMACHINEREQUEST']._serialized_end=1711
-  _globals['_ACCEPTHOSTKEYREQUEST']._serialized_start=1713
-  _globals['_ACCEPTHOSTKEYREQUEST']._serialized_end=1747
-  _globals['_DELETEMACHINEREQUEST']._serialized_start=1749
-  _globals['_DELETEMACHINEREQUEST']._serialized_end=1783
-  _globals['_DELETEMACHINEREPLY']._serialized_start=1785
-  _globals['_DELETEMACHINEREPLY']._serialized_end=1857
-  _globals['_SSHKEYREQUEST']._serialized_start=1859
-  _globals['_SSHKEYREQUEST']._serialized_end=1874
-  _globals['_SSHKEYREPLY']._serialized_start=1877
-  _globals['_SSHKEYREPLY']._serialized_end=2013
+  _globals['_MACHINE']._serialized_end=1349
+  _globals['_MACHINE_HOSTKEYFINGERPRINTSENTRY']._serialized_start=1224
+  _globals['_MACHINE_HOSTKEYFINGERPRINTSENTRY']._serialized_end=1282
+  _globals['_MACHINE_PENDINGHOSTKEYFINGERPRINTSENTRY']._serialized_start=1284
+  _globals['_MACHINE_PENDINGHOSTKEYFINGERPRINTSENTRY']._serialized_end=1349
+  _globals['_MACHINETUNNEL']._serialized_start=1351
+  _globals['_MACHINETUNNEL']._serialized_end=1413
+  _globals['_ADDMACHINEREQUEST']._serialized_start=1415
+  _globals['_ADDMACHINEREQUEST']._serialized_end=1483
+  _globals['_ADDMACHINEBEHINDNATREQUEST']._serialized_start=1485
+  _globals['_ADDMACHINEBEHINDNATREQUEST']._serialized_end=1573
+  _globals['_ADDMACHINEBEHINDNATREPLY']._serialized_start=1576
+  _globals['_ADDMACHINEBEHINDNATREPLY']._serialized_end=1721
+  _globals['_MACHINEREPLY']._serialized_start=1723
+  _globals['_MACHINEREPLY']._serialized_end=1839
+  _globals['_GETMACHINEREQUEST']._serialized_start=1841
+  _globals['_GETMACHINEREQUEST']._serialized_end=1872
+  _globals['_LISTMACHINESREQUEST']._serialized_start=1874
+  _globals['_LISTMACHINESREQUEST']._serialized_end=1909
+  _globals['_LISTMACHINESREPLY']._serialized_start=1911
+  _globals['_LISTMACHINESREPLY']._serialized_end=2033
+  _globals['_CHECKMACHINEREQUEST']._serialized_start=2035
+  _globals['_CHECKMACHINEREQUEST']._serialized_end=2068
+  _globals['_ACCEPTHOSTKEYREQUEST']._serialized_start=2070
+  _globals['_ACCEPTHOSTKEYREQUEST']._serialized_end=2104
+  _globals['_DELETEMACHINEREQUEST']._serialized_start=2106
+  _globals['_DELETEMACHINEREQUEST']._serialized_end=2140
+  _globals['_DELETEMACHINEREPLY']._serialized_start=2142
+  _globals['_DELETEMACHINEREPLY']._serialized_end=2214
+  _globals['_SSHKEYREQUEST']._serialized_start=2216
+  _globals['_SSHKEYREQUEST']._serialized_end=2231
+  _globals['_SSHKEYREPLY']._serialized_start=2234
+  _globals['_SSHKEYREPLY']._serialized_end=2370
 # @@protoc_insertion_point(module_scope)

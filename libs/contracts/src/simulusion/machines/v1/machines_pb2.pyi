@@ -232,6 +232,7 @@ class Machine(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CHECKED_AT_FIELD_NUMBER: _builtins.int
     FACTS_AT_FIELD_NUMBER: _builtins.int
+    TUNNEL_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """"m-" and 12 hex digits"""
     name: _builtins.str
@@ -263,6 +264,12 @@ class Machine(_message.Message):
     def pending_host_key_fingerprints(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
     def facts(self) -> Global___MachineFacts: ...
+    @_builtins.property
+    def tunnel(self) -> Global___MachineTunnel:
+        """A machine behind NAT (reached through its reverse tunnel; `target` is then the tunnel's
+        loopback port on the platform): the tunnel's state. Unset for a machine dialled directly.
+        """
+
     def __init__(
         self,
         *,
@@ -279,14 +286,45 @@ class Machine(_message.Message):
         created_at: _builtins.float = ...,
         checked_at: _builtins.float = ...,
         facts_at: _builtins.float = ...,
+        tunnel: Global___MachineTunnel | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "target", b"target"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "target", b"target", "tunnel", b"tunnel"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked_at", b"checked_at", "created_at", b"created_at", "facts", b"facts", "facts_at", b"facts_at", "host_key_fingerprints", b"host_key_fingerprints", "id", b"id", "jumps", b"jumps", "name", b"name", "pending_host_key_fingerprints", b"pending_host_key_fingerprints", "status", b"status", "status_reason", b"status_reason", "target", b"target", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked_at", b"checked_at", "created_at", b"created_at", "facts", b"facts", "facts_at", b"facts_at", "host_key_fingerprints", b"host_key_fingerprints", "id", b"id", "jumps", b"jumps", "name", b"name", "pending_host_key_fingerprints", b"pending_host_key_fingerprints", "status", b"status", "status_reason", b"status_reason", "target", b"target", "team", b"team", "tunnel", b"tunnel"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Machine: _TypeAlias = Machine  # noqa: Y015
+
+@_typing.final
+class MachineTunnel(_message.Message):
+    """A machine behind NAT's reverse tunnel to the platform's tunnel endpoint."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    state: _builtins.str
+    """"waiting" (never connected yet), "connected", "down" """
+    since: _builtins.float
+    """Unix seconds when that state began"""
+    summary: _builtins.str
+    """"waiting for the machine to connect", "connected since ...", "tunnel down since ..." """
+    def __init__(
+        self,
+        *,
+        state: _builtins.str = ...,
+        since: _builtins.float = ...,
+        summary: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["since", b"since", "state", b"state", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MachineTunnel: _TypeAlias = MachineTunnel  # noqa: Y015
 
 @_typing.final
 class AddMachineRequest(_message.Message):
@@ -316,6 +354,71 @@ class AddMachineRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AddMachineRequest: _TypeAlias = AddMachineRequest  # noqa: Y015
+
+@_typing.final
+class AddMachineBehindNatRequest(_message.Message):
+    """platform.machines.add_behind_nat: a machine without a public address; it runs `command`, which
+    opens a reverse tunnel to the platform. Needs the tunnel endpoint (PLATFORM_TUNNEL_PORT).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    SSH_PORT_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    user: _builtins.str
+    """the user on the machine who runs the command; the platform logs in as them"""
+    ssh_port: _builtins.int
+    """the machine's sshd on its own loopback (0: 22)"""
+    team: _builtins.str
+    """the owning team (set by the gateway)"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        user: _builtins.str = ...,
+        ssh_port: _builtins.int = ...,
+        team: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "ssh_port", b"ssh_port", "team", b"team", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddMachineBehindNatRequest: _TypeAlias = AddMachineBehindNatRequest  # noqa: Y015
+
+@_typing.final
+class AddMachineBehindNatReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MACHINE_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    command: _builtins.str
+    """The one command to run on the machine. It holds the machine's private tunnel key: given
+    here once, never stored or listed by the platform.
+    """
+    @_builtins.property
+    def machine(self) -> Global___Machine: ...
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        machine: Global___Machine | None = ...,
+        command: _builtins.str = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "machine", b"machine"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "error", b"error", "machine", b"machine"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddMachineBehindNatReply: _TypeAlias = AddMachineBehindNatReply  # noqa: Y015
 
 @_typing.final
 class MachineReply(_message.Message):

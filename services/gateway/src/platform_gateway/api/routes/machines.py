@@ -9,7 +9,14 @@ from google.protobuf.json_format import MessageToDict
 from simulusion.machines.v1 import machines_pb2 as pb
 
 from platform_gateway.api.deps import AccessDep, IdentityDep, MachinesDep
-from platform_gateway.schemas.machines import MachineCreate, MachinePublic, MachinesPublic, SshKeyPublic
+from platform_gateway.schemas.machines import (
+    MachineBehindNatCreate,
+    MachineBehindNatCreated,
+    MachineCreate,
+    MachinePublic,
+    MachinesPublic,
+    SshKeyPublic,
+)
 from platform_gateway.schemas.sessions import ErrorPublic
 
 router = APIRouter(
@@ -42,6 +49,18 @@ async def add_machine(body: MachineCreate, machines: MachinesDep, access: Access
     the host key, and checks the GPUs, CPUs, memory, disk, Python and git. A command it cannot use, an address it
     must not dial, a machine it cannot reach or that refuses its key answer 422 saying what to do."""
     return _public(await machines.add(body.ssh, body.name, access.team_of(identity)))
+
+
+@router.post("/behind-nat", response_model=MachineBehindNatCreated, status_code=status.HTTP_201_CREATED,
+             responses={409: {"model": ErrorPublic, "description": "the platform's tunnel endpoint is off "
+                                                                   "(PLATFORM_TUNNEL_PORT)"}})
+async def add_machine_behind_nat(body: MachineBehindNatCreate, machines: MachinesDep, access: AccessDep,
+                                 identity: IdentityDep) -> MachineBehindNatCreated:
+    """Add a machine the platform cannot reach (a laptop, WSL, a box behind NAT). Run the returned command on it: it
+    opens a reverse tunnel to the platform's tunnel endpoint and keeps it open, and the platform checks the machine
+    through it. `tunnel.state` says whether it is up. The command is shown only in this reply."""
+    reply = await machines.add_behind_nat(body.name, body.user, body.ssh_port, access.team_of(identity))
+    return MachineBehindNatCreated(machine=_public(reply.machine), command=reply.command)
 
 
 @router.get("", response_model=MachinesPublic)
