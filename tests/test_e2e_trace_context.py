@@ -154,6 +154,8 @@ def traced_session_and_reads(url: str) -> None:
         assert http.get("/v0/machines/ssh-key").status_code == 200
         assert http.get("/v0/machines").status_code == 200
         assert http.post("/v0/machines", json={"ssh": "ssh root@169.254.169.254"}).status_code == 422
+        # no tunnel endpoint here (PLATFORM_TUNNEL_PORT): a machine behind NAT answers 409
+        assert http.post("/v0/machines/behind-nat", json={"name": "laptop", "user": "ubuntu"}).status_code == 409
         for method, path in (("GET", ""), ("POST", "/check"), ("POST", "/accept-host-key"), ("DELETE", "")):
             assert http.request(method, f"/v0/machines/m-000000000000{path}").status_code == 404, path
 
@@ -187,4 +189,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 7
+    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8

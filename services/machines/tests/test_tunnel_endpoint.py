@@ -163,5 +163,5 @@ async def test_a_pasted_loopback_command_is_still_refused(tunnels: Tunnels) -> N
     with pytest.raises(RefusedAddressError):
         async with dialer.open_machine("pasted", pasted, {}):
             pass
-    with pytest.raises(RefusedAddressError, match="loopback"):  # another team pasting the tunnel's port
-        await tunnels.behind_nat.registry.add(f"ssh ubuntu@127.0.0.1 -p {machine.target.machine.port}", "", "team-b")
+    with pytest.raises(RefusedAddressError, match="loopback"):  # the tunnel's port pasted as a machine
+        await tunnels.behind_nat.registry.add(f"ssh ubuntu@127.0.0.1 -p {machine.target.machine.port}", "", "team-a")

@@ -61,7 +61,7 @@ class MachineRegistry:
         if len(name) > MAX_NAME_LENGTH:
             raise InvalidMachineError(f"the name is {len(name)} characters; at most {MAX_NAME_LENGTH}", field="name")
         existing = await self.store.find(team, target.machine.host, target.machine.port)
-        if existing is not None:
+        if existing is not None and not existing.target.tunnel:  # a tunnel's port: the address policy answers
             raise MachineExistsError(f"the machine at {target.machine.address} is added already as {existing.name!r} "
                                      f"({existing.id}): check it or remove it first", field="ssh")
         machine = StoredMachine(id=new_machine_id(), team=team, name=name, target=target, status=UNREACHABLE)
