@@ -8,7 +8,7 @@ import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { managed, type MemberPublic, type Role } from "../../api/managed";
 import { errorText } from "../../lib/errors";
 import { whenText } from "../../lib/team/team";
-import { ConfirmDialog } from "./ConfirmDialog";
+import { ConfirmDialog } from "../../components/ConfirmDialog";
 
 interface Props {
   team: string;

@@ -16,7 +16,7 @@ import {
   DEFAULT_EXPIRY_DAYS, EXPIRY_CHOICES, type SecretOnce, secretOnce, tokenBody, type TokenPublic, tokenState, whenText,
   type TokenRole, withoutSecret,
 } from "../../lib/team/team";
-import { ConfirmDialog } from "./ConfirmDialog";
+import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { SecretOnceBox } from "./SecretOnceBox";
 
 interface Props {

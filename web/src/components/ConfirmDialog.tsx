@@ -1,5 +1,7 @@
-// A modal question before something that cannot be undone (revoking a token, removing a member).
+// A modal question before something that cannot be undone (revoking a token, removing a member,
+// removing a machine, accepting a changed host key).
 import { type ReactNode, useEffect, useRef } from "react";
+import "./confirmDialog.css";
 
 interface Props {
   open: boolean;
