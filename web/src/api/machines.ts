@@ -1,0 +1,26 @@
+// The users' GPU machines (issue 31): `/v0/machines` through the typed client. A refusal throws
+// the gateway's ApiError (a 422 names the field and says what to paste instead); a 401 sends the
+// app back to sign-in, as every call does.
+import { api, apiError, must, type Schemas } from "./client";
+
+export type Machine = Schemas["MachinePublic"];
+export type MachineFacts = Schemas["MachineFactsPublic"];
+export type MachineGpu = Schemas["GpuPublic"];
+export type GpuProcess = Schemas["GpuProcessPublic"];
+export type SshHop = Schemas["SshHopPublic"];
+export type SshKey = Schemas["SshKeyPublic"];
+export type MachineStatus = Machine["status"];
+
+const byId = (machineId: string) => ({ params: { path: { machine_id: machineId } } });
+
+export const machines = {
+  sshKey: () => must(api.GET("/v0/machines/ssh-key")),
+  list: async () => (await must(api.GET("/v0/machines"))).machines,
+  add: (ssh: string, name: string) => must(api.POST("/v0/machines", { body: { ssh, name } })),
+  check: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/check", byId(machineId))),
+  acceptHostKey: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/accept-host-key", byId(machineId))),
+  remove: async (machineId: string) => {
+    const { error, response } = await api.DELETE("/v0/machines/{machine_id}", byId(machineId));
+    if (!response.ok) throw apiError(response, error);
+  },
+};
