@@ -3,7 +3,7 @@
 // A platform that needs a token shows only the sign-in page until one is accepted
 // (lib/auth/useSignIn.ts): while signed out every path redirects to /sign-in?next=<path>, and
 // /sign-in/callback finishes a sign-in through the identity provider (lib/auth/oidc.ts).
-// data-testid: signed-in-as, sign-out.
+// data-testid: signed-in-as, sign-out, nav-<page> on some links (nav-machines, nav-usage, ...).
 import { useCallback, useState } from "react";
 import { Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from "react-router-dom";
 import { ComparisonPage } from "./pages/comparisons/ComparisonPage";
@@ -15,6 +15,7 @@ import { ReplayPage } from "./pages/replay/ReplayPage";
 import { SessionPage } from "./pages/session/SessionPage";
 import { OidcCallbackPage } from "./pages/signin/OidcCallbackPage";
 import { EpisodesPage } from "./pages/episodes/EpisodesPage";
+import { MachinesPage } from "./pages/machines/MachinesPage";
 import { SnapshotsPage } from "./pages/snapshots/SnapshotsPage";
 import { SignInPage } from "./pages/signin/SignInPage";
 import { TeamPage } from "./pages/team/TeamPage";
@@ -71,6 +72,7 @@ export function App() {
             <NavLink to="/episodes" data-testid="nav-episodes">Episodes</NavLink>
             <NavLink to="/snapshots" data-testid="nav-snapshots">Snapshots</NavLink>
             <NavLink to="/comparisons">Comparisons</NavLink>
+            <NavLink to="/machines" data-testid="nav-machines">Machines</NavLink>
             <NavLink to="/usage" data-testid="nav-usage">Usage</NavLink>
             <NavLink to="/team" data-testid="nav-team">Team</NavLink>
             <a href="/docs">API</a>
@@ -93,6 +95,7 @@ export function App() {
             <Route path="/comparisons" element={<ComparisonsPage />} />
             <Route path="/comparisons/:comparisonId" element={<ComparisonPage />} />
             <Route path="/team" element={<TeamPage />} />
+            <Route path="/machines" element={<MachinesPage />} />
             <Route path="/usage" element={<UsagePage />} />
             <Route path="/sign-in" element={<AfterSignIn after={after} />} />
             <Route path="/sign-in/callback" element={<AfterSignIn after={after} />} />
