@@ -1,0 +1,217 @@
+"""The Machines page (issue 31) against a managed platform (token sign-in, teams) whose machines
+service may dial loopback (PLATFORM_MACHINES_ALLOW_NETWORKS=127.0.0.0/8, which web_platform does
+not set) and a real sshd with a fake two-GPU nvidia-smi (platform_testing.sshd): the platform's
+key copied from the page into the sshd's authorized_keys, a machine added by pasting its SSH
+command and shown ready with its GPUs, a duplicate and unusable commands answered beside the
+field, a changed host key's fingerprints and its acceptance, Remove, and another team's view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.ports import free_port
+from platform_testing.sshd import SshServer
+from playwright.sync_api import Locator, Page, expect
+
+ALLOW = "PLATFORM_MACHINES_ALLOW_NETWORKS"
+SSH_WAIT = 45_000  # ms: connecting and checking over SSH on a busy machine
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture(scope="module")
+def machines_platform(web_dist: Path, admin_token: str,
+                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
+    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token",
+                 "PLATFORM_ADMIN_TOKEN": admin_token, ALLOW: "127.0.0.0/8", "PLATFORM_MACHINES_CONNECT_TIMEOUT": "5"}
+    with running_platform(tmp_path_factory.mktemp("machines-platform"), extra_env=extra_env,
+                          services=("broker", "machines", "gateway")) as stack:
+        yield stack
+
+
+@pytest.fixture
+def http(machines_platform: PlatformStack, admin_token: str) -> Iterator[httpx.Client]:
+    """The admin's API client; the team's machines are removed after each test."""
+    headers = {"Authorization": f"Bearer {admin_token}"}
+    with httpx.Client(base_url=machines_platform.url + "/v0", headers=headers, timeout=120) as client:
+        yield client
+        for machine in client.get("/machines").json()["machines"]:
+            client.delete(f"/machines/{machine['id']}")
+
+
+@pytest.fixture
+def machines_page(open_page: Callable[..., Page], machines_platform: PlatformStack,
+                  http: httpx.Client) -> Callable[[str], Page]:
+    """`machines_page(token)`: /machines signed in with `token`, the clipboard allowed."""
+    def open_signed_in(token: str) -> Page:
+        page = open_page(machines_platform.url)
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=machines_platform.url)
+        page.goto("/machines")
+        page.get_by_test_id("sign-in-token").fill(token)
+        page.get_by_test_id("sign-in-submit").click()
+        expect(page.get_by_test_id("machines-page")).to_be_visible()
+        return page
+    return open_signed_in
+
+
+@pytest.fixture
+def page(machines_page: Callable[[str], Page], admin_token: str) -> Page:
+    return machines_page(admin_token)
+
+
+def add(page: Page, ssh: str, name: str = "") -> None:
+    page.get_by_test_id("machines-add-ssh").fill(ssh)
+    page.get_by_test_id("machines-add-name").fill(name)
+    page.get_by_test_id("machines-add-submit").click()
+
+
+def card(page: Page, name: str) -> Locator:
+    return page.get_by_test_id("machine-card").filter(has=page.get_by_test_id("machine-name").get_by_text(name, exact=True))
+
+
+def test_copy_the_key_then_add_a_machine_by_pasting_its_ssh_command(
+        page: Page, http: httpx.Client, sshd: SshServer, console, screenshot) -> None:
+    expect(page.get_by_test_id("machines-empty")).to_contain_text("paste the SSH command")
+    key = http.get("/machines/ssh-key").json()
+    expect(page.get_by_test_id("machines-key-fingerprint")).to_have_text(key["fingerprint"])
+    expect(page.get_by_test_id("machines-key-line")).to_have_value(key["authorized_keys_line"])
+    expect(page.get_by_test_id("machines-key-append")).to_have_value(
+        f"mkdir -p ~/.ssh && chmod 700 ~/.ssh && echo '{key['authorized_keys_line']}' >> ~/.ssh/authorized_keys"
+        " && chmod 600 ~/.ssh/authorized_keys")
+    screenshot(page, "machines-empty")
+
+    page.get_by_test_id("machines-key-copy").click()
+    expect(page.get_by_test_id("machines-key-copy-done")).to_have_text("Copied.")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == key["authorized_keys_line"]
+    sshd.authorize(copied)  # what a person does on the machine with what they copied
+
+    add(page, f"$ {sshd.ssh_command} -i ~/.ssh/id_ed25519", "h100-box")
+    machine = card(page, "h100-box")
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Ready", timeout=SSH_WAIT)
+    expect(page.get_by_test_id("machines-empty")).to_have_count(0)
+    expect(page.get_by_test_id("machines-add-ssh")).to_have_value("")  # ready for the next one
+    expect(machine.get_by_test_id("machine-address")).to_have_text(f"{sshd.user}@127.0.0.1:{sshd.port}")
+    gpus = machine.get_by_test_id("machine-gpu")
+    expect(gpus).to_have_count(2)
+    expect(gpus.nth(0)).to_contain_text(H100)
+    expect(gpus.nth(0)).to_contain_text("79.6 GiB")
+    expect(gpus.nth(0)).to_contain_text("1 process (1 GiB)")
+    expect(gpus.nth(0)).to_contain_text("pid 4242")
+    expect(gpus.nth(1)).to_contain_text("memory unknown")
+    expect(gpus.nth(1)).to_contain_text("free")
+    expect(machine.get_by_test_id("machine-python")).to_contain_text("Python 3")
+    expect(machine.get_by_test_id("machine-git")).to_contain_text("git version")
+    expect(machine.get_by_test_id("machine-cpus")).to_have_text(str(http.get("/machines").json()["machines"][0]["facts"]["cpus"]))
+    expect(machine.get_by_test_id("machine-memory")).to_contain_text("GiB")
+    expect(machine.get_by_test_id("machine-disk")).to_contain_text(" free of ")
+    expect(machine.get_by_test_id("machine-checked")).to_have_text("Checked just now")
+    screenshot(page, "machines", full_page=True)
+
+    machine.get_by_test_id("machine-check").click()
+    expect(machine.get_by_test_id("machine-check")).to_have_text("Check again", timeout=SSH_WAIT)
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Ready")
+
+    page.reload()  # the list comes from the platform, not from the page's memory
+    expect(card(page, "h100-box").get_by_test_id("machine-gpu")).to_have_count(2)
+
+    console.allow(r"status of 409")
+    add(page, f"ssh://{sshd.user}@127.0.0.1:{sshd.port}", "again")
+    error = page.get_by_test_id("machines-add-error")
+    expect(error).to_contain_text("is added already as 'h100-box'")
+    expect(page.get_by_test_id("machines-add-ssh")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_test_id("machine-card")).to_have_count(1)
+
+
+def test_what_cannot_be_used_is_answered_beside_the_field(page: Page, http: httpx.Client, sshd: SshServer,
+                                                          console, screenshot) -> None:
+    console.allow(r"status of 422")
+    field = page.get_by_test_id("machines-add-ssh")
+    field.fill("gcloud compute ssh my-vm --zone us-central1-a")
+    expect(page.get_by_test_id("machines-add-hint")).to_contain_text("--dry-run")  # said early, while typing
+    page.get_by_test_id("machines-add-submit").click()
+    error = page.get_by_test_id("machines-add-error")
+    expect(error).to_contain_text("--dry-run")  # the gateway's 422, beside the field
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_attribute("aria-describedby", "machines-add-error")
+
+    add(page, "ssh abcdef-64410ab1@ssh.runpod.io -i ~/.ssh/id_ed25519")
+    expect(error).to_contain_text("SSH over exposed TCP")
+    screenshot(page, "machines-add-422")
+
+    add(page, "ssh root@169.254.169.254")
+    expect(error).to_contain_text(ALLOW)
+
+    add(page, f"ssh root@127.0.0.1 -p {free_port()}", "gone")
+    expect(error).to_contain_text("connection refused", timeout=SSH_WAIT)
+
+    add(page, sshd.ssh_command, "no-key")  # the platform's key is not in its authorized_keys
+    expect(error).to_contain_text("key not authorized", timeout=SSH_WAIT)
+    expect(error).to_contain_text(http.get("/machines/ssh-key").json()["authorized_keys_line"])
+
+    field.fill("-----BEGIN OPENSSH PRIVATE KEY-----")
+    page.get_by_test_id("machines-add-submit").click()  # never sent
+    expect(error).to_contain_text("never paste it")
+    expect(page.get_by_test_id("machines-empty")).to_be_visible()
+    assert http.get("/machines").json()["machines"] == []
+
+
+def test_a_changed_host_key_is_shown_and_accepted_then_the_machine_removed(
+        page: Page, http: httpx.Client, sshd: SshServer, screenshot) -> None:
+    sshd.authorize(http.get("/machines/ssh-key").json()["authorized_keys_line"])
+    added = http.post("/machines", json={"ssh": sshd.ssh_command, "name": "reinstalled"})
+    assert added.status_code == 201, added.text
+    hop = f"127.0.0.1:{sshd.port}"
+    pinned = added.json()["host_key_fingerprints"][hop]
+    page.reload()
+    machine = card(page, "reinstalled")
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Ready")
+
+    sshd.change_host_key()
+    machine.get_by_test_id("machine-check").click()
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Host key changed", timeout=SSH_WAIT)
+    presented = http.get(f"/machines/{added.json()['id']}").json()["pending_host_key_fingerprints"][hop]
+    assert presented.startswith("SHA256:") and presented != pinned
+    panel = machine.get_by_test_id("machine-host-key")
+    expect(panel.get_by_test_id("machine-host-key-hop")).to_contain_text(hop)
+    expect(panel.get_by_test_id("machine-old-fingerprint")).to_have_text(pinned)
+    expect(panel.get_by_test_id("machine-new-fingerprint")).to_have_text(presented)
+    expect(machine.get_by_test_id("machine-status-reason")).to_contain_text("accept")
+    screenshot(page, "machines-host-key-changed", full_page=True)
+
+    panel.get_by_test_id("machine-accept-host-key").click()
+    dialog = page.get_by_test_id("machine-accept-dialog")
+    expect(dialog).to_contain_text("Accept it only if you know why it changed")
+    dialog.get_by_test_id("machine-accept-dialog-cancel").click()  # a second thought: nothing changes
+    expect(dialog).to_be_hidden()
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Host key changed")
+
+    panel.get_by_test_id("machine-accept-host-key").click()
+    dialog.get_by_test_id("machine-accept-dialog-confirm").click()
+    expect(machine.get_by_test_id("machine-status")).to_have_text("Ready", timeout=SSH_WAIT)
+    expect(machine.get_by_test_id("machine-host-key")).to_have_count(0)
+    assert http.get(f"/machines/{added.json()['id']}").json()["host_key_fingerprints"][hop] == presented
+
+    machine.get_by_test_id("machine-remove").click()
+    removing = page.get_by_test_id("machine-remove-dialog")
+    expect(removing).to_contain_text("Nothing on the machine is touched")
+    removing.get_by_test_id("machine-remove-dialog-confirm").click()
+    expect(page.get_by_test_id("machine-card")).to_have_count(0)
+    expect(page.get_by_test_id("machines-empty")).to_be_visible()
+    assert http.get("/machines").json()["machines"] == []
+
+
+def test_another_teams_member_sees_only_their_teams_machines(
+        machines_page: Callable[[str], Page], http: httpx.Client, sshd: SshServer) -> None:
+    sshd.authorize(http.get("/machines/ssh-key").json()["authorized_keys_line"])
+    assert http.post("/machines", json={"ssh": sshd.ssh_command, "name": "ours"}).status_code == 201
+    assert http.post("/teams", json={"name": "elsewhere"}).status_code in (201, 409)
+    made = http.post("/tokens", json={"name": "elsewhere member", "team": "elsewhere", "role": "member"})
+    assert made.status_code == 201, made.text
+    member = machines_page(made.json()["token"])
+    expect(member.get_by_test_id("machines-empty")).to_be_visible()
+    expect(member.get_by_test_id("machines-key-line")).to_have_value(
+        http.get("/machines/ssh-key").json()["authorized_keys_line"])
