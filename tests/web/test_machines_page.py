@@ -2,11 +2,13 @@
 service may dial loopback (PLATFORM_MACHINES_ALLOW_NETWORKS=127.0.0.0/8, which web_platform does
 not set) and a real sshd with a fake two-GPU nvidia-smi (platform_testing.sshd): the platform's
 key copied from the page into the sshd's authorized_keys, a machine added by pasting its SSH
-command and shown ready with its GPUs, a duplicate and unusable commands answered beside the
+command and shown ready with its GPUs, the progress while it connects, a duplicate and unusable commands answered beside the
 field, a changed host key's fingerprints and its acceptance, Remove, and another team's view."""
 
 from __future__ import annotations
 
+import re
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -147,6 +149,16 @@ def test_what_cannot_be_used_is_answered_beside_the_field(page: Page, http: http
 
     add(page, f"ssh root@127.0.0.1 -p {free_port()}", "gone")
     expect(error).to_contain_text("connection refused", timeout=SSH_WAIT)
+
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        add(page, f"ssh root@127.0.0.1 -p {silent.getsockname()[1]}", "silent")
+        progress = page.get_by_test_id("machines-add-progress")  # PLATFORM_MACHINES_CONNECT_TIMEOUT is 5 s
+        expect(progress).to_have_text(re.compile(r"^Connecting to the machine and checking it… [1-9] s$"))
+        expect(page.get_by_test_id("machines-add-submit")).to_be_disabled()
+        expect(error).to_contain_text("timed out after 5 s", timeout=SSH_WAIT)
+        expect(progress).to_have_count(0)
 
     add(page, sshd.ssh_command, "no-key")  # the platform's key is not in its authorized_keys
     expect(error).to_contain_text("key not authorized", timeout=SSH_WAIT)
