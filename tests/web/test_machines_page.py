@@ -3,11 +3,12 @@ service may dial loopback (PLATFORM_MACHINES_ALLOW_NETWORKS=127.0.0.0/8, which w
 not set) and a real sshd with a fake two-GPU nvidia-smi (platform_testing.sshd): the platform's
 key copied from the page into the sshd's authorized_keys, a machine added by pasting its SSH
 command and shown ready with its GPUs, the progress while it connects, a duplicate and unusable commands answered beside the
-field, a changed host key's fingerprints and its acceptance, Remove, and another team's view."""
+field, a changed host key's fingerprints and its acceptance, Remove, another team's view, and the machines service down said plainly."""
 
 from __future__ import annotations
 
 import re
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.ports import free_port
 from platform_testing.sshd import SshServer
+from platform_testing.waiting import wait_for
 from playwright.sync_api import Locator, Page, expect
 
 ALLOW = "PLATFORM_MACHINES_ALLOW_NETWORKS"
@@ -227,3 +229,22 @@ def test_another_teams_member_sees_only_their_teams_machines(
     expect(member.get_by_test_id("machines-empty")).to_be_visible()
     expect(member.get_by_test_id("machines-key-line")).to_have_value(
         http.get("/machines/ssh-key").json()["authorized_keys_line"])
+
+
+def test_the_machines_service_down_is_said_plainly_and_try_again_recovers(
+        page: Page, machines_platform: PlatformStack, http: httpx.Client, console, screenshot) -> None:
+    console.allow(r"status of 503")
+    machines_platform.kill("machines", signal.SIGTERM)
+    try:
+        page.reload()
+        expect(page.get_by_test_id("machines-error")).to_contain_text("The machines could not be listed: machines unavailable")
+        expect(page.get_by_test_id("machines-key-error")).to_contain_text("machines unavailable")
+        expect(page.get_by_test_id("machines-add")).to_be_visible()  # the page stays whole
+        screenshot(page, "machines-unavailable")
+    finally:
+        machines_platform.start_service("machines")
+    wait_for(lambda: http.get("/machines").status_code == 200 or None, timeout=30, what="the machines service back")
+    page.get_by_test_id("machines-retry").click()
+    expect(page.get_by_test_id("machines-empty")).to_be_visible()
+    expect(page.get_by_test_id("machines-error")).to_have_count(0)
+    expect(page.get_by_test_id("machines-key-line")).to_have_value(http.get("/machines/ssh-key").json()["authorized_keys_line"])
