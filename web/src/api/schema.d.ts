@@ -187,6 +187,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/experiments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Experiments
+         * @description Your team's experiments, newest first.
+         */
+        get: operations["list_experiments_v0_experiments_get"];
+        put?: never;
+        /**
+         * Create Experiment
+         * @description Clone the repository on the machine, check out `ref` and start the command there, detached, on `gpus` GPUs
+         *     of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). A repository that
+         *     does not clone, a command that fails at once, more GPUs than the machine has: 422 saying what to fix.
+         */
+        post: operations["create_experiment_v0_experiments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/experiments/{experiment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Experiment
+         * @description One experiment: its status, exit code, GPUs and how much of its log the platform holds.
+         */
+        get: operations["get_experiment_v0_experiments__experiment_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/experiments/{experiment_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Experiment
+         * @description Stop the command's whole process group (TERM, then KILL after a grace). An ended experiment is left as
+         *     it is.
+         */
+        post: operations["cancel_experiment_v0_experiments__experiment_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/experiments/{experiment_id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Experiment Log
+         * @description The log (stdout and stderr) from byte `offset`, as the platform holds it (it survives the machine); up to
+         *     256 KiB a call. Follow it with `next_offset`, or with the WebSocket `/logs/stream`.
+         */
+        get: operations["experiment_log_v0_experiments__experiment_id__logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/machines": {
         parameters: {
             query?: never;
@@ -1606,6 +1694,168 @@ export interface components {
             field?: string | null;
             /** Log Tail */
             log_tail?: string | null;
+        };
+        /**
+         * ExperimentCreate
+         * @description A command to run in a checkout of a git repository on one of your machines.
+         */
+        ExperimentCreate: {
+            /**
+             * Command
+             * @description run by bash in the checkout, detached from the connection
+             * @example python train.py --epochs 3
+             */
+            command: string;
+            /**
+             * Env
+             * @description more variables for the command (names: letters, digits, _); their values are not kept by the platform
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Gpus
+             * @description how many of the machine's GPUs it gets alone (CUDA_VISIBLE_DEVICES); 0: none
+             * @default 0
+             */
+            gpus: number;
+            /**
+             * Machine
+             * @description the machine's id (GET /v0/machines)
+             */
+            machine: string;
+            /**
+             * Ref
+             * @description a branch, tag or commit to check out; empty: the default branch
+             * @default
+             */
+            ref: string;
+            /**
+             * Repository
+             * @description a git URL (or a path) the machine can clone: `git clone` runs there
+             * @example https://github.com/acme/train.git
+             */
+            repository: string;
+        };
+        /**
+         * ExperimentLogPublic
+         * @description Bytes of the log from `offset`, as text (UTF-8; a character cut at the end waits for the next read).
+         */
+        ExperimentLogPublic: {
+            /**
+             * Ended
+             * @description the experiment ended and nothing follows next_offset
+             */
+            ended: boolean;
+            /**
+             * Next Offset
+             * @description ask from here next
+             */
+            next_offset: number;
+            /**
+             * Offset
+             * @description the byte offset `text` starts at
+             */
+            offset: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "starting" | "running" | "succeeded" | "failed" | "cancelled" | "lost";
+            /** Text */
+            text: string;
+        };
+        /** ExperimentPublic */
+        ExperimentPublic: {
+            /** Command */
+            command: string;
+            /** Created At */
+            created_at: number;
+            /**
+             * Ended At
+             * @description Unix seconds; 0 while it runs
+             */
+            ended_at: number;
+            /**
+             * Env Names
+             * @description the variables given (names only)
+             */
+            env_names: string[];
+            /**
+             * Exit Code
+             * @description the command's exit code once it ended (null before, or when it was killed without one)
+             */
+            exit_code?: number | null;
+            /**
+             * Gpu Indices
+             * @description nvidia-smi's indices of the GPUs it has
+             */
+            gpu_indices: number[];
+            /**
+             * Gpu Uuids
+             * @description their UUIDs: its CUDA_VISIBLE_DEVICES
+             */
+            gpu_uuids: string[];
+            /** Gpus */
+            gpus: number;
+            /**
+             * Id
+             * @description "x-" and 12 hex digits
+             */
+            id: string;
+            /**
+             * Log Bytes
+             * @description bytes of its log the platform holds
+             */
+            log_bytes: number;
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /**
+             * Platform Url
+             * @description PLATFORM_URL as the command sees it
+             */
+            platform_url: string;
+            /** Ref */
+            ref: string;
+            /** Repository */
+            repository: string;
+            /**
+             * Run Dir
+             * @description its folder on the machine: checkout/, log, exit_code
+             */
+            run_dir: string;
+            /**
+             * Started At
+             * @description Unix seconds; 0 before it started
+             */
+            started_at: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "starting" | "running" | "succeeded" | "failed" | "cancelled" | "lost";
+            /**
+             * Status Reason
+             * @description why it failed, was cancelled or lost
+             */
+            status_reason: string;
+            /** Team */
+            team: string;
+            /**
+             * Token Id
+             * @description the id of the API token in its PLATFORM_TOKEN (revoked when it ends); empty without API tokens
+             */
+            token_id: string;
+        };
+        /** ExperimentsPublic */
+        ExperimentsPublic: {
+            /**
+             * Experiments
+             * @description newest first
+             */
+            experiments: components["schemas"]["ExperimentPublic"][];
         };
         /** GpuProcessPublic */
         GpuProcessPublic: {
@@ -4016,6 +4266,284 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EpisodesPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_experiments_v0_experiments_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentsPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_experiment_v0_experiments_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExperimentCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description fewer GPUs are free than asked for */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_experiment_v0_experiments__experiment_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an experiment's id: "x-" and 12 hex */
+                experiment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    cancel_experiment_v0_experiments__experiment_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an experiment's id: "x-" and 12 hex */
+                experiment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    experiment_log_v0_experiments__experiment_id__logs_get: {
+        parameters: {
+            query?: {
+                /** @description the byte to start at (a next_offset) */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description an experiment's id: "x-" and 12 hex */
+                experiment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentLogPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
             /** @description Unprocessable Entity */

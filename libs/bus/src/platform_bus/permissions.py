@@ -83,7 +83,9 @@ _MACHINES = _namespace(subjects.MACHINES_LIST)
 SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
     # REST and WebSocket in front: asks the broker, the recorder and the machines service, nothing
     # else (it steps over gRPC and the step link, not NATS).
-    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, INBOX), subscribe=(INBOX,)),
+    # Hears that an experiment ended, to revoke its API token.
+    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, INBOX),
+                           subscribe=(subjects.EXPERIMENTS_ENDED, INBOX)),
     # Answers the broker subjects, starts and stops instances on env hosts, hears their
     # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself; reads
     # a running session's last lifecycle event when asked for it (LifecycleConsumer.catch_up).
@@ -105,8 +107,9 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
         publish=(*_stream_setup(), *_durable_consumer(subjects.RECORDER_CONSUMER), INBOX),
         subscribe=(_RECORDER, INBOX),
     ),
-    # Answers the machines subjects (the users' GPU machines over SSH); asks nobody.
-    "machines": Permissions(publish=(INBOX,), subscribe=(_MACHINES, INBOX)),
+    # Answers the machines subjects (the users' GPU machines over SSH, experiments on them); asks
+    # nobody; says when an experiment ended.
+    "machines": Permissions(publish=(subjects.EXPERIMENTS_ENDED, INBOX), subscribe=(_MACHINES, INBOX)),
 }
 """The services' permissions; environment instances have none (no user)."""
 

@@ -110,5 +110,13 @@ MACHINES_ACCEPT_HOST_KEY = "platform.machines.accept_host_key"
 MACHINES_DELETE = "platform.machines.delete"
 MACHINES_SSH_KEY = "platform.machines.ssh_key"
 MACHINES_ADD_BEHIND_NAT = "platform.machines.add_behind_nat"
+# Experiments on the machines (simulusion.machines.v1), run and followed by the machines service.
+EXPERIMENTS_CREATE = "platform.machines.experiments.create"
+EXPERIMENTS_GET = "platform.machines.experiments.get"
+EXPERIMENTS_LIST = "platform.machines.experiments.list"
+EXPERIMENTS_CANCEL = "platform.machines.experiments.cancel"
+EXPERIMENTS_LOGS = "platform.machines.experiments.logs"
+# Published (ExperimentEnded) when an experiment ends: the gateway revokes its API token.
+EXPERIMENTS_ENDED = "platform.machines.experiments.ended"
 # Queue group so several machines replicas share the requests.
 MACHINES_QUEUE = "machines"

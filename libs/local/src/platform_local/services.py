@@ -98,6 +98,9 @@ def service_env(name: str, layout: PlatformLayout, base_env: Mapping[str, str],
     if name == "gateway":
         env["PLATFORM_HOST"] = layout.host
         env["PLATFORM_PORT"] = str(layout.port)
+    if name == "machines":  # where an experiment's forwarded port leads: this gateway
+        host = "127.0.0.1" if layout.host in ("0.0.0.0", "::", "") else layout.host
+        env.setdefault("PLATFORM_EXPERIMENTS_GATEWAY", f"{host}:{layout.port}")
     env.update(extra_env or {})
     password = layout.nats_passwords.get(name)
     if password:

@@ -71,6 +71,8 @@ class SshServer:
         self.authorized_keys.parent.mkdir(parents=True, exist_ok=True)
         self.authorized_keys.touch()
         self.bin = self.root / "bin"
+        self.home = self.root / "home"  # the sessions' HOME (SetEnv): experiments' run folders land here
+        self.home.mkdir(exist_ok=True)
         self.bin.mkdir(exist_ok=True)
         if gpus:
             self._write_fake_nvidia_smi()
@@ -105,7 +107,7 @@ class SshServer:
             "KbdInteractiveAuthentication no",
             "PermitRootLogin prohibit-password",
             "AllowTcpForwarding yes",
-            f"SetEnv PATH={self.bin}:/usr/local/bin:/usr/bin:/bin",
+            f"SetEnv PATH={self.bin}:/usr/local/bin:/usr/bin:/bin HOME={self.home}",
             "LogLevel VERBOSE",
             "",
         ]))

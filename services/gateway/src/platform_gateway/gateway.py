@@ -15,6 +15,7 @@ from platform_gateway.env_commands import EnvCommands
 from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
 from platform_gateway.identity.tokens import TokenStore
+from platform_gateway.experiments import ExperimentsClient, ExperimentTokens
 from platform_gateway.machines import MachinesClient
 from platform_gateway.page_sessions import PageSessions
 from platform_gateway.preview_warmer import PreviewWarmer, warmed_ids
@@ -35,6 +36,8 @@ class Gateway:
     broker: BrokerClient
     recorder: RecorderClient
     machines: MachinesClient
+    experiments: ExperimentsClient
+    experiment_tokens: ExperimentTokens
     streams: SessionStreams
     commands: EnvCommands
     previews: PreviewCache
@@ -56,20 +59,24 @@ class Gateway:
         wads = WadUploads()
         machines = MachinesClient(nc, timeout=settings.request_timeout)
         previews = PreviewCache(settings.cache_dir, broker, commands)
+        experiments = ExperimentsClient(nc, timeout=settings.request_timeout)
+        identity = _authenticator(settings)
         return cls(
             settings=settings,
             nc=nc,
             broker=broker,
             recorder=recorder,
             machines=machines,
+            experiments=experiments,
+            experiment_tokens=ExperimentTokens(nc, identity, experiments),
             streams=streams,
             commands=commands,
             previews=previews,
             warmer=PreviewWarmer(previews, broker, warmed_ids(settings.warm_previews)),
             tickets=tickets,
             wads=wads,
-            identity=_authenticator(settings),
-            access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines),
+            identity=identity,
+            access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines, experiments),
             pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s,
                                settings.page_left_grace_s),
         )
@@ -86,10 +93,12 @@ class Gateway:
             await self.identity.tokens.create_tables()
             if self.identity.directory is not None:
                 await self.identity.directory.open()
+        await self.experiment_tokens.start()
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
         self.warmer.start()
 
     async def close(self) -> None:
+        await self.experiment_tokens.stop()
         self.pages.close_all_timers()
         if self._sweeper is not None:
             self._sweeper.cancel()

@@ -26,6 +26,17 @@ class Settings(BaseSettings):
             when that is a wildcard).
         tunnel_keepalive: seconds between keepalives on a tunnel, both ways; three missed ones
             and the tunnel counts as down (PLATFORM_TUNNEL_KEEPALIVE).
+        public_url: the platform's address as the machines reach it (PLATFORM_PUBLIC_URL, e.g.
+            `https://platform.example.com`): experiments get it as PLATFORM_URL. Unset: each
+            experiment's SSH connection forwards a port on the machine's loopback to
+            `experiments_gateway`, and PLATFORM_URL is `http://127.0.0.1:<that port>`.
+        experiments_gateway: `host:port` of the platform's HTTP API as this service reaches it
+            (the launcher sets it to its gateway's): where the forwarded port leads.
+        experiments_poll_interval: seconds between two reads of a running experiment's log.
+        experiments_lost_after: seconds a running experiment's machine may stay unreachable
+            before the experiment is `lost`.
+        experiments_cancel_grace: seconds between TERM and KILL on cancel.
+        experiments_fail_fast: seconds the start waits for a command that fails at once.
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -39,6 +50,12 @@ class Settings(BaseSettings):
     tunnel_listen: str = "0.0.0.0"
     tunnel_address: str = ""
     tunnel_keepalive: float = Field(15.0, gt=0)
+    public_url: str = ""
+    experiments_gateway: str = "127.0.0.1:8000"
+    experiments_poll_interval: float = Field(0.5, gt=0)
+    experiments_lost_after: float = Field(600.0, gt=0)
+    experiments_cancel_grace: float = Field(5.0, ge=0)
+    experiments_fail_fast: float = Field(1.0, ge=0)
 
     @property
     def nats_servers(self) -> list[str]:

@@ -34,3 +34,26 @@ class HostKeyPendingError(MachineError):
     """accept-host-key on a machine whose host keys have not changed."""
 
     code = "failed_precondition"
+
+
+class ExperimentNotFoundError(MachineError):
+    code = "not_found"
+
+
+class InvalidExperimentError(MachineError):
+    """An experiment the platform cannot start: bad input, a repository that does not clone, a
+    command that failed at once, a machine without that many GPUs."""
+
+    code = "invalid_argument"
+
+
+class GpusBusyError(MachineError):
+    """Fewer GPUs are free on the machine than asked for (others' experiments hold them)."""
+
+    code = "failed_precondition"
+
+
+class ExperimentUnavailableError(MachineError):
+    """The machine could not be reached to start or cancel an experiment."""
+
+    code = "unavailable"

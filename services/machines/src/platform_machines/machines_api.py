@@ -67,7 +67,7 @@ class MachinesApi:
         }
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
-                subject, queue=subjects.MACHINES_QUEUE, cb=self._handler(request_type, reply_type, work)))
+                subject, queue=subjects.MACHINES_QUEUE, cb=self.handler(request_type, reply_type, work)))
         await self.nc.flush()
 
     async def stop(self) -> None:
@@ -107,7 +107,7 @@ class MachinesApi:
         return pb.SshKeyReply(public_key=self.key.public_line, fingerprint=self.key.fingerprint,
                               authorized_keys_line=self.key.authorized_keys_line)
 
-    def _handler(self, request_type: type[Any], reply_type: type[Any], work: Work) -> Callable[[Msg], Awaitable[None]]:
+    def handler(self, request_type: type[Any], reply_type: type[Any], work: Work) -> Callable[[Msg], Awaitable[None]]:
         async def answer(msg: Msg) -> None:
             data = await self._answer(msg, request_type, reply_type, work)
             if msg.reply:

@@ -630,3 +630,386 @@ class SshKeyReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SshKeyReply: _TypeAlias = SshKeyReply  # noqa: Y015
+
+@_typing.final
+class Experiment(_message.Message):
+    """An experiment: a command run detached on a machine, in a checkout of a git repository, on the
+    GPUs the platform assigned (docs/gpu-machines.md, "Experiments").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    MACHINE_ID_FIELD_NUMBER: _builtins.int
+    MACHINE_NAME_FIELD_NUMBER: _builtins.int
+    REPOSITORY_FIELD_NUMBER: _builtins.int
+    REF_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    GPU_INDICES_FIELD_NUMBER: _builtins.int
+    GPU_UUIDS_FIELD_NUMBER: _builtins.int
+    ENV_NAMES_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    STATUS_REASON_FIELD_NUMBER: _builtins.int
+    EXIT_CODE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    RUN_DIR_FIELD_NUMBER: _builtins.int
+    LOG_BYTES_FIELD_NUMBER: _builtins.int
+    PLATFORM_URL_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """"x-" and 12 hex digits"""
+    team: _builtins.str
+    machine_id: _builtins.str
+    machine_name: _builtins.str
+    repository: _builtins.str
+    """a git URL (or path) the machine clones"""
+    ref: _builtins.str
+    """checked out after the clone; empty: the default branch"""
+    command: _builtins.str
+    """run by bash in the checkout"""
+    gpus: _builtins.int
+    """how many were asked for"""
+    status: _builtins.str
+    """"starting", "running", "succeeded", "failed" (exit_code), "cancelled", "lost" (the machine
+    could not be reached for PLATFORM_EXPERIMENTS_LOST_AFTER seconds).
+    """
+    status_reason: _builtins.str
+    exit_code: _builtins.int
+    created_at: _builtins.float
+    """Unix seconds"""
+    started_at: _builtins.float
+    """when the command was started, 0 before"""
+    ended_at: _builtins.float
+    """when the platform saw it end, 0 before"""
+    run_dir: _builtins.str
+    """on the machine: the checkout, the log, the exit code"""
+    log_bytes: _builtins.int
+    """bytes of the log the platform holds"""
+    platform_url: _builtins.str
+    """PLATFORM_URL as the command sees it"""
+    token_id: _builtins.str
+    """the id (never the secret) of the API token in PLATFORM_TOKEN; empty: none"""
+    @_builtins.property
+    def gpu_indices(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """nvidia-smi's indices of the GPUs assigned"""
+
+    @_builtins.property
+    def gpu_uuids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """their UUIDs: CUDA_VISIBLE_DEVICES"""
+
+    @_builtins.property
+    def env_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the names of the variables given (their values are not kept)"""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        team: _builtins.str = ...,
+        machine_id: _builtins.str = ...,
+        machine_name: _builtins.str = ...,
+        repository: _builtins.str = ...,
+        ref: _builtins.str = ...,
+        command: _builtins.str = ...,
+        gpus: _builtins.int = ...,
+        gpu_indices: _abc.Iterable[_builtins.int] | None = ...,
+        gpu_uuids: _abc.Iterable[_builtins.str] | None = ...,
+        env_names: _abc.Iterable[_builtins.str] | None = ...,
+        status: _builtins.str = ...,
+        status_reason: _builtins.str = ...,
+        exit_code: _builtins.int | None = ...,
+        created_at: _builtins.float = ...,
+        started_at: _builtins.float = ...,
+        ended_at: _builtins.float = ...,
+        run_dir: _builtins.str = ...,
+        log_bytes: _builtins.int = ...,
+        platform_url: _builtins.str = ...,
+        token_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "exit_code", b"exit_code"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__exit_code: _TypeAlias = _typing.Literal["exit_code"]  # noqa: Y015
+    _WhichOneofArgType__exit_code: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__exit_code) -> _WhichOneofReturnType__exit_code | None: ...
+
+Global___Experiment: _TypeAlias = Experiment  # noqa: Y015
+
+@_typing.final
+class CreateExperimentRequest(_message.Message):
+    """platform.machines.experiments.create: clone, check out and start on the machine."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class EnvEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    TEAM_FIELD_NUMBER: _builtins.int
+    MACHINE_FIELD_NUMBER: _builtins.int
+    REPOSITORY_FIELD_NUMBER: _builtins.int
+    REF_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    ENV_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    team: _builtins.str
+    """the owning team (set by the gateway)"""
+    machine: _builtins.str
+    """a machine's id"""
+    repository: _builtins.str
+    ref: _builtins.str
+    command: _builtins.str
+    gpus: _builtins.int
+    id: _builtins.str
+    """the experiment's id (chosen by the gateway, which names its token after it)"""
+    token: _builtins.str
+    """the secret of PLATFORM_TOKEN: written to the machine, never stored or answered"""
+    token_id: _builtins.str
+    @_builtins.property
+    def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        team: _builtins.str = ...,
+        machine: _builtins.str = ...,
+        repository: _builtins.str = ...,
+        ref: _builtins.str = ...,
+        command: _builtins.str = ...,
+        gpus: _builtins.int = ...,
+        env: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        id: _builtins.str = ...,
+        token: _builtins.str = ...,
+        token_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateExperimentRequest: _TypeAlias = CreateExperimentRequest  # noqa: Y015
+
+@_typing.final
+class ExperimentReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPERIMENT_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def experiment(self) -> Global___Experiment: ...
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        experiment: Global___Experiment | None = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "experiment", b"experiment"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "experiment", b"experiment"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentReply: _TypeAlias = ExperimentReply  # noqa: Y015
+
+@_typing.final
+class GetExperimentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetExperimentRequest: _TypeAlias = GetExperimentRequest  # noqa: Y015
+
+@_typing.final
+class ListExperimentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEAM_FIELD_NUMBER: _builtins.int
+    team: _builtins.str
+    """empty: every team's"""
+    def __init__(
+        self,
+        *,
+        team: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListExperimentsRequest: _TypeAlias = ListExperimentsRequest  # noqa: Y015
+
+@_typing.final
+class ListExperimentsReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPERIMENTS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def experiments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Experiment]: ...
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        experiments: _abc.Iterable[Global___Experiment] | None = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "experiments", b"experiments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListExperimentsReply: _TypeAlias = ListExperimentsReply  # noqa: Y015
+
+@_typing.final
+class CancelExperimentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelExperimentRequest: _TypeAlias = CancelExperimentRequest  # noqa: Y015
+
+@_typing.final
+class ExperimentLogRequest(_message.Message):
+    """platform.machines.experiments.logs: the log's bytes from `offset`, as the platform holds them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    MAX_BYTES_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    offset: _builtins.int
+    max_bytes: _builtins.int
+    """0: the service's limit"""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        max_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "max_bytes", b"max_bytes", "offset", b"offset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentLogRequest: _TypeAlias = ExperimentLogRequest  # noqa: Y015
+
+@_typing.final
+class ExperimentLogReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    NEXT_OFFSET_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    data: _builtins.bytes
+    offset: _builtins.int
+    """where `data` starts"""
+    next_offset: _builtins.int
+    """offset + len(data): ask from there next"""
+    ended: _builtins.bool
+    """the experiment ended and the platform holds its whole log: nothing follows next_offset"""
+    status: _builtins.str
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        data: _builtins.bytes = ...,
+        offset: _builtins.int = ...,
+        next_offset: _builtins.int = ...,
+        ended: _builtins.bool = ...,
+        status: _builtins.str = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "ended", b"ended", "error", b"error", "next_offset", b"next_offset", "offset", b"offset", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentLogReply: _TypeAlias = ExperimentLogReply  # noqa: Y015
+
+@_typing.final
+class ExperimentEnded(_message.Message):
+    """Published on platform.machines.experiments.ended when an experiment ends (any way): the
+    gateway revokes its token.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    token_id: _builtins.str
+    status: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        token_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "status", b"status", "token_id", b"token_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentEnded: _TypeAlias = ExperimentEnded  # noqa: Y015

@@ -1,0 +1,64 @@
+"""Experiments on the users' GPU machines (docs/gpu-machines.md, "Experiments")."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ExperimentStatus = Literal["queued", "starting", "running", "succeeded", "failed", "cancelled", "lost"]
+
+
+class ExperimentCreate(BaseModel):
+    """A command to run in a checkout of a git repository on one of your machines."""
+
+    machine: str = Field(min_length=1, max_length=64, description="the machine's id (GET /v0/machines)")
+    repository: str = Field(min_length=1, max_length=2048, examples=["https://github.com/acme/train.git"],
+                            description="a git URL (or a path) the machine can clone: `git clone` runs there")
+    ref: str = Field("", max_length=255, description="a branch, tag or commit to check out; empty: the default branch")
+    command: str = Field(min_length=1, max_length=65536, examples=["python train.py --epochs 3"],
+                         description="run by bash in the checkout, detached from the connection")
+    gpus: int = Field(0, ge=0, le=64, description="how many of the machine's GPUs it gets alone "
+                                                  "(CUDA_VISIBLE_DEVICES); 0: none")
+    env: dict[str, str] = Field(default_factory=dict, description="more variables for the command (names: letters, "
+                                "digits, _); their values are not kept by the platform")
+
+
+class ExperimentPublic(BaseModel):
+    id: str = Field(description='"x-" and 12 hex digits')
+    team: str
+    machine_id: str
+    machine_name: str
+    repository: str
+    ref: str
+    command: str
+    gpus: int
+    gpu_indices: list[int] = Field(description="nvidia-smi's indices of the GPUs it has")
+    gpu_uuids: list[str] = Field(description="their UUIDs: its CUDA_VISIBLE_DEVICES")
+    env_names: list[str] = Field(description="the variables given (names only)")
+    status: ExperimentStatus
+    status_reason: str = Field(description="why it failed, was cancelled or lost")
+    exit_code: int | None = Field(None, description="the command's exit code once it ended (null before, or "
+                                                    "when it was killed without one)")
+    created_at: float
+    started_at: float = Field(description="Unix seconds; 0 before it started")
+    ended_at: float = Field(description="Unix seconds; 0 while it runs")
+    run_dir: str = Field(description="its folder on the machine: checkout/, log, exit_code")
+    log_bytes: int = Field(description="bytes of its log the platform holds")
+    platform_url: str = Field(description="PLATFORM_URL as the command sees it")
+    token_id: str = Field(description="the id of the API token in its PLATFORM_TOKEN (revoked when it ends); "
+                                      "empty without API tokens")
+
+
+class ExperimentsPublic(BaseModel):
+    experiments: list[ExperimentPublic] = Field(description="newest first")
+
+
+class ExperimentLogPublic(BaseModel):
+    """Bytes of the log from `offset`, as text (UTF-8; a character cut at the end waits for the next read)."""
+
+    offset: int = Field(description="the byte offset `text` starts at")
+    next_offset: int = Field(description="ask from here next")
+    text: str
+    ended: bool = Field(description="the experiment ended and nothing follows next_offset")
+    status: ExperimentStatus

@@ -1,0 +1,180 @@
+"""Following one experiment: its SSH connection (which carries the PLATFORM_URL forward), its
+start, its log copied into the platform's database by offset, and its end.
+
+One task per active experiment. A dropped connection is dialled again, and the log continues
+from the byte the database holds (`ExperimentStore.append_log`); a machine unreachable for
+`lost_after` seconds makes the experiment `lost`. The task never stops the command: only
+cancel does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import asyncssh
+
+from platform_machines.errors import InvalidExperimentError, MachineError
+from platform_machines.experiment_script import (CHECKOUT_FAILED, CLONE_FAILED, launch_script, parse_poll,
+                                                 poll_command)
+from platform_machines.experiment_store import ExperimentStore, StoredExperiment
+from platform_machines.machine_store import MachineStore
+from platform_machines.ssh_connections import SshDialer
+
+log = logging.getLogger(__name__)
+
+READ_BYTES = 256 * 1024  # the most log bytes one read brings
+
+
+@dataclass(frozen=True)
+class FollowSettings:
+    public_url: str
+    gateway: tuple[str, int]  # where a forwarded port leads
+    poll_interval: float
+    lost_after: float
+    fail_fast: float
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What starting needs once: the variables (PLATFORM_TOKEN among them, never stored)."""
+
+    env: Mapping[str, str]
+
+
+Ended = Callable[[StoredExperiment], Awaitable[None]]
+
+
+class ExperimentFollower:
+    def __init__(self, experiment: StoredExperiment, store: ExperimentStore, machines: MachineStore,
+                 dialer: SshDialer, settings: FollowSettings, on_end: Ended) -> None:
+        self.id = experiment.id
+        self.machine_name = experiment.machine_name
+        self.store = store
+        self.machines = machines
+        self.dialer = dialer
+        self.settings = settings
+        self.on_end = on_end
+        self.started: asyncio.Future[StoredExperiment] = asyncio.get_running_loop().create_future()
+        self.ended_at_once = False  # the start saw the command end within `fail_fast`
+
+    def _what(self) -> str:
+        return f"experiment {self.id} on machine '{self.machine_name}'"
+
+    async def run(self, launch: Launch | None) -> None:
+        """Start (when `launch` is given) and follow until the experiment ended."""
+        unreachable_since: float | None = None
+        while True:
+            experiment = await self.store.get(self.id)
+            if experiment.ended_at:  # ended (a cancelled one has ended_at once its processes are gone)
+                return
+            try:
+                machine = await self.machines.get(experiment.machine_id)
+                async with self.dialer.open_machine(machine.name, machine.target, machine.host_keys) as opened:
+                    unreachable_since = None
+                    conn = opened.connection
+                    await self._forward(conn, experiment)
+                    if launch is not None:
+                        await self._launch(conn, launch)
+                        launch = None
+                    if await self._follow(conn):
+                        return
+            except InvalidExperimentError as exc:  # the start itself failed: nothing runs
+                if not self.started.done():
+                    self.started.set_exception(exc)
+                return
+            except (MachineError, asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+                if launch is not None:  # never started: say so to the request and forget it
+                    if not self.started.done():
+                        self.started.set_exception(exc if isinstance(exc, MachineError) else InvalidExperimentError(
+                            f"{self._what()}: cannot start: {type(exc).__name__}: {exc}", field="machine"))
+                    return
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                log.warning("%s: connection lost (%s); dialling again", self._what(), exc)
+                if now - unreachable_since >= self.settings.lost_after:
+                    await self._end("lost", None, f"the machine could not be reached for "
+                                                  f"{self.settings.lost_after:g} s: {exc}")
+                    return
+                await asyncio.sleep(min(5.0, self.settings.poll_interval * 4))
+
+    async def _forward(self, conn: asyncssh.SSHClientConnection, experiment: StoredExperiment) -> None:
+        if self.settings.public_url:
+            if not experiment.platform_url:
+                await self.store.update(self.id, platform_url=self.settings.public_url)
+            return
+        host, port = self.settings.gateway
+        try:
+            listener = await conn.forward_remote_port("127.0.0.1", experiment.forward_port, host, port)
+        except asyncssh.Error as exc:
+            log.warning("%s: cannot forward port %s on the machine to the platform: %s",
+                        self._what(), experiment.forward_port, exc)
+            return
+        if not experiment.forward_port:
+            remote = listener.get_port()
+            await self.store.update(self.id, forward_port=remote, platform_url=f"http://127.0.0.1:{remote}")
+
+    async def _launch(self, conn: asyncssh.SSHClientConnection, launch: Launch) -> None:
+        experiment = await self.store.get(self.id)
+        env = {**launch.env, "PLATFORM_URL": experiment.platform_url}
+        script = launch_script(self.id, experiment.repository, experiment.ref, experiment.command, env,
+                               self.settings.fail_fast)
+        result = await conn.run("bash -s", input=script, check=False)
+        out = str(result.stdout or "")
+        lines = dict(line.split("=", 1) for line in out.splitlines() if "=" in line and line.split("=", 1)[0]
+                     in ("run_dir", "pid", "exit"))
+        if result.exit_status in (CLONE_FAILED, CHECKOUT_FAILED):
+            said = "\n".join(line for line in out.splitlines() if not line.startswith("run_dir="))
+            what = (f"the repository {experiment.repository!r} does not clone" if result.exit_status == CLONE_FAILED
+                    else f"the ref {experiment.ref!r} cannot be checked out")
+            raise InvalidExperimentError(f"{self._what()}: {what}: {said.strip()[-1000:]}",
+                                         field="repository" if result.exit_status == CLONE_FAILED else "ref")
+        if result.exit_status != 0 or "pid" not in lines:
+            raise InvalidExperimentError(
+                f"{self._what()}: the start failed (exit {result.exit_status}): "
+                f"{(str(result.stderr or '') + out).strip()[-1000:]}", field="machine")
+        updated = await self.store.update(self.id, run_dir=lines.get("run_dir", ""), status="running",
+                                          started_at=time.time())
+        self.ended_at_once = "exit" in lines
+        self.started.set_result(updated)
+
+    async def _follow(self, conn: asyncssh.SSHClientConnection) -> bool:
+        """Copy the log until the experiment ends (True) or the connection drops (raises)."""
+        while True:
+            experiment = await self.store.get(self.id)
+            offset = experiment.log_bytes
+            result = await conn.run(poll_command(self.id, offset, READ_BYTES), encoding=None, check=False)
+            out = result.stdout or b""
+            polled = parse_poll(out if isinstance(out, bytes) else out.encode())
+            if polled.data:
+                await self.store.append_log(self.id, offset, polled.data)
+            if len(polled.data) >= READ_BYTES:
+                continue  # more is waiting
+            if polled.state == "exit":
+                code = polled.exit_code
+                await self._end("succeeded" if code == 0 else "failed", code,
+                                "" if code == 0 else f"the command exited with {code}")
+                return True
+            if polled.state == "dead":
+                await self._end("failed", None, "the command's processes are gone without an exit code "
+                                                "(killed, or the machine restarted)")
+                return True
+            if polled.state == "gone":
+                await self._end("lost", None, "its run folder is gone from the machine")
+                return True
+            await asyncio.sleep(self.settings.poll_interval)
+
+    async def _end(self, status: str, code: int | None, reason: str) -> None:
+        current = await self.store.get(self.id)
+        values: dict[str, Any] = {"ended_at": current.ended_at or time.time()}
+        if current.status == "cancelled":
+            values["exit_code"] = code
+            ended = await self.store.update(self.id, **values)
+        else:
+            ended = await self.store.update(self.id, status=status, exit_code=code, status_reason=reason, **values)
+        log.info("%s ended: %s%s", self._what(), ended.status, "" if code is None else f" (exit {code})")
+        await self.on_end(ended)

@@ -1,0 +1,95 @@
+"""NATS request/reply API of experiments (simulusion.machines.v1), queue group `machines`:
+
+    platform.machines.experiments.create  CreateExperimentRequest -> ExperimentReply
+    platform.machines.experiments.get     GetExperimentRequest -> ExperimentReply
+    platform.machines.experiments.list    ListExperimentsRequest (a team, or every team's) -> ListExperimentsReply
+    platform.machines.experiments.cancel  CancelExperimentRequest -> ExperimentReply
+    platform.machines.experiments.logs    ExperimentLogRequest -> ExperimentLogReply
+
+and publishes ExperimentEnded on platform.machines.experiments.ended when one ends. Errors as
+the machines subjects' (`MachinesApi`): "invalid_argument" (with `field`), "not_found",
+"failed_precondition" (GPUs taken), "unavailable" (the machine cannot be reached).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_contracts import subjects
+from simulusion.machines.v1 import machines_pb2 as pb
+
+from platform_machines.experiment_store import StoredExperiment
+from platform_machines.experiments import Experiments
+from platform_machines.machines_api import MachinesApi
+
+MAX_LOG_REPLY = 256 * 1024
+
+
+def experiment_message(x: StoredExperiment) -> pb.Experiment:
+    message = pb.Experiment(
+        id=x.id, team=x.team, machine_id=x.machine_id, machine_name=x.machine_name, repository=x.repository,
+        ref=x.ref, command=x.command, gpus=x.gpus, gpu_indices=list(x.gpu_indices), gpu_uuids=list(x.gpu_uuids),
+        env_names=list(x.env_names), status=x.status, status_reason=x.status_reason, created_at=x.created_at,
+        started_at=x.started_at, ended_at=x.ended_at, run_dir=x.run_dir, log_bytes=x.log_bytes,
+        platform_url=x.platform_url, token_id=x.token_id)
+    if x.exit_code is not None:
+        message.exit_code = x.exit_code
+    return message
+
+
+class ExperimentsApi:
+    """Serves the experiments subjects, with the machines API's request handling."""
+
+    def __init__(self, nc: Any, experiments: Experiments, requests: MachinesApi) -> None:
+        self.nc = nc
+        self.experiments = experiments
+        self.requests = requests
+        self._subs: list[Any] = []
+
+    async def start(self) -> None:
+        handlers = {
+            subjects.EXPERIMENTS_CREATE: (pb.CreateExperimentRequest, pb.ExperimentReply, self._create),
+            subjects.EXPERIMENTS_GET: (pb.GetExperimentRequest, pb.ExperimentReply, self._get),
+            subjects.EXPERIMENTS_LIST: (pb.ListExperimentsRequest, pb.ListExperimentsReply, self._list),
+            subjects.EXPERIMENTS_CANCEL: (pb.CancelExperimentRequest, pb.ExperimentReply, self._cancel),
+            subjects.EXPERIMENTS_LOGS: (pb.ExperimentLogRequest, pb.ExperimentLogReply, self._logs),
+        }
+        for subject, (request_type, reply_type, work) in handlers.items():
+            self._subs.append(await self.nc.subscribe(
+                subject, queue=subjects.MACHINES_QUEUE,
+                cb=self.requests.handler(request_type, reply_type, work)))  # type: ignore[arg-type]
+        await self.nc.flush()
+
+    async def stop(self) -> None:
+        for sub in self._subs:
+            await sub.unsubscribe()
+        self._subs = []
+
+    async def publish_ended(self, experiment: StoredExperiment) -> None:
+        event = pb.ExperimentEnded(id=experiment.id, token_id=experiment.token_id, status=experiment.status)
+        await self.nc.publish(subjects.EXPERIMENTS_ENDED, event.SerializeToString())
+
+    async def _create(self, r: pb.CreateExperimentRequest) -> pb.ExperimentReply:
+        created = await self.experiments.create(
+            experiment_id=r.id, team=r.team, machine_id=r.machine, repository=r.repository, ref=r.ref,
+            command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id)
+        return pb.ExperimentReply(experiment=experiment_message(created))
+
+    async def _get(self, r: pb.GetExperimentRequest) -> pb.ExperimentReply:
+        return pb.ExperimentReply(experiment=experiment_message(await self.experiments.store.get(r.id)))
+
+    async def _list(self, r: pb.ListExperimentsRequest) -> pb.ListExperimentsReply:
+        found = await self.experiments.store.list(r.team or None)
+        return pb.ListExperimentsReply(experiments=[experiment_message(x) for x in found])
+
+    async def _cancel(self, r: pb.CancelExperimentRequest) -> pb.ExperimentReply:
+        return pb.ExperimentReply(experiment=experiment_message(await self.experiments.cancel(r.id)))
+
+    async def _logs(self, r: pb.ExperimentLogRequest) -> pb.ExperimentLogReply:
+        experiment = await self.experiments.store.get(r.id)  # before the read: `ended` then holds for it
+        limit = min(r.max_bytes or MAX_LOG_REPLY, MAX_LOG_REPLY)
+        offset = min(r.offset, experiment.log_bytes)
+        data = await self.experiments.store.read_log(r.id, offset, limit)
+        after = offset + len(data)
+        return pb.ExperimentLogReply(data=data, offset=offset, next_offset=after, status=experiment.status,
+                                     ended=bool(experiment.ended_at) and after >= experiment.log_bytes)
