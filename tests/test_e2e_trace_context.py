@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from opentelemetry import trace
 from platform_contracts import subjects
 from platform_contracts.tracing import setup_tracing
 from platform_testing.platform import running_platform
+from platform_testing.sshd import SshServer
 from platform_testing.waiting import wait_for
 from simulusion.control.v1 import control_pb2
 
@@ -112,7 +114,7 @@ def new_pool_instance_alive(watch: BusWatch, since: float, old: set[str]) -> boo
     return bool(alive_instances(watch, since) - old)
 
 
-def traced_session_and_reads(url: str) -> None:
+def traced_session_and_reads(url: str, sshd: SshServer) -> None:
     """A recorded session and the REST reads, all inside one span of the client."""
     tracer = setup_tracing("trace-context-test")
     http = httpx.Client(base_url=url, timeout=60)
@@ -158,19 +160,37 @@ def traced_session_and_reads(url: str) -> None:
         assert http.post("/v0/machines/behind-nat", json={"name": "laptop", "user": "ubuntu"}).status_code == 409
         for method, path in (("GET", ""), ("POST", "/check"), ("POST", "/accept-host-key"), ("DELETE", "")):
             assert http.request(method, f"/v0/machines/m-000000000000{path}").status_code == 404, path
+        # The experiments subjects: one that ends at once on the tests' own sshd (its end is
+        # published: platform.machines.experiments.ended), and the reads of it.
+        sshd.authorize(http.get("/v0/machines/ssh-key").json()["authorized_keys_line"])
+        machine = http.post("/v0/machines", json={"ssh": sshd.ssh_command})
+        assert machine.status_code == 201, machine.text
+        repo = sshd.root / "empty.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+        made = http.post("/v0/experiments", json={"machine": machine.json()["id"], "repository": str(repo),
+                                                  "command": "echo traced"})
+        assert made.status_code == 201, made.text
+        experiment = made.json()["id"]
+        wait_for(lambda: http.get(f"/v0/experiments/{experiment}").json()["ended_at"], timeout=60,
+                 what="the traced experiment's end")
+        assert http.get("/v0/experiments").status_code == 200
+        assert http.get(f"/v0/experiments/{experiment}/logs").json()["text"] == "traced\n"
+        assert http.post(f"/v0/experiments/{experiment}/cancel").json()["status"] == "succeeded"
 
 
 @pytest.fixture(scope="module")
 def bus_messages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusWatch]:
     root = tmp_path_factory.mktemp("trace-context")
-    with running_platform(root, extra_env={"PLATFORM_POOLS": "cartpole=1"}) as stack, BusWatch(stack.nats_url) as watch:
+    extra = {"PLATFORM_POOLS": "cartpole=1", "PLATFORM_MACHINES_ALLOW_NETWORKS": "127.0.0.0/8"}  # the test's sshd
+    with (running_platform(root, extra_env=extra) as stack, BusWatch(stack.nats_url) as watch,
+          SshServer(root / "sshd") as sshd):
         wait_for(lambda: alive_instances(watch), timeout=60, what="the first warm pool instance")
         old = alive_instances(watch)
         restarted = time.monotonic()
         stack.restart("broker")  # reconcile: list and stop the old pool instance; the new pool: start
         wait_for(lambda: new_pool_instance_alive(watch, restarted, old), timeout=60,
                  what="the new warm pool instance")
-        traced_session_and_reads(stack.url)
+        traced_session_and_reads(stack.url, sshd)
         beats = len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]))
         wait_for(lambda: len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"])) > beats, what="one more heartbeat")
         yield watch
@@ -189,4 +209,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8
+    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8 + 6

@@ -9,6 +9,7 @@ import os
 import sys
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_contracts.tracing import setup_tracing
 from platform_database import DatabaseUnavailableError, DatabaseUrlError
 from pydantic import ValidationError
 
@@ -66,6 +67,7 @@ def main() -> int:
         stream=sys.stderr,
     )
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
+    setup_tracing("platform-machines")  # the `ended` events it publishes carry a trace context
     return asyncio.run(_run(settings))
 
 

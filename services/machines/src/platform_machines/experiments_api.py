@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_bus.messaging import publish
 from platform_contracts import subjects
 from simulusion.machines.v1 import machines_pb2 as pb
 
@@ -67,7 +68,7 @@ class ExperimentsApi:
 
     async def publish_ended(self, experiment: StoredExperiment) -> None:
         event = pb.ExperimentEnded(id=experiment.id, token_id=experiment.token_id, status=experiment.status)
-        await self.nc.publish(subjects.EXPERIMENTS_ENDED, event.SerializeToString())
+        await publish(self.nc, subjects.EXPERIMENTS_ENDED, event.SerializeToString())
 
     async def _create(self, r: pb.CreateExperimentRequest) -> pb.ExperimentReply:
         created = await self.experiments.create(
