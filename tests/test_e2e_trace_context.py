@@ -161,7 +161,7 @@ def traced_session_and_reads(url: str, sshd: SshServer) -> None:
         for method, path in (("GET", ""), ("POST", "/check"), ("POST", "/accept-host-key"), ("DELETE", "")):
             assert http.request(method, f"/v0/machines/m-000000000000{path}").status_code == 404, path
         # The experiments subjects: one that ends at once on the tests' own sshd (its end is
-        # published: platform.machines.experiments.ended), and the reads of it.
+        # published: platform.experiments.ended), and the reads of it.
         sshd.authorize(http.get("/v0/machines/ssh-key").json()["authorized_keys_line"])
         machine = http.post("/v0/machines", json={"ssh": sshd.ssh_command})
         assert machine.status_code == 201, machine.text

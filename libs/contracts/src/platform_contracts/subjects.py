@@ -116,7 +116,8 @@ EXPERIMENTS_GET = "platform.machines.experiments.get"
 EXPERIMENTS_LIST = "platform.machines.experiments.list"
 EXPERIMENTS_CANCEL = "platform.machines.experiments.cancel"
 EXPERIMENTS_LOGS = "platform.machines.experiments.logs"
-# Published (ExperimentEnded) when an experiment ends: the gateway revokes its API token.
-EXPERIMENTS_ENDED = "platform.machines.experiments.ended"
+# Published (ExperimentEnded) by the machines service when an experiment ends: the gateway
+# revokes its API token. Outside platform.machines.> so the service does not hear its own events.
+EXPERIMENTS_ENDED = "platform.experiments.ended"
 # Queue group so several machines replicas share the requests.
 MACHINES_QUEUE = "machines"

@@ -68,7 +68,7 @@ class ExperimentsClient:
 
 class ExperimentTokens:
     """The API token of each experiment: made on create, revoked when it ends (told on
-    platform.machines.experiments.ended, and on start for those that ended meanwhile)."""
+    platform.experiments.ended, and on start for those that ended meanwhile)."""
 
     def __init__(self, nc: NATS, identity: Authenticator, experiments: ExperimentsClient) -> None:
         self._nc = nc

@@ -6,7 +6,7 @@
     platform.machines.experiments.cancel  CancelExperimentRequest -> ExperimentReply
     platform.machines.experiments.logs    ExperimentLogRequest -> ExperimentLogReply
 
-and publishes ExperimentEnded on platform.machines.experiments.ended when one ends. Errors as
+and publishes ExperimentEnded on platform.experiments.ended when one ends. Errors as
 the machines subjects' (`MachinesApi`): "invalid_argument" (with `field`), "not_found",
 "failed_precondition" (GPUs taken), "unavailable" (the machine cannot be reached).
 """

@@ -987,7 +987,7 @@ Global___ExperimentLogReply: _TypeAlias = ExperimentLogReply  # noqa: Y015
 
 @_typing.final
 class ExperimentEnded(_message.Message):
-    """Published on platform.machines.experiments.ended when an experiment ends (any way): the
+    """Published on platform.experiments.ended when an experiment ends (any way): the
     gateway revokes its token.
     """
 
