@@ -33,7 +33,7 @@ def test_options_are_listed_checked_and_reach_the_environment(tmp_path):
         assert pong["family"] == "Atari"
         options = {option["name"]: option for option in pong["options"]}
         assert options["frameskip"] == {
-            "name": "frameskip", "type": "int", "default": 4, "minimum": 1, "maximum": None, "choices": None,
+            "name": "frameskip", "type": "int", "default": 4, "minimum": 1, "maximum": 60, "choices": None,
             "help": options["frameskip"]["help"],
         }
         assert "metadata.control_rate = 60 / frameskip" in options["frameskip"]["help"]
@@ -47,7 +47,7 @@ def test_options_are_listed_checked_and_reach_the_environment(tmp_path):
         assert refused.status_code == 422, refused.text
         body = refused.json()
         assert (body["code"], body["field"]) == ("invalid_argument", "kwargs.frameskip")
-        assert body["detail"].startswith("kwargs.frameskip of 'pong' must be an integer >= 1, not 0")
+        assert body["detail"].startswith("kwargs.frameskip of 'pong' must be an integer from 1 to 60, not 0")
         wrong_map = http.post("/v0/sessions", json={"env_id": "lake", "kwargs": {"map_name": "16x16"}})
         assert wrong_map.status_code == 422 and wrong_map.json()["field"] == "kwargs.map_name"
         assert 'must be one of "4x4", "8x8", not "16x16"' in wrong_map.json()["detail"]

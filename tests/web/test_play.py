@@ -102,8 +102,9 @@ def test_the_environments_page_searches_filters_and_shows_previews(page: Page, s
 
     page.get_by_test_id("env-search").fill("")
     page.get_by_test_id("env-family").select_option("Test")
-    expect(page.locator("[data-testid^=env-card-]")).to_have_count(1)
+    expect(page.locator("[data-testid^=env-card-]")).to_have_count(2)  # tests/web/catalog.toml's
     expect(page.get_by_test_id("env-card-levels")).to_be_visible()
+    expect(page.get_by_test_id("env-card-goal")).to_be_visible()
     assert "family=Test" in page.url
 
     page.goto("/?family=DeepMind+Control&q=walker")

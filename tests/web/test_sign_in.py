@@ -42,7 +42,8 @@ def test_sign_in_with_an_api_token_then_play_and_sign_out(open_page, token_platf
 
     page.get_by_test_id("sign-in-token").fill(token["token"])
     page.get_by_test_id("sign-in-submit").click()
-    expect(page.get_by_test_id("signed-in-as")).to_have_text(f"{token['id']} (member, default)")
+    # the token's name, then its id (a member's tokens are told apart by name)
+    expect(page.get_by_test_id("signed-in-as")).to_have_text(f"browser ({token['id']}) (member, default)")
     page.goto("/?q=cartpole")
     expect(page.get_by_test_id("env-card-cartpole")).to_be_visible()
     page.get_by_test_id("start-cartpole").click()

@@ -105,7 +105,8 @@ async def test_a_default_create_claims_a_warm_instance_and_the_pool_refills(brok
     await eventually(lambda: warm(2), 10, "the pool to fill")
     slots = set(host.pooled)
 
-    reply = await create(ask, "cartpole", record=True, record_frames=True, auto_reset=True)
+    # The web app's sessions close with their page: when the gateway closes one, not how it runs.
+    reply = await create(ask, "cartpole", record=True, record_frames=True, auto_reset=True, closes_with_page=True)
     assert not reply.error.code, reply.error
     session = reply.session
     assert session.state == control_pb2.SESSION_STATE_RUNNING and session.spec.env_id == "CartPole-v1"

@@ -90,12 +90,16 @@ def pool_options(env_id: str) -> SessionOptions:
 
 def takes_pooled(options: SessionOptions) -> bool:
     """Whether a create (its checked options) can be served by a warm instance: every option is
-    the pool's default but those a claim gives the instance (record, record_frames, auto_reset);
-    any other one set, a life included, makes the create start its own."""
+    the pool's default but those a claim gives the instance (record, record_frames, auto_reset)
+    and those about the session rather than its instance (team, closes_with_page); any other
+    one set, a life included, makes the create start its own. A preview never takes one."""
+    if options.preview:  # the gateway's preview of the entry: a user's Start must still find the pool
+        return False
     rest = SessionOptions()
     rest.CopyFrom(options)
     rest.record = rest.record_frames = rest.auto_reset = False
     rest.team = ""  # who owns the session, not how its instance runs
+    rest.closes_with_page = False  # when the gateway closes it, not how its instance runs
     return rest == pool_options(options.env_id)
 
 
