@@ -17,7 +17,7 @@ import {
   type TokenRole, withoutSecret,
 } from "../../lib/team/team";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
-import { SecretOnceBox } from "./SecretOnceBox";
+import { SecretOnceBox } from "../../components/SecretOnceBox";
 
 interface Props {
   team: string;
@@ -130,7 +130,11 @@ export function TokensPanel({ team, who }: Props) {
         </button>
       </form>
       {createError ? <p className="error" role="alert" data-testid="token-create-error">{createError}</p> : null}
-      {shown ? <SecretOnceBox shown={shown} onDone={() => setShown(null)} /> : null}
+      {shown ? (
+        <SecretOnceBox secret={shown.secret} prefix="token" label="The new token's secret" onDone={() => setShown(null)}>
+          Token <strong>{shown.name}</strong> (<code>{shown.id}</code>) was made. Copy its secret now:
+        </SecretOnceBox>
+      ) : null}
       {error ? <p className="error" role="alert" data-testid="tokens-error">{error}</p> : null}
       {tokens !== null && ofTeam.length === 0 && !error ? <p className="muted" data-testid="tokens-empty">No API tokens yet.</p> : null}
       {ofTeam.length > 0 ? (
