@@ -79,7 +79,9 @@ export function App() {
           </nav>
           {state.phase === "signed-in" ? (
             <span className="signed-in">
-              <span className="muted" data-testid="signed-in-as">{signedInAs(state.who)} ({state.who.role}, {state.who.team})</span>
+              <span className="muted" data-testid="signed-in-as" title={`Signed in as ${signedInAs(state.who)}: ${state.who.role} of team ${state.who.team}`}>
+                {signedInAs(state.who)} ({state.who.role}, {state.who.team})
+              </span>
               <button type="button" data-testid="sign-out" onClick={signOut}>Sign out</button>
             </span>
           ) : null}
