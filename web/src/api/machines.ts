@@ -10,6 +10,8 @@ export type GpuProcess = Schemas["GpuProcessPublic"];
 export type SshHop = Schemas["SshHopPublic"];
 export type SshKey = Schemas["SshKeyPublic"];
 export type MachineStatus = Machine["status"];
+export type Tunnel = Schemas["TunnelPublic"];
+export type MachineBehindNat = Schemas["MachineBehindNatCreated"];
 
 const byId = (machineId: string) => ({ params: { path: { machine_id: machineId } } });
 
@@ -17,6 +19,9 @@ export const machines = {
   sshKey: () => must(api.GET("/v0/machines/ssh-key")),
   list: async () => (await must(api.GET("/v0/machines"))).machines,
   add: (ssh: string, name: string) => must(api.POST("/v0/machines", { body: { ssh, name } })),
+  /** A machine behind NAT: the machine (its tunnel waiting) and the command to run on it, shown only here. */
+  addBehindNat: (name: string, user: string, sshPort: number) =>
+    must(api.POST("/v0/machines/behind-nat", { body: { name, user, ssh_port: sshPort } })),
   check: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/check", byId(machineId))),
   acceptHostKey: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/accept-host-key", byId(machineId))),
   remove: async (machineId: string) => {

@@ -4,7 +4,8 @@
 // data-testid: machine-card (data-machine-id), machine-name, machine-address, machine-via,
 // machine-status, machine-status-reason, machine-cpus, machine-memory, machine-disk, machine-python,
 // machine-git, machine-os, machine-checked, machine-check, machine-remove, machine-progress,
-// machine-error, machine-remove-dialog(-confirm, -cancel), machine-accept-dialog(-confirm,
+// machine-error, machine-tunnel (data-state: waiting, connected, down; a machine behind NAT only),
+// machine-remove-dialog(-confirm, -cancel), machine-accept-dialog(-confirm,
 // -cancel); GpuTable's and HostKeyPanel's.
 import { useState } from "react";
 import { machines, type Machine } from "../../api/machines";
@@ -12,6 +13,7 @@ import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { errorText } from "../../lib/errors";
 import { routeText } from "../../lib/machines/address";
 import { progressText, statusView } from "../../lib/machines/status";
+import { reasonRepeatsTunnel, tunnelRouteText, tunnelView } from "../../lib/machines/tunnel";
 import { ago, bytes, freeOf } from "../../lib/machines/units";
 import { GpuTable } from "./GpuTable";
 import { HostKeyPanel } from "./HostKeyPanel";
@@ -32,7 +34,9 @@ export function MachineCard({ machine, now, onChanged, onRemoved }: Props) {
   const [error, setError] = useState<string | null>(null);
   const seconds = useElapsed(busy === "check" || busy === "accept");
   const status = statusView(machine);
-  const route = routeText(machine);
+  const tunnel = tunnelView(machine, now);
+  const route = tunnel ? { target: tunnelRouteText(machine), via: null } : routeText(machine);
+  const reason = tunnel && reasonRepeatsTunnel(machine) ? null : status.reason;
   const facts = machine.facts;
   const known = machine.facts_at > 0;
 
@@ -66,7 +70,12 @@ export function MachineCard({ machine, now, onChanged, onRemoved }: Props) {
         </div>
         <span className={`machine-status tone-${status.tone}`} data-testid="machine-status">{status.label}</span>
       </header>
-      {status.reason ? <p className={status.tone === "bad" ? "error" : "machine-reason"} data-testid="machine-status-reason">{status.reason}</p> : null}
+      {tunnel ? (
+        <p className={`machine-tunnel tone-${tunnel.tone}`} data-testid="machine-tunnel" data-state={tunnel.state}>
+          <span className="muted">Behind NAT:</span> {tunnel.label}
+        </p>
+      ) : null}
+      {reason ? <p className={status.tone === "bad" ? "error" : "machine-reason"} data-testid="machine-status-reason">{reason}</p> : null}
       {machine.status === "host key changed" ? (
         <HostKeyPanel machine={machine} busy={busy !== null} onAccept={() => { setError(null); setAsking("accept"); }} />
       ) : null}

@@ -2,12 +2,17 @@
 // The platform's key to add on a machine, the form that adds one from the SSH command its
 // provider shows, and the team's machines with their status, GPUs and what the last check found.
 // data-testid: machines-page, machines-list, machines-empty, machines-error, machines-retry;
-// PlatformKeyPanel's, AddMachineForm's and MachineCard's.
+// PlatformKeyPanel's, AddMachineForm's, AddNatMachineForm's and MachineCard's. While a machine
+// behind NAT waits for its tunnel (or the tunnel is down) the list is read again every 3 s, so
+// the card turns ready when the machine connects, without a reload; every 15 s while all tunnels
+// are up, so a drop shows too.
 import { useCallback, useEffect, useState } from "react";
 import { machines, type Machine, type SshKey } from "../../api/machines";
 import { errorText } from "../../lib/errors";
 import { MachineCard } from "./MachineCard";
 import { AddMachineForm } from "./AddMachineForm";
+import { AddNatMachineForm } from "./AddNatMachineForm";
+import { tunnelRefreshMs } from "../../lib/machines/tunnel";
 import { PlatformKeyPanel } from "./PlatformKeyPanel";
 import { useNow } from "./useElapsed";
 import "./machines.css";
@@ -31,6 +36,15 @@ export function MachinesPage() {
 
   useEffect(() => { void load(); }, [load]);
 
+  const refreshMs = tunnelRefreshMs(list);
+  useEffect(() => {
+    if (refreshMs === null) return undefined;
+    const timer = window.setInterval(() => {
+      machines.list().then(setList, () => undefined);  // a missed read is tried again on the next tick
+    }, refreshMs);
+    return () => window.clearInterval(timer);
+  }, [refreshMs]);
+
   const changed = useCallback((machine: Machine) => {
     setList((listed) => {
       const rows = listed ?? [];
@@ -50,6 +64,7 @@ export function MachinesPage() {
       </header>
       <PlatformKeyPanel sshKey={sshKey} error={keyError} />
       <AddMachineForm onAdded={changed} />
+      <AddNatMachineForm onAdded={changed} />
       <section className="machines-panel" aria-labelledby="machines-list-title">
         <h2 id="machines-list-title">Your team's machines</h2>
         {listError ? (
