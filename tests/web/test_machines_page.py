@@ -3,7 +3,9 @@ service may dial loopback (PLATFORM_MACHINES_ALLOW_NETWORKS=127.0.0.0/8, which w
 not set) and a real sshd with a fake two-GPU nvidia-smi (platform_testing.sshd): the platform's
 key copied from the page into the sshd's authorized_keys, a machine added by pasting its SSH
 command and shown ready with its GPUs, the progress while it connects, a duplicate and unusable commands answered beside the
-field, a changed host key's fingerprints and its acceptance, Remove, another team's view, and the machines service down said plainly."""
+field, a changed host key's fingerprints and its acceptance, Remove, another team's view, the machines service down said plainly,
+a machine behind NAT refused naming the setting (this platform's tunnel endpoint is off; the
+endpoint on: test_machines_behind_nat.py), and the header on one line signed in as the operator."""
 
 from __future__ import annotations
 
@@ -248,3 +250,58 @@ def test_the_machines_service_down_is_said_plainly_and_try_again_recovers(
     expect(page.get_by_test_id("machines-empty")).to_be_visible()
     expect(page.get_by_test_id("machines-error")).to_have_count(0)
     expect(page.get_by_test_id("machines-key-line")).to_have_value(http.get("/machines/ssh-key").json()["authorized_keys_line"])
+
+
+def header_rows(page: Page) -> int:
+    """How many lines the header's parts sit on (by their top edges: one line, one top)."""
+    parts = page.locator(".app-header .brand, .app-header nav a, [data-testid=signed-in-as], [data-testid=sign-out]")
+    centres = {round((box["y"] + box["height"] / 2) / 8) for box in (parts.nth(i).bounding_box() for i in range(parts.count()))
+               if box is not None}
+    return len(centres)
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_header_is_one_line_signed_in_as_the_operator(
+        open_page: Callable[..., Page], machines_platform: PlatformStack, admin_token: str, width: int, screenshot) -> None:
+    page = open_page(machines_platform.url, viewport={"width": width, "height": 720})
+    page.goto("/machines")
+    page.get_by_test_id("sign-in-token").fill(admin_token)
+    page.get_by_test_id("sign-in-submit").click()
+    label = page.get_by_test_id("signed-in-as")
+    expect(label).to_have_text("admin (operator, default)")
+    header = page.locator(".app-header")
+    assert header_rows(page) == 1
+    height = header.bounding_box()["height"]
+    link = page.get_by_test_id("nav-machines").bounding_box()["height"]
+    assert height < link * 2, (height, link)  # one line: never two links high
+    expect(label).to_have_attribute("title", "Signed in as admin: operator of team default")
+    for name in ("Environments", "Machines", "Team", "API"):  # every entry reachable (the nav scrolls if it must)
+        entry = page.locator(".app-header nav a", has_text=name)
+        entry.scroll_into_view_if_needed()
+        expect(entry).to_be_in_viewport()
+    page.get_by_test_id("nav-team").click()
+    expect(page).to_have_url(re.compile(r"/team$"))
+    if width == 1280:
+        screenshot(page, "header-1280")
+
+
+def test_a_machine_behind_nat_with_the_tunnel_endpoint_off_names_the_setting(
+        page: Page, http: httpx.Client, console, screenshot) -> None:
+    console.allow(r"status of 409")  # this platform sets no PLATFORM_TUNNEL_PORT
+    page.get_by_test_id("machines-nat-user").fill("ubuntu")
+    page.get_by_test_id("machines-nat-submit").click()  # no name: said before anything is sent
+    expect(page.get_by_test_id("machines-nat-name-error")).to_contain_text("Give the machine a name")
+    expect(page.get_by_test_id("machines-nat-name")).to_have_attribute("aria-invalid", "true")
+
+    page.get_by_test_id("machines-nat-name").fill("my-laptop")
+    page.get_by_test_id("machines-nat-submit").click()
+    expect(page.get_by_test_id("machines-nat-error")).to_have_attribute("role", "alert")
+    expect(page.get_by_test_id("machines-nat-off")).to_have_text(re.compile(
+        r"^The platform's tunnel endpoint is off\. An operator turns it on by setting PLATFORM_TUNNEL_PORT"))
+    expect(page.get_by_test_id("machines-nat-off")).to_contain_text(
+        "An operator turns it on by setting PLATFORM_TUNNEL_PORT (the port machines dial) and PLATFORM_TUNNEL_ADDRESS")
+    expect(page.get_by_test_id("nat-secret-box")).to_have_count(0)
+    expect(page.get_by_test_id("machines-empty")).to_be_visible()
+    assert http.get("/machines").json()["machines"] == []
+    page.get_by_test_id("machines-nat").scroll_into_view_if_needed()
+    screenshot(page, "machines-nat-409")
