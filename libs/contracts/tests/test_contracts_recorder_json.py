@@ -68,7 +68,7 @@ def test_summary_and_recording_replies_as_the_rest_api_shows_them() -> None:
     assert summary_to_json(rec.RecordingSummary(meta=meta))["total_return"] is None
 
     reply = rec.GetRecordingReply(recording=message_from_json(META, rec.RecordingMeta()))
-    assert recording_to_json(reply) == {**META, "world_changes": [], "spec": None}
+    assert recording_to_json(reply) == {**META, "world_changes": [], "spec": None, "open_episode": None}
     reply.world_changes_json, reply.spec_json = '[{"at":5}]', '{"metadata":{}}'
     got = recording_to_json(reply)
     assert got["world_changes"] == [{"at": 5}] and got["spec"] == {"metadata": {}}
