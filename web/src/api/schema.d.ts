@@ -4384,7 +4384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
-            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            /** @description the body is over this route's limit, 345600 bytes (declared or sent) */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -91,6 +91,14 @@ MAX_COMMAND_BODY_BYTES = 1024 * 1024
 MAX_COMPARISON_BODY_BYTES = 2 * MAX_COMPARISON_BYTES
 # Every other route (tokens, teams, members, snapshots' labels, restores, tickets): a few fields.
 MAX_DEFAULT_BODY_BYTES = 64 * 1024
+# An experiment (POST /v0/experiments): its command, and its variables (names of at most 128
+# characters); the body's limit holds all of them at their longest even with every character
+# escaped in JSON (6 bytes each), so a valid experiment is never a 413.
+MAX_EXPERIMENT_COMMAND_CHARS = 16 * 1024
+MAX_EXPERIMENT_ENV_VARIABLES = 32
+MAX_EXPERIMENT_ENV_VALUE_CHARS = 1024
+MAX_EXPERIMENT_BODY_BYTES = 6 * (MAX_EXPERIMENT_COMMAND_CHARS + 4 * 1024
+                                 + MAX_EXPERIMENT_ENV_VARIABLES * (128 + MAX_EXPERIMENT_ENV_VALUE_CHARS + 8))
 
 
 def kwargs_problem(kwargs: Mapping[str, Any]) -> str | None:

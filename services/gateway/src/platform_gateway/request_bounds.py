@@ -29,6 +29,7 @@ _BY_PATH: dict[str, int] = {
     "/v0/sessions": limits.MAX_SESSION_CREATE_BODY_BYTES,
     "/v0/comparisons": limits.MAX_COMPARISON_BODY_BYTES,
     "/v0/doom/wads": limits.MAX_WAD_BYTES,
+    "/v0/experiments": limits.MAX_EXPERIMENT_BODY_BYTES,
 }
 _SESSIONS = "/v0/sessions/"
 _COMMANDS = ("/reset", "/step", "/hold")  # under /v0/sessions/{session_id}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from platform_contracts import limits
+from pydantic import BaseModel, Field, StringConstraints
 
 ExperimentStatus = Literal["queued", "starting", "running", "succeeded", "failed", "cancelled", "lost"]
 
@@ -16,11 +17,13 @@ class ExperimentCreate(BaseModel):
     repository: str = Field(min_length=1, max_length=2048, examples=["https://github.com/acme/train.git"],
                             description="a git URL (or a path) the machine can clone: `git clone` runs there")
     ref: str = Field("", max_length=255, description="a branch, tag or commit to check out; empty: the default branch")
-    command: str = Field(min_length=1, max_length=65536, examples=["python train.py --epochs 3"],
+    command: str = Field(min_length=1, max_length=limits.MAX_EXPERIMENT_COMMAND_CHARS, examples=["python train.py --epochs 3"],
                          description="run by bash in the checkout, detached from the connection")
     gpus: int = Field(0, ge=0, le=64, description="how many of the machine's GPUs it gets alone "
                                                   "(CUDA_VISIBLE_DEVICES); 0: none")
-    env: dict[str, str] = Field(default_factory=dict, description="more variables for the command (names: letters, "
+    env: dict[Annotated[str, StringConstraints(max_length=128)],
+              Annotated[str, StringConstraints(max_length=limits.MAX_EXPERIMENT_ENV_VALUE_CHARS)]] = Field(
+        default_factory=dict, max_length=limits.MAX_EXPERIMENT_ENV_VARIABLES, description="more variables for the command (names: letters, "
                                 "digits, _); their values are not kept by the platform")
 
 

@@ -109,7 +109,7 @@ async def cancel_experiment(experiment_id: ExperimentId, gateway: GatewayDep) ->
 
 @router.get("/{experiment_id}/logs", response_model=ExperimentLogPublic)
 async def experiment_log(experiment_id: ExperimentId, gateway: GatewayDep,
-                         offset: int = Query(0, ge=0, description="the byte to start at (a next_offset)")
+                         offset: int = Query(0, ge=0, le=2**62, description="the byte to start at (a next_offset)")
                          ) -> ExperimentLogPublic:
     """The log (stdout and stderr) from byte `offset`, as the platform holds it (it survives the machine); up to
     256 KiB a call. Follow it with `next_offset`, or with the WebSocket `/logs/stream`."""

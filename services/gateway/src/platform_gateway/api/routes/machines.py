@@ -24,6 +24,8 @@ router = APIRouter(
     responses={code: {"model": ErrorPublic} for code in (404, 422, 503)},
 )
 
+
+
 MachineId = Annotated[str, Path(min_length=1, max_length=64, description='a machine\'s id: "m-" and 12 hex digits')]
 
 
