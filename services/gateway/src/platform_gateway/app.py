@@ -17,6 +17,7 @@ from platform_gateway.api.routes import stream
 from platform_gateway.config import Settings
 from platform_gateway.gateway import Gateway
 from platform_gateway.openapi_numbers import exact_integer_bounds
+from platform_gateway.literal_paths import LiteralPathMethods
 from platform_gateway.request_bounds import RequestBounds, describe
 from platform_gateway.tracing_middleware import TracingMiddleware
 from platform_gateway.web_app import mount as mount_web_app
@@ -58,6 +59,8 @@ def api_app(auth_required: bool = False, lifespan: Lifespan[FastAPI] | None = No
     app.include_router(api_router(auth_required, managed))
     stream.add_stream_schemas(app)  # the WebSocket's JSON messages, for generated clients
     app.add_middleware(RequestBounds)  # every body's limit, before it is read
+    # a literal path's own methods in a 405's Allow, not a templated sibling's (literal_paths)
+    app.add_middleware(LiteralPathMethods, document=lambda: app.openapi())
     build_document = app.openapi
 
     def openapi() -> dict[str, Any]:
