@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import shlex
 import sys
 
@@ -57,10 +59,14 @@ async def logs(target: SshTarget, folder: str, lines: int, follow: bool) -> int:
         process = await connection.create_process(f"sh -c {shlex.quote(body)} sh {log}")
         if not follow:
             process.stdin.write_eof()
-        async for line in process.stdout:
-            sys.stdout.write(str(line))
-            sys.stdout.flush()
-        result = await process.wait()
+        try:
+            async for line in process.stdout:
+                sys.stdout.write(str(line))
+                sys.stdout.flush()
+            result = await process.wait()
+        except asyncio.CancelledError:  # Ctrl-C: drop the connection at once (a loaded server may be slow
+            connection.abort()  # to answer a polite close); the server's tail ends with it
+            raise
     if result.exit_status:
         raise ToolError(str(result.stderr or "").strip() or f"tail failed (exit status {result.exit_status})")
     return 0
