@@ -7,15 +7,14 @@ from __future__ import annotations
 import logging
 from typing import Any, TypeVar
 
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 from nats.aio.client import Client as NATS
 from platform_contracts import subjects
 from simulusion.machines.v1 import machines_pb2 as pb
 
-from platform_gateway import nats_rpc
-from platform_gateway.errors import UnavailableError, from_control_error
 from platform_gateway.identity.authenticator import Authenticator, Identity
 from platform_gateway.identity.tokens import TokenRecord
+from platform_gateway.machines import machines_request
 
 log = logging.getLogger(__name__)
 _Reply = TypeVar("_Reply", bound=Message)
@@ -54,16 +53,7 @@ class ExperimentsClient:
 
     async def _call(self, subject: str, request: Message, reply_type: type[_Reply],
                     timeout: float | None = None) -> _Reply:
-        data = await nats_rpc.request(self._nc, subject, request.SerializeToString(),
-                                      timeout=timeout or self._timeout, service="machines")
-        try:
-            reply = reply_type.FromString(data)
-        except DecodeError:
-            raise UnavailableError(f"machines unavailable: unreadable reply on {subject}") from None
-        error = reply.error  # type: ignore[attr-defined]
-        if error.code:
-            raise from_control_error(error.code, error.message, error.field)
-        return reply
+        return await machines_request(self._nc, subject, request, reply_type, timeout or self._timeout)
 
 
 class ExperimentTokens:

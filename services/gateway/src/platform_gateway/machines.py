@@ -59,13 +59,22 @@ class MachinesClient:
         await self._call(subjects.MACHINES_DELETE, pb.DeleteMachineRequest(id=machine_id), pb.DeleteMachineReply)
 
     async def _call(self, subject: str, request: Message, reply_type: type[_Reply], timeout: float | None = None) -> _Reply:
-        data = await nats_rpc.request(self._nc, subject, request.SerializeToString(),
-                                      timeout=timeout or self._timeout, service="machines")
-        try:
-            reply = reply_type.FromString(data)
-        except DecodeError:
-            raise UnavailableError(f"machines unavailable: unreadable reply on {subject}") from None
-        error = reply.error  # type: ignore[attr-defined]
-        if error.code:
-            raise from_control_error(error.code, error.message, error.field)
-        return reply
+        return await machines_request(self._nc, subject, request, reply_type, timeout or self._timeout)
+
+
+async def machines_request(nc: NATS, subject: str, request: Message, reply_type: type[_Reply], timeout: float) -> _Reply:
+    """One request to the machines service (machines and experiments alike): its reply, or its
+    `ControlError` raised as the gateway's error.
+
+    Raises:
+        UnavailableError: no answer, or one that cannot be read.
+    """
+    data = await nats_rpc.request(nc, subject, request.SerializeToString(), timeout=timeout, service="machines")
+    try:
+        reply = reply_type.FromString(data)
+    except DecodeError:
+        raise UnavailableError(f"machines unavailable: unreadable reply on {subject}") from None
+    error = reply.error  # type: ignore[attr-defined]
+    if error.code:
+        raise from_control_error(error.code, error.message, error.field)
+    return reply
