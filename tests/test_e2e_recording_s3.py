@@ -55,7 +55,11 @@ def test_a_recorded_session_lands_in_s3(tmp_path: Path, s3_server: S3Server, s3_
                 meta = store.read_meta(sid)
             except Exception:  # noqa: BLE001 - not there yet
                 return None
-            return meta if meta.status == "closed" and len(meta.episodes) == 3 else None
+            if meta.status != "closed" or len(meta.episodes) != 3:
+                return None
+            # the manifest is written last after each change: wait for the one listing this meta
+            listed = read_manifest(storage, sid) or {}
+            return meta if listed.get("meta.json") == storage.size(f"{sid}/meta.json") else None
 
         meta = wait_for(closed, timeout=60, what=f"recording {sid} closed in S3")
         assert meta.env_id == "cartpole" and meta.last_seq == sum(map(len, actions)) + 4 + 3

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import numpy as np
 import platform_sdk
 import pytest
+from platform_testing.waiting import wait_for
 from playwright.sync_api import Page, expect
 
 
@@ -43,9 +45,15 @@ def test_the_recordings_page_shows_the_steps_so_far_of_a_session_still_stepping(
     expect(page.get_by_test_id(f"steps-{sid}")).to_contain_text("20 (20 in progress)")
 
 
-def test_the_replay_page_opens_the_open_episode_with_its_frame_and_plots(page: Page, stepping, screenshot) -> None:
+def test_the_replay_page_opens_the_open_episode_with_its_frame_and_plots(
+    page: Page, stepping, screenshot, web_platform
+) -> None:
     sid, env = stepping
     step(env, 15)
+    # the recorder creates a recording on its first steps; the page is opened once it exists (as
+    # its link on the Recordings page appears only then)
+    wait_for(lambda: httpx.get(f"{web_platform.url}/v0/recordings/{sid}").status_code == 200, timeout=30,
+             what=f"recording {sid} created")
     page.goto(f"/recordings/{sid}")
     note = page.get_by_test_id("replay-in-progress")
     expect(note).to_be_visible(timeout=15_000)
