@@ -6,7 +6,7 @@ in it are removed on exit, also when the test fails.
     with NatNamespace() as ns:
         ns.platform_address  # listen here on the platform's side
         process = ns.popen(["ssh", ...])  # dials out from inside
-        ns.cut(); ns.restore()  # the link down and up again
+        ns.cut(); ns.restore()  # the link down and up again (end="machine": the far end)
 """
 
 from __future__ import annotations
@@ -59,12 +59,23 @@ class NatNamespace:
         self._processes.append(process)
         return process
 
-    def cut(self) -> None:
-        """The link goes down (the machine's connection to the platform is gone, nothing says so)."""
-        subprocess.run(["ip", "link", "set", self.veth, "down"], check=True, capture_output=True, timeout=30)
+    def cut(self, end: str = "platform") -> None:
+        """The link goes down (the machine's connection to the platform is gone, nothing says so).
 
-    def restore(self) -> None:
-        subprocess.run(["ip", "link", "set", self.veth, "up"], check=True, capture_output=True, timeout=30)
+        `end="machine"` sets the machine's end down inside the namespace instead: the platform's
+        end stays up without a carrier and keeps its route, so what the platform sends is
+        dropped silently (a cable pulled far away) and nothing goes out by another route."""
+        subprocess.run(self._link(end, "down"), check=True, capture_output=True, timeout=30)
+
+    def restore(self, end: str = "platform") -> None:
+        subprocess.run(self._link(end, "up"), check=True, capture_output=True, timeout=30)
+
+    def _link(self, end: str, state: str) -> list[str]:
+        if end == "platform":
+            return ["ip", "link", "set", self.veth, state]
+        if end == "machine":
+            return ["ip", "netns", "exec", self.name, "ip", "link", "set", self._peer, state]
+        raise ValueError(f"end is 'platform' or 'machine', not {end!r}")
 
     def stop(self) -> None:
         for process in self._processes:

@@ -8,7 +8,8 @@ loopback port, as the current user, with its own host key, its own `authorized_k
         sshd.change_host_key()  # a reinstalled machine: the next connection sees another key
 
 In a network namespace (a machine behind NAT, platform_testing.netns) it listens on the
-namespace's own loopback: `SshServer(root, netns="...")`, started with `ip netns exec`.
+namespace's own loopback: `SshServer(root, netns="...")`, started with `ip netns exec`; with
+`host=` (the namespace's veth address) on that address too, so the platform can dial it.
 
 Fixture (load this module as a pytest plugin): `sshd`, one server per test.
 """
@@ -55,14 +56,14 @@ class SshServer:
     """One sshd under `root` (config, host key, authorized_keys, the fake `bin/`)."""
 
     def __init__(self, root: Path, gpus: bool = True, netns: str | None = None,
-                 authorized_keys: Path | None = None) -> None:
+                 authorized_keys: Path | None = None, host: str = "127.0.0.1") -> None:
         if not SSHD.exists() or shutil.which(SSH_KEYGEN) is None:
             raise SshdMissingError(
                 f"{SSHD} or ssh-keygen is missing: install Debian's openssh-server and openssh-client "
                 "(scripts/install_system_deps.sh as root does)")
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.host = "127.0.0.1"
+        self.host = host  # where it listens (and the loopback of its namespace too)
         self.netns = netns
         self.port = 22 if netns else free_port()  # a namespace's loopback is its own
         self.user = getpass.getuser()
@@ -97,6 +98,7 @@ class SshServer:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation folder, as root
         self.config.write_text("\n".join([
             f"ListenAddress {self.host}:{self.port}",
+            *([f"ListenAddress 127.0.0.1:{self.port}"] if self.netns and self.host != "127.0.0.1" else []),
             f"HostKey {self.host_key}",
             f"PidFile {self.root / 'sshd.pid'}",
             f"AuthorizedKeysFile {self.authorized_keys}",

@@ -18,6 +18,9 @@ class Settings(BaseSettings):
         machines_allow_networks: CIDRs the platform may dial although they are not public
             (PLATFORM_MACHINES_ALLOW_NETWORKS, e.g. `192.168.1.0/24`; see address_policy).
         machines_connect_timeout: seconds one SSH hop may take to connect and log in.
+        machines_keepalive: seconds between keepalives on the platform's SSH connections to
+            machines; three unanswered and the connection counts as dead (an experiment's
+            follower dials again) (PLATFORM_MACHINES_KEEPALIVE).
         tunnel_port: the port of the platform's own SSH endpoint that machines behind NAT open
             their reverse tunnel to (PLATFORM_TUNNEL_PORT); 0, the default: no endpoint.
         tunnel_listen: the address that endpoint listens on (PLATFORM_TUNNEL_LISTEN).
@@ -46,6 +49,7 @@ class Settings(BaseSettings):
     ssh_key: Path = DEFAULT_SSH_KEY
     machines_allow_networks: str = ""
     machines_connect_timeout: float = Field(15.0, gt=0)
+    machines_keepalive: float = Field(15.0, gt=0)
     tunnel_port: int = Field(0, ge=0, le=65535)
     tunnel_listen: str = "0.0.0.0"
     tunnel_address: str = ""

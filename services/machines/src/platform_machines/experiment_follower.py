@@ -148,6 +148,8 @@ class ExperimentFollower:
             experiment = await self.store.get(self.id)
             offset = experiment.log_bytes
             result = await conn.run(poll_command(self.id, offset, READ_BYTES), encoding=None, check=False)
+            if result.exit_status is None:  # the channel closed before the read ended: what came is partial
+                raise asyncssh.ConnectionLost("the connection dropped during a log read")
             out = result.stdout or b""
             polled = parse_poll(out if isinstance(out, bytes) else out.encode())
             if polled.data:

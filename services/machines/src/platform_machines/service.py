@@ -36,7 +36,7 @@ class MachinesService:
         self.engine = engine
         self.key = key
         self.store = MachineStore(engine)
-        self.dialer = SshDialer(key, policy, connect_timeout)
+        self.dialer = SshDialer(key, policy, connect_timeout, settings.machines_keepalive)
         self.registry = MachineRegistry(self.store, self.dialer)
         self.behind_nat, self.tunnel_endpoint = open_tunnels(self.registry, key, tunnels)
         self.api = MachinesApi(nc, self.registry, key, self.behind_nat)

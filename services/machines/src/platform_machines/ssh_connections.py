@@ -25,7 +25,8 @@ from platform_machines.errors import InvalidMachineError, MachineError
 from platform_machines.platform_key import PlatformKey
 from platform_machines.ssh_command import SshHop, SshTarget
 
-KEEPALIVE_INTERVAL_S = 30.0
+KEEPALIVE_INTERVAL_S = 15.0  # PLATFORM_MACHINES_KEEPALIVE's default
+KEEPALIVE_COUNT = 3  # unanswered keepalives in a row and the connection is closed as dead
 
 
 class MachineUnreachableError(InvalidMachineError):
@@ -53,11 +54,16 @@ class MachineConnection:
 
 @dataclass(frozen=True)
 class SshDialer:
-    """How the platform dials: its key, the addresses it may dial, how long a hop may take."""
+    """How the platform dials: its key, the addresses it may dial, how long a hop may take, and
+    the seconds between keepalives: a connection whose link went away silently (no FIN, no RST:
+    a cable, a NAT, a suspended laptop) is closed after KEEPALIVE_COUNT unanswered ones, so a
+    command waiting on it ends (an experiment's follower then dials again) instead of waiting
+    on TCP's retries for many minutes."""
 
     key: PlatformKey
     policy: AddressPolicy
     connect_timeout: float = 15.0
+    keepalive: float = KEEPALIVE_INTERVAL_S
 
     @asynccontextmanager
     async def open_machine(self, name: str, target: SshTarget,
@@ -105,7 +111,7 @@ class SshDialer:
                 host, hop.port, tunnel=tunnel, username=hop.user, client_keys=[self.key.private],
                 known_hosts=known_hosts, config=None, agent_path=None, agent_forwarding=False, password=None,
                 preferred_auth="publickey", connect_timeout=self.connect_timeout, login_timeout=self.connect_timeout,
-                keepalive_interval=KEEPALIVE_INTERVAL_S)
+                keepalive_interval=self.keepalive, keepalive_count_max=KEEPALIVE_COUNT)
         except asyncssh.HostKeyNotVerifiable:
             presented = await self._presented_key(host, hop.port, tunnel)
             raise HostKeyChangedError(
