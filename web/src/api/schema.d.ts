@@ -202,9 +202,10 @@ export interface paths {
         put?: never;
         /**
          * Create Experiment
-         * @description Clone the repository on the machine, check out `ref` and start the command there, detached, on `gpus` GPUs
-         *     of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). A repository that
-         *     does not clone, a command that fails at once, more GPUs than the machine has: 422 saying what to fix.
+         * @description Clone the repository on the machine and check out `ref` (or upload `folder` of the platform's host there),
+         *     and start the command, detached, on `gpus` GPUs of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of
+         *     your team, revoked when it ends). A repository that does not clone, a folder that may not be uploaded, a command
+         *     that fails at once, more GPUs than the machine has: 422 saying what to fix.
          */
         post: operations["create_experiment_v0_experiments_post"];
         delete?: never;
@@ -1697,7 +1698,8 @@ export interface components {
         };
         /**
          * ExperimentCreate
-         * @description A command to run in a checkout of a git repository on one of your machines.
+         * @description A command to run on one of your machines, in a checkout of a git repository or in a folder of the
+         *     platform's host uploaded there (one of `repository` and `folder`).
          */
         ExperimentCreate: {
             /**
@@ -1713,6 +1715,13 @@ export interface components {
             env?: {
                 [key: string]: string;
             };
+            /**
+             * Folder
+             * @description instead of repository: a folder of the platform's host (absolute path), packed (its .gitignore honoured in a git work tree) and uploaded as the checkout; only under the folders the operator allows (PLATFORM_EXPERIMENTS_UPLOAD_ROOTS)
+             * @default
+             * @example /srv/code/train
+             */
+            folder: string;
             /**
              * Gpus
              * @description how many of the machine's GPUs it gets alone (CUDA_VISIBLE_DEVICES); 0: none
@@ -1733,6 +1742,7 @@ export interface components {
             /**
              * Repository
              * @description a git URL (or a path) the machine can clone: `git clone` runs there
+             * @default
              * @example https://github.com/acme/train.git
              */
             repository: string;
@@ -1787,6 +1797,12 @@ export interface components {
              */
             exit_code?: number | null;
             /**
+             * Folder
+             * @description the folder of the platform's host uploaded as the checkout (resolved); empty when cloned
+             * @default
+             */
+            folder: string;
+            /**
              * Gpu Indices
              * @description nvidia-smi's indices of the GPUs it has
              */
@@ -1819,7 +1835,10 @@ export interface components {
             platform_url: string;
             /** Ref */
             ref: string;
-            /** Repository */
+            /**
+             * Repository
+             * @description the git URL cloned; empty for a folder uploaded
+             */
             repository: string;
             /**
              * Run Dir

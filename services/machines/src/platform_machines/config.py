@@ -40,6 +40,11 @@ class Settings(BaseSettings):
             before the experiment is `lost`.
         experiments_cancel_grace: seconds between TERM and KILL on cancel.
         experiments_fail_fast: seconds the start waits for a command that fails at once.
+        experiments_upload_roots: folders of the platform's host (colon-separated) under which an
+            experiment's `folder` may be uploaded to its machine; empty, the default: none
+            (PLATFORM_EXPERIMENTS_UPLOAD_ROOTS).
+        experiments_upload_max_mb: the most an uploaded folder may hold, in MB (its files,
+            uncompressed) (PLATFORM_EXPERIMENTS_UPLOAD_MAX_MB).
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -60,6 +65,8 @@ class Settings(BaseSettings):
     experiments_lost_after: float = Field(600.0, gt=0)
     experiments_cancel_grace: float = Field(5.0, ge=0)
     experiments_fail_fast: float = Field(1.0, ge=0)
+    experiments_upload_roots: str = ""
+    experiments_upload_max_mb: float = Field(500.0, gt=0)
 
     @property
     def nats_servers(self) -> list[str]:

@@ -1,5 +1,6 @@
 """Following one experiment: its SSH connection (which carries the PLATFORM_URL forward), its
-start, its log copied into the platform's database by offset, and its end.
+start (after uploading its folder, when it has one), its log copied into the platform's
+database by offset, and its end.
 
 One task per active experiment. A dropped connection is dialled again, and the log continues
 from the byte the database holds (`ExperimentStore.append_log`); a machine unreachable for
@@ -22,6 +23,8 @@ from platform_machines.errors import InvalidExperimentError, MachineError
 from platform_machines.experiment_script import (CHECKOUT_FAILED, CLONE_FAILED, launch_script, parse_poll,
                                                  poll_command)
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
+from platform_machines.folder_source import FolderSource
+from platform_machines.folder_upload import upload_folder
 from platform_machines.machine_store import MachineStore
 from platform_machines.ssh_connections import SshDialer
 
@@ -41,9 +44,11 @@ class FollowSettings:
 
 @dataclass(frozen=True)
 class Launch:
-    """What starting needs once: the variables (PLATFORM_TOKEN among them, never stored)."""
+    """What starting needs once: the variables (PLATFORM_TOKEN among them, never stored), and the
+    folder of the platform's host to upload as the checkout (None: the repository is cloned)."""
 
     env: Mapping[str, str]
+    upload: FolderSource | None = None
 
 
 Ended = Callable[[StoredExperiment], Awaitable[None]]
@@ -121,8 +126,9 @@ class ExperimentFollower:
     async def _launch(self, conn: asyncssh.SSHClientConnection, launch: Launch) -> None:
         experiment = await self.store.get(self.id)
         env = {**launch.env, "PLATFORM_URL": experiment.platform_url}
+        log_start = "" if launch.upload is None else await self._upload(conn, launch.upload)
         script = launch_script(self.id, experiment.repository, experiment.ref, experiment.command, env,
-                               self.settings.fail_fast)
+                               self.settings.fail_fast, uploaded=launch.upload is not None, log_start=log_start)
         result = await conn.run("bash -s", input=script, check=False)
         out = str(result.stdout or "")
         lines = dict(line.split("=", 1) for line in out.splitlines() if "=" in line and line.split("=", 1)[0]
@@ -141,6 +147,19 @@ class ExperimentFollower:
                                           started_at=time.time())
         self.ended_at_once = "exit" in lines
         self.started.set_result(updated)
+
+    async def _upload(self, conn: asyncssh.SSHClientConnection, source: FolderSource) -> str:
+        """The folder into the run folder's checkout/; its progress lines kept as the log's first
+        bytes, returned for the launch to write at the start of the log file."""
+        said: list[str] = []
+
+        async def progress(line: str) -> None:
+            offset = len("".join(said).encode())
+            await self.store.append_log(self.id, offset, line.encode())
+            said.append(line)
+
+        await upload_folder(conn, self.id, source, progress)
+        return "".join(said)
 
     async def _follow(self, conn: asyncssh.SSHClientConnection) -> bool:
         """Copy the log until the experiment ends (True) or the connection drops (raises)."""

@@ -1,12 +1,13 @@
 """The shell the platform runs on a machine for an experiment (bash; nothing is installed there).
 
-Run folder `$HOME/.simulusion/experiments/<id>/` (mode 0700): `checkout/` (the clone), `env.sh`
+Run folder `$HOME/.simulusion/experiments/<id>/` (mode 0700): `checkout/` (the clone, or the
+folder uploaded), `env.sh`
 (the variables; removed once read), `command.sh`, `run.sh` (the wrapper), `pgid`, `log` (the
 command's stdout and stderr) and `exit_code` (written when the command ends).
 
-- `launch_script`: clone, check out, write the files, start `run.sh` with `setsid nohup` (its
-  own session and process group, detached from the SSH connection), then wait up to a moment
-  for a command that fails at once. Fed on stdin to `bash -s`, so no secret is on a command line.
+- `launch_script`: clone and check out (or find the uploaded `checkout/`), write the files,
+  start `run.sh` with `setsid nohup` (its own session and process group, detached from the SSH
+  connection), then wait up to a moment for a command that fails at once. Fed on stdin to `bash -s`, so no secret is on a command line.
 - `poll_command`: the state (`exit=N`, `running`, `dead`, `gone`) then the log from an offset.
 - `cancel_command`: TERM to the process group, then KILL after a grace.
 """
@@ -47,27 +48,35 @@ echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
 
 
 def launch_script(experiment_id: str, repository: str, ref: str, command: str, env: Mapping[str, str],
-                  fail_fast_s: float) -> str:
+                  fail_fast_s: float, uploaded: bool = False, log_start: str = "") -> str:
     """Prints `run_dir=<absolute folder>`, then `pid=<pgid>` and, when the command ended within
-    `fail_fast_s`, `exit=<code>`; exits CLONE_FAILED / CHECKOUT_FAILED with git's words."""
-    checkout = f"cd checkout && git checkout --quiet {shlex.quote(ref)} && cd .." if ref else "true"
+    `fail_fast_s`, `exit=<code>`; exits CLONE_FAILED / CHECKOUT_FAILED with git's words.
+
+    `uploaded`: `checkout/` is there already (a folder uploaded, folder_upload): nothing is
+    cloned. `log_start`: the log's first bytes (the upload's lines, which the platform kept
+    already); the command's output follows them."""
+    if uploaded:
+        source = f'[ -d checkout ] || {{ echo "the uploaded checkout/ is missing"; exit {NO_FOLDER}; }}'
+    else:
+        checkout = f"cd checkout && git checkout --quiet {shlex.quote(ref)} && cd .." if ref else "true"
+        source = f"""if ! GIT_TERMINAL_PROMPT=0 git clone --quiet -- {shlex.quote(repository)} checkout > git.log 2>&1 < /dev/null; then
+  tail -c 2000 git.log; cd / && rm -rf "$run_dir"; exit {CLONE_FAILED}
+fi
+if ! ( {checkout} ) > git.log 2>&1; then
+  tail -c 2000 git.log; cd / && rm -rf "$run_dir"; exit {CHECKOUT_FAILED}
+fi"""
     waits = max(int(fail_fast_s * 10), 0)
     return f"""set -u
 umask 077
 run_dir={run_dir_expr(experiment_id)}
 mkdir -p "$run_dir" && cd "$run_dir" || exit {NO_FOLDER}
 echo "run_dir=$run_dir"
-if ! GIT_TERMINAL_PROMPT=0 git clone --quiet -- {shlex.quote(repository)} checkout > git.log 2>&1 < /dev/null; then
-  tail -c 2000 git.log; cd / && rm -rf "$run_dir"; exit {CLONE_FAILED}
-fi
-if ! ( {checkout} ) > git.log 2>&1; then
-  tail -c 2000 git.log; cd / && rm -rf "$run_dir"; exit {CHECKOUT_FAILED}
-fi
+{source}
 printf '%s' {shlex.quote(env_file(env))} > env.sh
 printf '%s\\n' {shlex.quote(command)} > command.sh
 printf '%s' {shlex.quote(RUN_SH)} > run.sh
-: > log
-setsid nohup bash "$run_dir/run.sh" > log 2>&1 < /dev/null &
+printf '%s' {shlex.quote(log_start)} > log
+setsid nohup bash "$run_dir/run.sh" >> log 2>&1 < /dev/null &
 echo "pid=$!"
 i=0
 while [ $i -lt {waits} ] && [ ! -f exit_code ]; do sleep 0.1; i=$((i+1)); done

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlalchemy as sa
-from platform_database import create_tables
+from platform_database import add_missing_columns, create_tables
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from platform_machines.errors import ExperimentNotFoundError
@@ -51,6 +51,7 @@ experiments = sa.Table(
     sa.Column("platform_url", sa.Text, nullable=False, server_default=""),
     sa.Column("forward_port", sa.Integer, nullable=False, server_default="0"),  # on the machine; 0: none
     sa.Column("token_id", sa.String(64), nullable=False, server_default=""),
+    sa.Column("folder", sa.Text, nullable=False, server_default=""),  # uploaded from the platform's host; "": cloned
 )
 
 experiment_logs = sa.Table(
@@ -87,6 +88,7 @@ class StoredExperiment:
     platform_url: str = ""
     forward_port: int = 0
     token_id: str = ""
+    folder: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -106,7 +108,7 @@ def _row(x: StoredExperiment) -> dict[str, Any]:
         "env_names": json.dumps(list(x.env_names)), "status": x.status, "status_reason": x.status_reason,
         "exit_code": x.exit_code, "created_at": x.created_at, "started_at": x.started_at, "ended_at": x.ended_at,
         "run_dir": x.run_dir, "log_bytes": x.log_bytes, "platform_url": x.platform_url,
-        "forward_port": x.forward_port, "token_id": x.token_id,
+        "forward_port": x.forward_port, "token_id": x.token_id, "folder": x.folder,
     }
 
 
@@ -118,7 +120,7 @@ def _experiment(row: Any) -> StoredExperiment:
         env_names=tuple(json.loads(row.env_names)), status_reason=row.status_reason, exit_code=row.exit_code,
         created_at=row.created_at, started_at=row.started_at, ended_at=row.ended_at, run_dir=row.run_dir,
         log_bytes=row.log_bytes, platform_url=row.platform_url, forward_port=row.forward_port,
-        token_id=row.token_id)
+        token_id=row.token_id, folder=row.folder)
 
 
 class ExperimentStore:
@@ -128,7 +130,7 @@ class ExperimentStore:
         self.engine = engine
 
     async def create_tables(self) -> None:
-        await create_tables(self.engine, metadata)
+        await create_tables(self.engine, metadata, add_missing_columns(experiments, "folder"))
 
     async def add(self, experiment: StoredExperiment) -> StoredExperiment:
         experiment = replace(experiment, created_at=experiment.created_at or time.time())

@@ -20,6 +20,7 @@ from platform_machines.errors import ExperimentUnavailableError, GpusBusyError, 
 from platform_machines.experiment_follower import ExperimentFollower, FollowSettings, Launch
 from platform_machines.experiment_script import ENV_NAME, cancel_command
 from platform_machines.experiment_store import ACTIVE, ExperimentStore, StoredExperiment, new_experiment_id
+from platform_machines.folder_source import UploadPolicy
 from platform_machines.machine_store import MachineStore, StoredMachine
 from platform_machines.ssh_connections import SshDialer
 
@@ -31,13 +32,15 @@ MAX_ENV = 200
 
 class Experiments:
     def __init__(self, store: ExperimentStore, machines: MachineStore, dialer: SshDialer, settings: FollowSettings,
-                 cancel_grace: float, on_end: Callable[[StoredExperiment], Awaitable[None]]) -> None:
+                 cancel_grace: float, on_end: Callable[[StoredExperiment], Awaitable[None]],
+                 uploads: UploadPolicy | None = None) -> None:
         self.store = store
         self.machines = machines
         self.dialer = dialer
         self.settings = settings
         self.cancel_grace = cancel_grace
         self.on_end = on_end
+        self.uploads = uploads or UploadPolicy()  # folders of the platform's host: off unless given roots
         self._assigning = asyncio.Lock()  # one assignment of GPUs at a time (per service)
         self._followers: dict[str, asyncio.Task[None]] = {}
 
@@ -59,8 +62,10 @@ class Experiments:
 
     async def create(self, *, experiment_id: str, team: str, machine_id: str, repository: str, ref: str,
                      command: str, gpus: int, env: Mapping[str, str], token: str,
-                     token_id: str) -> StoredExperiment:
-        _check_request(repository, ref, command, env)
+                     token_id: str, folder: str = "") -> StoredExperiment:
+        _check_source(repository, folder, ref)
+        _check_request(repository or folder, ref, command, env)
+        upload = await asyncio.to_thread(self.uploads.prepare, folder) if folder else None
         experiment_id = experiment_id or new_experiment_id()
         machine = await self.machines.get(machine_id)
         if machine.team != team:
@@ -70,9 +75,10 @@ class Experiments:
             experiment = await self.store.add(StoredExperiment(
                 id=experiment_id, team=team, machine_id=machine.id, machine_name=machine.name,
                 repository=repository, ref=ref, command=command, gpus=gpus, status="starting",
-                gpu_indices=indices, gpu_uuids=uuids, env_names=tuple(env), token_id=token_id))
+                gpu_indices=indices, gpu_uuids=uuids, env_names=tuple(env), token_id=token_id,
+                folder=str(upload.folder) if upload else ""))
         variables = {**env, "CUDA_VISIBLE_DEVICES": ",".join(uuids), "PLATFORM_TOKEN": token}
-        follower = self._follow(experiment, Launch(variables))
+        follower = self._follow(experiment, Launch(variables, upload))
         try:
             started = await follower.started
         except MachineError as exc:
@@ -161,9 +167,19 @@ class Experiments:
         return await self.store.get(experiment_id)
 
 
+def _check_source(repository: str, folder: str, ref: str) -> None:
+    if repository.strip() and folder:
+        raise InvalidExperimentError("give repository (a git URL the machine clones) or folder (a folder of the "
+                                     "platform's host to upload), not both", field="folder")
+    if folder and ref:
+        raise InvalidExperimentError("ref is for a repository: a folder is uploaded as it is; leave ref out",
+                                     field="ref")
+
+
 def _check_request(repository: str, ref: str, command: str, env: Mapping[str, str]) -> None:
     if not repository.strip():
-        raise InvalidExperimentError("repository is empty: give a git URL the machine can clone", field="repository")
+        raise InvalidExperimentError("repository is empty: give a git URL the machine can clone, or folder: a "
+                                     "folder of the platform's host to upload", field="repository")
     if repository.startswith("-") or ref.startswith("-"):
         raise InvalidExperimentError("repository and ref may not start with '-'", field="repository")
     if not command.strip():

@@ -32,7 +32,7 @@ def experiment_message(x: StoredExperiment) -> pb.Experiment:
         ref=x.ref, command=x.command, gpus=x.gpus, gpu_indices=list(x.gpu_indices), gpu_uuids=list(x.gpu_uuids),
         env_names=list(x.env_names), status=x.status, status_reason=x.status_reason, created_at=x.created_at,
         started_at=x.started_at, ended_at=x.ended_at, run_dir=x.run_dir, log_bytes=x.log_bytes,
-        platform_url=x.platform_url, token_id=x.token_id)
+        platform_url=x.platform_url, token_id=x.token_id, folder=x.folder)
     if x.exit_code is not None:
         message.exit_code = x.exit_code
     return message
@@ -73,7 +73,7 @@ class ExperimentsApi:
     async def _create(self, r: pb.CreateExperimentRequest) -> pb.ExperimentReply:
         created = await self.experiments.create(
             experiment_id=r.id, team=r.team, machine_id=r.machine, repository=r.repository, ref=r.ref,
-            command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id)
+            command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id, folder=r.folder)
         return pb.ExperimentReply(experiment=experiment_message(created))
 
     async def _get(self, r: pb.GetExperimentRequest) -> pb.ExperimentReply:

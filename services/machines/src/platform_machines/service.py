@@ -18,6 +18,7 @@ from platform_machines.experiment_follower import FollowSettings
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
 from platform_machines.experiments import Experiments
 from platform_machines.experiments_api import ExperimentsApi
+from platform_machines.folder_source import UploadPolicy
 from platform_machines.machines_api import MachinesApi
 from platform_machines.platform_key import PlatformKey, load_or_create_key
 from platform_machines.ssh_connections import SshDialer
@@ -42,7 +43,9 @@ class MachinesService:
         self.api = MachinesApi(nc, self.registry, key, self.behind_nat)
         self.experiment_store = ExperimentStore(engine)
         self.experiments = Experiments(self.experiment_store, self.store, self.dialer, follow_settings(settings),
-                                       settings.experiments_cancel_grace, self._ended)
+                                       settings.experiments_cancel_grace, self._ended,
+                                       UploadPolicy.from_settings(settings.experiments_upload_roots,
+                                                                  settings.experiments_upload_max_mb))
         self.experiments_api = ExperimentsApi(nc, self.experiments, self.api)
 
     @classmethod

@@ -11,11 +11,16 @@ ExperimentStatus = Literal["queued", "starting", "running", "succeeded", "failed
 
 
 class ExperimentCreate(BaseModel):
-    """A command to run in a checkout of a git repository on one of your machines."""
+    """A command to run on one of your machines, in a checkout of a git repository or in a folder of the
+    platform's host uploaded there (one of `repository` and `folder`)."""
 
     machine: str = Field(min_length=1, max_length=64, description="the machine's id (GET /v0/machines)")
-    repository: str = Field(min_length=1, max_length=2048, examples=["https://github.com/acme/train.git"],
+    repository: str = Field("", max_length=2048, examples=["https://github.com/acme/train.git"],
                             description="a git URL (or a path) the machine can clone: `git clone` runs there")
+    folder: str = Field("", max_length=4096, examples=["/srv/code/train"],
+                        description="instead of repository: a folder of the platform's host (absolute path), packed "
+                                    "(its .gitignore honoured in a git work tree) and uploaded as the checkout; only "
+                                    "under the folders the operator allows (PLATFORM_EXPERIMENTS_UPLOAD_ROOTS)")
     ref: str = Field("", max_length=255, description="a branch, tag or commit to check out; empty: the default branch")
     command: str = Field(min_length=1, max_length=limits.MAX_EXPERIMENT_COMMAND_CHARS, examples=["python train.py --epochs 3"],
                          description="run by bash in the checkout, detached from the connection")
@@ -32,7 +37,9 @@ class ExperimentPublic(BaseModel):
     team: str
     machine_id: str
     machine_name: str
-    repository: str
+    repository: str = Field(description="the git URL cloned; empty for a folder uploaded")
+    folder: str = Field("", description="the folder of the platform's host uploaded as the checkout (resolved); "
+                                        "empty when cloned")
     ref: str
     command: str
     gpus: int

@@ -660,13 +660,14 @@ class Experiment(_message.Message):
     LOG_BYTES_FIELD_NUMBER: _builtins.int
     PLATFORM_URL_FIELD_NUMBER: _builtins.int
     TOKEN_ID_FIELD_NUMBER: _builtins.int
+    FOLDER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """"x-" and 12 hex digits"""
     team: _builtins.str
     machine_id: _builtins.str
     machine_name: _builtins.str
     repository: _builtins.str
-    """a git URL (or path) the machine clones"""
+    """a git URL (or path) the machine clones; empty with a folder"""
     ref: _builtins.str
     """checked out after the clone; empty: the default branch"""
     command: _builtins.str
@@ -693,6 +694,8 @@ class Experiment(_message.Message):
     """PLATFORM_URL as the command sees it"""
     token_id: _builtins.str
     """the id (never the secret) of the API token in PLATFORM_TOKEN; empty: none"""
+    folder: _builtins.str
+    """the folder of the platform's host uploaded as the checkout (resolved); empty: cloned"""
     @_builtins.property
     def gpu_indices(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """nvidia-smi's indices of the GPUs assigned"""
@@ -729,10 +732,11 @@ class Experiment(_message.Message):
         log_bytes: _builtins.int = ...,
         platform_url: _builtins.str = ...,
         token_id: _builtins.str = ...,
+        folder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "exit_code", b"exit_code"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "folder", b"folder", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__exit_code: _TypeAlias = _typing.Literal["exit_code"]  # noqa: Y015
     _WhichOneofArgType__exit_code: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code"]  # noqa: Y015
@@ -776,6 +780,7 @@ class CreateExperimentRequest(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     TOKEN_ID_FIELD_NUMBER: _builtins.int
+    FOLDER_FIELD_NUMBER: _builtins.int
     team: _builtins.str
     """the owning team (set by the gateway)"""
     machine: _builtins.str
@@ -789,6 +794,10 @@ class CreateExperimentRequest(_message.Message):
     token: _builtins.str
     """the secret of PLATFORM_TOKEN: written to the machine, never stored or answered"""
     token_id: _builtins.str
+    folder: _builtins.str
+    """instead of repository: a folder of the platform's host (absolute), packed and uploaded as the
+    checkout; only under PLATFORM_EXPERIMENTS_UPLOAD_ROOTS
+    """
     @_builtins.property
     def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
@@ -804,10 +813,11 @@ class CreateExperimentRequest(_message.Message):
         id: _builtins.str = ...,
         token: _builtins.str = ...,
         token_id: _builtins.str = ...,
+        folder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "folder", b"folder", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -66,17 +66,19 @@ def _log_public(reply: pb.ExperimentLogReply) -> ExperimentLogPublic:
              responses={409: {"model": ErrorPublic, "description": "fewer GPUs are free than asked for"}})
 async def create_experiment(body: ExperimentCreate, gateway: GatewayDep, access: AccessDep,
                             identity: IdentityDep) -> ExperimentPublic:
-    """Clone the repository on the machine, check out `ref` and start the command there, detached, on `gpus` GPUs
-    of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). A repository that
-    does not clone, a command that fails at once, more GPUs than the machine has: 422 saying what to fix."""
+    """Clone the repository on the machine and check out `ref` (or upload `folder` of the platform's host there),
+    and start the command, detached, on `gpus` GPUs of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of
+    your team, revoked when it ends). A repository that does not clone, a folder that may not be uploaded, a command
+    that fails at once, more GPUs than the machine has: 422 saying what to fix."""
     await access.require("machine_id", body.machine, identity)
     team = access.team_of(identity)
     experiment_id = "x-" + secrets.token_hex(6)
     minted = await gateway.experiment_tokens.mint(experiment_id, team, identity)
     record, secret = minted if minted is not None else (None, "")
     request = pb.CreateExperimentRequest(
-        id=experiment_id, team=team, machine=body.machine, repository=body.repository, ref=body.ref,
-        command=body.command, gpus=body.gpus, env=body.env, token=secret, token_id=record.id if record else "")
+        id=experiment_id, team=team, machine=body.machine, repository=body.repository, folder=body.folder,
+        ref=body.ref, command=body.command, gpus=body.gpus, env=body.env, token=secret,
+        token_id=record.id if record else "")
     try:
         return _public(await gateway.experiments.create(request))
     except BaseException:
