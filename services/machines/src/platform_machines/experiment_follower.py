@@ -20,8 +20,8 @@ from typing import Any
 import asyncssh
 
 from platform_machines.errors import InvalidExperimentError, MachineError
-from platform_machines.experiment_script import (CHECKOUT_FAILED, CLONE_FAILED, launch_script, parse_poll,
-                                                 poll_command)
+from platform_machines.experiment_script import (CHECKOUT_FAILED, CLONE_FAILED, cancel_command, launch_script,
+                                                 parse_poll, poll_command)
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
 from platform_machines.folder_source import FolderSource
 from platform_machines.folder_upload import upload_folder
@@ -139,7 +139,16 @@ class ExperimentFollower:
                     else f"the ref {experiment.ref!r} cannot be checked out")
             raise InvalidExperimentError(f"{self._what()}: {what}: {said.strip()[-1000:]}",
                                          field="repository" if result.exit_status == CLONE_FAILED else "ref")
-        if result.exit_status != 0 or "pid" not in lines:
+        if result.exit_status is None and "pid" in lines:  # the connection dropped after the start: it runs
+            log.warning("%s: the connection dropped right after the start (pid %s); following it", self._what(),
+                        lines["pid"])
+            lines.pop("exit", None)  # a fail-fast wait cut short says nothing of the command's end
+        elif result.exit_status is None:  # dropped before the start said anything: whether it runs is unknown
+            await self._stop_half_started(experiment)
+            raise InvalidExperimentError(
+                f"{self._what()}: the connection to the machine dropped while starting; nothing was left "
+                "running: try again", field="machine")
+        elif result.exit_status != 0 or "pid" not in lines:
             raise InvalidExperimentError(
                 f"{self._what()}: the start failed (exit {result.exit_status}): "
                 f"{(str(result.stderr or '') + out).strip()[-1000:]}", field="machine")
@@ -147,6 +156,17 @@ class ExperimentFollower:
                                           started_at=time.time())
         self.ended_at_once = "exit" in lines
         self.started.set_result(updated)
+
+    async def _stop_half_started(self, experiment: StoredExperiment) -> None:
+        """After a start cut off before it said its pid: stop whatever of it runs, and its run folder
+        goes (on a new connection; best effort: a machine that stays unreachable keeps nothing that
+        the platform follows, and the start's 422 says to try again)."""
+        try:
+            machine = await self.machines.get(experiment.machine_id)
+            async with self.dialer.open_machine(machine.name, machine.target, machine.host_keys) as opened:
+                await opened.connection.run("bash -s", input=cancel_command(self.id, 0.0, remove=True), check=False)
+        except (MachineError, asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+            log.warning("%s: could not clean up a start cut off: %s", self._what(), exc)
 
     async def _upload(self, conn: asyncssh.SSHClientConnection, source: FolderSource) -> str:
         """The folder into the run folder's checkout/; its progress lines kept as the log's first

@@ -98,17 +98,21 @@ tail -c +{offset + 1} log 2>/dev/null | head -c {max_bytes}
 """
 
 
-def cancel_command(experiment_id: str, grace_s: float) -> str:
-    """TERM to the whole process group, KILL to what is left after `grace_s`."""
+def cancel_command(experiment_id: str, grace_s: float, remove: bool = False) -> str:
+    """TERM to the whole process group, KILL to what is left after `grace_s`; `remove`: the run
+    folder goes too (a start cut off before it said its pid)."""
     waits = max(int(grace_s * 10), 1)
+    finish = f"cd / && rm -rf {run_dir_expr(experiment_id)}; exit 0" if remove else "exit 0"
     return f"""cd {run_dir_expr(experiment_id)} 2>/dev/null || exit 0
-[ -f pgid ] || exit 0
-pg=$(cat pgid)
-kill -TERM -- "-$pg" 2>/dev/null || exit 0
-i=0
-while [ $i -lt {waits} ] && kill -0 -- "-$pg" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
-kill -KILL -- "-$pg" 2>/dev/null
-exit 0
+if [ -f pgid ]; then
+  pg=$(cat pgid)
+  if kill -TERM -- "-$pg" 2>/dev/null; then
+    i=0
+    while [ $i -lt {waits} ] && kill -0 -- "-$pg" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+    kill -KILL -- "-$pg" 2>/dev/null
+  fi
+fi
+{finish}
 """
 
 
