@@ -3,7 +3,7 @@
 // A platform that needs a token shows only the sign-in page until one is accepted
 // (lib/auth/useSignIn.ts): while signed out every path redirects to /sign-in?next=<path>, and
 // /sign-in/callback finishes a sign-in through the identity provider (lib/auth/oidc.ts).
-// data-testid: signed-in-as, sign-out, nav-<page> on some links (nav-machines, nav-usage, ...).
+// data-testid: signed-in-as, sign-out, nav-<page> on some links (nav-machines, nav-experiments, nav-usage, ...).
 import { useCallback, useState } from "react";
 import { Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from "react-router-dom";
 import { ComparisonPage } from "./pages/comparisons/ComparisonPage";
@@ -16,6 +16,9 @@ import { SessionPage } from "./pages/session/SessionPage";
 import { OidcCallbackPage } from "./pages/signin/OidcCallbackPage";
 import { EpisodesPage } from "./pages/episodes/EpisodesPage";
 import { MachinesPage } from "./pages/machines/MachinesPage";
+import { ExperimentPage } from "./pages/experiments/ExperimentPage";
+import { ExperimentsPage } from "./pages/experiments/ExperimentsPage";
+import { NewExperimentPage } from "./pages/experiments/NewExperimentPage";
 import { SnapshotsPage } from "./pages/snapshots/SnapshotsPage";
 import { SignInPage } from "./pages/signin/SignInPage";
 import { TeamPage } from "./pages/team/TeamPage";
@@ -73,6 +76,7 @@ export function App() {
             <NavLink to="/snapshots" data-testid="nav-snapshots">Snapshots</NavLink>
             <NavLink to="/comparisons">Comparisons</NavLink>
             <NavLink to="/machines" data-testid="nav-machines">Machines</NavLink>
+            <NavLink to="/experiments" data-testid="nav-experiments">Experiments</NavLink>
             <NavLink to="/usage" data-testid="nav-usage">Usage</NavLink>
             <NavLink to="/team" data-testid="nav-team">Team</NavLink>
             <a href="/docs">API</a>
@@ -98,6 +102,9 @@ export function App() {
             <Route path="/comparisons/:comparisonId" element={<ComparisonPage />} />
             <Route path="/team" element={<TeamPage />} />
             <Route path="/machines" element={<MachinesPage />} />
+            <Route path="/experiments" element={<ExperimentsPage />} />
+            <Route path="/experiments/new" element={<NewExperimentPage />} />
+            <Route path="/experiments/:experimentId" element={<ExperimentPage />} />
             <Route path="/usage" element={<UsagePage />} />
             <Route path="/sign-in" element={<AfterSignIn after={after} />} />
             <Route path="/sign-in/callback" element={<AfterSignIn after={after} />} />

@@ -1,5 +1,5 @@
 // A modal question before something that cannot be undone (revoking a token, removing a member,
-// removing a machine, accepting a changed host key).
+// removing a machine, accepting a changed host key, cancelling an experiment).
 import { type ReactNode, useEffect, useRef } from "react";
 import "./confirmDialog.css";
 
@@ -7,6 +7,8 @@ interface Props {
   open: boolean;
   title: string;
   confirmLabel: string;
+  /** the button that closes the question (default "Cancel") */
+  cancelLabel?: string;
   busyLabel: string;
   busy: boolean;
   error: string | null;
@@ -16,7 +18,7 @@ interface Props {
   children: ReactNode;
 }
 
-export function ConfirmDialog({ open, title, confirmLabel, busyLabel, busy, error, testId, onConfirm, onCancel, children }: Props) {
+export function ConfirmDialog({ open, title, confirmLabel, cancelLabel = "Cancel", busyLabel, busy, error, testId, onConfirm, onCancel, children }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const element = dialog.current;
@@ -31,7 +33,7 @@ export function ConfirmDialog({ open, title, confirmLabel, busyLabel, busy, erro
       {children}
       {error ? <p className="error" role="alert" data-testid={`${testId}-error`}>{error}</p> : null}
       <div className="dialog-buttons">
-        <button type="button" data-testid={`${testId}-cancel`} onClick={onCancel} disabled={busy}>Cancel</button>
+        <button type="button" data-testid={`${testId}-cancel`} onClick={onCancel} disabled={busy}>{cancelLabel}</button>
         <button type="button" className="danger" data-testid={`${testId}-confirm`} onClick={onConfirm} disabled={busy} autoFocus>
           {busy ? busyLabel : confirmLabel}
         </button>

@@ -4,10 +4,12 @@
 // data-testid: machine-card (data-machine-id), machine-name, machine-address, machine-via,
 // machine-status, machine-status-reason, machine-cpus, machine-memory, machine-disk, machine-python,
 // machine-git, machine-os, machine-checked, machine-check, machine-remove, machine-progress,
-// machine-error, machine-tunnel (data-state: waiting, connected, down; a machine behind NAT only),
+// machine-error, machine-new-experiment (a ready machine: the New experiment form with it picked),
+// machine-tunnel (data-state: waiting, connected, down; a machine behind NAT only),
 // machine-remove-dialog(-confirm, -cancel), machine-accept-dialog(-confirm,
 // -cancel); GpuTable's and HostKeyPanel's.
 import { useState } from "react";
+import { Link } from "react-router-dom";
 import { machines, type Machine } from "../../api/machines";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { errorText } from "../../lib/errors";
@@ -102,6 +104,11 @@ export function MachineCard({ machine, now, onChanged, onRemoved }: Props) {
         </button>
         <button type="button" className="danger-outline" data-testid="machine-remove" disabled={busy !== null}
           onClick={() => { setError(null); setAsking("remove"); }}>Remove</button>
+        {machine.status === "ready" ? (
+          <Link to={`/experiments/new?machine=${encodeURIComponent(machine.id)}`} data-testid="machine-new-experiment">
+            New experiment on this machine
+          </Link>
+        ) : null}
         {busy === "check" || busy === "accept" ? (
           <span className="muted" role="status" data-testid="machine-progress">{progressText(busy, seconds)}</span>
         ) : null}
