@@ -2,7 +2,7 @@
 service, gateway; PLATFORM_AUTH=token) and a real sshd with a fake two-GPU nvidia-smi
 (platform_testing.sshd): a local bare git repository cloned by path on the machine, logs read
 by offset and followed over the WebSocket, exit codes, cancel of the whole process group, GPUs
-never shared, PLATFORM_URL/PLATFORM_TOKEN (through the reverse forward) and the service
+never shared (a request for busy ones waits), PLATFORM_URL/PLATFORM_TOKEN (through the reverse forward) and the service
 restarted mid-run. The machine is this host, so the test reads its run folder directly."""
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ def test_gpus_never_shared(api: httpx.Client, machine: str, repo: Path) -> None:
     a = start(api, machine, repo, "bash train.sh 1000 0.2", gpus=1)
     b = start(api, machine, repo, "bash train.sh 1000 0.2", gpus=1)
     assert {a["gpu_indices"][0], b["gpu_indices"][0]} == {0, 1}
-    busy = api.post("/experiments", json={"machine": machine, "repository": str(repo), "command": "true", "gpus": 1})
-    assert busy.status_code == 409 and a["id"] in busy.json()["detail"] and b["id"] in busy.json()["detail"]
+    busy = start(api, machine, repo, "true", gpus=1)  # none free: it waits (tests/test_e2e_experiments_queue.py)
+    assert busy["status"] == "queued" and a["id"] in busy["status_reason"] and b["id"] in busy["status_reason"]
+    assert api.post(f"/experiments/{busy['id']}/cancel").json()["status"] == "cancelled"
     cpu = start(api, machine, repo, "printf '[%s]\\n' \"$CUDA_VISIBLE_DEVICES\"", gpus=0)
     assert ended(api, cpu["id"])["status"] == "succeeded" and read_all(api, cpu["id"]) == "[]\n"
     for x in (a, b):

@@ -213,7 +213,7 @@ def test_a_changed_host_key_is_shown_and_accepted_then_the_machine_removed(
 
     machine.get_by_test_id("machine-remove").click()
     removing = page.get_by_test_id("machine-remove-dialog")
-    expect(removing).to_contain_text("Nothing on the machine is touched")
+    expect(removing).to_contain_text("Its queued and running experiments, if any, are cancelled")
     removing.get_by_test_id("machine-remove-dialog-confirm").click()
     expect(page.get_by_test_id("machine-card")).to_have_count(0)
     expect(page.get_by_test_id("machines-empty")).to_be_visible()

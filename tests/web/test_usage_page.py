@@ -20,7 +20,8 @@ from platform_testing.platform import PlatformStack
 from platform_testing.waiting import wait_for
 from playwright.sync_api import expect
 
-CSV_HEADER = ["day", "team", "env_id", "instance_hours", "sessions"]
+CSV_HEADER = ["day", "team", "env_id", "instance_hours", "sessions", "machine_id", "machine_name", "gpu_hours",
+              "experiments"]
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,9 @@ def test_usage_shows_the_chart_and_table_and_downloads_the_csv(signed_in_page, m
         expect(row).to_be_visible()
         expect(row.locator("td").nth(4)).to_have_text("1")  # one session that day
     expect(page.get_by_test_id("usage-total-hours")).not_to_have_text("0")
+    # No experiment ran here (test_usage_gpu_hours.py runs one): no GPU table, 0 GPU-hours.
+    expect(page.get_by_test_id("usage-total-gpu-hours")).to_have_text("0")
+    expect(page.get_by_test_id("usage-gpu-table")).to_have_count(0)
     chart = page.get_by_test_id("usage-chart")
     expect(chart.locator("canvas")).to_be_visible()
     expect(chart.locator(".u-legend")).to_contain_text("cartpole")
@@ -91,7 +95,7 @@ def test_usage_shows_the_chart_and_table_and_downloads_the_csv(signed_in_page, m
     rows = list(csv.reader(io.StringIO(saved.read_text())))
     assert rows[0] == CSV_HEADER
     assert [r[:3] for r in rows[1:]] == [[today.isoformat(), "default", e] for e in ("cartpole", "pendulum")]
-    assert all(float(r[3]) > 0 and r[4] == "1" for r in rows[1:])
+    assert all(float(r[3]) > 0 and r[4] == "1" and r[5:] == ["", "", "", ""] for r in rows[1:])
     expected = http.get("/v0/usage", params={"since": today.replace(day=1).isoformat(), "until": today.isoformat(),
                                             "format": "csv"})
     assert saved.read_text() == expected.text

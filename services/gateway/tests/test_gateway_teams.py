@@ -1,7 +1,8 @@
 """Teams, members and usage on a real uvicorn with its database (SQLite here; the teams table on
 PostgreSQL is tested in libs/database): admins create, change and delete teams and members,
 members see their own team only (another team is a 404, as a missing one) and are refused the
-rest with a 403 naming the role; usage as JSON and CSV; a quota the broker reports is a 429."""
+rest with a 403 naming the role; usage as JSON and CSV, with the machines service's GPU-hours
+(and without them when it does not answer); a quota the broker reports is a 429."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.machines.v1 import machines_pb2 as machines_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 ADMIN = "teams-admin-bootstrap-secret"
@@ -46,6 +48,42 @@ class StandInUsage:
         self.sub = await self.nc.subscribe(subjects.BROKER_USAGE, queue=subjects.BROKER_QUEUE, cb=respond)
         await self.nc.flush()
         return self
+
+
+class StandInGpuUsage:
+    """The machines service's GPU-hours subject: answers the rows it holds, filtered as it does."""
+
+    def __init__(self, nc: Any) -> None:
+        self.nc = nc
+        self.rows: list[machines_pb.GpuUsageRow] = []
+        self.requests: list[machines_pb.ExperimentUsageRequest] = []
+        self.sub: Any = None
+
+    async def start(self) -> StandInGpuUsage:
+        async def respond(msg: Any) -> None:
+            request = machines_pb.ExperimentUsageRequest.FromString(msg.data)
+            self.requests.append(request)
+            rows = [r for r in self.rows if (not request.team or r.team == request.team)
+                    and request.since_day <= r.day <= request.until_day]
+            await msg.respond(machines_pb.ExperimentUsageReply(rows=rows).SerializeToString())
+
+        self.sub = await self.nc.subscribe(subjects.EXPERIMENTS_USAGE, queue=subjects.MACHINES_QUEUE, cb=respond)
+        await self.nc.flush()
+        return self
+
+    async def stop(self) -> None:
+        """Answer no more (the machines service gone)."""
+        if self.sub is not None:
+            await self.sub.unsubscribe()
+            self.sub = None
+            await self.nc.flush()
+
+
+@pytest.fixture
+async def gpu_usage(nats_client: Any) -> AsyncIterator[StandInGpuUsage]:
+    stand_in = await StandInGpuUsage(nats_client).start()
+    yield stand_in
+    await stand_in.stop()
 
 
 @pytest.fixture
@@ -199,8 +237,15 @@ async def test_members_are_added_listed_and_removed_by_admins(token_gateway: Any
     assert gone.status_code == 404 and gone.json()["detail"] == "no member 'bob-sub-123'"
 
 
-async def test_usage_as_json_and_csv_per_role(token_gateway: Any, usage: StandInUsage) -> None:
+async def test_usage_as_json_and_csv_per_role(token_gateway: Any, usage: StandInUsage,
+                                              gpu_usage: StandInGpuUsage) -> None:
     http, admin = token_gateway.http, bearer(ADMIN)
+    gpu_usage.rows = [
+        machines_pb.GpuUsageRow(day="2024-05-02", team="acme", machine_id="m-1", machine_name="h100-box",
+                                gpu_hours=1.5000001, experiments=2),
+        machines_pb.GpuUsageRow(day="2024-05-03", team="blue", machine_id="m-2", machine_name="a100", gpu_hours=4.0,
+                                experiments=1),
+    ]
     usage.rows = [
         ctl.UsageRow(day="2024-05-01", team="acme", env_id="pong", instance_hours=2.0, sessions=1),
         ctl.UsageRow(day="2024-05-02", team="acme", env_id="cartpole", instance_hours=0.1000004, sessions=1),
@@ -213,27 +258,39 @@ async def test_usage_as_json_and_csv_per_role(token_gateway: Any, usage: StandIn
         {"day": "2024-05-01", "team": "acme", "env_id": "pong", "instance_hours": 2.0, "sessions": 1},
         {"day": "2024-05-02", "team": "acme", "env_id": "cartpole", "instance_hours": 0.1, "sessions": 1},
         {"day": "2024-05-02", "team": "blue", "env_id": "cartpole", "instance_hours": 1.0, "sessions": 3},
-    ], "total_instance_hours": 3.1, "since": "2024-05-01", "until": "2024-05-31"}
+    ], "total_instance_hours": 3.1, "gpu_data": [
+        {"day": "2024-05-02", "team": "acme", "machine_id": "m-1", "machine_name": "h100-box", "gpu_hours": 1.5,
+         "experiments": 2},
+        {"day": "2024-05-03", "team": "blue", "machine_id": "m-2", "machine_name": "a100", "gpu_hours": 4.0,
+         "experiments": 1},
+    ], "total_gpu_hours": 5.5, "gpu_hours_error": None, "since": "2024-05-01", "until": "2024-05-31"}
     assert (usage.requests[-1].team, usage.requests[-1].since_day, usage.requests[-1].until_day) == (
         "", "2024-05-01", "2024-05-31")
+    asked = gpu_usage.requests[-1]
+    assert (asked.team, asked.since_day, asked.until_day) == ("", "2024-05-01", "2024-05-31")
     blue = (await http.get("/v0/usage?since=2024-05-01&until=2024-05-31&team=blue", headers=admin)).json()
     assert [r["team"] for r in blue["data"]] == ["blue"] and blue["total_instance_hours"] == 1.0
+    assert [r["machine_id"] for r in blue["gpu_data"]] == ["m-2"] and blue["total_gpu_hours"] == 4.0
+    assert gpu_usage.requests[-1].team == "blue"
 
     exported = await http.get("/v0/usage?since=2024-05-01&until=2024-05-02&format=csv", headers=admin)
     assert exported.status_code == 200
     assert exported.headers["content-type"].startswith("text/csv")
     assert exported.headers["content-disposition"] == 'attachment; filename="usage-2024-05-01-2024-05-02.csv"'
     assert list(csv.reader(io.StringIO(exported.text))) == [
-        ["day", "team", "env_id", "instance_hours", "sessions"],
-        ["2024-05-01", "acme", "pong", "2.0", "1"],
-        ["2024-05-02", "acme", "cartpole", "0.1", "1"],
-        ["2024-05-02", "blue", "cartpole", "1.0", "3"],
+        ["day", "team", "env_id", "instance_hours", "sessions", "machine_id", "machine_name", "gpu_hours",
+         "experiments"],
+        ["2024-05-01", "acme", "pong", "2.0", "1", "", "", "", ""],
+        ["2024-05-02", "acme", "cartpole", "0.1", "1", "", "", "", ""],
+        ["2024-05-02", "blue", "cartpole", "1.0", "3", "", "", "", ""],
+        ["2024-05-02", "acme", "", "", "", "m-1", "h100-box", "1.5", "2"],
     ]
 
     member = await member_token(token_gateway, "acme")
     own = (await http.get("/v0/usage?since=2024-05-01&until=2024-05-31", headers=bearer(member))).json()
     assert {r["team"] for r in own["data"]} == {"acme"} and own["total_instance_hours"] == 2.1
-    assert usage.requests[-1].team == "acme"
+    assert usage.requests[-1].team == "acme" and gpu_usage.requests[-1].team == "acme"
+    assert [r["machine_id"] for r in own["gpu_data"]] == ["m-1"] and own["total_gpu_hours"] == 1.5
     assert (await http.get("/v0/usage?team=acme&since=2024-05-01", headers=bearer(member))).status_code == 200
     other = await http.get("/v0/usage?team=blue", headers=bearer(member))
     assert other.status_code == 404 and other.json()["detail"] == "no team 'blue'"
@@ -249,6 +306,16 @@ async def test_usage_as_json_and_csv_per_role(token_gateway: Any, usage: StandIn
     backwards = await http.get("/v0/usage?since=2024-05-02&until=2024-05-01", headers=admin)
     assert backwards.status_code == 422 and backwards.json()["detail"] == "until (2024-05-01) is before since (2024-05-02)"
     assert (await http.get("/v0/usage?format=xml", headers=admin)).status_code == 422
+
+    # The machines service does not answer: the instance-hours come with the reason GPU-hours are
+    # missing; the CSV, a file that must be whole, is a 503.
+    await gpu_usage.stop()
+    without = (await http.get("/v0/usage?since=2024-05-01&until=2024-05-31", headers=admin)).json()
+    assert without["total_instance_hours"] == 3.1 and without["gpu_data"] == [] and without["total_gpu_hours"] == 0
+    assert without["gpu_hours_error"].startswith("GPU-hours of experiments are missing: ")
+    assert "machines" in without["gpu_hours_error"]
+    no_csv = await http.get("/v0/usage?since=2024-05-01&until=2024-05-31&format=csv", headers=admin)
+    assert no_csv.status_code == 503 and no_csv.json()["detail"].startswith("GPU-hours of experiments: ")
 
 
 async def test_a_quota_the_broker_reports_is_a_429_with_its_message(gateway: Any, stand_in_broker: Any) -> None:

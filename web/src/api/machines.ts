@@ -24,8 +24,10 @@ export const machines = {
     must(api.POST("/v0/machines/behind-nat", { body: { name, user, ssh_port: sshPort } })),
   check: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/check", byId(machineId))),
   acceptHostKey: (machineId: string) => must(api.POST("/v0/machines/{machine_id}/accept-host-key", byId(machineId))),
-  remove: async (machineId: string) => {
-    const { error, response } = await api.DELETE("/v0/machines/{machine_id}", byId(machineId));
+  /** Without `stopExperiments`, a machine whose experiments have not ended is refused (409 naming them). */
+  remove: async (machineId: string, stopExperiments: boolean) => {
+    const { error, response } = await api.DELETE("/v0/machines/{machine_id}",
+      { params: { path: { machine_id: machineId }, query: { stop_experiments: stopExperiments } } });
     if (!response.ok) throw apiError(response, error);
   },
 };

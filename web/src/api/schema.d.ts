@@ -203,9 +203,11 @@ export interface paths {
         /**
          * Create Experiment
          * @description Clone the repository on the machine and check out `ref` (or upload `folder` of the platform's host there),
-         *     and start the command, detached, on `gpus` GPUs of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of
-         *     your team, revoked when it ends). A repository that does not clone, a folder that may not be uploaded, a command
-         *     that fails at once, more GPUs than the machine has: 422 saying what to fix.
+         *     and start the command, detached, on `gpus` GPUs of its own (or shared with others that asked, `share_gpus`),
+         *     with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). When fewer GPUs are free
+         *     than asked for, it is `queued` (with its `queue_position`) and starts as soon as they are. A repository that
+         *     does not clone, a folder that may not be uploaded, a command that fails at once (for one that starts at once),
+         *     more GPUs than the machine has: 422 saying what to fix.
          */
         post: operations["create_experiment_v0_experiments_post"];
         delete?: never;
@@ -245,8 +247,8 @@ export interface paths {
         put?: never;
         /**
          * Cancel Experiment
-         * @description Stop the command's whole process group (TERM, then KILL after a grace). An ended experiment is left as
-         *     it is.
+         * @description Stop the command's whole process group (TERM, then KILL after a grace); a queued one is only marked
+         *     cancelled. An ended experiment is left as it is.
          */
         post: operations["cancel_experiment_v0_experiments__experiment_id__cancel_post"];
         delete?: never;
@@ -361,7 +363,8 @@ export interface paths {
         post?: never;
         /**
          * Delete Machine
-         * @description Remove a machine (nothing on the machine is touched).
+         * @description Remove a machine. One whose experiments have not ended is refused (409, naming them) unless
+         *     `stop_experiments=true`. Nothing else on the machine is touched; ended experiments and their logs stay.
          */
         delete: operations["delete_machine_v0_machines__machine_id__delete"];
         options?: never;
@@ -1125,7 +1128,8 @@ export interface paths {
          * Get Usage
          * @description Instance-hours per UTC day, team and env id: each session counts from its creation to its
          *     end (or now, while open), split at UTC midnights; a session of n sub-environments counts n
-         *     instances. By day, team, env id.
+         *     instances. By day, team, env id. Beside them, GPU-hours of experiments per UTC day, team and
+         *     machine: an experiment's GPUs times the time from its start to its end (or now).
          */
         get: operations["get_usage_v0_usage_get"];
         put?: never;
@@ -1724,7 +1728,7 @@ export interface components {
             folder: string;
             /**
              * Gpus
-             * @description how many of the machine's GPUs it gets alone (CUDA_VISIBLE_DEVICES); 0: none
+             * @description how many of the machine's GPUs it gets (CUDA_VISIBLE_DEVICES), alone unless share_gpus; 0: none. More than are free now: it is queued until they are
              * @default 0
              */
             gpus: number;
@@ -1746,6 +1750,12 @@ export interface components {
              * @example https://github.com/acme/train.git
              */
             repository: string;
+            /**
+             * Share Gpus
+             * @description may share GPUs with other experiments that asked the same (it takes the least-loaded); never with one that asked for its own
+             * @default false
+             */
+            share_gpus: boolean;
         };
         /**
          * ExperimentLogPublic
@@ -1833,6 +1843,11 @@ export interface components {
              * @description PLATFORM_URL as the command sees it
              */
             platform_url: string;
+            /**
+             * Queue Position
+             * @description while queued: its place on its machine's queue (1: the next to start); 0 otherwise
+             */
+            queue_position: number;
             /** Ref */
             ref: string;
             /**
@@ -1845,6 +1860,11 @@ export interface components {
              * @description its folder on the machine: checkout/, log, exit_code
              */
             run_dir: string;
+            /**
+             * Share Gpus
+             * @description it may share its GPUs with other experiments that asked the same
+             */
+            share_gpus: boolean;
             /**
              * Started At
              * @description Unix seconds; 0 before it started
@@ -1900,6 +1920,30 @@ export interface components {
             name: string;
             /** Uuid */
             uuid: string;
+        };
+        /** GpuUsageRowPublic */
+        GpuUsageRowPublic: {
+            /**
+             * Day
+             * @description YYYY-MM-DD (UTC)
+             */
+            day: string;
+            /**
+             * Experiments
+             * @description experiments that ran on its GPUs that day
+             */
+            experiments: number;
+            /**
+             * Gpu Hours
+             * @description GPUs x hours its experiments ran that day (started_at to ended_at, or now)
+             */
+            gpu_hours: number;
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /** Team */
+            team: string;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -3724,10 +3768,22 @@ export interface components {
              */
             data: components["schemas"]["UsageRowPublic"][];
             /**
+             * Gpu Data
+             * @description GPU-hours of experiments on your machines, by day, team, machine_id
+             */
+            gpu_data: components["schemas"]["GpuUsageRowPublic"][];
+            /**
+             * Gpu Hours Error
+             * @description why GPU-hours are missing (the machines service did not answer); null when gpu_data is complete
+             */
+            gpu_hours_error: string | null;
+            /**
              * Since
              * @description the first day, YYYY-MM-DD (UTC)
              */
             since: string;
+            /** Total Gpu Hours */
+            total_gpu_hours: number;
             /** Total Instance Hours */
             total_instance_hours: number;
             /**
@@ -4394,15 +4450,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
-            /** @description fewer GPUs are free than asked for */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorPublic"];
-                };
-            };
             /** @description the body is over this route's limit, 345600 bytes (declared or sent) */
             413: {
                 headers: {
@@ -4887,7 +4934,10 @@ export interface operations {
     };
     delete_machine_v0_machines__machine_id__delete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description cancel its queued, starting and running experiments first (their process groups stopped as cancel does) */
+                stop_experiments?: boolean;
+            };
             header?: never;
             path: {
                 /** @description a machine's id: "m-" and 12 hex digits */
@@ -4906,6 +4956,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description experiments there have not ended (named); stop_experiments=true cancels them */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8346,7 +8405,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description JSON, or with format=csv a CSV file (header day,team,env_id,instance_hours,sessions) */
+            /** @description JSON, or with format=csv a CSV file (header day,team,env_id,instance_hours,sessions,machine_id,machine_name,gpu_hours,experiments; the instance rows, then the GPU rows) */
             200: {
                 headers: {
                     [name: string]: unknown;

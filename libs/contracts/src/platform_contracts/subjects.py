@@ -116,6 +116,7 @@ EXPERIMENTS_GET = "platform.machines.experiments.get"
 EXPERIMENTS_LIST = "platform.machines.experiments.list"
 EXPERIMENTS_CANCEL = "platform.machines.experiments.cancel"
 EXPERIMENTS_LOGS = "platform.machines.experiments.logs"
+EXPERIMENTS_USAGE = "platform.machines.experiments.usage"
 # Published (ExperimentEnded) by the machines service when an experiment ends: the gateway
 # revokes its API token. Outside platform.machines.> so the service does not hear its own events.
 EXPERIMENTS_ENDED = "platform.experiments.ended"

@@ -31,6 +31,11 @@ class ExperimentsClient:
     async def create(self, request: pb.CreateExperimentRequest) -> pb.Experiment:
         return (await self._call(subjects.EXPERIMENTS_CREATE, request, pb.ExperimentReply, START_TIMEOUT_S)).experiment
 
+    async def usage(self, team: str | None, since_day: str, until_day: str) -> list[pb.GpuUsageRow]:
+        """GPU-hours of experiments per day, team and machine."""
+        request = pb.ExperimentUsageRequest(team=team or "", since_day=since_day, until_day=until_day)
+        return list((await self._call(subjects.EXPERIMENTS_USAGE, request, pb.ExperimentUsageReply)).rows)
+
     async def get(self, experiment_id: str) -> pb.Experiment:
         reply = await self._call(subjects.EXPERIMENTS_GET, pb.GetExperimentRequest(id=experiment_id),
                                  pb.ExperimentReply)

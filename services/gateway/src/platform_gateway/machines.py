@@ -16,6 +16,8 @@ _Reply = TypeVar("_Reply", bound=Message)
 # Adding or checking a machine connects over SSH (through bastions, each hop up to its connect
 # timeout) and runs the check there: longer than other requests.
 SSH_REQUEST_TIMEOUT_S = 90.0
+# Removing a machine with stop_experiments stops each process group there (at once), as cancel.
+DELETE_TIMEOUT_S = 120.0
 
 
 class MachinesClient:
@@ -55,8 +57,9 @@ class MachinesClient:
                                  pb.MachineReply, self._ssh_timeout)
         return reply.machine
 
-    async def delete(self, machine_id: str) -> None:
-        await self._call(subjects.MACHINES_DELETE, pb.DeleteMachineRequest(id=machine_id), pb.DeleteMachineReply)
+    async def delete(self, machine_id: str, stop_experiments: bool = False) -> None:
+        request = pb.DeleteMachineRequest(id=machine_id, stop_experiments=stop_experiments)
+        await self._call(subjects.MACHINES_DELETE, request, pb.DeleteMachineReply, DELETE_TIMEOUT_S)
 
     async def _call(self, subject: str, request: Message, reply_type: type[_Reply], timeout: float | None = None) -> _Reply:
         return await machines_request(self._nc, subject, request, reply_type, timeout or self._timeout)

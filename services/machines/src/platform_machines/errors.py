@@ -47,8 +47,8 @@ class InvalidExperimentError(MachineError):
     code = "invalid_argument"
 
 
-class GpusBusyError(MachineError):
-    """Fewer GPUs are free on the machine than asked for (others' experiments hold them)."""
+class MachineInUseError(MachineError):
+    """Removing a machine whose experiments have not ended, without stopping them."""
 
     code = "failed_precondition"
 

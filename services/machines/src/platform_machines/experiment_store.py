@@ -4,7 +4,9 @@ database beside `machines`.
 A log is kept as chunks in the order the machine wrote them, each at its byte offset; a chunk is
 appended and the experiment's `log_bytes` moved on in one transaction, and only from the offset
 the table holds: whatever happens to the connection or to the service, a byte is kept once.
-The API token's secret is never stored (only its id), nor the values of the variables given.
+The API token's secret is never stored here (only its id), nor the values of the variables
+given: a queued experiment's are sealed in `experiment_launches` until it starts
+(`queued_launches`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from platform_machines.errors import ExperimentNotFoundError
 
 metadata = sa.MetaData()
 
-ACTIVE = ("starting", "running")
+ACTIVE = ("starting", "running")  # these hold their GPUs
+QUEUED = "queued"  # waits for GPUs of its machine: holds none
 ENDED = ("succeeded", "failed", "cancelled", "lost")
 
 experiments = sa.Table(
@@ -52,7 +55,9 @@ experiments = sa.Table(
     sa.Column("forward_port", sa.Integer, nullable=False, server_default="0"),  # on the machine; 0: none
     sa.Column("token_id", sa.String(64), nullable=False, server_default=""),
     sa.Column("folder", sa.Text, nullable=False, server_default=""),  # uploaded from the platform's host; "": cloned
+    sa.Column("share_gpus", sa.Boolean, nullable=False, server_default=sa.false()),
 )
+ADDED_COLUMNS = ("folder", "share_gpus")  # after the first version of the table
 
 experiment_logs = sa.Table(
     "experiment_logs",
@@ -89,6 +94,7 @@ class StoredExperiment:
     forward_port: int = 0
     token_id: str = ""
     folder: str = ""
+    share_gpus: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -108,7 +114,7 @@ def _row(x: StoredExperiment) -> dict[str, Any]:
         "env_names": json.dumps(list(x.env_names)), "status": x.status, "status_reason": x.status_reason,
         "exit_code": x.exit_code, "created_at": x.created_at, "started_at": x.started_at, "ended_at": x.ended_at,
         "run_dir": x.run_dir, "log_bytes": x.log_bytes, "platform_url": x.platform_url,
-        "forward_port": x.forward_port, "token_id": x.token_id, "folder": x.folder,
+        "forward_port": x.forward_port, "token_id": x.token_id, "folder": x.folder, "share_gpus": x.share_gpus,
     }
 
 
@@ -120,7 +126,8 @@ def _experiment(row: Any) -> StoredExperiment:
         env_names=tuple(json.loads(row.env_names)), status_reason=row.status_reason, exit_code=row.exit_code,
         created_at=row.created_at, started_at=row.started_at, ended_at=row.ended_at, run_dir=row.run_dir,
         log_bytes=row.log_bytes, platform_url=row.platform_url, forward_port=row.forward_port,
-        token_id=row.token_id, folder=row.folder)
+        token_id=row.token_id, folder=row.folder,
+        share_gpus=bool(row.share_gpus))
 
 
 class ExperimentStore:
@@ -130,13 +137,42 @@ class ExperimentStore:
         self.engine = engine
 
     async def create_tables(self) -> None:
-        await create_tables(self.engine, metadata, add_missing_columns(experiments, "folder"))
+        await create_tables(self.engine, metadata, add_missing_columns(experiments, *ADDED_COLUMNS))
 
     async def add(self, experiment: StoredExperiment) -> StoredExperiment:
         experiment = replace(experiment, created_at=experiment.created_at or time.time())
         async with self.engine.begin() as conn:
             await conn.execute(experiments.insert().values(**_row(experiment)))
         return experiment
+
+    async def queued(self, machine_id: str | None = None) -> list[StoredExperiment]:
+        """The queued experiments (of one machine), in the order they start: oldest first."""
+        query = (experiments.select().where(experiments.c.status == QUEUED)
+                 .order_by(experiments.c.created_at, experiments.c.id))
+        if machine_id is not None:
+            query = query.where(experiments.c.machine_id == machine_id)
+        async with self.engine.connect() as conn:
+            return [_experiment(row) for row in (await conn.execute(query)).all()]
+
+    async def queue_positions(self) -> dict[str, int]:
+        """Each queued experiment's place on its machine's queue (1: the next to start)."""
+        positions: dict[str, int] = {}
+        seen: dict[str, int] = {}
+        for x in await self.queued():
+            seen[x.machine_id] = seen.get(x.machine_id, 0) + 1
+            positions[x.id] = seen[x.machine_id]
+        return positions
+
+    async def started_between(self, since: float, until: float, team: str | None = None) -> list[StoredExperiment]:
+        """Experiments on GPUs that ran some time in [since, until): started before `until`,
+        and not ended, or ended after `since`."""
+        query = experiments.select().where(
+            experiments.c.gpus > 0, experiments.c.started_at > 0, experiments.c.started_at < until,
+            sa.or_(experiments.c.ended_at == 0, experiments.c.ended_at >= since))
+        if team is not None:
+            query = query.where(experiments.c.team == team)
+        async with self.engine.connect() as conn:
+            return [_experiment(row) for row in (await conn.execute(query)).all()]
 
     async def get(self, experiment_id: str) -> StoredExperiment:
         async with self.engine.connect() as conn:
@@ -158,11 +194,15 @@ class ExperimentStore:
         async with self.engine.connect() as conn:
             return [_experiment(row) for row in (await conn.execute(query)).all()]
 
-    async def update(self, experiment_id: str, *, unless_ended: bool = False, **values: Any) -> StoredExperiment:
-        """Set columns; with `unless_ended`, an experiment that ended already is left as it is."""
+    async def update(self, experiment_id: str, *, unless_ended: bool = False, if_status: str | None = None,
+                     **values: Any) -> StoredExperiment:
+        """Set columns; with `unless_ended`, an experiment that ended already is left as it is;
+        with `if_status`, one whose status is another."""
         where = experiments.c.id == experiment_id
         if unless_ended:
             where = sa.and_(where, experiments.c.status.not_in(ENDED))
+        if if_status is not None:
+            where = sa.and_(where, experiments.c.status == if_status)
         async with self.engine.begin() as conn:
             await conn.execute(experiments.update().where(where).values(**values))
         return await self.get(experiment_id)

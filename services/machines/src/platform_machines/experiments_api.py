@@ -5,14 +5,17 @@
     platform.machines.experiments.list    ListExperimentsRequest (a team, or every team's) -> ListExperimentsReply
     platform.machines.experiments.cancel  CancelExperimentRequest -> ExperimentReply
     platform.machines.experiments.logs    ExperimentLogRequest -> ExperimentLogReply
+    platform.machines.experiments.usage   ExperimentUsageRequest -> ExperimentUsageReply (GPU-hours)
 
 and publishes ExperimentEnded on platform.experiments.ended when one ends. Errors as
 the machines subjects' (`MachinesApi`): "invalid_argument" (with `field`), "not_found",
-"failed_precondition" (GPUs taken), "unavailable" (the machine cannot be reached).
+"unavailable" (the machine cannot be reached).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from typing import Any
 
 from platform_bus.messaging import publish
@@ -20,19 +23,21 @@ from platform_contracts import subjects
 from simulusion.machines.v1 import machines_pb2 as pb
 
 from platform_machines.experiment_store import StoredExperiment
+from platform_machines.experiment_usage import day_start, gpu_usage_rows, parse_day
 from platform_machines.experiments import Experiments
 from platform_machines.machines_api import MachinesApi
 
 MAX_LOG_REPLY = 256 * 1024
 
 
-def experiment_message(x: StoredExperiment) -> pb.Experiment:
+def experiment_message(x: StoredExperiment, queue_position: int = 0) -> pb.Experiment:
     message = pb.Experiment(
         id=x.id, team=x.team, machine_id=x.machine_id, machine_name=x.machine_name, repository=x.repository,
         ref=x.ref, command=x.command, gpus=x.gpus, gpu_indices=list(x.gpu_indices), gpu_uuids=list(x.gpu_uuids),
         env_names=list(x.env_names), status=x.status, status_reason=x.status_reason, created_at=x.created_at,
         started_at=x.started_at, ended_at=x.ended_at, run_dir=x.run_dir, log_bytes=x.log_bytes,
-        platform_url=x.platform_url, token_id=x.token_id, folder=x.folder)
+        platform_url=x.platform_url, token_id=x.token_id, folder=x.folder,
+        share_gpus=x.share_gpus, queue_position=queue_position)
     if x.exit_code is not None:
         message.exit_code = x.exit_code
     return message
@@ -54,6 +59,7 @@ class ExperimentsApi:
             subjects.EXPERIMENTS_LIST: (pb.ListExperimentsRequest, pb.ListExperimentsReply, self._list),
             subjects.EXPERIMENTS_CANCEL: (pb.CancelExperimentRequest, pb.ExperimentReply, self._cancel),
             subjects.EXPERIMENTS_LOGS: (pb.ExperimentLogRequest, pb.ExperimentLogReply, self._logs),
+            subjects.EXPERIMENTS_USAGE: (pb.ExperimentUsageRequest, pb.ExperimentUsageReply, self._usage),
         }
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
@@ -73,18 +79,31 @@ class ExperimentsApi:
     async def _create(self, r: pb.CreateExperimentRequest) -> pb.ExperimentReply:
         created = await self.experiments.create(
             experiment_id=r.id, team=r.team, machine_id=r.machine, repository=r.repository, ref=r.ref,
-            command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id, folder=r.folder)
-        return pb.ExperimentReply(experiment=experiment_message(created))
+            command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id,
+            share_gpus=r.share_gpus, folder=r.folder)
+        return await self._reply(created)
+
+    async def _reply(self, experiment: StoredExperiment) -> pb.ExperimentReply:
+        positions = await self.experiments.store.queue_positions() if experiment.status == "queued" else {}
+        return pb.ExperimentReply(experiment=experiment_message(experiment, positions.get(experiment.id, 0)))
 
     async def _get(self, r: pb.GetExperimentRequest) -> pb.ExperimentReply:
-        return pb.ExperimentReply(experiment=experiment_message(await self.experiments.store.get(r.id)))
+        return await self._reply(await self.experiments.store.get(r.id))
 
     async def _list(self, r: pb.ListExperimentsRequest) -> pb.ListExperimentsReply:
         found = await self.experiments.store.list(r.team or None)
-        return pb.ListExperimentsReply(experiments=[experiment_message(x) for x in found])
+        positions = await self.experiments.store.queue_positions()
+        return pb.ListExperimentsReply(experiments=[experiment_message(x, positions.get(x.id, 0)) for x in found])
 
     async def _cancel(self, r: pb.CancelExperimentRequest) -> pb.ExperimentReply:
-        return pb.ExperimentReply(experiment=experiment_message(await self.experiments.cancel(r.id)))
+        return await self._reply(await self.experiments.cancel(r.id))
+
+    async def _usage(self, r: pb.ExperimentUsageRequest) -> pb.ExperimentUsageReply:
+        since = parse_day(r.since_day, "since")
+        until = parse_day(r.until_day, "until")
+        start, end = day_start(since), day_start(until + dt.timedelta(days=1))
+        found = await self.experiments.store.started_between(start, end, r.team or None)
+        return pb.ExperimentUsageReply(rows=gpu_usage_rows(found, start, end, time.time()))
 
     async def _logs(self, r: pb.ExperimentLogRequest) -> pb.ExperimentLogReply:
         experiment = await self.experiments.store.get(r.id)  # before the read: `ended` then holds for it

@@ -6,15 +6,16 @@
     platform.machines.list             ListMachinesRequest (a team, or every team's) -> ListMachinesReply
     platform.machines.check            CheckMachineRequest -> MachineReply (the status says how it went)
     platform.machines.accept_host_key  AcceptHostKeyRequest -> MachineReply
-    platform.machines.delete           DeleteMachineRequest -> DeleteMachineReply
+    platform.machines.delete           DeleteMachineRequest -> DeleteMachineReply (refused while
+                                       experiments there have not ended, unless stop_experiments)
     platform.machines.ssh_key          SshKeyRequest -> SshKeyReply (the public half only)
     platform.machines.add_behind_nat   AddMachineBehindNatRequest -> AddMachineBehindNatReply (the
                                        machine and its command, given once)
 
 Errors fill the reply's `error` (a ControlError): "invalid_argument" (with `field`: an unusable
 SSH command, a refused address, a machine that cannot be reached or refuses the key on add),
-"already_exists", "not_found", "failed_precondition" (also: no tunnel endpoint for a machine
-behind NAT), "internal".
+"already_exists", "not_found", "failed_precondition" (no tunnel endpoint for a machine behind
+NAT; a machine to remove whose experiments have not ended), "internal".
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from simulusion.machines.v1 import machines_pb2 as pb
 
 from platform_machines.errors import InvalidMachineError, MachineError
 from platform_machines.machine_messages import machine_message
+from platform_machines.machine_removal import MachineRemoval
 from platform_machines.machine_registry import MachineRegistry
 from platform_machines.platform_key import PlatformKey
 from platform_machines.tunnel_machines import MachinesBehindNat
@@ -42,14 +44,16 @@ Work = Callable[[Any], Awaitable[Message]]
 
 
 class MachinesApi:
-    """Serves the machines subjects from a MachineRegistry and the platform's key."""
+    """Serves the machines subjects from a MachineRegistry, the platform's key and the removal
+    of machines (which stops their experiments)."""
 
-    def __init__(self, nc: Any, registry: MachineRegistry, key: PlatformKey,
-                 behind_nat: MachinesBehindNat | None = None) -> None:
+    def __init__(self, nc: Any, registry: MachineRegistry, key: PlatformKey, behind_nat: MachinesBehindNat,
+                 removal: MachineRemoval) -> None:
         self.nc = nc
         self.registry = registry
         self.key = key
-        self.behind_nat = behind_nat or MachinesBehindNat(registry, key, None)
+        self.behind_nat = behind_nat
+        self.removal = removal
         self._subs: list[Any] = []
         self._working: set[asyncio.Task[None]] = set()  # requests in progress: a slow SSH check holds up no other
 
@@ -99,8 +103,7 @@ class MachinesApi:
         return pb.MachineReply(machine=machine_message(await self.registry.accept_host_key(request.id)))
 
     async def _delete(self, request: pb.DeleteMachineRequest) -> pb.DeleteMachineReply:
-        await self.registry.store.delete(request.id)
-        log.info("machine %s removed", request.id)
+        await self.removal.remove(request.id, request.stop_experiments)
         return pb.DeleteMachineReply()
 
     async def _ssh_key(self, request: pb.SshKeyRequest) -> pb.SshKeyReply:

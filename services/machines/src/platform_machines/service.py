@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from platform_machines.address_policy import AddressPolicy, parse_networks
 from platform_machines.config import Settings
 from platform_machines.machine_registry import MachineRegistry
+from platform_machines.machine_removal import MachineRemoval
 from platform_machines.machine_store import MachineStore
 from platform_machines.experiment_follower import FollowSettings
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
@@ -21,6 +22,7 @@ from platform_machines.experiments_api import ExperimentsApi
 from platform_machines.folder_source import UploadPolicy
 from platform_machines.machines_api import MachinesApi
 from platform_machines.platform_key import PlatformKey, load_or_create_key
+from platform_machines.queued_launches import QueuedLaunches
 from platform_machines.ssh_connections import SshDialer
 from platform_machines.tunnel_setup import TunnelSettings, open_tunnels, tunnel_settings
 
@@ -40,12 +42,13 @@ class MachinesService:
         self.dialer = SshDialer(key, policy, connect_timeout, settings.machines_keepalive)
         self.registry = MachineRegistry(self.store, self.dialer)
         self.behind_nat, self.tunnel_endpoint = open_tunnels(self.registry, key, tunnels)
-        self.api = MachinesApi(nc, self.registry, key, self.behind_nat)
         self.experiment_store = ExperimentStore(engine)
+        self.queued_launches = QueuedLaunches(engine, key)
         self.experiments = Experiments(self.experiment_store, self.store, self.dialer, follow_settings(settings),
-                                       settings.experiments_cancel_grace, self._ended,
+                                       settings.experiments_cancel_grace, self._ended, self.queued_launches,
                                        UploadPolicy.from_settings(settings.experiments_upload_roots,
                                                                   settings.experiments_upload_max_mb))
+        self.api = MachinesApi(nc, self.registry, key, self.behind_nat, MachineRemoval(self.store, self.experiments))
         self.experiments_api = ExperimentsApi(nc, self.experiments, self.api)
 
     @classmethod
@@ -61,6 +64,7 @@ class MachinesService:
         """Raises OSError when the tunnel endpoint cannot listen."""
         await self.store.create_tables()
         await self.experiment_store.create_tables()
+        await self.queued_launches.create_tables()
         if self.tunnel_endpoint is not None:
             await self.behind_nat.all_down()
             await self.tunnel_endpoint.start()

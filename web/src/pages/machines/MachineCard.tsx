@@ -58,7 +58,7 @@ export function MachineCard({ machine, now, onChanged, onRemoved }: Props) {
   const check = () => run("check", async () => onChanged(await machines.check(machine.id)));
   const accept = () => run("accept", async () => onChanged(await machines.acceptHostKey(machine.id)));
   const remove = () => run("remove", async () => {
-    await machines.remove(machine.id);
+    await machines.remove(machine.id, true); // the dialog says its experiments are cancelled
     onRemoved(machine.id);
   });
 
@@ -117,7 +117,7 @@ export function MachineCard({ machine, now, onChanged, onRemoved }: Props) {
       <ConfirmDialog open={asking === "remove"} title={`Remove ${machine.name}?`} confirmLabel="Remove" busyLabel="Removing…"
         busy={busy === "remove"} error={asking === "remove" ? error : null} testId="machine-remove-dialog"
         onConfirm={remove} onCancel={() => setAsking(null)}>
-        <p>The platform forgets <strong>{machine.name}</strong> (<code>{route.target}</code>) and its pinned host key. Nothing on the machine is touched; remove the platform's key from its <code>authorized_keys</code> yourself if you want it gone there too.</p>
+        <p>The platform forgets <strong>{machine.name}</strong> (<code>{route.target}</code>) and its pinned host key. Its queued and running experiments, if any, are cancelled (their processes stopped); ended ones stay with their logs. Nothing else on the machine is touched; remove the platform's key from its <code>authorized_keys</code> yourself if you want it gone there too.</p>
       </ConfirmDialog>
       <ConfirmDialog open={asking === "accept"} title="Accept the new host key?" confirmLabel="Accept the new host key"
         busyLabel="Accepting…" busy={busy === "accept"} error={asking === "accept" ? error : null} testId="machine-accept-dialog"

@@ -1,10 +1,12 @@
 // The Usage page (/usage?since=&until=&team=): instance-hours by UTC day, team and environment
 // (GET /v0/usage), this UTC month so far by default. A stacked bar chart per environment and
-// day, the table with its total, and "Download CSV" (the same range as text/csv, fetched with
+// day, the table with its total, the GPU-hours of experiments by day, team and machine (a second
+// table, when there are any), and "Download CSV" (the same range as text/csv, fetched with
 // the token and saved: a plain link could not carry it). The platform's operator sees every team's
 // usage or picks one; a team's admins and members see their team's.
 // data-testid: usage-page, usage-since, usage-until, usage-team, usage-range-error, usage-error,
-// usage-total-hours, usage-summary, usage-table, usage-row-<day>-<team>-<env>, usage-empty,
+// usage-total-hours, usage-total-gpu-hours, usage-summary, usage-table, usage-row-<day>-<team>-<env>,
+// usage-empty, usage-gpu-table, usage-gpu-row-<day>-<team>-<machine id>, usage-gpu-error,
 // usage-download-csv, usage-download-error; UsageChart's.
 import { useEffect, useMemo, useState } from "react";
 import { useSearchParams } from "react-router-dom";
@@ -109,8 +111,10 @@ export function UsagePage() {
           <p data-testid="usage-summary">
             <strong data-testid="usage-total-hours">{formatHours(report.total_instance_hours)}</strong> instance-hours
             from {report.since} to {report.until}
-            {totals.byEnv.length > 0 ? `, in ${totals.byEnv.length} environment${totals.byEnv.length === 1 ? "" : "s"}` : ""}.
+            {totals.byEnv.length > 0 ? `, in ${totals.byEnv.length} environment${totals.byEnv.length === 1 ? "" : "s"}` : ""};{" "}
+            <strong data-testid="usage-total-gpu-hours">{formatHours(report.total_gpu_hours)}</strong> GPU-hours of experiments.
           </p>
+          {report.gpu_hours_error ? <p className="error" role="alert" data-testid="usage-gpu-error">{report.gpu_hours_error}</p> : null}
           <UsageChart chart={chart} />
           {rows.length === 0 ? <p className="muted" data-testid="usage-empty">No sessions ran in this range.</p> : (
             <div className="table-scroll">
@@ -135,6 +139,29 @@ export function UsagePage() {
               </table>
             </div>
           )}
+          {report.gpu_data.length > 0 ? (
+            <div className="table-scroll">
+              <table className="data-table" data-testid="usage-gpu-table">
+                <thead>
+                  <tr><th>Day (UTC)</th><th>Team</th><th>Machine</th><th className="num">GPU-hours</th><th className="num">Experiments</th></tr>
+                </thead>
+                <tbody>
+                  {report.gpu_data.map((g) => (
+                    <tr key={`${g.day}/${g.team}/${g.machine_id}`} data-testid={`usage-gpu-row-${g.day}-${g.team}-${g.machine_id}`}>
+                      <td className="nowrap">{g.day}</td>
+                      <td>{g.team}</td>
+                      <td>{g.machine_name} <code>{g.machine_id}</code></td>
+                      <td className="num">{formatHours(g.gpu_hours)}</td>
+                      <td className="num">{g.experiments}</td>
+                    </tr>
+                  ))}
+                </tbody>
+                <tfoot>
+                  <tr><td colSpan={3}>Total</td><td className="num">{formatHours(report.total_gpu_hours)}</td><td /></tr>
+                </tfoot>
+              </table>
+            </div>
+          ) : null}
         </>
       ) : null}
     </div>

@@ -24,8 +24,11 @@ class ExperimentCreate(BaseModel):
     ref: str = Field("", max_length=255, description="a branch, tag or commit to check out; empty: the default branch")
     command: str = Field(min_length=1, max_length=limits.MAX_EXPERIMENT_COMMAND_CHARS, examples=["python train.py --epochs 3"],
                          description="run by bash in the checkout, detached from the connection")
-    gpus: int = Field(0, ge=0, le=64, description="how many of the machine's GPUs it gets alone "
-                                                  "(CUDA_VISIBLE_DEVICES); 0: none")
+    gpus: int = Field(0, ge=0, le=64, description="how many of the machine's GPUs it gets (CUDA_VISIBLE_DEVICES), "
+                                                  "alone unless share_gpus; 0: none. More than are free now: it "
+                                                  "is queued until they are")
+    share_gpus: bool = Field(False, description="may share GPUs with other experiments that asked the same (it "
+                                                "takes the least-loaded); never with one that asked for its own")
     env: dict[Annotated[str, StringConstraints(max_length=128)],
               Annotated[str, StringConstraints(max_length=limits.MAX_EXPERIMENT_ENV_VALUE_CHARS)]] = Field(
         default_factory=dict, max_length=limits.MAX_EXPERIMENT_ENV_VARIABLES, description="more variables for the command (names: letters, "
@@ -58,6 +61,9 @@ class ExperimentPublic(BaseModel):
     platform_url: str = Field(description="PLATFORM_URL as the command sees it")
     token_id: str = Field(description="the id of the API token in its PLATFORM_TOKEN (revoked when it ends); "
                                       "empty without API tokens")
+    share_gpus: bool = Field(description="it may share its GPUs with other experiments that asked the same")
+    queue_position: int = Field(description="while queued: its place on its machine's queue (1: the next to "
+                                            "start); 0 otherwise")
 
 
 class ExperimentsPublic(BaseModel):

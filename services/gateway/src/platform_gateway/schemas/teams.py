@@ -82,8 +82,22 @@ class UsageRowPublic(BaseModel):
     sessions: int = Field(description="sessions that ran that day")
 
 
+class GpuUsageRowPublic(BaseModel):
+    day: str = Field(description="YYYY-MM-DD (UTC)")
+    team: str
+    machine_id: str
+    machine_name: str
+    gpu_hours: float = Field(description="GPUs x hours its experiments ran that day (started_at to ended_at, or now)")
+    experiments: int = Field(description="experiments that ran on its GPUs that day")
+
+
 class UsagePublic(BaseModel):
     data: list[UsageRowPublic] = Field(description="by day, team, env_id")
     total_instance_hours: float
+    gpu_data: list[GpuUsageRowPublic] = Field(description="GPU-hours of experiments on your machines, by day, "
+                                                          "team, machine_id")
+    total_gpu_hours: float
+    gpu_hours_error: str | None = Field(description="why GPU-hours are missing (the machines service did not "
+                                                    "answer); null when gpu_data is complete")
     since: str = Field(description="the first day, YYYY-MM-DD (UTC)")
     until: str = Field(description="the last day, YYYY-MM-DD (UTC), inclusive")

@@ -550,15 +550,22 @@ class DeleteMachineRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ID_FIELD_NUMBER: _builtins.int
+    STOP_EXPERIMENTS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
+    stop_experiments: _builtins.bool
+    """Cancel the machine's experiments that have not ended (queued ones are just marked
+    cancelled) before removing it; false: a machine with such experiments is refused
+    ("failed_precondition", naming them).
+    """
     def __init__(
         self,
         *,
         id: _builtins.str = ...,
+        stop_experiments: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "stop_experiments", b"stop_experiments"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -661,6 +668,8 @@ class Experiment(_message.Message):
     PLATFORM_URL_FIELD_NUMBER: _builtins.int
     TOKEN_ID_FIELD_NUMBER: _builtins.int
     FOLDER_FIELD_NUMBER: _builtins.int
+    SHARE_GPUS_FIELD_NUMBER: _builtins.int
+    QUEUE_POSITION_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """"x-" and 12 hex digits"""
     team: _builtins.str
@@ -675,8 +684,9 @@ class Experiment(_message.Message):
     gpus: _builtins.int
     """how many were asked for"""
     status: _builtins.str
-    """"starting", "running", "succeeded", "failed" (exit_code), "cancelled", "lost" (the machine
-    could not be reached for PLATFORM_EXPERIMENTS_LOST_AFTER seconds).
+    """"queued" (waiting for GPUs of the machine), "starting", "running", "succeeded", "failed"
+    (exit_code), "cancelled", "lost" (the machine could not be reached for
+    PLATFORM_EXPERIMENTS_LOST_AFTER seconds).
     """
     status_reason: _builtins.str
     exit_code: _builtins.int
@@ -696,6 +706,10 @@ class Experiment(_message.Message):
     """the id (never the secret) of the API token in PLATFORM_TOKEN; empty: none"""
     folder: _builtins.str
     """the folder of the platform's host uploaded as the checkout (resolved); empty: cloned"""
+    share_gpus: _builtins.bool
+    """asked to share GPUs with other experiments that asked the same"""
+    queue_position: _builtins.int
+    """1 for the next to start on its machine while queued; 0 otherwise"""
     @_builtins.property
     def gpu_indices(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """nvidia-smi's indices of the GPUs assigned"""
@@ -733,10 +747,12 @@ class Experiment(_message.Message):
         platform_url: _builtins.str = ...,
         token_id: _builtins.str = ...,
         folder: _builtins.str = ...,
+        share_gpus: _builtins.bool = ...,
+        queue_position: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "exit_code", b"exit_code"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "folder", b"folder", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "folder", b"folder", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "queue_position", b"queue_position", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "share_gpus", b"share_gpus", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__exit_code: _TypeAlias = _typing.Literal["exit_code"]  # noqa: Y015
     _WhichOneofArgType__exit_code: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code"]  # noqa: Y015
@@ -781,6 +797,7 @@ class CreateExperimentRequest(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     TOKEN_ID_FIELD_NUMBER: _builtins.int
     FOLDER_FIELD_NUMBER: _builtins.int
+    SHARE_GPUS_FIELD_NUMBER: _builtins.int
     team: _builtins.str
     """the owning team (set by the gateway)"""
     machine: _builtins.str
@@ -792,12 +809,14 @@ class CreateExperimentRequest(_message.Message):
     id: _builtins.str
     """the experiment's id (chosen by the gateway, which names its token after it)"""
     token: _builtins.str
-    """the secret of PLATFORM_TOKEN: written to the machine, never stored or answered"""
+    """the secret of PLATFORM_TOKEN: written to the machine, never answered (kept sealed while queued)"""
     token_id: _builtins.str
     folder: _builtins.str
     """instead of repository: a folder of the platform's host (absolute), packed and uploaded as the
     checkout; only under PLATFORM_EXPERIMENTS_UPLOAD_ROOTS
     """
+    share_gpus: _builtins.bool
+    """may share GPUs with other experiments that asked the same (the least-loaded ones)"""
     @_builtins.property
     def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
@@ -814,10 +833,11 @@ class CreateExperimentRequest(_message.Message):
         token: _builtins.str = ...,
         token_id: _builtins.str = ...,
         folder: _builtins.str = ...,
+        share_gpus: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "folder", b"folder", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "folder", b"folder", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "share_gpus", b"share_gpus", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -996,11 +1016,103 @@ class ExperimentLogReply(_message.Message):
 Global___ExperimentLogReply: _TypeAlias = ExperimentLogReply  # noqa: Y015
 
 @_typing.final
-class ExperimentEnded(_message.Message):
+class ExperimentUsageRequest(_message.Message):
     """Published on platform.experiments.ended when an experiment ends (any way): the
     gateway revokes its token.
+    GPU-hours of experiments per UTC day, team and machine (beside the broker's instance-hours).
     """
 
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEAM_FIELD_NUMBER: _builtins.int
+    SINCE_DAY_FIELD_NUMBER: _builtins.int
+    UNTIL_DAY_FIELD_NUMBER: _builtins.int
+    team: _builtins.str
+    """empty: every team's"""
+    since_day: _builtins.str
+    """YYYY-MM-DD (UTC), the first day"""
+    until_day: _builtins.str
+    """YYYY-MM-DD (UTC), the last day, inclusive"""
+    def __init__(
+        self,
+        *,
+        team: _builtins.str = ...,
+        since_day: _builtins.str = ...,
+        until_day: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["since_day", b"since_day", "team", b"team", "until_day", b"until_day"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentUsageRequest: _TypeAlias = ExperimentUsageRequest  # noqa: Y015
+
+@_typing.final
+class GpuUsageRow(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    MACHINE_ID_FIELD_NUMBER: _builtins.int
+    MACHINE_NAME_FIELD_NUMBER: _builtins.int
+    GPU_HOURS_FIELD_NUMBER: _builtins.int
+    EXPERIMENTS_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    """YYYY-MM-DD (UTC)"""
+    team: _builtins.str
+    machine_id: _builtins.str
+    machine_name: _builtins.str
+    gpu_hours: _builtins.float
+    """GPUs x hours run that day (from started_at to ended_at, or now)"""
+    experiments: _builtins.int
+    """experiments that ran on GPUs of the machine that day"""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+        team: _builtins.str = ...,
+        machine_id: _builtins.str = ...,
+        machine_name: _builtins.str = ...,
+        gpu_hours: _builtins.float = ...,
+        experiments: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["day", b"day", "experiments", b"experiments", "gpu_hours", b"gpu_hours", "machine_id", b"machine_id", "machine_name", b"machine_name", "team", b"team"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GpuUsageRow: _TypeAlias = GpuUsageRow  # noqa: Y015
+
+@_typing.final
+class ExperimentUsageReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROWS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___GpuUsageRow]:
+        """by day, team, machine_id"""
+
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        rows: _abc.Iterable[Global___GpuUsageRow] | None = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "rows", b"rows"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExperimentUsageReply: _TypeAlias = ExperimentUsageReply  # noqa: Y015
+
+@_typing.final
+class ExperimentEnded(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ID_FIELD_NUMBER: _builtins.int

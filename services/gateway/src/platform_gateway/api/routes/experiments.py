@@ -62,14 +62,15 @@ def _log_public(reply: pb.ExperimentLogReply) -> ExperimentLogPublic:
                                status=reply.status)
 
 
-@router.post("", response_model=ExperimentPublic, status_code=status.HTTP_201_CREATED,
-             responses={409: {"model": ErrorPublic, "description": "fewer GPUs are free than asked for"}})
+@router.post("", response_model=ExperimentPublic, status_code=status.HTTP_201_CREATED)
 async def create_experiment(body: ExperimentCreate, gateway: GatewayDep, access: AccessDep,
                             identity: IdentityDep) -> ExperimentPublic:
     """Clone the repository on the machine and check out `ref` (or upload `folder` of the platform's host there),
-    and start the command, detached, on `gpus` GPUs of its own, with PLATFORM_URL and PLATFORM_TOKEN (a token of
-    your team, revoked when it ends). A repository that does not clone, a folder that may not be uploaded, a command
-    that fails at once, more GPUs than the machine has: 422 saying what to fix."""
+    and start the command, detached, on `gpus` GPUs of its own (or shared with others that asked, `share_gpus`),
+    with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). When fewer GPUs are free
+    than asked for, it is `queued` (with its `queue_position`) and starts as soon as they are. A repository that
+    does not clone, a folder that may not be uploaded, a command that fails at once (for one that starts at once),
+    more GPUs than the machine has: 422 saying what to fix."""
     await access.require("machine_id", body.machine, identity)
     team = access.team_of(identity)
     experiment_id = "x-" + secrets.token_hex(6)
@@ -77,8 +78,9 @@ async def create_experiment(body: ExperimentCreate, gateway: GatewayDep, access:
     record, secret = minted if minted is not None else (None, "")
     request = pb.CreateExperimentRequest(
         id=experiment_id, team=team, machine=body.machine, repository=body.repository, folder=body.folder,
-        ref=body.ref, command=body.command, gpus=body.gpus, env=body.env, token=secret,
-        token_id=record.id if record else "")
+        ref=body.ref,
+        command=body.command, gpus=body.gpus, env=body.env, token=secret, token_id=record.id if record else "",
+        share_gpus=body.share_gpus)
     try:
         return _public(await gateway.experiments.create(request))
     except BaseException:
@@ -104,8 +106,8 @@ async def get_experiment(experiment_id: ExperimentId, gateway: GatewayDep) -> Ex
 
 @router.post("/{experiment_id}/cancel", response_model=ExperimentPublic)
 async def cancel_experiment(experiment_id: ExperimentId, gateway: GatewayDep) -> ExperimentPublic:
-    """Stop the command's whole process group (TERM, then KILL after a grace). An ended experiment is left as
-    it is."""
+    """Stop the command's whole process group (TERM, then KILL after a grace); a queued one is only marked
+    cancelled. An ended experiment is left as it is."""
     return _public(await gateway.experiments.cancel(experiment_id))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 from google.protobuf.json_format import MessageToDict
 from simulusion.machines.v1 import machines_pb2 as pb
 
@@ -92,8 +92,14 @@ async def accept_host_key(machine_id: MachineId, machines: MachinesDep) -> Machi
     return _public(await machines.accept_host_key(machine_id))
 
 
-@router.delete("/{machine_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_machine(machine_id: MachineId, machines: MachinesDep) -> Response:
-    """Remove a machine (nothing on the machine is touched)."""
-    await machines.delete(machine_id)
+@router.delete("/{machine_id}", status_code=status.HTTP_204_NO_CONTENT,
+               responses={409: {"model": ErrorPublic, "description": "experiments there have not ended (named); "
+                                                                     "stop_experiments=true cancels them"}})
+async def delete_machine(machine_id: MachineId, machines: MachinesDep,
+                         stop_experiments: bool = Query(False, description="cancel its queued, starting and running "
+                                                                           "experiments first (their process groups "
+                                                                           "stopped as cancel does)")) -> Response:
+    """Remove a machine. One whose experiments have not ended is refused (409, naming them) unless
+    `stop_experiments=true`. Nothing else on the machine is touched; ended experiments and their logs stay."""
+    await machines.delete(machine_id, stop_experiments)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
