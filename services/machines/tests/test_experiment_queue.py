@@ -275,3 +275,37 @@ async def test_removing_a_machine_without_experiments_running(world: World) -> N
         await world.machines.get(world.machine.id)
     kept = await experiments.store.get(done.id)  # an ended experiment and its log stay
     assert kept.status == "succeeded" and await experiments.store.read_log(done.id, 0, 100) == b"hi\n"
+
+
+async def test_an_experiment_cancelled_while_it_clones_never_runs_on(world: World, sshd: SshServer) -> None:
+    """Cancel while the clone runs (a `git` first on the machine's PATH that waits for the test):
+    the start that follows stops what it started, and the experiment stays cancelled."""
+    cloning, go = sshd.root / "cloning", sshd.root / "go"
+    wrapper = sshd.bin / "git"
+    wrapper.write_text(f"#!/bin/sh\ntouch {cloning}\ni=0\nwhile [ ! -f {go} ] && [ $i -lt 300 ]; do sleep 0.1; "
+                       f"i=$((i+1)); done\nexec /usr/bin/git \"$@\"\n")
+    wrapper.chmod(0o755)
+    experiments = world.experiments()
+    marker = sshd.root / "ran-on"
+    creating = asyncio.create_task(create(experiments, world, f"sleep 2; touch {marker}; sleep 60", 1))
+    await wait_for("the clone to begin", lambda: _exists(cloning))
+    [starting] = await experiments.store.list()
+    assert starting.status == "starting"
+    cancelled = await experiments.cancel(starting.id)
+    assert cancelled.status == "cancelled"
+    go.touch()
+    answered = await asyncio.wait_for(creating, WAIT_S)
+    assert answered.status == "cancelled", "the start must not turn a cancelled experiment back to running"
+    ended = await wait_for("the cancelled experiment to end", lambda: _ended(experiments, starting.id))
+    assert ended.status == "cancelled" and ended.ended_at
+    await asyncio.sleep(3)
+    assert not marker.exists(), "the command of a cancelled experiment ran on"
+
+
+async def _exists(path: Path) -> bool:
+    return path.exists()
+
+
+async def _ended(experiments: Experiments, experiment_id: str) -> StoredExperiment | None:
+    found = await experiments.store.get(experiment_id)
+    return found if found.ended_at else None

@@ -40,6 +40,7 @@ class FollowSettings:
     poll_interval: float
     lost_after: float
     fail_fast: float
+    cancel_grace: float = 10.0  # seconds from TERM to KILL when an experiment cancelled while starting is stopped
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,13 @@ class ExperimentFollower:
             raise InvalidExperimentError(
                 f"{self._what()}: the start failed (exit {result.exit_status}): "
                 f"{(str(result.stderr or '') + out).strip()[-1000:]}", field="machine")
-        updated = await self.store.update(self.id, run_dir=lines.get("run_dir", ""), status="running",
-                                          started_at=time.time())
+        run_dir, now = lines.get("run_dir", ""), time.time()
+        updated = await self.store.update(self.id, if_status="starting", run_dir=run_dir, status="running",
+                                          started_at=now)
+        if updated.status != "running":  # cancelled while it was starting: what just started is stopped
+            log.info("%s: cancelled while starting; stopping what started", self._what())
+            updated = await self.store.update(self.id, run_dir=run_dir, started_at=now)
+            await conn.run("bash -s", input=cancel_command(self.id, self.settings.cancel_grace), check=False)
         self.ended_at_once = "exit" in lines
         self.started.set_result(updated)
 

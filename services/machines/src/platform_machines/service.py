@@ -95,4 +95,5 @@ def follow_settings(settings: Settings) -> FollowSettings:
         raise ValueError(f"PLATFORM_EXPERIMENTS_GATEWAY must be host:port, not {settings.experiments_gateway!r}")
     return FollowSettings(public_url=settings.public_url.rstrip("/"), gateway=(host.strip("[]"), int(port)),
                           poll_interval=settings.experiments_poll_interval,
-                          lost_after=settings.experiments_lost_after, fail_fast=settings.experiments_fail_fast)
+                          lost_after=settings.experiments_lost_after, fail_fast=settings.experiments_fail_fast,
+                          cancel_grace=settings.experiments_cancel_grace)
