@@ -6,8 +6,12 @@ runs, then succeeded with exit code 0 and the whole log exactly; the log followe
 last byte after the gateway is killed and started mid-run (nothing lost or repeated); auto-scroll
 that stops when the reader scrolls up; Cancel (asked first) of a long run; refusals beside their
 fields (a command that fails at once, a bad env line caught in the browser and one refused by the
-gateway, too many GPUs, a repository that does not clone); the list, newest first; and another
-team's member seeing none of it."""
+gateway, too many GPUs, a repository that does not clone); the list, newest first; another team's
+member seeing none of it; a folder of the platform's host (under PLATFORM_EXPERIMENTS_UPLOAD_ROOTS,
+a tmp folder here) uploaded as the code through the form, sharing its GPU, and one outside the
+roots refused beside the folder field; a request for both GPUs while another holds them: Queued
+(position 1) with what it waits for, then running once the first ends; and a queued one
+cancelled, the one behind it moving up."""
 
 from __future__ import annotations
 
@@ -39,9 +43,15 @@ def lines(n: int, first: int = 1) -> str:
 
 
 @pytest.fixture(scope="module")
-def experiments_platform(web_dist: Path, admin_token: str,
+def upload_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one folder of this host whose subfolders may be uploaded (PLATFORM_EXPERIMENTS_UPLOAD_ROOTS)."""
+    return tmp_path_factory.mktemp("uploads")
+
+
+@pytest.fixture(scope="module")
+def experiments_platform(web_dist: Path, admin_token: str, upload_root: Path,
                          tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
-    extra_env = {"PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token",
+    extra_env = {"PLATFORM_EXPERIMENTS_UPLOAD_ROOTS": str(upload_root), "PLATFORM_WEB_DIST": str(web_dist), "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token",
                  "PLATFORM_ADMIN_TOKEN": admin_token, "PLATFORM_MACHINES_ALLOW_NETWORKS": "127.0.0.0/8",
                  "PLATFORM_MACHINES_CONNECT_TIMEOUT": "5", "PLATFORM_EXPERIMENTS_POLL_INTERVAL": "0.2",
                  "PLATFORM_EXPERIMENTS_CANCEL_GRACE": "2"}
@@ -321,3 +331,146 @@ def test_the_list_is_newest_first_and_another_team_sees_none_of_it(
     member.goto(f"/experiments/{second['id']}")
     expect(member.get_by_test_id("experiment-not-found")).to_contain_text(second["id"])
     assert http.get(f"/experiments/{second['id']}").json()["status"] == "running"  # untouched
+
+
+def fill_folder_form(page: Page, folder: Path | str, command: str, gpus: int = 0, share: bool = False) -> None:
+    page.get_by_test_id("experiments-source-folder").check()
+    expect(page.get_by_test_id("experiments-repository")).to_have_count(0)  # the folder instead
+    expect(page.get_by_test_id("experiments-ref")).to_have_count(0)
+    page.get_by_test_id("experiments-folder").fill(str(folder))
+    page.get_by_test_id("experiments-command").fill(command)
+    page.get_by_test_id("experiments-gpus").fill(str(gpus))
+    page.get_by_test_id("experiments-share_gpus").set_checked(share)
+
+
+def test_a_folder_of_the_platforms_host_uploaded_through_the_form(
+        signed_in: Callable[..., Page], http: httpx.Client, machine: dict[str, Any], upload_root: Path,
+        screenshot) -> None:
+    code = upload_root / "train"
+    (code / "data").mkdir(parents=True)
+    (code / "train.sh").write_text(TRAIN)
+    (code / "data" / "numbers.txt").write_text("1 2 3\n")
+    page = signed_in("/experiments/new")
+    expect(page.get_by_test_id("experiments-machine")).to_have_value(machine["id"])
+    expect(page.get_by_test_id("experiments-source-repository")).to_be_checked()  # a repository unless chosen
+    fill_folder_form(page, code, "ls -R; bash train.sh 3 0.1", gpus=1, share=True)
+    expect(page.locator("#experiments-folder-hint")).to_contain_text("PLATFORM_EXPERIMENTS_UPLOAD_ROOTS")
+    screenshot(page, "experiments-new", full_page=True)
+    page.get_by_test_id("experiments-submit").click()
+
+    expect(page).to_have_url(re.compile(r"/experiments/x-[0-9a-f]{12}$"), timeout=START_WAIT)
+    experiment_id = page.url.rsplit("/", 1)[1]
+    made = http.get(f"/experiments/{experiment_id}").json()
+    assert made["folder"] == str(code) and made["repository"] == "" and made["share_gpus"] is True
+    expect(page.get_by_test_id("experiment-folder")).to_contain_text(str(code))
+    expect(page.get_by_test_id("experiment-repository")).to_have_count(0)
+    expect(page.get_by_test_id("experiment-gpus")).to_have_text(f"GPU {made['gpu_indices'][0]} (shared)")
+    expect(page.get_by_test_id("experiment-status")).to_have_text("Succeeded", timeout=RUN_WAIT)
+    expect(page.get_by_test_id("experiment-log-state")).to_have_text("The whole log", timeout=RUN_WAIT)
+    log = log_text(page)
+    assert log.startswith(f"[platform] uploading {code} ("), log  # the upload's lines lead the log
+    assert log.endswith(".:\ndata\ntrain.sh\n\n./data:\nnumbers.txt\n" + lines(3)), log  # its files, in the checkout
+
+    page.get_by_test_id("nav-experiments").click()
+    row = page.locator(f"[data-testid=experiment-row][data-experiment-id='{experiment_id}']")
+    expect(row.get_by_test_id("experiment-row-source")).to_have_text(f"folder {code}")
+    expect(row.get_by_test_id("experiment-row-source")).to_have_attribute("data-kind", "folder")
+
+
+def test_a_folder_outside_the_upload_roots_is_refused_beside_the_folder_field(
+        signed_in: Callable[..., Page], http: httpx.Client, machine: dict[str, Any], tmp_path: Path, console) -> None:
+    console.allow(r"status of 422")
+    (tmp_path / "train.sh").write_text(TRAIN)
+    before = len(http.get("/experiments").json()["experiments"])
+    page = signed_in("/experiments/new")
+    expect(page.get_by_test_id("experiments-machine")).to_have_value(machine["id"])
+    fill_folder_form(page, tmp_path, "bash train.sh 3 0.1")
+    page.get_by_test_id("experiments-submit").click()
+    error = page.get_by_test_id("experiments-folder-error")
+    expect(error).to_contain_text("is outside the folders that may be uploaded", timeout=START_WAIT)
+    expect(error).to_contain_text("PLATFORM_EXPERIMENTS_UPLOAD_ROOTS")
+    expect(page.get_by_test_id("experiments-folder")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_test_id("experiments-folder")).to_have_attribute("aria-describedby", "experiments-folder-error")
+    expect(page).to_have_url(re.compile(r"/experiments/new$"))
+    assert len(http.get("/experiments").json()["experiments"]) == before  # nothing was made
+
+    page.get_by_test_id("experiments-folder").fill("")  # empty: said in the browser, never sent
+    page.get_by_test_id("experiments-submit").click()
+    expect(error).to_have_text("Give the absolute path of a folder on the platform's host, e.g. /srv/code/train.")
+    page.get_by_test_id("experiments-source-repository").check()  # the repository again: the folder's error goes
+    expect(error).to_have_count(0)
+    expect(page.get_by_test_id("experiments-repository")).to_be_visible()
+
+
+def test_a_request_for_busy_gpus_is_queued_then_runs_when_they_are_free(
+        signed_in: Callable[..., Page], http: httpx.Client, machine: dict[str, Any], repo: Path, tmp_path: Path,
+        screenshot) -> None:
+    go = tmp_path / "go"  # the machine is this host: the first ends when the test makes this file
+    first = start(http, machine, repo, f"until [ -e {go} ]; do sleep 0.2; done; echo first done", gpus=2)
+    assert first["status"] == "running"
+    page = signed_in("/experiments/new")
+    expect(page.get_by_test_id("experiments-machine")).to_have_value(machine["id"])
+    fill_form(page, repo, "bash train.sh 20 0.3", gpus=2)  # both GPUs, which the first holds
+
+    expect(page).to_have_url(re.compile(r"/experiments/x-[0-9a-f]{12}$"), timeout=START_WAIT)  # 201 queued
+    second_id = page.url.rsplit("/", 1)[1]
+    status = page.get_by_test_id("experiment-status")
+    expect(status).to_have_text("Queued (position 1)")
+    reason = page.get_by_test_id("experiment-reason")
+    expect(reason).to_contain_text("waiting for 2 GPUs of machine 'h100-box'")
+    expect(reason).to_contain_text(first["id"])
+    expect(page.get_by_test_id("experiment-gpus")).to_have_text("2 GPUs asked for")
+    expect(page.get_by_test_id("experiment-started")).to_have_text("not yet")
+    expect(page.get_by_test_id("experiment-log-empty")).to_have_text("Queued: its log begins when it starts.")
+    expect(page.get_by_test_id("experiment-run-dir")).to_have_text("not yet (made when it starts)")
+    expect(page.get_by_test_id("experiment-cancel")).to_be_visible()
+    screenshot(page, "experiment-queued", full_page=True)
+    assert http.get(f"/experiments/{second_id}").json()["queue_position"] == 1
+
+    page.get_by_test_id("nav-experiments").click()
+    row = page.locator(f"[data-testid=experiment-row][data-experiment-id='{second_id}']")
+    expect(row.get_by_test_id("experiment-row-status")).to_have_text("Queued (position 1)")
+    expect(row.get_by_test_id("experiment-row-source")).to_have_text(str(repo))
+    expect(row.get_by_test_id("experiment-row-source")).to_have_attribute("data-kind", "repository")
+    row.get_by_test_id("experiment-row-command").click()
+    expect(status).to_have_text("Queued (position 1)")
+
+    go.touch()  # the first ends; the second starts on its GPUs, and its page follows it there
+    expect(status).to_have_text("Running", timeout=RUN_WAIT)
+    expect(page.get_by_test_id("experiment-gpus")).to_have_text("GPUs 0, 1")
+    expect(page.get_by_test_id("experiment-log")).to_contain_text("line 3", timeout=RUN_WAIT)
+    assert http.get(f"/experiments/{first['id']}").json()["status"] == "succeeded"
+    expect(status).to_have_text("Succeeded", timeout=RUN_WAIT)
+    expect(page.get_by_test_id("experiment-log-state")).to_have_text("The whole log", timeout=RUN_WAIT)
+    assert log_text(page) == lines(20)
+
+
+def test_a_queued_experiment_is_cancelled_and_the_one_behind_it_moves_up(
+        signed_in: Callable[..., Page], http: httpx.Client, machine: dict[str, Any], repo: Path) -> None:
+    running = start(http, machine, repo, "bash train.sh 1000 0.2", gpus=2)
+    second = start(http, machine, repo, "bash train.sh 5 0.2", gpus=2)
+    third = start(http, machine, repo, "bash train.sh 5 0.2", gpus=1)
+    assert (running["status"], second["status"], third["status"]) == ("running", "queued", "queued")
+    assert (second["queue_position"], third["queue_position"]) == (1, 2)
+    page = signed_in(f"/experiments/{second['id']}")
+    status = page.get_by_test_id("experiment-status")
+    expect(status).to_have_text("Queued (position 1)")
+
+    page.get_by_test_id("experiment-cancel").click()
+    dialog = page.get_by_test_id("experiment-cancel-dialog")
+    expect(dialog).to_contain_text("It has not started: it leaves the queue of h100-box")
+    expect(dialog.get_by_test_id("experiment-cancel-dialog-cancel")).to_have_text("Keep it queued")
+    dialog.get_by_test_id("experiment-cancel-dialog-confirm").click()
+    expect(status).to_have_text("Cancelled", timeout=RUN_WAIT)
+    expect(page.get_by_test_id("experiment-cancel")).to_have_count(0)
+    expect(page.get_by_test_id("experiment-started")).to_have_text("not yet")  # nothing ran
+    expect(page.get_by_test_id("experiment-log-empty")).to_have_text("It never started: nothing was written.", timeout=RUN_WAIT)
+    assert http.get(f"/experiments/{second['id']}").json()["status"] == "cancelled"
+
+    page.get_by_test_id("nav-experiments").click()
+    rows = page.get_by_test_id("experiment-row")
+    expect(rows.nth(0)).to_have_attribute("data-experiment-id", third["id"])
+    expect(rows.nth(0).get_by_test_id("experiment-row-status")).to_have_text("Queued (position 1)")  # moved up
+    expect(rows.nth(1).get_by_test_id("experiment-row-status")).to_have_text("Cancelled")
+    expect(rows.nth(2).get_by_test_id("experiment-row-status")).to_have_text("Running")
+    assert http.get(f"/experiments/{running['id']}").json()["status"] == "running"  # untouched

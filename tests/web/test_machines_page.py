@@ -5,7 +5,9 @@ key copied from the page into the sshd's authorized_keys, a machine added by pas
 command and shown ready with its GPUs, the progress while it connects, a duplicate and unusable commands answered beside the
 field, a changed host key's fingerprints and its acceptance, Remove, another team's view, the machines service down said plainly,
 a machine behind NAT refused naming the setting (this platform's tunnel endpoint is off; the
-endpoint on: test_machines_behind_nat.py), and the header on one line signed in as the operator."""
+endpoint on: test_machines_behind_nat.py), and the header on one line signed in as the operator
+(at 1280 px every link in sight, none scrolled to, with room for one more; at 1024 px the nav may
+scroll)."""
 
 from __future__ import annotations
 
@@ -260,6 +262,14 @@ def header_rows(page: Page) -> int:
     return len(centres)
 
 
+def header_slack(page: Page) -> float:
+    """The free room (px) between the nav's last entry and the signed-in label."""
+    last = page.locator(".app-header nav a").last.bounding_box()
+    label = page.get_by_test_id("signed-in-as").bounding_box()
+    assert last is not None and label is not None
+    return float(label["x"] - (last["x"] + last["width"]))
+
+
 @pytest.mark.parametrize("width", [1280, 1024])
 def test_the_header_is_one_line_signed_in_as_the_operator(
         open_page: Callable[..., Page], machines_platform: PlatformStack, admin_token: str, width: int, screenshot) -> None:
@@ -275,6 +285,13 @@ def test_the_header_is_one_line_signed_in_as_the_operator(
     link = page.get_by_test_id("nav-machines").bounding_box()["height"]
     assert height < link * 2, (height, link)  # one line: never two links high
     expect(label).to_have_attribute("title", "Signed in as admin: operator of team default")
+    nav = page.locator(".app-header nav")
+    entries = page.locator(".app-header nav a")
+    if width == 1280:  # every entry in sight, none scrolled to, and room for one more (Evals is coming)
+        assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
+        for i in range(entries.count()):
+            expect(entries.nth(i)).to_be_in_viewport(ratio=1)
+        assert header_slack(page) >= 60, header_slack(page)
     for name in ("Environments", "Machines", "Team", "API"):  # every entry reachable (the nav scrolls if it must)
         entry = page.locator(".app-header nav a", has_text=name)
         entry.scroll_into_view_if_needed()

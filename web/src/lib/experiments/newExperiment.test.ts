@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Machine } from "../../api/machines";
-import { experimentNamed, fieldOf, machineChoices, notReady } from "./newExperiment";
+import { createBody, experimentNamed, fieldOf, fieldShown, type FormValues, machineChoices, notReady } from "./newExperiment";
 
 const gpu = (index: number) => ({ index, name: "NVIDIA H100 80GB HBM3", memory_total_mib: 81559, uuid: `GPU-${index}`, driver_version: "550" });
 const machine = (id: string, name: string, status: Machine["status"], gpus: number) =>
@@ -19,12 +19,42 @@ describe("the machines the form offers", () => {
   });
 });
 
+describe("the request", () => {
+  const form: FormValues = {
+    machine: "m-1", source: "repository", repository: " https://github.com/acme/train.git ", ref: " v2 ",
+    folder: "/srv/code/train", command: "python train.py", gpus: 2, shareGpus: true, env: { SEED: "7" },
+  };
+
+  it("sends the repository and ref, and no folder, when the code is from a repository", () => {
+    expect(createBody(form)).toEqual({
+      machine: "m-1", repository: "https://github.com/acme/train.git", ref: "v2", folder: "", command: "python train.py",
+      gpus: 2, share_gpus: true, env: { SEED: "7" },
+    });
+  });
+
+  it("sends the folder, and neither repository nor ref, when the code is from a folder", () => {
+    expect(createBody({ ...form, source: "folder", folder: " /srv/code/train ", shareGpus: false })).toEqual({
+      machine: "m-1", repository: "", ref: "", folder: "/srv/code/train", command: "python train.py",
+      gpus: 2, share_gpus: false, env: { SEED: "7" },
+    });
+  });
+
+  it("shows the chosen source's fields only", () => {
+    expect(fieldShown("folder", "folder")).toBe(true);
+    expect(fieldShown("folder", "repository")).toBe(false);
+    expect(fieldShown("ref", "folder")).toBe(false);
+    expect(fieldShown("repository", "repository")).toBe(true);
+    expect(fieldShown("gpus", "folder")).toBe(true);
+  });
+});
+
 describe("where a refusal shows", () => {
   it("beside the field the gateway names", () => {
     expect(fieldOf({ status: 422, detail: "failed at once", code: "invalid", field: "command" })).toBe("command");
     expect(fieldOf({ status: 422, detail: "too long", code: "invalid", field: "env.SEED" })).toBe("env");
     expect(fieldOf({ status: 409, detail: "1 free GPU, not 2", code: "conflict", field: "gpus" })).toBe("gpus");
     expect(fieldOf({ status: 404, detail: "machine 'm-0' not found", code: "not_found" })).toBe("machine");
+    expect(fieldOf({ status: 422, detail: "/etc is outside the folders that may be uploaded", code: "invalid", field: "folder" })).toBe("folder");
   });
 
   it("below the form otherwise", () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { durationText, exitCodeText, gpusText, isActive, refreshMs, statusView, timeText } from "./status";
+import {
+  durationText, exitCodeText, gpusText, isActive, refreshMs, sourceView, statusLabel, statusView, timeText, waitedText,
+} from "./status";
 
 describe("an experiment's status", () => {
   it("has a label and a colour", () => {
@@ -8,6 +10,15 @@ describe("an experiment's status", () => {
     expect(statusView("failed").tone).toBe("bad");
     expect(statusView("lost").tone).toBe("bad");
     expect(statusView("cancelled").tone).toBe("muted");
+  });
+
+  it("says a queued one's place on its machine's queue", () => {
+    expect(statusLabel({ status: "queued", queue_position: 1 })).toBe("Queued (position 1)");
+    expect(statusLabel({ status: "queued", queue_position: 3 })).toBe("Queued (position 3)");
+    expect(statusLabel({ status: "queued", queue_position: 0 })).toBe("Queued");
+    expect(statusLabel({ status: "running", queue_position: 0 })).toBe("Running");
+    expect(statusView("queued").tone).toBe("muted");
+    expect(refreshMs([{ status: "succeeded" }, { status: "queued" }])).toBe(3000);  // its page follows it to Running
   });
 
   it("is active while queued, starting or running, and the pages ask again only then", () => {
@@ -27,6 +38,7 @@ describe("an experiment's times, exit code and GPUs", () => {
     expect(durationText({ started_at: 100, ended_at: 112.4 }, 999)).toBe("12 s");
     expect(durationText({ started_at: 100, ended_at: 0 }, 284)).toBe("3 min 4 s");
     expect(durationText({ started_at: 0.5, ended_at: 7500.5 }, 0)).toBe("2 h 5 min");
+    expect(waitedText({ created_at: 100 }, 165)).toBe("1 min 5 s");  // queued since it was made
   });
 
   it("says the exit code, none once it ended without one, nothing before", () => {
@@ -40,5 +52,20 @@ describe("an experiment's times, exit code and GPUs", () => {
     expect(gpusText({ gpus: 0, gpu_indices: [] })).toBe("none");
     expect(gpusText({ gpus: 1, gpu_indices: [1] })).toBe("GPU 1");
     expect(gpusText({ gpus: 2, gpu_indices: [0, 1] })).toBe("GPUs 0, 1");
+    expect(gpusText({ gpus: 1, gpu_indices: [0], share_gpus: true })).toBe("GPU 0 (shared)");
+  });
+
+  it("says how many it asked for before they are assigned (queued)", () => {
+    expect(gpusText({ gpus: 2, gpu_indices: [] })).toBe("2 GPUs asked for");
+    expect(gpusText({ gpus: 1, gpu_indices: [], share_gpus: true })).toBe("1 GPU asked for (shared)");
+  });
+});
+
+describe("an experiment's code", () => {
+  it("is a repository at its ref, or a folder of the platform's host", () => {
+    expect(sourceView({ repository: "https://github.com/acme/train.git", ref: "v2", folder: "" }))
+      .toEqual({ kind: "repository", where: "https://github.com/acme/train.git", ref: "v2" });
+    expect(sourceView({ repository: "", ref: "", folder: "/srv/code/train" }))
+      .toEqual({ kind: "folder", where: "/srv/code/train", ref: "" });
   });
 });

@@ -1,6 +1,7 @@
 // The experiment's log: the text as it comes, in a box that follows the newest line while the
 // reader is at its bottom and stops when they scroll up (Follow the log takes them back down),
-// and a line saying whether it is followed live, reconnecting after a drop, or whole.
+// and a line saying whether it is followed live, reconnecting after a drop, or whole (a queued
+// experiment's says its log begins when it starts; one that ended before it started says so).
 // data-testid: experiment-log, experiment-log-state (data-phase), experiment-log-follow,
 // experiment-log-dropped, experiment-log-empty.
 import { useLayoutEffect, useRef, useState } from "react";
@@ -11,9 +12,13 @@ import type { LogText } from "../../lib/experiments/logText";
 interface Props {
   log: LogText;
   state: FollowState;
+  /** Still queued: nothing is written before it starts. */
+  queued?: boolean;
+  /** It ended without starting (cancelled while queued). */
+  neverStarted?: boolean;
 }
 
-export function ExperimentLog({ log, state }: Props) {
+export function ExperimentLog({ log, state, queued = false, neverStarted = false }: Props) {
   const box = useRef<HTMLPreElement>(null);
   const [following, setFollowing] = useState(true);
 
@@ -52,7 +57,8 @@ export function ExperimentLog({ log, state }: Props) {
         {log.text}
       </pre>
       {!log.text && (phase === "ended" || phase === "following") ? (
-        <p className="muted" data-testid="experiment-log-empty">{phase === "ended" ? "The command wrote nothing." : "Nothing written yet."}</p>
+        <p className="muted" data-testid="experiment-log-empty">{phase === "ended" ? (neverStarted ? "It never started: nothing was written." : "The command wrote nothing.")
+            : queued ? "Queued: its log begins when it starts." : "Nothing written yet."}</p>
       ) : null}
     </section>
   );

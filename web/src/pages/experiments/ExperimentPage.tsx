@@ -1,11 +1,13 @@
-// One experiment (/experiments/:experimentId): its status in colour with the reason, exit code,
-// machine, command, repository and ref, GPUs (indices and UUIDs: its CUDA_VISIBLE_DEVICES), the
-// names of the variables given, its API token's id, its times, and the live log
-// (ExperimentLog, useLogFollower). Cancel, while it is active, asks first. The experiment is read
-// again when a piece of log brings another status or the end, and every 3 s while it is active.
+// One experiment (/experiments/:experimentId): its status in colour with the reason ("Queued
+// (position 1)" and what it waits for while queued), exit code, machine, command, its code (the
+// repository and ref, or the folder uploaded), GPUs (indices and UUIDs: its CUDA_VISIBLE_DEVICES;
+// whether it shares them), the names of the variables given, its API token's id, its times, and
+// the live log (ExperimentLog, useLogFollower). Cancel, while it is active (queued too), asks
+// first. The experiment is read again when a piece of log brings another status or the end, and
+// every 3 s while it is active, so a queued one's page follows it to Starting and Running.
 // data-testid: experiment-page, experiment-id, experiment-status, experiment-reason,
-// experiment-exit-code, experiment-machine, experiment-command, experiment-repository,
-// experiment-gpus, experiment-gpu-uuids, experiment-env-names, experiment-token-id,
+// experiment-exit-code, experiment-machine, experiment-command, experiment-repository or
+// experiment-folder, experiment-gpus, experiment-gpu-uuids, experiment-env-names, experiment-token-id,
 // experiment-created, experiment-started, experiment-ended, experiment-duration,
 // experiment-run-dir, experiment-cancel, experiment-cancel-dialog(-confirm, -cancel, -error),
 // experiment-error, experiment-not-found; ExperimentLog's.
@@ -15,7 +17,9 @@ import type { ApiError } from "../../api/client";
 import { type Experiment, type ExperimentStatus, experiments } from "../../api/experiments";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { errorText } from "../../lib/errors";
-import { ACTIVE_REFRESH_MS, durationText, exitCodeText, gpusText, isActive, statusView, timeText } from "../../lib/experiments/status";
+import {
+  ACTIVE_REFRESH_MS, durationText, exitCodeText, gpusText, isActive, sourceView, statusLabel, statusView, timeText, waitedText,
+} from "../../lib/experiments/status";
 import { useNow } from "../machines/useElapsed";
 import { ExperimentLog } from "./ExperimentLog";
 import { useLogFollower } from "./useLogFollower";
@@ -80,6 +84,8 @@ export function ExperimentPage() {
     );
   }
   const status = experiment ? statusView(experiment.status) : null;
+  const queued = experiment?.status === "queued";
+  const code = experiment ? sourceView(experiment) : null;
   return (
     <div className="experiments-page" data-testid="experiment-page">
       <header className="experiments-head">
@@ -87,7 +93,7 @@ export function ExperimentPage() {
           <p className="muted"><Link to="/experiments">Experiments</Link> /</p>
           <h1>Experiment <code data-testid="experiment-id">{experimentId}</code></h1>
         </div>
-        {status ? <span className={`experiment-status big tone-${status.tone}`} data-testid="experiment-status">{status.label}</span> : null}
+        {experiment && status ? <span className={`experiment-status big tone-${status.tone}`} data-testid="experiment-status">{statusLabel(experiment)}</span> : null}
       </header>
       {error ? <p className="error" role="alert" data-testid="experiment-error">{error.text}</p> : null}
       {experiment === null && !error ? <p className="muted">Loading…</p> : null}
@@ -100,8 +106,13 @@ export function ExperimentPage() {
             <dt>Exit code</dt><dd data-testid="experiment-exit-code">{exitCodeText(experiment)}</dd>
             <dt>Machine</dt><dd data-testid="experiment-machine"><Link to="/machines">{experiment.machine_name}</Link> <span className="muted">({experiment.machine_id})</span></dd>
             <dt>Command</dt><dd><pre className="experiment-command" data-testid="experiment-command">{experiment.command}</pre></dd>
-            <dt>Repository</dt>
-            <dd data-testid="experiment-repository"><code>{experiment.repository}</code>{experiment.ref ? <> at <code>{experiment.ref}</code></> : <span className="muted"> (its default branch)</span>}</dd>
+            {code?.kind === "folder" ? <>
+              <dt>Folder</dt>
+              <dd data-testid="experiment-folder"><code>{code.where}</code> <span className="muted">(of the platform's host, uploaded)</span></dd>
+            </> : <>
+              <dt>Repository</dt>
+              <dd data-testid="experiment-repository"><code>{code?.where}</code>{code?.ref ? <> at <code>{code.ref}</code></> : <span className="muted"> (its default branch)</span>}</dd>
+            </>}
             <dt>GPUs</dt>
             <dd>
               <span data-testid="experiment-gpus">{gpusText(experiment)}</span>
@@ -116,8 +127,9 @@ export function ExperimentPage() {
             <dt>Created</dt><dd data-testid="experiment-created">{timeText(experiment.created_at)} UTC</dd>
             <dt>Started</dt><dd data-testid="experiment-started">{experiment.started_at ? `${timeText(experiment.started_at)} UTC` : "not yet"}</dd>
             <dt>Ended</dt><dd data-testid="experiment-ended">{experiment.ended_at ? `${timeText(experiment.ended_at)} UTC` : "not yet"}</dd>
-            <dt>{experiment.ended_at ? "Ran for" : "Running for"}</dt><dd data-testid="experiment-duration">{durationText(experiment, now)}</dd>
-            <dt>On the machine</dt><dd data-testid="experiment-run-dir"><code>{experiment.run_dir}</code></dd>
+            {queued ? <><dt>Waiting for</dt><dd data-testid="experiment-duration">{waitedText(experiment, now)}</dd></>
+              : <><dt>{experiment.ended_at ? "Ran for" : "Running for"}</dt><dd data-testid="experiment-duration">{durationText(experiment, now)}</dd></>}
+            <dt>On the machine</dt><dd data-testid="experiment-run-dir">{experiment.run_dir ? <code>{experiment.run_dir}</code> : <span className="muted">{experiment.ended_at ? "none (it never started)" : "not yet (made when it starts)"}</span>}</dd>
           </dl>
           {active ? (
             <div className="experiment-actions">
@@ -128,14 +140,21 @@ export function ExperimentPage() {
           {cancelError && !asking ? <p className="error" role="alert">{cancelError}</p> : null}
         </section>
       ) : null}
-      <ExperimentLog log={log} state={state} />
+      <ExperimentLog log={log} state={state} queued={queued} neverStarted={Boolean(experiment?.ended_at && !experiment.started_at)} />
       <ConfirmDialog open={asking} title="Cancel this experiment?" confirmLabel="Cancel the experiment" busyLabel="Cancelling…"
-        busy={cancelling} error={asking ? cancelError : null} testId="experiment-cancel-dialog" cancelLabel="Keep it running"
-        onConfirm={() => void cancel()} onCancel={() => setAsking(false)}>
-        <p>
-          The platform stops the command on <strong>{experiment?.machine_name}</strong>: TERM to it and every process it
-          started, then KILL to what is left a few seconds later. Its log stays here.
-        </p>
+        busy={cancelling} error={asking ? cancelError : null} testId="experiment-cancel-dialog"
+        cancelLabel={queued ? "Keep it queued" : "Keep it running"} onConfirm={() => void cancel()} onCancel={() => setAsking(false)}>
+        {queued ? (
+          <p>
+            It has not started: it leaves the queue of <strong>{experiment?.machine_name}</strong> and nothing runs there. The
+            ones behind it move up.
+          </p>
+        ) : (
+          <p>
+            The platform stops the command on <strong>{experiment?.machine_name}</strong>: TERM to it and every process it
+            started, then KILL to what is left a few seconds later. Its log stays here.
+          </p>
+        )}
       </ConfirmDialog>
     </div>
   );

@@ -1,15 +1,18 @@
 // The Experiments page (/experiments): the team's experiments, newest first, each with its
-// status in colour, machine, command, GPUs, when it started and ended (UTC) and its exit code;
-// a row opens the experiment's page. While one is active the list is read again every 3 s.
+// status in colour (a queued one with its place on its machine's queue), machine, command and,
+// below it, its code (the repository, or the folder uploaded), GPUs, when it started and ended (UTC) and its
+// exit code; a row opens the experiment's page. While one is active (queued too) the list is
+// read again every 3 s.
 // data-testid: experiments-page, experiments-new, experiments-list, experiment-row
 // (data-experiment-id), experiment-row-status, experiment-row-machine, experiment-row-command,
+// experiment-row-source (data-kind: repository or folder),
 // experiment-row-gpus, experiment-row-started, experiment-row-ended, experiment-row-exit-code,
 // experiments-empty, experiments-error, experiments-retry.
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "react-router-dom";
 import { type Experiment, experiments } from "../../api/experiments";
 import { errorText } from "../../lib/errors";
-import { exitCodeText, gpusText, refreshMs, statusView, timeText } from "../../lib/experiments/status";
+import { exitCodeText, gpusText, refreshMs, sourceView, statusLabel, statusView, timeText } from "../../lib/experiments/status";
 import "./experiments.css";
 
 export function ExperimentsPage() {
@@ -53,7 +56,7 @@ export function ExperimentsPage() {
       {list === null && !error ? <p className="muted">Loading…</p> : null}
       {list !== null && list.length === 0 ? (
         <p className="experiments-empty" data-testid="experiments-empty">
-          No experiment yet. <Link to="/experiments/new">Start one</Link> on a ready machine: a repository, a command, and the
+          No experiment yet. <Link to="/experiments/new">Start one</Link> on a ready machine: a repository or a folder of code, a command, and the
           GPUs it gets.
         </p>
       ) : null}
@@ -62,21 +65,25 @@ export function ExperimentsPage() {
           <caption className="sr-only">Your team's experiments, newest first</caption>
           <thead>
             <tr>
-              <th scope="col">Status</th><th scope="col">Machine</th><th scope="col">Command</th><th scope="col">GPUs</th>
+              <th scope="col">Status</th><th scope="col">Machine</th><th scope="col">Command <span className="muted">and its code</span></th><th scope="col">GPUs</th>
               <th scope="col">Started (UTC)</th><th scope="col">Ended (UTC)</th><th scope="col">Exit code</th>
             </tr>
           </thead>
           <tbody>
             {list.map((x) => {
               const status = statusView(x.status);
+              const code = sourceView(x);
               return (
                 <tr key={x.id} data-testid="experiment-row" data-experiment-id={x.id}>
-                  <td><span className={`experiment-status tone-${status.tone}`} data-testid="experiment-row-status">{status.label}</span></td>
-                  <td data-testid="experiment-row-machine">{x.machine_name}</td>
+                  <td><span className={`experiment-status tone-${status.tone}`} data-testid="experiment-row-status">{statusLabel(x)}</span></td>
+                  <td className="nowrap" data-testid="experiment-row-machine">{x.machine_name}</td>
                   <td className="experiment-command-cell">
                     <Link to={`/experiments/${encodeURIComponent(x.id)}`} title={x.command} data-testid="experiment-row-command">
                       <code>{x.command}</code>
                     </Link>
+                    <span className="experiment-row-source muted" data-testid="experiment-row-source" data-kind={code.kind} title={code.where}>
+                      {code.kind === "folder" ? "folder " : null}<code>{code.where}</code>{code.ref ? <> at <code>{code.ref}</code></> : null}
+                    </span>
                   </td>
                   <td className="num" data-testid="experiment-row-gpus">{gpusText(x)}</td>
                   <td className="nowrap" data-testid="experiment-row-started">{timeText(x.started_at)}</td>
