@@ -23,6 +23,7 @@ from .target import DEFAULT_SSH_PORT, SshTarget
 
 CONNECT_TIMEOUT_S = 20
 KEEPALIVE_INTERVAL_S = 30
+CLOSE_WAIT_S = 3
 
 
 def known_hosts_path() -> Path:
@@ -87,7 +88,10 @@ async def connect(target: SshTarget, say: Say) -> AsyncIterator[asyncssh.SSHClie
         yield connection
     finally:
         connection.close()
-        await connection.wait_closed()
+        try:  # a loaded or gone server may never answer the close: the tool does not wait on it
+            await asyncio.wait_for(connection.wait_closed(), CLOSE_WAIT_S)
+        except (TimeoutError, asyncio.TimeoutError):
+            connection.abort()
 
 
 def _read_known_hosts() -> asyncssh.SSHKnownHosts:
