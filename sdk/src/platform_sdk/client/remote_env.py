@@ -221,6 +221,14 @@ class RemoteEnv(PlatformSession, gym.Env):
         frame = self._call(env_pb.EnvRequest(render=env_pb.RenderRequest()), "render").render.frame
         return decode_frame(frame)
 
+    def render_jpeg(self) -> bytes:
+        """The current frame as the JPEG the environment sent (the session's `jpeg_quality`),
+        undecoded: for passing it on (to a model, a file) without the `frames` extra."""
+        frame = self._call(env_pb.EnvRequest(render=env_pb.RenderRequest()), "render").render.frame
+        if frame.encoding != "jpeg":
+            raise errors.PlatformError(f"{self._where('render')}: the frame came as {frame.encoding!r}, not JPEG")
+        return bytes(frame.data)
+
     def close(self) -> None:
         """End the session (harmless when it has ended). `reset()` then opens a new one."""
         self._close_session()
