@@ -64,10 +64,12 @@ def test_the_base_needs_only_the_client_libraries_and_the_rest_are_extras(archiv
     assert {_name(r) for r in base} == CLIENT_BASE
     assert not any(_name(r) == "platform-contracts" for r in requires)  # its code is in the wheel
     # the environment-server side is not in the wheel, and neither is its extra
-    assert set(metadata.get_all("Provides-Extra")) == {"frames", "tracing"}
+    assert set(metadata.get_all("Provides-Extra")) == {"frames", "tracing", "inspect"}
     assert not [r for r in requires if "server" in r or _name(r) in {"grpcio", "platform-envs"}]
     assert {_name(r) for r in requires if "extra == 'frames'" in r} == {"simplejpeg"}
     assert "opentelemetry-api" in {_name(r) for r in requires if "extra == 'tracing'" in r}
+    # the platform's environments as Inspect tasks: Inspect, pinned, only with the extra
+    assert [r.split(";")[0].strip() for r in requires if "extra == 'inspect'" in r] == ["inspect-ai==0.3.285"]
     # protobuf's floor is at least the version the bundled generated code was made by.
     generated = archive.read("simulusion/env/v1/environment_pb2.py").decode()
     gencode = re.search(r"# Protobuf Python Version: (\S+)", generated)[1]
@@ -106,11 +108,14 @@ def test_the_wheel_holds_the_three_packages_without_compiled_files(archive) -> N
     assert archive.read("platform_sdk/__init__.py") == installed["platform_sdk/__init__.py"].read_bytes()
 
 
-def test_the_console_scripts_come_with_it(archive) -> None:
-    """The agents' commands; platform-check and platform-env-server are the server side's."""
+def test_the_console_scripts_and_the_inspect_tasks_come_with_it(archive) -> None:
+    """The agents' commands; platform-check and platform-env-server are the server side's. The
+    `inspect_ai` entry point is how Inspect finds the platform's tasks (platform_sdk/episodes)."""
     entry_points = archive.read(f"{DIST_INFO}/entry_points.txt").decode()
     assert entry_points == ("[console_scripts]\nplatform-agent = platform_sdk.agents.run:main\n"
-                            "platform-compare = platform_sdk.agents.compare:main\n\n")
+                            "platform-compare = platform_sdk.agents.compare:main\n\n"
+                            "[inspect_ai]\nplatform_sdk = platform_sdk.inspect_tasks.registry\n\n")
+    assert "platform_sdk/inspect_tasks/registry.py" in archive.namelist()
 
 
 def test_a_build_is_the_same_bytes_and_made_once_per_process(wheel) -> None:
