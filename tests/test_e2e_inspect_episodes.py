@@ -180,3 +180,10 @@ def test_bad_task_arguments_are_refused_before_any_episode(platform_stack, tmp_p
         inspect_eval(TASK, model="scripted_agent/balance", log_dir=str(tmp_path), display="none",
                      task_args={"env": "cartpole", "url": platform_stack.url, **argument})
     assert not list(tmp_path.glob("*.eval"))
+
+
+def test_an_unknown_environment_fails_its_samples_saying_so(platform_stack, tmp_path):
+    logs = inspect_eval(TASK, model="scripted_agent/balance", log_dir=str(tmp_path), display="none",
+                        task_args={"env": "no-such-env", "url": platform_stack.url, "episodes": 1})
+    assert logs[0].status == "error" and logs[0].error is not None
+    assert "no-such-env" in logs[0].error.message, logs[0].error.message
