@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.experiments import add_machine, wait_ended, whole_log
 from platform_testing.sshd import SshServer
 
-WAIT_S = 60.0
 MAX_MB = 0.05  # about 52 KB: the large folder is over it
 
 
@@ -46,35 +45,12 @@ def api(platform: PlatformStack) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def machine(api: httpx.Client, sshd: SshServer) -> str:
-    sshd.authorize(api.get("/machines/ssh-key").json()["authorized_keys_line"])
-    added = api.post("/machines", json={"ssh": sshd.ssh_command, "name": "box"})
-    assert added.status_code == 201, added.text
-    return str(added.json()["id"])
+    return str(add_machine(api, sshd)["id"])
 
 
 def git(*args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main",
                     *args], check=True, capture_output=True)
-
-
-def ended(api: httpx.Client, experiment_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        x = api.get(f"/experiments/{experiment_id}").json()
-        if x["ended_at"]:
-            return dict(x)
-        time.sleep(0.2)
-    raise AssertionError(f"experiment {experiment_id} did not end in {WAIT_S:g} s")
-
-
-def read_all(api: httpx.Client, experiment_id: str) -> str:
-    text, offset = "", 0
-    while True:
-        page = api.get(f"/experiments/{experiment_id}/logs", params={"offset": offset}).json()
-        text += page["text"]
-        offset = page["next_offset"]
-        if page["ended"]:
-            return text
 
 
 def test_a_folder_uploaded_as_the_checkout(api: httpx.Client, machine: str, roots: Path, tmp_path: Path) -> None:
@@ -97,9 +73,9 @@ def test_a_folder_uploaded_as_the_checkout(api: httpx.Client, machine: str, root
     assert made.status_code == 201, made.text
     x = made.json()
     assert x["folder"] == str(code) and x["repository"] == "" and x["status"] == "running"
-    done = ended(api, x["id"])
+    done = wait_ended(api, x["id"])
     assert done["status"] == "failed" and done["exit_code"] == 4
-    log = read_all(api, x["id"]).splitlines()
+    log = whole_log(api, x["id"]).splitlines()
     assert log[0].startswith(f"[platform] uploading {code} (") and ".gitignore honoured" in log[0]
     assert log[-4].startswith("[platform] uploaded 5 entries") and " KB packed) in " in log[-4], log
     assert log[-3:] == ["training", "numbers 1 2 3", "numbers 1 2 3"], log
@@ -120,8 +96,8 @@ def test_a_plain_folder_goes_whole_less_git(api: httpx.Client, machine: str, roo
                                           "command": "bash run.sh; ls -A"})
     assert made.status_code == 201, made.text
     x = made.json()
-    assert ended(api, x["id"])["status"] == "succeeded"
-    assert read_all(api, x["id"]).splitlines()[-3:] == ["plain", "empty", "run.sh"]
+    assert wait_ended(api, x["id"])["status"] == "succeeded"
+    assert whole_log(api, x["id"]).splitlines()[-3:] == ["plain", "empty", "run.sh"]
 
 
 def test_what_is_refused(api: httpx.Client, machine: str, roots: Path, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import pytest
 from platform_testing.netns import NatNamespace
 from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.ports import free_port
+from platform_testing.experiments import add_machine, committed_repository, whole_log
 from platform_testing.sshd import SshServer
 
 WAIT_S = 90.0
@@ -62,15 +63,8 @@ def platform(tmp_path_factory: pytest.TempPathFactory, namespace: NatNamespace) 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bare repository the machine clones by path (the namespace shares this host's files)."""
-    work = tmp_path_factory.mktemp("work")
-    (work / "README").write_text("the command is given inline\n")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q", str(work)], check=True)
-    subprocess.run([*git, "-C", str(work), "add", "README"], check=True)
-    subprocess.run([*git, "-C", str(work), "commit", "-q", "-m", "readme"], check=True)
-    bare = tmp_path_factory.mktemp("repos") / "r.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
-    return bare
+    return committed_repository(tmp_path_factory.mktemp("work"), {"README": "the command is given inline\n"},
+                                bare=tmp_path_factory.mktemp("repos") / "r.git")
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +75,7 @@ def api(platform: PlatformStack) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def direct_machine(api: httpx.Client, sshd: SshServer) -> str:
-    sshd.authorize(api.get("/machines/ssh-key").json()["authorized_keys_line"])
-    added = api.post("/machines", json={"ssh": sshd.ssh_command, "name": "direct"})
-    assert added.status_code == 201, added.text
-    return str(added.json()["id"])
+    return str(add_machine(api, sshd, "direct")["id"])
 
 
 @pytest.fixture(scope="module")
@@ -111,16 +102,6 @@ def wait_for(what: str, check: Callable[[], Any]) -> Any:
     raise AssertionError(f"waited {WAIT_S:g} s for {what}")
 
 
-def read_all(api: httpx.Client, experiment_id: str) -> str:
-    text, offset = "", 0
-    while True:
-        page = api.get(f"/experiments/{experiment_id}/logs", params={"offset": offset}).json()
-        text += page["text"]
-        offset = page["next_offset"]
-        if page["ended"]:
-            return text
-
-
 def run_through_a_cut(api: httpx.Client, platform: PlatformStack, namespace: NatNamespace, machine: str,
                       repo: Path) -> None:
     made = api.post("/experiments", json={"machine": machine, "repository": str(repo), "command": COMMAND,
@@ -144,7 +125,7 @@ def run_through_a_cut(api: httpx.Client, platform: PlatformStack, namespace: Nat
 
     done = wait_for("the experiment to end", lambda: (e := api.get(f"/experiments/{x['id']}").json())["ended_at"]
                     and e)
-    text = read_all(api, x["id"])
+    text = whole_log(api, x["id"])
     numbers = [int(line.removeprefix("line ")) for line in text.splitlines()]
     assert numbers == list(range(1, LINES + 1)), f"lines lost or doubled: {text[-400:]!r}"
     assert done["status"] == "failed" and done["exit_code"] == 3, done

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.experiments import add_machine, committed_repository
 from platform_testing.sshd import SshServer
 from websockets.sync.client import connect as ws_connect
 
@@ -44,15 +44,8 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bare repository with train.sh on main, served to the machine by its path."""
-    work = tmp_path_factory.mktemp("work")
-    (work / "train.sh").write_text(TRAIN)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q", str(work)], check=True)
-    subprocess.run([*git, "-C", str(work), "add", "train.sh"], check=True)
-    subprocess.run([*git, "-C", str(work), "commit", "-q", "-m", "train"], check=True)
-    bare = tmp_path_factory.mktemp("repos") / "train.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
-    return bare
+    return committed_repository(tmp_path_factory.mktemp("work"), {"train.sh": TRAIN},
+                                bare=tmp_path_factory.mktemp("repos") / "train.git")
 
 
 @pytest.fixture
@@ -64,10 +57,7 @@ def api(platform: PlatformStack) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def machine(api: httpx.Client, sshd: SshServer) -> str:
-    sshd.authorize(api.get("/machines/ssh-key").json()["authorized_keys_line"])
-    added = api.post("/machines", json={"ssh": sshd.ssh_command, "name": "box"})
-    assert added.status_code == 201, added.text
-    return str(added.json()["id"])
+    return str(add_machine(api, sshd)["id"])
 
 
 def wait_for(what: str, check: Callable[[], Any]) -> Any:

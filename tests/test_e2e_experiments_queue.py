@@ -9,7 +9,6 @@ import csv
 import datetime as dt
 import io
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.experiments import add_machine, committed_repository
 from platform_testing.sshd import SshServer
 
 ADMIN = "sim_experiments-queue-test-admin-token"
@@ -40,13 +40,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("work")
-    (work / "README").write_text("train\n")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q", str(work)], check=True)
-    subprocess.run([*git, "-C", str(work), "add", "README"], check=True)
-    subprocess.run([*git, "-C", str(work), "commit", "-q", "-m", "train"], check=True)
-    return work
+    return committed_repository(tmp_path_factory.mktemp("work"), {"README": "train\n"})
 
 
 @pytest.fixture
@@ -58,10 +52,7 @@ def api(platform: PlatformStack) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def machine(api: httpx.Client, sshd: SshServer) -> Iterator[str]:
-    sshd.authorize(api.get("/machines/ssh-key").json()["authorized_keys_line"])
-    added = api.post("/machines", json={"ssh": sshd.ssh_command, "name": "box"})
-    assert added.status_code == 201, added.text
-    machine_id = str(added.json()["id"])
+    machine_id = str(add_machine(api, sshd)["id"])
     yield machine_id
     api.delete(f"/machines/{machine_id}", params={"stop_experiments": "true"})  # nothing left running
 

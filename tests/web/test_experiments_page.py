@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.experiments import add_machine, committed_repository
 from platform_testing.sshd import SshServer
 from platform_testing.waiting import wait_for
 from playwright.sync_api import Page, expect
@@ -63,15 +63,8 @@ def experiments_platform(web_dist: Path, admin_token: str, upload_root: Path,
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bare repository with train.sh on main, cloned by the machine from its path."""
-    work = tmp_path_factory.mktemp("work")
-    (work / "train.sh").write_text(TRAIN)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q", str(work)], check=True)
-    subprocess.run([*git, "-C", str(work), "add", "train.sh"], check=True)
-    subprocess.run([*git, "-C", str(work), "commit", "-q", "-m", "train"], check=True)
-    bare = tmp_path_factory.mktemp("repos") / "train.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
-    return bare
+    return committed_repository(tmp_path_factory.mktemp("work"), {"train.sh": TRAIN},
+                                bare=tmp_path_factory.mktemp("repos") / "train.git")
 
 
 @pytest.fixture
@@ -83,16 +76,11 @@ def http(experiments_platform: PlatformStack, admin_token: str) -> Iterator[http
 
 @pytest.fixture
 def machine(http: httpx.Client, sshd: SshServer) -> Iterator[dict[str, Any]]:
-    """The sshd added as the team's machine "h100-box"; after the test its experiments still
-    running are cancelled (while the sshd is up) and the machine removed."""
-    sshd.authorize(http.get("/machines/ssh-key").json()["authorized_keys_line"])
-    added = http.post("/machines", json={"ssh": sshd.ssh_command, "name": "h100-box"})
-    assert added.status_code == 201, added.text
-    yield added.json()
-    for x in http.get("/experiments").json()["experiments"]:
-        if x["machine_id"] == added.json()["id"] and not x["ended_at"]:
-            http.post(f"/experiments/{x['id']}/cancel")
-    http.delete(f"/machines/{added.json()['id']}")
+    """The sshd added as the team's machine "h100-box"; after the test it is removed, its
+    experiments still running stopped first (while the sshd is up)."""
+    added = add_machine(http, sshd, "h100-box")
+    yield added
+    http.delete(f"/machines/{added['id']}", params={"stop_experiments": "true"})
 
 
 @pytest.fixture

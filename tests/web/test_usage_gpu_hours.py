@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, running_platform
+from platform_testing.experiments import add_machine
 from platform_testing.sshd import SshServer
 from platform_testing.waiting import wait_for
 from playwright.sync_api import Page, expect
@@ -34,10 +35,7 @@ def test_the_usage_page_shows_gpu_hours_of_experiments(open_page: Callable[..., 
                                                        screenshot) -> None:
     http = httpx.Client(base_url=gpu_platform.url + "/v0", timeout=120,
                         headers={"Authorization": f"Bearer {admin_token}"})
-    sshd.authorize(http.get("/machines/ssh-key").json()["authorized_keys_line"])
-    machine = http.post("/machines", json={"ssh": sshd.ssh_command, "name": "h100-box"})
-    assert machine.status_code == 201, machine.text
-    machine_id = machine.json()["id"]
+    machine_id = add_machine(http, sshd, "h100-box")["id"]
     repo = tmp_path / "empty.git"
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
     made = http.post("/experiments", json={"machine": machine_id, "repository": str(repo), "command": "sleep 1",
