@@ -1703,7 +1703,8 @@ export interface components {
         /**
          * ExperimentCreate
          * @description A command to run on one of your machines, in a checkout of a git repository or in a folder of the
-         *     platform's host uploaded there (one of `repository` and `folder`).
+         *     platform's host uploaded there (one of `repository` and `folder`; neither: the command alone, in an empty
+         *     folder).
          */
         ExperimentCreate: {
             /**

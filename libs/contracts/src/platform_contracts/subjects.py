@@ -117,8 +117,17 @@ EXPERIMENTS_LIST = "platform.machines.experiments.list"
 EXPERIMENTS_CANCEL = "platform.machines.experiments.cancel"
 EXPERIMENTS_LOGS = "platform.machines.experiments.logs"
 EXPERIMENTS_USAGE = "platform.machines.experiments.usage"
+EXPERIMENTS_FETCH = "platform.machines.experiments.fetch"  # a file of the run folder, by byte range
 # Published (ExperimentEnded) by the machines service when an experiment ends: the gateway
 # revokes its API token. Outside platform.machines.> so the service does not hear its own events.
 EXPERIMENTS_ENDED = "platform.experiments.ended"
 # Queue group so several machines replicas share the requests.
 MACHINES_QUEUE = "machines"
+
+# Evals request/reply (messages of simulusion.evals.v1): Inspect evaluations on the machines.
+EVALS_CREATE = "platform.evals.create"
+EVALS_GET = "platform.evals.get"
+EVALS_LIST = "platform.evals.list"
+EVALS_CANCEL = "platform.evals.cancel"
+EVALS_READ_LOG = "platform.evals.logs.read"  # bytes of a stored .eval log, by byte range
+EVALS_QUEUE = "evals"

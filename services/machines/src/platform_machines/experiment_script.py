@@ -53,10 +53,12 @@ def launch_script(experiment_id: str, repository: str, ref: str, command: str, e
     `fail_fast_s`, `exit=<code>`; exits CLONE_FAILED / CHECKOUT_FAILED with git's words.
 
     `uploaded`: `checkout/` is there already (a folder uploaded, folder_upload): nothing is
-    cloned. `log_start`: the log's first bytes (the upload's lines, which the platform kept
+    cloned; no repository either: `checkout/` is an empty folder. `log_start`: the log's first bytes (the upload's lines, which the platform kept
     already); the command's output follows them."""
     if uploaded:
         source = f'[ -d checkout ] || {{ echo "the uploaded checkout/ is missing"; exit {NO_FOLDER}; }}'
+    elif not repository:  # a command alone: it runs in an empty checkout/
+        source = f"mkdir -p checkout || exit {NO_FOLDER}"
     else:
         checkout = f"cd checkout && git checkout --quiet {shlex.quote(ref)} && cd .." if ref else "true"
         source = f"""if ! GIT_TERMINAL_PROMPT=0 git clone --quiet -- {shlex.quote(repository)} checkout > git.log 2>&1 < /dev/null; then

@@ -328,12 +328,12 @@ def _check_source(repository: str, folder: str, ref: str) -> None:
     if folder and ref:
         raise InvalidExperimentError("ref is for a repository: a folder is uploaded as it is; leave ref out",
                                      field="ref")
+    if ref and not repository.strip() and not folder:
+        raise InvalidExperimentError("ref is for a repository: give the repository to check it out of, or leave ref "
+                                     "out for a command alone (an empty checkout)", field="ref")
 
 
 def _check_request(repository: str, ref: str, command: str, env: Mapping[str, str]) -> None:
-    if not repository.strip():
-        raise InvalidExperimentError("repository is empty: give a git URL the machine can clone, or folder: a "
-                                     "folder of the platform's host to upload", field="repository")
     if repository.startswith("-") or ref.startswith("-"):
         raise InvalidExperimentError("repository and ref may not start with '-'", field="repository")
     if not command.strip():

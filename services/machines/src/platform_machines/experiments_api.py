@@ -6,6 +6,8 @@
     platform.machines.experiments.cancel  CancelExperimentRequest -> ExperimentReply
     platform.machines.experiments.logs    ExperimentLogRequest -> ExperimentLogReply
     platform.machines.experiments.usage   ExperimentUsageRequest -> ExperimentUsageReply (GPU-hours)
+    platform.machines.experiments.fetch   FetchExperimentFileRequest -> FetchExperimentFileReply (a file
+                                          of the run folder by byte range, read over SSH)
 
 and publishes ExperimentEnded on platform.experiments.ended when one ends. Errors as
 the machines subjects' (`MachinesApi`): "invalid_argument" (with `field`), "not_found",
@@ -22,6 +24,7 @@ from platform_bus.messaging import publish
 from platform_contracts import subjects
 from simulusion.machines.v1 import machines_pb2 as pb
 
+from platform_machines.experiment_files import ExperimentFiles
 from platform_machines.experiment_store import StoredExperiment
 from platform_machines.experiment_usage import day_start, gpu_usage_rows, parse_day
 from platform_machines.experiments import Experiments
@@ -46,9 +49,10 @@ def experiment_message(x: StoredExperiment, queue_position: int = 0) -> pb.Exper
 class ExperimentsApi:
     """Serves the experiments subjects, with the machines API's request handling."""
 
-    def __init__(self, nc: Any, experiments: Experiments, requests: MachinesApi) -> None:
+    def __init__(self, nc: Any, experiments: Experiments, requests: MachinesApi, files: ExperimentFiles) -> None:
         self.nc = nc
         self.experiments = experiments
+        self.files = files
         self.requests = requests
         self._subs: list[Any] = []
 
@@ -60,6 +64,7 @@ class ExperimentsApi:
             subjects.EXPERIMENTS_CANCEL: (pb.CancelExperimentRequest, pb.ExperimentReply, self._cancel),
             subjects.EXPERIMENTS_LOGS: (pb.ExperimentLogRequest, pb.ExperimentLogReply, self._logs),
             subjects.EXPERIMENTS_USAGE: (pb.ExperimentUsageRequest, pb.ExperimentUsageReply, self._usage),
+            subjects.EXPERIMENTS_FETCH: (pb.FetchExperimentFileRequest, pb.FetchExperimentFileReply, self._fetch),
         }
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
@@ -104,6 +109,10 @@ class ExperimentsApi:
         start, end = day_start(since), day_start(until + dt.timedelta(days=1))
         found = await self.experiments.store.started_between(start, end, r.team or None)
         return pb.ExperimentUsageReply(rows=gpu_usage_rows(found, start, end, time.time()))
+
+    async def _fetch(self, r: pb.FetchExperimentFileRequest) -> pb.FetchExperimentFileReply:
+        piece = await self.files.fetch(r.id, r.path, r.offset, r.max_bytes)
+        return pb.FetchExperimentFileReply(data=piece.data, offset=piece.offset, size=piece.size)
 
     async def _logs(self, r: pb.ExperimentLogRequest) -> pb.ExperimentLogReply:
         experiment = await self.experiments.store.get(r.id)  # before the read: `ended` then holds for it

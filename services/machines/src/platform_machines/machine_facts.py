@@ -1,7 +1,8 @@
 """What a check reads on a machine, in one shell script over one SSH channel, and its parse.
 
 The script prints sections (`@@name` then the output of one command); every command may be
-missing (no `nvidia-smi`: a CPU machine, not an error; no git: an empty `git`). It runs in `sh`
+missing (no `nvidia-smi`: a CPU machine, not an error; no git: an empty `git`; no docker, or a
+docker the user may not use: an empty `docker`). It runs in `sh`
 whatever the user's login shell is. The parse takes "N/A" and "[Not Supported]", which
 nvidia-smi prints for what a GPU does not report, as unknown.
 """
@@ -31,6 +32,7 @@ section disk df -Pk "$HOME"
 echo "@@python"; python3 --version 2>&1 || true
 echo "@@git"; git --version 2>/dev/null || true
 echo "@@os"; uname -srm 2>/dev/null || true
+echo "@@docker"; docker info >/dev/null 2>&1 && docker --version 2>/dev/null || true
 """
 CHECK_COMMAND = "exec sh -c " + shlex.quote(_SCRIPT)
 """The command a check runs (through the user's login shell, which `exec sh -c` leaves at once)."""
@@ -65,6 +67,7 @@ class MachineFacts:
     python: str = ""
     git: str = ""
     os: str = ""
+    docker: str = ""  # `docker --version` when the user may run docker (`docker info` answers)
     sections: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -157,5 +160,6 @@ def parse_check_output(output: str) -> MachineFacts:
         python=python if python.startswith("Python") else "",
         git=sections.get("git", "")[:200],
         os=sections.get("os", "")[:200],
+        docker=sections.get("docker", "")[:200],
         sections=sections,
     )

@@ -22,7 +22,8 @@ def facts_message(facts: dict[str, Any]) -> pb.MachineFacts:
         memory_total_bytes=int(facts.get("memory_total_bytes", 0)),
         memory_available_bytes=int(facts.get("memory_available_bytes", 0)),
         disk_total_bytes=int(facts.get("disk_total_bytes", 0)), disk_free_bytes=int(facts.get("disk_free_bytes", 0)),
-        python=str(facts.get("python", "")), git=str(facts.get("git", "")), os=str(facts.get("os", "")))
+        python=str(facts.get("python", "")), git=str(facts.get("git", "")), os=str(facts.get("os", "")),
+        docker=str(facts.get("docker", "")))
     for gpu in facts.get("gpus", []):
         entry = message.gpus.add(index=int(gpu["index"]), name=str(gpu["name"]), uuid=str(gpu["uuid"]),
                                  driver_version=str(gpu["driver_version"]))

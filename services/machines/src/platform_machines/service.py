@@ -15,6 +15,7 @@ from platform_machines.config import Settings
 from platform_machines.machine_registry import MachineRegistry
 from platform_machines.machine_removal import MachineRemoval
 from platform_machines.machine_store import MachineStore
+from platform_machines.experiment_files import ExperimentFiles
 from platform_machines.experiment_follower import FollowSettings
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
 from platform_machines.experiments import Experiments
@@ -49,7 +50,8 @@ class MachinesService:
                                        UploadPolicy.from_settings(settings.experiments_upload_roots,
                                                                   settings.experiments_upload_max_mb))
         self.api = MachinesApi(nc, self.registry, key, self.behind_nat, MachineRemoval(self.store, self.experiments))
-        self.experiments_api = ExperimentsApi(nc, self.experiments, self.api)
+        self.experiments_api = ExperimentsApi(nc, self.experiments, self.api,
+                                              ExperimentFiles(self.experiment_store, self.store, self.dialer))
 
     @classmethod
     async def open(cls, nc: Any, settings: Settings) -> MachinesService:

@@ -12,7 +12,8 @@ ExperimentStatus = Literal["queued", "starting", "running", "succeeded", "failed
 
 class ExperimentCreate(BaseModel):
     """A command to run on one of your machines, in a checkout of a git repository or in a folder of the
-    platform's host uploaded there (one of `repository` and `folder`)."""
+    platform's host uploaded there (one of `repository` and `folder`; neither: the command alone, in an empty
+    folder)."""
 
     machine: str = Field(min_length=1, max_length=64, description="the machine's id (GET /v0/machines)")
     repository: str = Field("", max_length=2048, examples=["https://github.com/acme/train.git"],

@@ -132,6 +132,7 @@ class MachineFacts(_message.Message):
     PYTHON_FIELD_NUMBER: _builtins.int
     GIT_FIELD_NUMBER: _builtins.int
     OS_FIELD_NUMBER: _builtins.int
+    DOCKER_FIELD_NUMBER: _builtins.int
     gpu_error: _builtins.str
     """nvidia-smi is there but failed: its message"""
     cpus: _builtins.int
@@ -146,6 +147,8 @@ class MachineFacts(_message.Message):
     """`git --version`, empty when missing"""
     os: _builtins.str
     """`uname -srm`"""
+    docker: _builtins.str
+    """`docker --version` when docker answers (`docker info` works for the user); empty otherwise"""
     @_builtins.property
     def gpus(self) -> _containers.RepeatedCompositeFieldContainer[Global___Gpu]:
         """empty: a CPU machine (no nvidia-smi) or nvidia-smi failed (gpu_error)"""
@@ -166,10 +169,11 @@ class MachineFacts(_message.Message):
         python: _builtins.str = ...,
         git: _builtins.str = ...,
         os: _builtins.str = ...,
+        docker: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpus", b"cpus", "disk_free_bytes", b"disk_free_bytes", "disk_total_bytes", b"disk_total_bytes", "git", b"git", "gpu_error", b"gpu_error", "gpu_processes", b"gpu_processes", "gpus", b"gpus", "memory_available_bytes", b"memory_available_bytes", "memory_total_bytes", b"memory_total_bytes", "os", b"os", "python", b"python"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpus", b"cpus", "disk_free_bytes", b"disk_free_bytes", "disk_total_bytes", b"disk_total_bytes", "docker", b"docker", "git", b"git", "gpu_error", b"gpu_error", "gpu_processes", b"gpu_processes", "gpus", b"gpus", "memory_available_bytes", b"memory_available_bytes", "memory_total_bytes", b"memory_total_bytes", "os", b"os", "python", b"python"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -676,7 +680,7 @@ class Experiment(_message.Message):
     machine_id: _builtins.str
     machine_name: _builtins.str
     repository: _builtins.str
-    """a git URL (or path) the machine clones; empty with a folder"""
+    """a git URL (or path) the machine clones; empty with a folder, or for an empty checkout"""
     ref: _builtins.str
     """checked out after the clone; empty: the default branch"""
     command: _builtins.str
@@ -803,6 +807,7 @@ class CreateExperimentRequest(_message.Message):
     machine: _builtins.str
     """a machine's id"""
     repository: _builtins.str
+    """empty, and no folder: the command runs in an empty checkout/"""
     ref: _builtins.str
     command: _builtins.str
     gpus: _builtins.int
@@ -842,6 +847,70 @@ class CreateExperimentRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateExperimentRequest: _TypeAlias = CreateExperimentRequest  # noqa: Y015
+
+@_typing.final
+class FetchExperimentFileRequest(_message.Message):
+    """platform.machines.experiments.fetch: bytes of a file of the experiment's run folder on the
+    machine (read over SSH while the machine is reachable, running or ended), by byte range.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    MAX_BYTES_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    path: _builtins.str
+    """relative to the run folder (e.g. "logs/x.eval"); no "..", not absolute"""
+    offset: _builtins.int
+    max_bytes: _builtins.int
+    """0: the service's limit (512 KiB)"""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        path: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        max_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "max_bytes", b"max_bytes", "offset", b"offset", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FetchExperimentFileRequest: _TypeAlias = FetchExperimentFileRequest  # noqa: Y015
+
+@_typing.final
+class FetchExperimentFileReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    data: _builtins.bytes
+    offset: _builtins.int
+    size: _builtins.int
+    """the file's whole size now"""
+    @_builtins.property
+    def error(self) -> _control_pb2.ControlError: ...
+    def __init__(
+        self,
+        *,
+        data: _builtins.bytes = ...,
+        offset: _builtins.int = ...,
+        size: _builtins.int = ...,
+        error: _control_pb2.ControlError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "error", b"error", "offset", b"offset", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FetchExperimentFileReply: _TypeAlias = FetchExperimentFileReply  # noqa: Y015
 
 @_typing.final
 class ExperimentReply(_message.Message):
