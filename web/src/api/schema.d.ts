@@ -187,6 +187,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/evals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Evals
+         * @description Your team's evals, newest first (without their samples).
+         */
+        get: operations["list_evals_v0_evals_get"];
+        put?: never;
+        /**
+         * Create Eval
+         * @description Run an Inspect task against a model on one of your machines: a virtual environment there with pinned
+         *     inspect-ai and inspect-evals and the model provider's package (made once, reused), then the eval, its
+         *     progress in `progress`. `secrets` go to its process only. A task needing what the machine lacks (a Docker
+         *     sandbox, GPUs), a bad task or model name, a machine of another team: 422 saying what to fix.
+         */
+        post: operations["create_eval_v0_evals_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/evals/{eval_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Eval
+         * @description One eval: its status and live progress, then each score's metrics with their standard errors, its logs
+         *     and a row per sample and epoch.
+         */
+        get: operations["get_eval_v0_evals__eval_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/evals/{eval_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Eval
+         * @description Stop it on the machine (its experiment is cancelled); the logs it wrote are brought back. An ended eval
+         *     is left as it is.
+         */
+        post: operations["cancel_eval_v0_evals__eval_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/evals/{eval_id}/logs/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Eval Log
+         * @description An eval's `.eval` log (a zip of its samples' transcripts), whole or one byte range (`Range: bytes=a-b`,
+         *     answered 206), as Inspect's log viewer reads it.
+         */
+        get: operations["eval_log_v0_evals__eval_id__logs__name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/experiments": {
         parameters: {
             query?: never;
@@ -1699,6 +1789,335 @@ export interface components {
             field?: string | null;
             /** Log Tail */
             log_tail?: string | null;
+        };
+        /**
+         * EvalCreate
+         * @description An Inspect task to run against a model on one of your machines.
+         */
+        EvalCreate: {
+            /**
+             * Epochs
+             * @description times each sample runs; 0: the task's default
+             * @default 0
+             */
+            epochs: number;
+            /**
+             * Gpus
+             * @description the machine's GPUs it gets (for a local model); 0: none
+             * @default 0
+             */
+            gpus: number;
+            /**
+             * Limit
+             * @description run the first N samples only; 0: all
+             * @default 0
+             */
+            limit: number;
+            /**
+             * Machine
+             * @description the machine's id (GET /v0/machines)
+             */
+            machine: string;
+            /**
+             * Model
+             * @description provider/model, as Inspect names it; the provider's package is installed
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /**
+             * Model Args
+             * @description the model's arguments (-M name=value)
+             */
+            model_args?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Packages
+             * @description more pip requirements for its environment (a model API or task package)
+             */
+            packages?: string[];
+            /**
+             * Secrets
+             * @description variables for the eval's process only (provider keys): never stored, logged or answered
+             * @example {
+             *       "OPENAI_API_KEY": "sk-..."
+             *     }
+             */
+            secrets?: {
+                [key: string]: string;
+            };
+            /**
+             * Task
+             * @description the task's registry name (package/task), as `inspect eval` takes it
+             * @example inspect_evals/gpqa_diamond
+             */
+            task: string;
+            /**
+             * Task Args
+             * @description the task's arguments (-T name=value)
+             */
+            task_args?: {
+                [key: string]: unknown;
+            };
+        };
+        /** EvalDetailPublic */
+        EvalDetailPublic: {
+            /** Created At */
+            created_at: number;
+            /** Ended At */
+            ended_at: number;
+            /** Epochs */
+            epochs: number;
+            /**
+             * Experiment Id
+             * @description the experiment that runs it: its log is the eval's
+             */
+            experiment_id: string;
+            /** Gpus */
+            gpus: number;
+            /**
+             * Id
+             * @description "ev-" and 12 hex digits
+             */
+            id: string;
+            /** Limit */
+            limit: number;
+            /** Logs */
+            logs: components["schemas"]["EvalLogPublic"][];
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /** Model */
+            model: string;
+            /** Model Args */
+            model_args: {
+                [key: string]: unknown;
+            };
+            /**
+             * Notes
+             * @description what the task needs that the platform cannot check (downloads)
+             */
+            notes: string[];
+            /** Packages */
+            packages: string[];
+            progress: components["schemas"]["EvalProgressPublic"];
+            /**
+             * Requirements
+             * @description what its environment on the machine installs
+             */
+            requirements: string[];
+            /** Samples */
+            samples: components["schemas"]["EvalSamplePublic"][];
+            /** Samples Total */
+            samples_total: number;
+            /**
+             * Scores
+             * @description each score's metrics with their standard errors
+             */
+            scores: components["schemas"]["EvalScorePublic"][];
+            /**
+             * Secret Names
+             * @description the variables its process got (names only)
+             */
+            secret_names: string[];
+            /** Started At */
+            started_at: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "importing" | "succeeded" | "failed" | "cancelled" | "lost";
+            /** Status Reason */
+            status_reason: string;
+            /** Task */
+            task: string;
+            /** Task Args */
+            task_args: {
+                [key: string]: unknown;
+            };
+            /** Team */
+            team: string;
+        };
+        /** EvalLogPublic */
+        EvalLogPublic: {
+            /** Name */
+            name: string;
+            /** Size */
+            size: number;
+            /** Status */
+            status: string;
+            /**
+             * Url
+             * @description the .eval file (HTTP Range supported)
+             */
+            url: string;
+        };
+        /** EvalMetricPublic */
+        EvalMetricPublic: {
+            /** Name */
+            name: string;
+            /**
+             * Stderr
+             * @description the scorer's standard error; null when it has none
+             */
+            stderr?: number | null;
+            /** Value */
+            value: number;
+        };
+        /** EvalProgressPublic */
+        EvalProgressPublic: {
+            /** Done */
+            done: number;
+            /** Errors */
+            errors: number;
+            /**
+             * Phase
+             * @description waiting, preparing (its environment), running, importing, done
+             */
+            phase: string;
+            /** Tokens */
+            tokens: number;
+            /**
+             * Total
+             * @description samples x epochs; 0 until the task started
+             */
+            total: number;
+        };
+        /** EvalPublic */
+        EvalPublic: {
+            /** Created At */
+            created_at: number;
+            /** Ended At */
+            ended_at: number;
+            /** Epochs */
+            epochs: number;
+            /**
+             * Experiment Id
+             * @description the experiment that runs it: its log is the eval's
+             */
+            experiment_id: string;
+            /** Gpus */
+            gpus: number;
+            /**
+             * Id
+             * @description "ev-" and 12 hex digits
+             */
+            id: string;
+            /** Limit */
+            limit: number;
+            /** Logs */
+            logs: components["schemas"]["EvalLogPublic"][];
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /** Model */
+            model: string;
+            /** Model Args */
+            model_args: {
+                [key: string]: unknown;
+            };
+            /**
+             * Notes
+             * @description what the task needs that the platform cannot check (downloads)
+             */
+            notes: string[];
+            /** Packages */
+            packages: string[];
+            progress: components["schemas"]["EvalProgressPublic"];
+            /**
+             * Requirements
+             * @description what its environment on the machine installs
+             */
+            requirements: string[];
+            /** Samples Total */
+            samples_total: number;
+            /**
+             * Scores
+             * @description each score's metrics with their standard errors
+             */
+            scores: components["schemas"]["EvalScorePublic"][];
+            /**
+             * Secret Names
+             * @description the variables its process got (names only)
+             */
+            secret_names: string[];
+            /** Started At */
+            started_at: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "importing" | "succeeded" | "failed" | "cancelled" | "lost";
+            /** Status Reason */
+            status_reason: string;
+            /** Task */
+            task: string;
+            /** Task Args */
+            task_args: {
+                [key: string]: unknown;
+            };
+            /** Team */
+            team: string;
+        };
+        /** EvalSamplePublic */
+        EvalSamplePublic: {
+            /** Answer */
+            answer: string;
+            /** Epoch */
+            epoch: number;
+            /** Error */
+            error: string;
+            /** Input */
+            input: string;
+            /** Log */
+            log: string;
+            /** Sample Id */
+            sample_id: string;
+            /**
+             * Scores
+             * @description score name -> its value
+             */
+            scores: {
+                [key: string]: unknown;
+            };
+            /** Target */
+            target: string;
+            /** Tokens */
+            tokens: number;
+            /** Total Time */
+            total_time: number;
+            /**
+             * Transcript Url
+             * @description the .eval log holding this sample's transcript
+             */
+            transcript_url: string;
+            /** Working Time */
+            working_time: number;
+        };
+        /** EvalScorePublic */
+        EvalScorePublic: {
+            /** Metrics */
+            metrics: components["schemas"]["EvalMetricPublic"][];
+            /** Name */
+            name: string;
+            /** Reducer */
+            reducer: string;
+            /** Scored Samples */
+            scored_samples: number;
+            /** Scorer */
+            scorer: string;
+            /** Unscored Samples */
+            unscored_samples: number;
+        };
+        /** EvalsPublic */
+        EvalsPublic: {
+            /**
+             * Evals
+             * @description newest first
+             */
+            evals: components["schemas"]["EvalPublic"][];
         };
         /**
          * ExperimentCreate
@@ -4342,6 +4761,292 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EpisodesPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_evals_v0_evals_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalsPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_eval_v0_evals_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvalCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 65536 bytes (64 KiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_eval_v0_evals__eval_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an eval's id: "ev-" and 12 hex */
+                eval_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalDetailPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    cancel_eval_v0_evals__eval_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an eval's id: "ev-" and 12 hex */
+                eval_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    eval_log_v0_evals__eval_id__logs__name__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                Range?: string;
+            };
+            path: {
+                /** @description an eval's id: "ev-" and 12 hex */
+                eval_id: string;
+                /** @description a log's name (the eval's `logs`) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": unknown;
+                };
+            };
+            /** @description a byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Requested Range Not Satisfiable */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
                 };
             };
             /** @description Unprocessable Entity */

@@ -79,12 +79,13 @@ _ENVHOST_CONTROL = tuple(subject(_ANY_HOST) for subject in (
 _BROKER = _namespace(subjects.BROKER_CREATE_SESSION)
 _RECORDER = _namespace(subjects.RECORDER_LIST_RECORDINGS)
 _MACHINES = _namespace(subjects.MACHINES_LIST)
+_EVALS = _namespace(subjects.EVALS_LIST)
 
 SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
     # REST and WebSocket in front: asks the broker, the recorder and the machines service, nothing
     # else (it steps over gRPC and the step link, not NATS).
     # Hears that an experiment ended, to revoke its API token.
-    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, INBOX),
+    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, _EVALS, INBOX),
                            subscribe=(subjects.EXPERIMENTS_ENDED, INBOX)),
     # Answers the broker subjects, starts and stops instances on env hosts, hears their
     # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself; reads
@@ -110,6 +111,12 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
     # Answers the machines subjects (the users' GPU machines over SSH, experiments on them); asks
     # nobody; says when an experiment ended.
     "machines": Permissions(publish=(subjects.EXPERIMENTS_ENDED, INBOX), subscribe=(_MACHINES, INBOX)),
+    # Answers the evals subjects; runs each eval as an experiment of the machines service (its
+    # machine, the experiment, its log and its files), nothing else.
+    "evals": Permissions(
+        publish=(subjects.MACHINES_GET, subjects.EXPERIMENTS_CREATE, subjects.EXPERIMENTS_GET,
+                 subjects.EXPERIMENTS_CANCEL, subjects.EXPERIMENTS_LOGS, subjects.EXPERIMENTS_FETCH, INBOX),
+        subscribe=(_EVALS, INBOX)),
 }
 """The services' permissions; environment instances have none (no user)."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from platform_local.supervisor import ServiceSpec
 
-SERVICES: tuple[str, ...] = ("broker", "envhost", "recorder", "machines", "gateway")
+SERVICES: tuple[str, ...] = ("broker", "envhost", "recorder", "machines", "evals", "gateway")
 """Start order; they stop in the reverse order."""
 
 _GATEWAY_ONLY = ("PLATFORM_HOST", "PLATFORM_PORT")

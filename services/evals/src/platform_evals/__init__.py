@@ -1,1 +1,1 @@
-"""Inspect AI evaluations of models as agents (not built yet)."""
+"""Inspect evaluations on the users' machines (docs/evals.md)."""

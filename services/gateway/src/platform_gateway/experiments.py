@@ -72,13 +72,14 @@ class ExperimentTokens:
         self._sub: Any = None
 
     async def mint(self, experiment_id: str, team: str, identity: Identity) -> tuple[TokenRecord, str] | None:
-        """A member token of `team` for the experiment; None when the platform has no API
-        tokens (PLATFORM_AUTH=none: nothing needs one)."""
+        """A member token of `team` for the experiment (or the eval, `ev-...`, whose experiment
+        gets it); None when the platform has no API tokens (PLATFORM_AUTH=none: nothing needs one)."""
         store = self._identity.tokens
         if store is None:
             return None
         parent = identity.token
-        return await store.issue(f"experiment {experiment_id}", team, "member", identity.subject,
+        what = "eval" if experiment_id.startswith("ev-") else "experiment"
+        return await store.issue(f"{what} {experiment_id}", team, "member", identity.subject,
                                  parent.expires_at if parent is not None else None,
                                  parent_id=parent.id if parent is not None else None)
 

@@ -15,6 +15,7 @@ from platform_gateway.env_commands import EnvCommands
 from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.identity.oidc import OidcVerifier, parse_role_map
 from platform_gateway.identity.tokens import TokenStore
+from platform_gateway.evals import EvalsClient
 from platform_gateway.experiments import ExperimentsClient, ExperimentTokens
 from platform_gateway.machines import MachinesClient
 from platform_gateway.page_sessions import PageSessions
@@ -38,6 +39,7 @@ class Gateway:
     machines: MachinesClient
     experiments: ExperimentsClient
     experiment_tokens: ExperimentTokens
+    evals: EvalsClient
     streams: SessionStreams
     commands: EnvCommands
     previews: PreviewCache
@@ -61,6 +63,7 @@ class Gateway:
         previews = PreviewCache(settings.cache_dir, broker, commands)
         experiments = ExperimentsClient(nc, timeout=settings.request_timeout)
         identity = _authenticator(settings)
+        evals = EvalsClient(nc, timeout=settings.request_timeout)
         return cls(
             settings=settings,
             nc=nc,
@@ -69,6 +72,7 @@ class Gateway:
             machines=machines,
             experiments=experiments,
             experiment_tokens=ExperimentTokens(nc, identity, experiments),
+            evals=evals,
             streams=streams,
             commands=commands,
             previews=previews,
@@ -76,7 +80,7 @@ class Gateway:
             tickets=tickets,
             wads=wads,
             identity=identity,
-            access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines, experiments),
+            access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines, experiments, evals),
             pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s,
                                settings.page_left_grace_s),
         )

@@ -2,7 +2,7 @@
 
 Every resource belongs to a team: a session (`SessionOptions.team`, set here from the caller,
 never from the request), its recordings (meta.json `team`), saved snapshots (`team`),
-comparisons (`team`), GPU machines and their experiments (`team`) and Doom WADs (the teams that uploaded them). A caller reaches only its own
+comparisons (`team`), GPU machines, their experiments and evals (`team`) and Doom WADs (the teams that uploaded them). A caller reaches only its own
 team's:
 
 - a route whose path names a resource (`/sessions/{session_id}/...`, `/recordings/{recording_id}`,
@@ -30,6 +30,7 @@ from platform_contracts.teams import owning_team
 from platform_gateway.broker import BrokerClient
 from platform_gateway.errors import GatewayError, NotFoundError, SessionNotFoundError
 from platform_gateway.identity.authenticator import Identity
+from platform_gateway.evals import EvalsClient
 from platform_gateway.experiments import ExperimentsClient
 from platform_gateway.machines import MachinesClient
 from platform_gateway.recorder import RecorderClient
@@ -50,7 +51,8 @@ class TeamAccess:
     """
 
     def __init__(self, managed: bool, broker: BrokerClient, recorder: RecorderClient, wads: WadUploads,
-                 machines: MachinesClient | None = None, experiments: ExperimentsClient | None = None) -> None:
+                 machines: MachinesClient | None = None, experiments: ExperimentsClient | None = None,
+                 evals: EvalsClient | None = None) -> None:
         self.managed = managed
         self._owners: dict[str, OwnerLookup] = {
             "session_id": self._session_owner,
@@ -60,7 +62,9 @@ class TeamAccess:
             "wad_id": self._wad_owner,
             "machine_id": self._machine_owner,
             "experiment_id": self._experiment_owner,
+            "eval_id": self._eval_owner,
         }
+        self._evals = evals
         self._machines = machines
         self._experiments = experiments
         self._broker = broker
@@ -137,6 +141,11 @@ class TeamAccess:
             raise NotFoundError(f"machine '{machine_id}' not found")
         return frozenset({owning_team((await self._machines.get(machine_id)).team)})
 
+    async def _eval_owner(self, eval_id: str) -> frozenset[str]:
+        if self._evals is None:
+            raise NotFoundError(f"eval '{eval_id}' not found")
+        return frozenset({owning_team((await self._evals.get(eval_id)).eval.team)})
+
     async def _experiment_owner(self, experiment_id: str) -> frozenset[str]:
         if self._experiments is None:
             raise NotFoundError(f"experiment '{experiment_id}' not found")
@@ -155,5 +164,5 @@ def missing(kind: str, resource_id: str, team: str) -> GatewayError:
     if kind == "wad_id":
         return NotFoundError(f"no uploaded WAD '{resource_id}' in team '{team}' (GET /v0/doom/wads lists them)")
     noun = {"recording_id": "recording", "snapshot_id": "saved snapshot", "comparison_id": "comparison",
-            "machine_id": "machine", "experiment_id": "experiment"}[kind]
+            "machine_id": "machine", "experiment_id": "experiment", "eval_id": "eval"}[kind]
     return NotFoundError(f"{noun} '{resource_id}' not found")

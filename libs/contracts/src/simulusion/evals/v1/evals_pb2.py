@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from simulusion.control.v1 import control_pb2 as simulusion_dot_control_dot_v1_dot_control__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fsimulusion/evals/v1/evals.proto\x12\x13simulusion.evals.v1\x1a#simulusion/control/v1/control.proto\"Z\n\x0c\x45valProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\r\n\x05total\x18\x02 \x01(\r\x12\x0c\n\x04\x64one\x18\x03 \x01(\r\x12\x0e\n\x06\x65rrors\x18\x04 \x01(\r\x12\x0e\n\x06tokens\x18\x05 \x01(\x04\"I\n\nEvalMetric\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\x12\x13\n\x06stderr\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\t\n\x07_stderr\"\x9e\x01\n\tEvalScore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06scorer\x18\x02 \x01(\t\x12\x0f\n\x07reducer\x18\x03 \x01(\t\x12\x16\n\x0escored_samples\x18\x04 \x01(\r\x12\x18\n\x10unscored_samples\x18\x05 \x01(\r\x12\x30\n\x07metrics\x18\x06 \x03(\x0b\x32\x1f.simulusion.evals.v1.EvalMetric\"9\n\x0b\x45valLogFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0e\n\x06status\x18\x03 \x01(\t\"\xa7\x04\n\x04\x45val\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04team\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x16\n\x0etask_args_json\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x17\n\x0fmodel_args_json\x18\x06 \x01(\t\x12\x12\n\nmachine_id\x18\x07 \x01(\t\x12\x14\n\x0cmachine_name\x18\x08 \x01(\t\x12\r\n\x05limit\x18\t \x01(\r\x12\x0e\n\x06\x65pochs\x18\n \x01(\r\x12\x14\n\x0csecret_names\x18\x0b \x03(\t\x12\x10\n\x08packages\x18\x0c \x03(\t\x12\x0c\n\x04gpus\x18\r \x01(\r\x12\x15\n\rexperiment_id\x18\x0e \x01(\t\x12\x0e\n\x06status\x18\x0f \x01(\t\x12\x15\n\rstatus_reason\x18\x10 \x01(\t\x12\x33\n\x08progress\x18\x11 \x01(\x0b\x32!.simulusion.evals.v1.EvalProgress\x12\x12\n\ncreated_at\x18\x12 \x01(\x01\x12\x12\n\nstarted_at\x18\x13 \x01(\x01\x12\x10\n\x08\x65nded_at\x18\x14 \x01(\x01\x12.\n\x04logs\x18\x15 \x03(\x0b\x32 .simulusion.evals.v1.EvalLogFile\x12.\n\x06scores\x18\x16 \x03(\x0b\x32\x1e.simulusion.evals.v1.EvalScore\x12\x15\n\rsamples_total\x18\x17 \x01(\r\x12\x14\n\x0crequirements\x18\x18 \x01(\t\"\x9f\x02\n\nEvalSample\x12\x0b\n\x03log\x18\x01 \x01(\t\x12\x11\n\tsample_id\x18\x02 \x01(\t\x12\r\n\x05\x65poch\x18\x03 \x01(\r\x12\r\n\x05input\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0e\n\x06\x61nswer\x18\x06 \x01(\t\x12;\n\x06scores\x18\x07 \x03(\x0b\x32+.simulusion.evals.v1.EvalSample.ScoresEntry\x12\x0e\n\x06tokens\x18\x08 \x01(\x04\x12\x12\n\ntotal_time\x18\t \x01(\x01\x12\x14\n\x0cworking_time\x18\n \x01(\x01\x12\r\n\x05\x65rror\x18\x0b \x01(\t\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe2\x02\n\x11\x43reateEvalRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\x12\x0f\n\x07machine\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x16\n\x0etask_args_json\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x17\n\x0fmodel_args_json\x18\x06 \x01(\t\x12\r\n\x05limit\x18\x07 \x01(\r\x12\x0e\n\x06\x65pochs\x18\x08 \x01(\r\x12\x44\n\x07secrets\x18\t \x03(\x0b\x32\x33.simulusion.evals.v1.CreateEvalRequest.SecretsEntry\x12\x10\n\x08packages\x18\n \x03(\t\x12\x0c\n\x04gpus\x18\x0b \x01(\r\x12\r\n\x05token\x18\x0c \x01(\t\x12\x10\n\x08token_id\x18\r \x01(\t\x12\n\n\x02id\x18\x0e \x01(\t\x1a.\n\x0cSecretsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"h\n\tEvalReply\x12\'\n\x04\x65val\x18\x01 \x01(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"2\n\x0eGetEvalRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0cwith_samples\x18\x02 \x01(\x08\"\x9d\x01\n\x0cGetEvalReply\x12\'\n\x04\x65val\x18\x01 \x01(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x30\n\x07samples\x18\x02 \x03(\x0b\x32\x1f.simulusion.evals.v1.EvalSample\x12\x32\n\x05\x65rror\x18\x03 \x01(\x0b\x32#.simulusion.control.v1.ControlError\" \n\x10ListEvalsRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\"n\n\x0eListEvalsReply\x12(\n\x05\x65vals\x18\x01 \x03(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x1f\n\x11\x43\x61ncelEvalRequest\x12\n\n\x02id\x18\x01 \x01(\t\"N\n\x12ReadEvalLogRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0e\n\x06length\x18\x04 \x01(\r\"r\n\x10ReadEvalLogReply\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlErrorb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fsimulusion/evals/v1/evals.proto\x12\x13simulusion.evals.v1\x1a#simulusion/control/v1/control.proto\"Z\n\x0c\x45valProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\r\n\x05total\x18\x02 \x01(\r\x12\x0c\n\x04\x64one\x18\x03 \x01(\r\x12\x0e\n\x06\x65rrors\x18\x04 \x01(\r\x12\x0e\n\x06tokens\x18\x05 \x01(\x04\"I\n\nEvalMetric\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\x12\x13\n\x06stderr\x18\x03 \x01(\x01H\x00\x88\x01\x01\x42\t\n\x07_stderr\"\x9e\x01\n\tEvalScore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06scorer\x18\x02 \x01(\t\x12\x0f\n\x07reducer\x18\x03 \x01(\t\x12\x16\n\x0escored_samples\x18\x04 \x01(\r\x12\x18\n\x10unscored_samples\x18\x05 \x01(\r\x12\x30\n\x07metrics\x18\x06 \x03(\x0b\x32\x1f.simulusion.evals.v1.EvalMetric\"9\n\x0b\x45valLogFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0e\n\x06status\x18\x03 \x01(\t\"\xb6\x04\n\x04\x45val\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04team\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x16\n\x0etask_args_json\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x17\n\x0fmodel_args_json\x18\x06 \x01(\t\x12\x12\n\nmachine_id\x18\x07 \x01(\t\x12\x14\n\x0cmachine_name\x18\x08 \x01(\t\x12\r\n\x05limit\x18\t \x01(\r\x12\x0e\n\x06\x65pochs\x18\n \x01(\r\x12\x14\n\x0csecret_names\x18\x0b \x03(\t\x12\x10\n\x08packages\x18\x0c \x03(\t\x12\x0c\n\x04gpus\x18\r \x01(\r\x12\x15\n\rexperiment_id\x18\x0e \x01(\t\x12\x0e\n\x06status\x18\x0f \x01(\t\x12\x15\n\rstatus_reason\x18\x10 \x01(\t\x12\x33\n\x08progress\x18\x11 \x01(\x0b\x32!.simulusion.evals.v1.EvalProgress\x12\x12\n\ncreated_at\x18\x12 \x01(\x01\x12\x12\n\nstarted_at\x18\x13 \x01(\x01\x12\x10\n\x08\x65nded_at\x18\x14 \x01(\x01\x12.\n\x04logs\x18\x15 \x03(\x0b\x32 .simulusion.evals.v1.EvalLogFile\x12.\n\x06scores\x18\x16 \x03(\x0b\x32\x1e.simulusion.evals.v1.EvalScore\x12\x15\n\rsamples_total\x18\x17 \x01(\r\x12\x14\n\x0crequirements\x18\x18 \x01(\t\x12\r\n\x05notes\x18\x19 \x03(\t\"\x9f\x02\n\nEvalSample\x12\x0b\n\x03log\x18\x01 \x01(\t\x12\x11\n\tsample_id\x18\x02 \x01(\t\x12\r\n\x05\x65poch\x18\x03 \x01(\r\x12\r\n\x05input\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0e\n\x06\x61nswer\x18\x06 \x01(\t\x12;\n\x06scores\x18\x07 \x03(\x0b\x32+.simulusion.evals.v1.EvalSample.ScoresEntry\x12\x0e\n\x06tokens\x18\x08 \x01(\x04\x12\x12\n\ntotal_time\x18\t \x01(\x01\x12\x14\n\x0cworking_time\x18\n \x01(\x01\x12\r\n\x05\x65rror\x18\x0b \x01(\t\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe2\x02\n\x11\x43reateEvalRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\x12\x0f\n\x07machine\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x16\n\x0etask_args_json\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x17\n\x0fmodel_args_json\x18\x06 \x01(\t\x12\r\n\x05limit\x18\x07 \x01(\r\x12\x0e\n\x06\x65pochs\x18\x08 \x01(\r\x12\x44\n\x07secrets\x18\t \x03(\x0b\x32\x33.simulusion.evals.v1.CreateEvalRequest.SecretsEntry\x12\x10\n\x08packages\x18\n \x03(\t\x12\x0c\n\x04gpus\x18\x0b \x01(\r\x12\r\n\x05token\x18\x0c \x01(\t\x12\x10\n\x08token_id\x18\r \x01(\t\x12\n\n\x02id\x18\x0e \x01(\t\x1a.\n\x0cSecretsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"h\n\tEvalReply\x12\'\n\x04\x65val\x18\x01 \x01(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"2\n\x0eGetEvalRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0cwith_samples\x18\x02 \x01(\x08\"\x9d\x01\n\x0cGetEvalReply\x12\'\n\x04\x65val\x18\x01 \x01(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x30\n\x07samples\x18\x02 \x03(\x0b\x32\x1f.simulusion.evals.v1.EvalSample\x12\x32\n\x05\x65rror\x18\x03 \x01(\x0b\x32#.simulusion.control.v1.ControlError\" \n\x10ListEvalsRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\"n\n\x0eListEvalsReply\x12(\n\x05\x65vals\x18\x01 \x03(\x0b\x32\x19.simulusion.evals.v1.Eval\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x1f\n\x11\x43\x61ncelEvalRequest\x12\n\n\x02id\x18\x01 \x01(\t\"N\n\x12ReadEvalLogRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0e\n\x06length\x18\x04 \x01(\r\"r\n\x10ReadEvalLogReply\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlErrorb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,29 +45,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVALLOGFILE']._serialized_start=421
   _globals['_EVALLOGFILE']._serialized_end=478
   _globals['_EVAL']._serialized_start=481
-  _globals['_EVAL']._serialized_end=1032
-  _globals['_EVALSAMPLE']._serialized_start=1035
-  _globals['_EVALSAMPLE']._serialized_end=1322
-  _globals['_EVALSAMPLE_SCORESENTRY']._serialized_start=1277
-  _globals['_EVALSAMPLE_SCORESENTRY']._serialized_end=1322
-  _globals['_CREATEEVALREQUEST']._serialized_start=1325
-  _globals['_CREATEEVALREQUEST']._serialized_end=1679
-  _globals['_CREATEEVALREQUEST_SECRETSENTRY']._serialized_start=1633
-  _globals['_CREATEEVALREQUEST_SECRETSENTRY']._serialized_end=1679
-  _globals['_EVALREPLY']._serialized_start=1681
-  _globals['_EVALREPLY']._serialized_end=1785
-  _globals['_GETEVALREQUEST']._serialized_start=1787
-  _globals['_GETEVALREQUEST']._serialized_end=1837
-  _globals['_GETEVALREPLY']._serialized_start=1840
-  _globals['_GETEVALREPLY']._serialized_end=1997
-  _globals['_LISTEVALSREQUEST']._serialized_start=1999
-  _globals['_LISTEVALSREQUEST']._serialized_end=2031
-  _globals['_LISTEVALSREPLY']._serialized_start=2033
-  _globals['_LISTEVALSREPLY']._serialized_end=2143
-  _globals['_CANCELEVALREQUEST']._serialized_start=2145
-  _globals['_CANCELEVALREQUEST']._serialized_end=2176
-  _globals['_READEVALLOGREQUEST']._serialized_start=2178
-  _globals['_READEVALLOGREQUEST']._serialized_end=2256
-  _globals['_READEVALLOGREPLY']._serialized_start=2258
-  _globals['_READEVALLOGREPLY']._serialized_end=2372
+  _globals['_EVAL']._serialized_end=1047
+  _globals['_EVALSAMPLE']._serialized_start=1050
+  _globals['_EVALSAMPLE']._serialized_end=1337
+  _globals['_EVALSAMPLE_SCORESENTRY']._serialized_start=1292
+  _globals['_EVALSAMPLE_SCORESENTRY']._serialized_end=1337
+  _globals['_CREATEEVALREQUEST']._serialized_start=1340
+  _globals['_CREATEEVALREQUEST']._serialized_end=1694
+  _globals['_CREATEEVALREQUEST_SECRETSENTRY']._serialized_start=1648
+  _globals['_CREATEEVALREQUEST_SECRETSENTRY']._serialized_end=1694
+  _globals['_EVALREPLY']._serialized_start=1696
+  _globals['_EVALREPLY']._serialized_end=1800
+  _globals['_GETEVALREQUEST']._serialized_start=1802
+  _globals['_GETEVALREQUEST']._serialized_end=1852
+  _globals['_GETEVALREPLY']._serialized_start=1855
+  _globals['_GETEVALREPLY']._serialized_end=2012
+  _globals['_LISTEVALSREQUEST']._serialized_start=2014
+  _globals['_LISTEVALSREQUEST']._serialized_end=2046
+  _globals['_LISTEVALSREPLY']._serialized_start=2048
+  _globals['_LISTEVALSREPLY']._serialized_end=2158
+  _globals['_CANCELEVALREQUEST']._serialized_start=2160
+  _globals['_CANCELEVALREQUEST']._serialized_end=2191
+  _globals['_READEVALLOGREQUEST']._serialized_start=2193
+  _globals['_READEVALLOGREQUEST']._serialized_end=2271
+  _globals['_READEVALLOGREPLY']._serialized_start=2273
+  _globals['_READEVALLOGREPLY']._serialized_end=2387
 # @@protoc_insertion_point(module_scope)

@@ -185,6 +185,7 @@ class Eval(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     SAMPLES_TOTAL_FIELD_NUMBER: _builtins.int
     REQUIREMENTS_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """"ev-" and 12 hex digits"""
     team: _builtins.str
@@ -229,6 +230,10 @@ class Eval(_message.Message):
     def logs(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvalLogFile]: ...
     @_builtins.property
     def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvalScore]: ...
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """what the task needs that the platform cannot check (its downloads)"""
+
     def __init__(
         self,
         *,
@@ -256,10 +261,11 @@ class Eval(_message.Message):
         scores: _abc.Iterable[Global___EvalScore] | None = ...,
         samples_total: _builtins.int = ...,
         requirements: _builtins.str = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["progress", b"progress"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "ended_at", b"ended_at", "epochs", b"epochs", "experiment_id", b"experiment_id", "gpus", b"gpus", "id", b"id", "limit", b"limit", "logs", b"logs", "machine_id", b"machine_id", "machine_name", b"machine_name", "model", b"model", "model_args_json", b"model_args_json", "packages", b"packages", "progress", b"progress", "requirements", b"requirements", "samples_total", b"samples_total", "scores", b"scores", "secret_names", b"secret_names", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "task", b"task", "task_args_json", b"task_args_json", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "ended_at", b"ended_at", "epochs", b"epochs", "experiment_id", b"experiment_id", "gpus", b"gpus", "id", b"id", "limit", b"limit", "logs", b"logs", "machine_id", b"machine_id", "machine_name", b"machine_name", "model", b"model", "model_args_json", b"model_args_json", "notes", b"notes", "packages", b"packages", "progress", b"progress", "requirements", b"requirements", "samples_total", b"samples_total", "scores", b"scores", "secret_names", b"secret_names", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "task", b"task", "task_args_json", b"task_args_json", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
