@@ -81,11 +81,13 @@ class EvalRuns:
         try:
             started = await self.machines.create(experiment)
         except InvalidEvalError as exc:
-            if await self._experiment_exists(stored.experiment_id):  # it failed at once: kept, failed
-                await self.store.update(stored.id, status="failed", status_reason=str(exc), ended_at=time.time())
-            else:
+            if not await self._experiment_exists(stored.experiment_id):
                 await self.store.delete(stored.id)
-            raise
+                raise
+            # It failed at once (the environment did not install, say): kept, failed, with its log.
+            reason = f"eval {stored.id}: {exc}"
+            await self.store.update(stored.id, status="failed", status_reason=reason, ended_at=time.time())
+            raise InvalidEvalError(reason) from None
         except BaseException:
             await self.store.delete(stored.id)
             raise
