@@ -78,15 +78,16 @@ class S3Logs:
         return EvalUnavailableError(f"the recordings storage cannot be read: {type(exc).__name__}: {exc}")
 
     def size(self, eval_id: str, name: str) -> int:
+        key = self.prefix + _key(eval_id, name)
         try:
-            return int(self.client.stat_object(self.bucket, self.prefix + _key(eval_id, name)).size)
+            return int(self.client.stat_object(self.bucket, key).size)
         except Exception as exc:  # noqa: BLE001 - said as missing or unavailable
             raise self._missing(exc, eval_id, name) from None
 
     def read(self, eval_id: str, name: str, offset: int, length: int) -> bytes:
+        key = self.prefix + _key(eval_id, name)
         try:
-            response = self.client.get_object(self.bucket, self.prefix + _key(eval_id, name), offset=offset,
-                                              length=length)
+            response = self.client.get_object(self.bucket, key, offset=offset, length=length)
         except Exception as exc:  # noqa: BLE001 - said as missing or unavailable
             raise self._missing(exc, eval_id, name) from None
         try:
@@ -96,8 +97,9 @@ class S3Logs:
             response.release_conn()
 
     def fetch(self, eval_id: str, name: str, dest: Path) -> None:
+        key = self.prefix + _key(eval_id, name)
         try:
-            self.client.fget_object(self.bucket, self.prefix + _key(eval_id, name), str(dest))
+            self.client.fget_object(self.bucket, key, str(dest))
         except Exception as exc:  # noqa: BLE001 - said as missing or unavailable
             raise self._missing(exc, eval_id, name) from None
 
