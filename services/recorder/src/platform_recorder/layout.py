@@ -7,6 +7,7 @@
     lives/<name>.json               a life's index (platform_recorder.writing.lives)
     snapshots/<id>/                 a saved snapshot (platform_recorder.snapshots)
     comparisons/<id>.json           a comparison of agents (platform_recorder.comparisons)
+    evals/<id>/<name>.eval          an eval's Inspect logs (written by the evals service: platform_evals.log_storage)
 
 The finished files of a recording are meta.json, recording.json and its episodes' npz files; a
 recording's other files (part files, temporaries) are never served.
@@ -25,8 +26,9 @@ MANIFEST_FILE = "manifest.json"
 LIVES_DIR = "lives"
 SNAPSHOTS_DIR = "snapshots"
 COMPARISONS_DIR = "comparisons"
+EVALS_DIR = "evals"
 # Top-level folders that are not recordings.
-NOT_RECORDINGS = frozenset({LIVES_DIR, SNAPSHOTS_DIR, COMPARISONS_DIR})
+NOT_RECORDINGS = frozenset({LIVES_DIR, SNAPSHOTS_DIR, COMPARISONS_DIR, EVALS_DIR})
 ID_RULE = "a recording id must not contain '/', '\\' or '..', nor start with '.'"
 _NPZ_RE = re.compile(r"^episode-(\d{6,})\.npz$")
 
