@@ -52,14 +52,18 @@ from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, 
 def scripted():
     class Scripted(ModelAPI):
         """Answers a fixed text, with token usage; says whether SIMTEST_SECRET reached its process
-        (its length, never its value); waits `sleep` seconds first."""
+        (its length, never its value); waits `sleep` seconds first (`first_sleep` for its first
+        answer)."""
 
         def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **model_args):
             super().__init__(model_name, base_url, api_key, [], config)
             self.sleep = float(model_args.get("sleep", 0))
+            self.first_sleep = float(model_args.get("first_sleep", self.sleep))
+            self.calls = 0
 
         async def generate(self, input, tools, tool_choice, config):
-            await asyncio.sleep(self.sleep)
+            self.calls += 1
+            await asyncio.sleep(self.first_sleep if self.calls == 1 else self.sleep)
             said = f"I will not do that. secret length {len(os.environ.get('SIMTEST_SECRET', ''))}"
             output = ModelOutput.from_content(model=self.model_name, content=said)
             output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
@@ -220,17 +224,28 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
     assert not (run_dir / "env.sh").exists()  # the variables were read and removed on the machine
 
 
-def test_cancel_stops_the_eval(api: httpx.Client, machine: str, model_package: Path) -> None:
-    made = start(api, machine, model_package, model_args={"sleep": 30})
+def test_cancel_stops_the_eval_and_keeps_the_samples_it_did(api: httpx.Client, machine: str,
+                                                             model_package: Path) -> None:
+    """Sample one answers at once, the others wait 60 s: cancelled after the first is done, the
+    log Inspect was writing comes back and holds it."""
+    made = start(api, machine, model_package, limit=3, model_args={"sleep": 60, "first_sleep": 0})
 
-    def running() -> bool:
+    def one_done() -> bool:
         progress = api.get(f"/evals/{made['id']}").json()["progress"]
-        return bool(progress["phase"] == "running" and progress["total"] == 2)
-    wait_for("the eval to run its samples", running)
+        return bool(progress["phase"] == "running" and progress["done"] == 1)
+    wait_for("the eval to do its first sample", one_done)
     cancelled = api.post(f"/evals/{made['id']}/cancel")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     done = ended(api, made["id"])
-    assert done["status"] == "cancelled" and done["progress"]["done"] < 2
+    assert done["status"] == "cancelled" and done["progress"]["done"] == 1, (done, experiment_log(
+        api, done["experiment_id"])[-3000:])
+    (log,) = done["logs"]
+    assert log["status"] in ("cancelled", "started") and log["size"] > 0
+    (sample,) = done["samples"]
+    assert sample["answer"].startswith("I will not do that") and sample["error"] == ""
+    assert sample["transcript_url"] == log["url"]
+    assert "the 1 samples it did are kept from its logs" in done["status_reason"], done["status_reason"]
+    assert f"{log['name']}: Inspect's log of a run cut short" in done["status_reason"]
     experiment = api.get(f"/experiments/{done['experiment_id']}").json()
     assert experiment["status"] == "cancelled"
 

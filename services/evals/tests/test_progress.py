@@ -18,3 +18,10 @@ def test_progress_lines_amid_the_log() -> None:
     state = apply_lines(state, complete_lines(rest))
     assert (state.done, state.errors, state.tokens, state.logs, state.finished) == (2, 1, 30, ("logs/a.eval",), "success")
     assert RunnerState.from_json(state.to_json()) == state
+
+
+def test_a_log_said_when_begun_and_when_written_is_one_log() -> None:
+    lines = (b"@@simulusion-eval {\"event\": \"log\", \"path\": \"logs/a.eval\", \"status\": \"started\"}\n"
+             b"@@simulusion-eval {\"event\": \"log\", \"path\": \"logs/b.eval\", \"status\": \"started\"}\n"
+             b"@@simulusion-eval {\"event\": \"log\", \"path\": \"logs/a.eval\", \"status\": \"success\"}\n")
+    assert apply_lines(RunnerState(), lines).logs == ("logs/a.eval", "logs/b.eval")

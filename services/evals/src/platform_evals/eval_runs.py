@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import tempfile
 import time
-from pathlib import Path
 
 from simulusion.evals.v1 import evals_pb2 as pb
 from simulusion.machines.v1 import machines_pb2 as machines_pb
@@ -23,10 +21,10 @@ from platform_evals.errors import EvalError, EvalNotFoundError, InvalidEvalError
 from platform_evals.eval_request import checked_request
 from platform_evals.eval_store import ACTIVE, EvalStore, StoredEval
 from platform_evals.log_storage import LogStorage
+from platform_evals.logs_back import bring_back
 from platform_evals.machines_client import MachinesClient
 from platform_evals.progress import apply_lines, complete_lines
 from platform_evals.requirements import requirements_for
-from platform_evals.results_import import import_log
 from platform_evals.runner_command import COMMAND, runner_variables
 from platform_evals.task_catalog import task_needs
 from platform_evals.task_checks import check_task
@@ -185,22 +183,30 @@ class EvalRuns:
 
     async def _finish(self, stored: StoredEval, experiment: machines_pb.Experiment) -> None:
         runner = stored.runner
+        notes: list[str] = []
+        kept = 0
         if runner.logs:
             stored = await self.store.update(stored.id, unless_ended=True, status="importing")
             try:
-                await self._import(stored)
+                found = await bring_back(stored, self.machines, self.storage)
             except EvalError as exc:
                 await self._end(stored.id, "failed", f"its logs could not be brought back: {exc}")
                 return
+            await self.store.put_samples(stored.id, found.samples)
+            await self.store.update(stored.id, logs=found.logs, scores=found.scores)
+            notes, kept = found.notes, len(found.samples)
         current = await self.store.get(stored.id)
-        if current.status == "cancelled" or experiment.status == "cancelled":
-            await self._end(stored.id, "cancelled", current.status_reason or experiment.status_reason or "cancelled")
+        said = f" ({'; '.join(notes)})" if notes else ""
+        if current.status == "cancelled" or experiment.status == "cancelled" or runner.finished == "cancelled":
+            reason = current.status_reason or experiment.status_reason or "cancelled"
+            what = f"; the {kept} samples it did are kept from its logs" if runner.logs else "; it wrote no log"
+            await self._end(stored.id, "cancelled", reason + what + said)
         elif experiment.status == "lost":
-            await self._end(stored.id, "lost", experiment.status_reason)
+            await self._end(stored.id, "lost", experiment.status_reason + said)
         elif runner.finished == "success" and experiment.status == "succeeded":
-            await self._end(stored.id, "succeeded", "")
+            await self._end(stored.id, "succeeded", "; ".join(notes))
         else:
-            await self._end(stored.id, "failed", await self._failure(stored, experiment))
+            await self._end(stored.id, "failed", await self._failure(stored, experiment) + said)
 
     async def _failure(self, stored: StoredEval, experiment: machines_pb.Experiment) -> str:
         if stored.runner.error:
@@ -213,28 +219,3 @@ class EvalRuns:
     async def _end(self, eval_id: str, status: str, reason: str) -> None:
         ended = await self.store.update(eval_id, status=status, status_reason=reason, ended_at=time.time())
         log.info("eval %s ended: %s%s", eval_id, ended.status, f" ({reason[:200]})" if reason else "")
-
-    async def _import(self, stored: StoredEval) -> None:
-        logs, scores, samples = [], [], []
-        with tempfile.TemporaryDirectory(prefix="eval-import-") as scratch:
-            for path in stored.runner.logs:
-                name = Path(path).name
-                local = Path(scratch) / name
-                await self._fetch(stored, path, local)
-                await asyncio.to_thread(self.storage.put, stored.id, name, local)
-                imported = await asyncio.to_thread(import_log, local, name)
-                logs.append({"name": name, "size": local.stat().st_size, "status": imported.status})
-                scores.extend(imported.scores)
-                samples.extend(imported.samples)
-        await self.store.put_samples(stored.id, samples)
-        await self.store.update(stored.id, logs=logs, scores=scores)
-
-    async def _fetch(self, stored: StoredEval, path: str, dest: Path) -> None:
-        offset = 0
-        with dest.open("wb") as out:
-            while True:
-                piece = await self.machines.fetch(stored.experiment_id, path, offset)
-                out.write(piece.data)
-                offset += len(piece.data)
-                if offset >= piece.size or not piece.data:
-                    return

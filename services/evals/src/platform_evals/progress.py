@@ -64,8 +64,8 @@ def _apply(state: RunnerState, event: dict[str, Any]) -> RunnerState:
     if kind == "sample":
         return replace(state, phase="running", done=int(event.get("done", state.done)),
                        errors=int(event.get("errors", state.errors)), tokens=int(event.get("tokens", state.tokens)))
-    if kind == "log" and isinstance(event.get("path"), str):
-        return replace(state, logs=(*state.logs, event["path"]))
+    if kind == "log" and isinstance(event.get("path"), str) and event["path"] not in state.logs:
+        return replace(state, logs=(*state.logs, event["path"]))  # said when begun, and again when written
     if kind == "finished":
         return replace(state, phase="done", finished=str(event.get("status", "")), error=str(event.get("error", "")))
     return state

@@ -1,6 +1,10 @@
 """An `.eval` log read with Inspect's own reader: each score's metrics with the scorer's
 standard error (`results.scores[*].metrics`), and a row per sample and epoch (input, target,
-answer, scores, tokens, times, error)."""
+answer, scores, tokens, times, error).
+
+A log cut short (an eval cancelled, or killed before Inspect finished it: status "cancelled" or
+"started") is read as far as it is readable: the samples done before it stopped. The samples
+Inspect itself cancelled are left out (they were not done); `note` says what was read."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ class ImportedLog:
     error: str
     scores: list[dict[str, Any]]
     samples: list[dict[str, Any]]
+    note: str = ""  # for a log cut short: what of it was read
 
 
 def _cut(text: str) -> str:
@@ -57,9 +62,23 @@ def sample_row(log_name: str, sample: EvalSample) -> dict[str, Any]:
     }
 
 
+def _cancelled(sample: EvalSample) -> bool:
+    return sample.error is not None and sample.error.message.startswith("CancelledError")
+
+
 def import_log(path: Path, log_name: str) -> ImportedLog:
-    """Reads the header, then the samples one by one (a large log is never whole in memory)."""
+    """Reads the header, then the samples one by one (a large log is never whole in memory).
+    Raises what Inspect's reader raises for a log whose header cannot be read."""
     header = read_eval_log(str(path), header_only=True)
-    samples = [sample_row(log_name, sample) for sample in read_eval_log_samples(str(path), all_samples_required=False)]
+    samples: list[dict[str, Any]] = []
+    note = ""
+    try:
+        for sample in read_eval_log_samples(str(path), all_samples_required=False):
+            if header.status != "cancelled" or not _cancelled(sample):
+                samples.append(sample_row(log_name, sample))
+    except Exception as exc:  # noqa: BLE001 - a log cut mid-write: the samples before the cut are kept
+        note = f"{log_name}: read as far as it is readable ({len(samples)} samples): {type(exc).__name__}: {exc}"
+    if not note and header.status in ("cancelled", "started"):
+        note = f"{log_name}: Inspect's log of a run cut short (status {header.status}): {len(samples)} samples done"
     return ImportedLog(status=header.status, error=header.error.message if header.error is not None else "",
-                       scores=_scores(header), samples=samples)
+                       scores=_scores(header), samples=samples, note=note)

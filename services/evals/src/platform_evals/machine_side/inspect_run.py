@@ -7,17 +7,23 @@ variable: task, task_args, model, model_args, limit, epochs, log_dir. Each progr
 
     {"event": "started", "total": N}                      the task started: N samples (x epochs)
     {"event": "sample", "done": D, "errors": E, "tokens": T, "total": N}
-    {"event": "log", "path": "logs/....eval", "status": "success"}   a log written
+    {"event": "log", "path": "logs/....eval", "status": "started"}   a log Inspect began (said as
+        soon as it is in the log folder, so a cancelled eval's logs are known), then again with its
+        final status once the eval returned
     {"event": "finished", "status": "success" | "error" | "cancelled", "error": "..."}
+
+TERM (the experiment's cancel) is taken as Ctrl-C: Inspect then cancels its samples and writes
+its logs with status "cancelled", holding the samples done so far.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.hooks import Hooks, SampleEnd, TaskStart, hooks
@@ -27,6 +33,21 @@ MARK = "@@simulusion-eval "
 
 def say(event: str, **fields: Any) -> None:
     print(MARK + json.dumps({"event": event, **fields}), flush=True)
+
+
+class Logs:
+    run_dir = Path(".")
+    said: ClassVar[set[str]] = set()
+
+    @classmethod
+    def say_new(cls) -> None:
+        """A `log` line for each log of the log folder not said yet (Inspect makes it when its task
+        starts)."""
+        for path in sorted((cls.run_dir / "logs").glob("*.eval")):
+            relative = str(path.relative_to(cls.run_dir))
+            if relative not in cls.said:
+                cls.said.add(relative)
+                say("log", path=relative, status="started")
 
 
 class Counts:
@@ -43,17 +64,22 @@ class Progress(Hooks):
         samples = len(dataset.sample_ids) if dataset.sample_ids is not None else (dataset.samples or 0)
         Counts.total = samples * (data.spec.config.epochs or 1)
         say("started", total=Counts.total)
+        Logs.say_new()
 
     async def on_sample_end(self, data: SampleEnd) -> None:
+        if data.sample.error is not None and data.sample.error.message.startswith("CancelledError"):
+            return  # a sample Inspect stopped when the eval was cancelled: not done
         Counts.done += 1
         Counts.errors += data.sample.error is not None
         Counts.tokens += sum(usage.total_tokens for usage in data.sample.model_usage.values())
         say("sample", done=Counts.done, errors=Counts.errors, tokens=Counts.tokens, total=Counts.total)
+        Logs.say_new()
 
 
 def main() -> int:
     spec = json.loads(os.environ.pop("SIMULUSION_EVAL_SPEC"))
-    run_dir = Path(spec["run_dir"])
+    run_dir = Logs.run_dir = Path(spec["run_dir"])
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         logs = inspect_eval(
             spec["task"], model=spec["model"], model_args=spec.get("model_args") or {},
@@ -62,6 +88,7 @@ def main() -> int:
             display="plain", fail_on_error=False)
     except BaseException as exc:  # noqa: BLE001 - said to the platform, then the exit status
         cancelled = isinstance(exc, KeyboardInterrupt)
+        Logs.say_new()
         say("finished", status="cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}")
         return 130 if cancelled else 1
     failed = ""
