@@ -209,6 +209,14 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
         refused = web.get(log["url"], headers={"Range": f"bytes={len(whole)}-"})
         assert refused.status_code == 416 and "bytes" in refused.json()["detail"]
         assert web.get(f"/v0/evals/{done['id']}/logs/other.eval").status_code == 404
+        head = web.head(log["url"])  # the headers alone: a viewer plans its range reads with them
+        assert head.status_code == 200 and head.content == b"" and head.headers["accept-ranges"] == "bytes"
+        assert head.headers["content-length"] == str(len(whole))
+        head_part = web.head(log["url"], headers={"Range": "bytes=10-109"})
+        assert head_part.status_code == 206 and head_part.headers["content-length"] == "100"
+        assert head_part.headers["content-range"] == f"bytes 10-109/{len(whole)}" and head_part.content == b""
+        assert web.head(log["url"], headers={"Range": f"bytes={len(whole)}-"}).status_code == 416
+        assert web.head(f"/v0/evals/{done['id']}/logs/other.eval").status_code == 404
     listed = api.get("/evals").json()["evals"]
     assert [x["id"] for x in listed] == [done["id"]] or done["id"] in [x["id"] for x in listed]
 

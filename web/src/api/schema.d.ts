@@ -273,7 +273,12 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Eval Log Head
+         * @description The headers `GET` would answer, without the body: the log's size (`Content-Length`) and
+         *     `Accept-Ranges: bytes`, for a viewer to plan its range reads.
+         */
+        head: operations["eval_log_head_v0_evals__eval_id__logs__name__head"];
         patch?: never;
         trace?: never;
     };
@@ -5025,6 +5030,74 @@ export interface operations {
                 };
             };
             /** @description a byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Requested Range Not Satisfiable */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    eval_log_head_v0_evals__eval_id__logs__name__head: {
+        parameters: {
+            query?: never;
+            header?: {
+                Range?: string;
+            };
+            path: {
+                /** @description an eval's id: "ev-" and 12 hex */
+                eval_id: string;
+                /** @description a log's name (the eval's `logs`) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the log's headers: Content-Length, Accept-Ranges */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a byte range's headers */
             206: {
                 headers: {
                     [name: string]: unknown;

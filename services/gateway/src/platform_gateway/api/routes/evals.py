@@ -125,6 +125,14 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
     return first, last
 
 
+def _log_headers(size: int, wanted: tuple[int, int] | None) -> dict[str, str]:
+    first, last = wanted if wanted is not None else (0, size - 1)
+    headers = {"Accept-Ranges": "bytes", "Content-Length": str(max(last - first + 1, 0))}
+    if wanted is not None:
+        headers["Content-Range"] = f"bytes {first}-{last}/{size}"
+    return headers
+
+
 @router.get("/{eval_id}/logs/{name}", response_class=Response,
             responses={200: {"content": {"application/octet-stream": {}}}, 206: {"description": "a byte range"},
                        416: {"model": ErrorPublic}})
@@ -146,8 +154,18 @@ async def eval_log(eval_id: EvalId, name: LogName, gateway: GatewayDep,
             yield bytes(piece.data)
             offset += len(piece.data)
 
-    headers = {"Accept-Ranges": "bytes", "Content-Length": str(max(last - first + 1, 0))}
-    if wanted is not None:
-        headers["Content-Range"] = f"bytes {first}-{last}/{size}"
-    return StreamingResponse(body(), status_code=206 if wanted is not None else 200, headers=headers,
-                             media_type="application/octet-stream")
+    return StreamingResponse(body(), status_code=206 if wanted is not None else 200,
+                             headers=_log_headers(size, wanted), media_type="application/octet-stream")
+
+
+@router.head("/{eval_id}/logs/{name}", response_class=Response,
+             responses={200: {"description": "the log's headers: Content-Length, Accept-Ranges"},
+                        206: {"description": "a byte range's headers"}, 416: {"model": ErrorPublic}})
+async def eval_log_head(eval_id: EvalId, name: LogName, gateway: GatewayDep,
+                        range_header: Annotated[str, Header(alias="Range")] = "") -> Response:
+    """The headers `GET` would answer, without the body: the log's size (`Content-Length`) and
+    `Accept-Ranges: bytes`, for a viewer to plan its range reads."""
+    size = int((await gateway.evals.read_log(eval_id, name, 0, 1)).size)
+    wanted = _byte_range(range_header, size)
+    return Response(status_code=206 if wanted is not None else 200, headers=_log_headers(size, wanted),
+                    media_type="application/octet-stream")
