@@ -45,7 +45,9 @@ async def parts(tmp_path: Path, sshd: SshServer) -> AsyncIterator[tuple[Experime
         return None
 
     experiments = Experiments(store, machines, dialer, SETTINGS, 1.0, on_end, launches)
-    yield experiments, ExperimentFiles(store, machines, dialer), machine.id
+    files = ExperimentFiles(store, machines, dialer)
+    yield experiments, files, machine.id
+    await files.close()
     await experiments.stop()
     await engine.dispose()
 
@@ -73,6 +75,15 @@ async def test_command_alone_and_its_files_by_range(parts: tuple[Experiments, Ex
     assert end.data == whole[-10:]
     with pytest.raises(InvalidExperimentError, match="no file logs/other.eval"):
         await files.fetch(x.id, "logs/other.eval", 0, 0)
+    assert files.connections.dials == 1  # every read on the one connection kept since the first
+
+    # A kept connection that broke (its link dropped) is dialled again, once, by the next read.
+    for kept in list(files.connections._kept.values()):
+        kept.connection.abort()
+    again = await files.fetch(x.id, "logs/data.bin", 5, 10)
+    assert again.data == whole[5:15] and files.connections.dials == 2
+    await files.close()
+    assert files.connections._kept == {}
 
 
 async def test_ref_without_repository_is_refused(parts: tuple[Experiments, ExperimentFiles, str]) -> None:

@@ -2,7 +2,9 @@
 service brings an eval's logs back this way): `platform.machines.experiments.fetch`.
 
 The path is relative to the run folder (`logs/x.eval`), without `..`; the machine must be
-reachable (running or ended, as long as the run folder is there). One SSH connection a read.
+reachable (running or ended, as long as the run folder is there). The reads of one file share
+one SSH connection (`KeptConnections`: kept a few seconds after a read), each its own session;
+a kept connection found broken is dialled again once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncssh
 from platform_machines.errors import ExperimentUnavailableError, InvalidExperimentError, MachineError
 from platform_machines.experiment_script import run_dir_expr
 from platform_machines.experiment_store import ExperimentStore
+from platform_machines.kept_connections import IDLE_S, KeptConnections
 from platform_machines.machine_store import MachineStore
 from platform_machines.ssh_connections import SshDialer
 
@@ -51,10 +54,14 @@ tail -c +{offset + 1} {quoted} | head -c {max_bytes}
 
 
 class ExperimentFiles:
-    def __init__(self, store: ExperimentStore, machines: MachineStore, dialer: SshDialer) -> None:
+    def __init__(self, store: ExperimentStore, machines: MachineStore, dialer: SshDialer,
+                 idle_s: float = IDLE_S) -> None:
         self.store = store
         self.machines = machines
-        self.dialer = dialer
+        self.connections = KeptConnections(dialer, idle_s)
+
+    async def close(self) -> None:
+        await self.connections.close()
 
     async def fetch(self, experiment_id: str, path: str, offset: int, max_bytes: int) -> FilePiece:
         """Raises ExperimentNotFoundError, InvalidExperimentError (a bad path, no such file),
@@ -63,17 +70,22 @@ class ExperimentFiles:
         checked_path(path)
         limit = min(max_bytes or MAX_FETCH_BYTES, MAX_FETCH_BYTES)
         machine = await self.machines.get(experiment.machine_id)
-        try:
-            async with self.dialer.open_machine(machine.name, machine.target, machine.host_keys) as opened:
-                result = await opened.connection.run("bash -s", input=fetch_command(experiment_id, path, offset, limit).encode(),
-                                                     encoding=None, check=False)
-        except (MachineError, asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
-            raise ExperimentUnavailableError(f"experiment {experiment_id}: machine '{machine.name}' cannot be "
-                                             f"reached to read {path}: {exc}") from None
+        command = fetch_command(experiment_id, path, offset, limit).encode()
+        for attempt in (1, 2):
+            try:
+                async with self.connections.use(machine) as connection:
+                    result = await connection.run("bash -s", input=command, encoding=None, check=False)
+                break
+            except (MachineError, asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+                self.connections.forget(machine)
+                if attempt == 2 or isinstance(exc, MachineError):  # a dial that failed is not tried again
+                    raise ExperimentUnavailableError(f"experiment {experiment_id}: machine '{machine.name}' cannot "
+                                                     f"be reached to read {path}: {exc}") from None
         out = result.stdout if isinstance(result.stdout, bytes) else str(result.stdout or "").encode()
         head, _, data = out.partition(b"\n")
         line = head.decode(errors="replace").strip()
         if result.exit_status is None:
+            self.connections.forget(machine)
             raise ExperimentUnavailableError(f"experiment {experiment_id}: the connection dropped while reading "
                                              f"{path}: try again")
         if line == "gone":

@@ -50,8 +50,8 @@ class MachinesService:
                                        UploadPolicy.from_settings(settings.experiments_upload_roots,
                                                                   settings.experiments_upload_max_mb))
         self.api = MachinesApi(nc, self.registry, key, self.behind_nat, MachineRemoval(self.store, self.experiments))
-        self.experiments_api = ExperimentsApi(nc, self.experiments, self.api,
-                                              ExperimentFiles(self.experiment_store, self.store, self.dialer))
+        self.files = ExperimentFiles(self.experiment_store, self.store, self.dialer)
+        self.experiments_api = ExperimentsApi(nc, self.experiments, self.api, self.files)
 
     @classmethod
     async def open(cls, nc: Any, settings: Settings) -> MachinesService:
@@ -81,6 +81,7 @@ class MachinesService:
         if self.tunnel_endpoint is not None:
             await self.tunnel_endpoint.stop()
         await self.experiments.stop()  # the commands run on: the next start follows them again
+        await self.files.close()
         await self.engine.dispose()
 
     async def _ended(self, experiment: StoredExperiment) -> None:
