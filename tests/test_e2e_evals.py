@@ -77,7 +77,7 @@ def scripted():
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
     extra = {"PLATFORM_MACHINES_ALLOW_NETWORKS": "127.0.0.0/8", "PLATFORM_MACHINES_CONNECT_TIMEOUT": "5",
-             "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN, "PLATFORM_EXPERIMENTS_POLL_INTERVAL": "0.2",
+             "PLATFORM_MODE": "managed", "PLATFORM_AUTH": "token", "PLATFORM_ADMIN_TOKEN": ADMIN, "PLATFORM_EXPERIMENTS_POLL_INTERVAL": "0.2",
              "PLATFORM_EXPERIMENTS_CANCEL_GRACE": "2", "PLATFORM_EVALS_POLL_INTERVAL": "0.3"}
     with running_platform(tmp_path_factory.mktemp("platform"), extra_env=extra,
                           services=("broker", "machines", "evals", "gateway")) as stack:
@@ -124,10 +124,20 @@ def model_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def member_token(platform: PlatformStack, team: str) -> str:
+    """A member's token of a new team `team`, made by the platform's operator."""
+    with httpx.Client(base_url=platform.url + "/v0", headers={"Authorization": f"Bearer {ADMIN}"}) as operator:
+        assert operator.post("/teams", json={"name": team}).status_code == 201
+        made = operator.post("/tokens", json={"name": f"{team}-member", "team": team, "role": "member"})
+        assert made.status_code == 201, made.text
+        return str(made.json()["token"])
+
+
 @pytest.fixture(scope="module")
 def api(platform: PlatformStack) -> Iterator[httpx.Client]:
+    """A member of team blue: its machine and evals are blue's."""
     with httpx.Client(base_url=platform.url + "/v0", timeout=300,
-                      headers={"Authorization": f"Bearer {ADMIN}"}) as client:
+                      headers={"Authorization": f"Bearer {member_token(platform, 'blue')}"}) as client:
         yield client
 
 
@@ -198,7 +208,7 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
     stored = platform.recordings / "evals" / done["id"] / log["name"]
     whole = stored.read_bytes()
     assert log["status"] == "success" and log["size"] == len(whole) and whole[:2] == b"PK"
-    with httpx.Client(base_url=platform.url, headers={"Authorization": f"Bearer {ADMIN}"}) as web:
+    with httpx.Client(base_url=platform.url, headers={"Authorization": api.headers["Authorization"]}) as web:
         full = web.get(log["url"])
         assert full.status_code == 200 and full.content == whole and full.headers["accept-ranges"] == "bytes"
         part = web.get(log["url"], headers={"Range": "bytes=10-109"})
@@ -219,6 +229,7 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
         assert web.head(f"/v0/evals/{done['id']}/logs/other.eval").status_code == 404
     listed = api.get("/evals").json()["evals"]
     assert [x["id"] for x in listed] == [done["id"]] or done["id"] in [x["id"] for x in listed]
+    another_teams_eval_is_missing(platform, done, machine)
 
     # The secret reached the process (the model said its length) and nothing the platform keeps has it.
     answers = [api.get("/evals").text, api.get(f"/evals/{done['id']}").text, api.get("/experiments").text,
@@ -230,6 +241,26 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
     assert leaking == []
     run_dir = machine_server.home / ".simulusion" / "experiments" / done["experiment_id"]
     assert not (run_dir / "env.sh").exists()  # the variables were read and removed on the machine
+
+
+def another_teams_eval_is_missing(platform: PlatformStack, done: dict[str, Any], machine: str) -> None:
+    """A member of team red reaches none of blue's eval: every route answers as for an eval that
+    exists nowhere (404, the same message), its listing holds none, and blue's machine is not one
+    red may run an eval on."""
+    nowhere = "ev-000000000000"
+    log_url = done["logs"][0]["url"]
+    with httpx.Client(base_url=platform.url, timeout=60,
+                      headers={"Authorization": f"Bearer {member_token(platform, 'red')}"}) as red:
+        for method, theirs in (("GET", f"/v0/evals/{done['id']}"), ("POST", f"/v0/evals/{done['id']}/cancel"),
+                               ("GET", log_url), ("HEAD", log_url)):
+            answer = red.request(method, theirs)
+            missing = red.request(method, theirs.replace(done["id"], nowhere))
+            assert answer.status_code == missing.status_code == 404, (method, theirs, answer.text)
+            assert answer.text == missing.text.replace(nowhere, done["id"]), (answer.text, missing.text)
+        assert red.get("/v0/evals").json()["evals"] == []
+        refused = red.post("/v0/evals", json={"task": TASK, "model": "scripted/x", "machine": machine})
+        assert refused.status_code == 404 and "machine" in refused.json()["detail"], refused.text
+    assert done["team"] == "blue"
 
 
 def test_cancel_stops_the_eval_and_keeps_the_samples_it_did(api: httpx.Client, machine: str,
@@ -256,6 +287,47 @@ def test_cancel_stops_the_eval_and_keeps_the_samples_it_did(api: httpx.Client, m
     assert f"{log['name']}: Inspect's log of a run cut short" in done["status_reason"]
     experiment = api.get(f"/experiments/{done['experiment_id']}").json()
     assert experiment["status"] == "cancelled"
+
+
+def running_its_samples(api: httpx.Client, eval_id: str) -> None:
+    def check() -> bool:
+        got = api.get(f"/evals/{eval_id}").json()
+        assert not got["ended_at"], got
+        return bool(got["progress"]["phase"] == "running" and got["progress"]["total"] == 2)
+    wait_for("the eval to run its samples", check)
+
+
+def succeeded_whole(api: httpx.Client, eval_id: str) -> dict[str, Any]:
+    done = ended(api, eval_id)
+    assert done["status"] == "succeeded", (done["status_reason"], experiment_log(api, done["experiment_id"])[-3000:])
+    assert done["progress"]["done"] == 2 and done["samples_total"] == len(done["samples"]) == 2
+    assert all(s["answer"].startswith("I will not do that") for s in done["samples"])
+    assert done["logs"][0]["status"] == "success" and done["scores"]
+    return done
+
+
+def test_an_evals_service_restarted_mid_eval_follows_it_again(api: httpx.Client, platform: PlatformStack,
+                                                              machine: str, model_package: Path) -> None:
+    made = start(api, machine, model_package, model_args={"sleep": 6})
+    running_its_samples(api, made["id"])
+    platform.restart("evals")  # TERM: its followers stop; the new one finds the eval active
+    wait_for("the evals service to answer again", lambda: api.get(f"/evals/{made['id']}").status_code == 200)
+    done = succeeded_whole(api, made["id"])
+    assert f"eval {done['id']}: following its experiment {done['experiment_id']} again" in platform.log("evals")
+
+
+def test_the_machines_link_dropped_mid_eval(api: httpx.Client, platform: PlatformStack, machine: str,
+                                           model_package: Path, machine_server: SshServer) -> None:
+    """Every SSH connection to the machine is closed under the platform mid-run (its sshd's
+    connection processes killed): the experiment runs on there, the platform dials again and
+    the eval ends with its results."""
+    made = start(api, machine, model_package, model_args={"sleep": 6})
+    running_its_samples(api, made["id"])
+    assert machine_server.drop_connections() >= 1
+    done = succeeded_whole(api, made["id"])
+    noticed = [line for line in platform.log("machines").splitlines()
+               if done["experiment_id"] in line and "connection lost" in line]
+    assert noticed, "the machines service never saw its connection go, so the drop tested nothing"
 
 
 def test_what_the_machine_lacks_is_refused_before_anything_runs(api: httpx.Client, machine: str) -> None:

@@ -16,9 +16,11 @@ Fixture (load this module as a pytest plugin): `sshd`, one server per test.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -151,6 +153,25 @@ class SshServer:
                 self._process.kill()
                 self._process.wait()
         self._process = None
+
+    def drop_connections(self) -> int:
+        """Kill (KILL) the sshd process of every open connection; the listener stays, so clients
+        see their connections closed and may connect again, and what the sessions started
+        detached (setsid, as experiments are) runs on. Returns how many were killed."""
+        if self._process is None:
+            return 0
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self._process.pid:
+                children.append(int(stat.parent.name))
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return len(children)
 
     def change_host_key(self) -> None:
         """A new host key, as after a reinstall: the server is started again with it."""
