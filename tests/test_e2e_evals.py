@@ -203,7 +203,9 @@ def test_eval_runs_and_its_results_come_back(api: httpx.Client, platform: Platfo
         assert sample["input"] and sample["answer"] == "I will not do that. secret length 43"
         assert sample["tokens"] == 15 and sample["error"] == "" and sample["total_time"] > 0
         assert set(sample["scores"]) == {"agent_threat_bench_scorer"} or sample["scores"]
-        assert sample["transcript_url"] == done["logs"][0]["url"]
+        assert sample["transcript_url"] == (f"/v0/evals/{done['id']}/viewer?log_file=logs/{done['logs'][0]['name']}"
+                                            f"#/logs/logs/{done['logs'][0]['name']}/samples/sample/"
+                                            f"{sample['sample_id']}/{sample['epoch']}/")
     (log,) = done["logs"]
     stored = platform.recordings / "evals" / done["id"] / log["name"]
     whole = stored.read_bytes()

@@ -2095,7 +2095,7 @@ export interface components {
             total_time: number;
             /**
              * Transcript Url
-             * @description the .eval log holding this sample's transcript
+             * @description Inspect's log viewer at this sample's transcript (`/v0/evals/{id}/viewer?log_file=logs/<log>#/logs/logs/<log>/samples/sample/<sample_id>/<epoch>/`): a page for a browser signed in to the web app
              */
             transcript_url: string;
             /** Working Time */

@@ -20,6 +20,7 @@ from platform_gateway.openapi_numbers import exact_integer_bounds
 from platform_gateway.literal_paths import LiteralPathMethods
 from platform_gateway.request_bounds import RequestBounds, describe
 from platform_gateway.tracing_middleware import TracingMiddleware
+from platform_gateway.eval_viewer import mount as mount_eval_viewer
 from platform_gateway.web_app import mount as mount_web_app
 
 DESCRIPTION = """REST and WebSocket API of the Simulusion platform.
@@ -45,6 +46,7 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
 
     app = api_app(gateway.identity.required, lifespan, managed=gateway.access.managed)
     app.state.gateway = gateway
+    app.state.eval_viewer = mount_eval_viewer(app, settings.evals_viewer_dist)
     app.state.web_app = mount_web_app(app, settings.web_dist)
     app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
     return app

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # The web app's build (`npm run build` in web/), served at `/`; relative to the working
     # directory (`make run` runs in the repository). Looked up on each request.
     web_dist: Path = Path("web/dist")
+    # Inspect's log viewer for evals' transcripts (platform_gateway.eval_viewer): its static build,
+    # `inspect_ai/_view/dist`; unset: the installed inspect_ai's, found without importing it.
+    evals_viewer_dist: Path | None = None
 
     @model_validator(mode="after")
     def _oidc_settings(self) -> Settings:

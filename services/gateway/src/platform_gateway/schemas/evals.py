@@ -101,7 +101,9 @@ class EvalSamplePublic(BaseModel):
     total_time: float
     working_time: float
     error: str
-    transcript_url: str = Field(description="the .eval log holding this sample's transcript")
+    transcript_url: str = Field(description="Inspect's log viewer at this sample's transcript (`/v0/evals/{id}/viewer?"
+                                "log_file=logs/<log>#/logs/logs/<log>/samples/sample/<sample_id>/<epoch>/`): a page "
+                                "for a browser signed in to the web app")
 
 
 class EvalDetailPublic(EvalPublic):

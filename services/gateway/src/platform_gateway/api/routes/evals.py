@@ -16,6 +16,7 @@ from simulusion.evals.v1 import evals_pb2 as pb
 
 from platform_gateway.api.deps import AccessDep, GatewayDep, IdentityDep
 from platform_gateway.errors import InvalidArgumentError
+from platform_gateway.eval_viewer import viewer_url
 from platform_gateway.schemas.evals import EvalCreate, EvalDetailPublic, EvalPublic, EvalsPublic
 from platform_gateway.schemas.sessions import ErrorPublic
 
@@ -50,7 +51,7 @@ def _detail(reply: pb.GetEvalReply) -> EvalDetailPublic:
     for sample in reply.samples:
         row = MessageToDict(sample, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
         row["scores"] = {name: json.loads(value) for name, value in sample.scores.items()}
-        row["transcript_url"] = _log_url(reply.eval.id, sample.log)
+        row["transcript_url"] = viewer_url(reply.eval.id, sample.log, sample.sample_id, sample.epoch)
         samples.append(row)
     return EvalDetailPublic.model_validate({**_fields(reply.eval), "samples": samples})
 
