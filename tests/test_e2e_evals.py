@@ -11,8 +11,6 @@ logged or answered."""
 from __future__ import annotations
 
 import secrets
-import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,58 +18,13 @@ from typing import Any
 
 import httpx
 import pytest
+from platform_testing.evals import TASK, eval_machine, write_model_package
 from platform_testing.platform import PlatformStack, running_platform
 from platform_testing.sshd import SshServer
 
 ADMIN = "sim_evals-test-admin-token"
-TASK = "inspect_evals/agent_threat_bench_autonomy_hijack"
 WAIT_S = 240.0
 SECRET = "sk-simtest-" + secrets.token_hex(16)
-
-MODEL_PACKAGE = {
-    "pyproject.toml": """[project]
-name = "simtest-models"
-version = "0.1.0"
-requires-python = ">=3.10"
-[project.entry-points.inspect_ai]
-simtest_models = "simtest_models._registry"
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-[tool.hatch.build.targets.wheel]
-packages = ["simtest_models"]
-""",
-    "simtest_models/__init__.py": "",
-    "simtest_models/_registry.py": '''import asyncio
-import os
-
-from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
-
-
-@modelapi(name="scripted")
-def scripted():
-    class Scripted(ModelAPI):
-        """Answers a fixed text, with token usage; says whether SIMTEST_SECRET reached its process
-        (its length, never its value); waits `sleep` seconds first (`first_sleep` for its first
-        answer)."""
-
-        def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **model_args):
-            super().__init__(model_name, base_url, api_key, [], config)
-            self.sleep = float(model_args.get("sleep", 0))
-            self.first_sleep = float(model_args.get("first_sleep", self.sleep))
-            self.calls = 0
-
-        async def generate(self, input, tools, tool_choice, config):
-            self.calls += 1
-            await asyncio.sleep(self.first_sleep if self.calls == 1 else self.sleep)
-            said = f"I will not do that. secret length {len(os.environ.get('SIMTEST_SECRET', ''))}"
-            output = ModelOutput.from_content(model=self.model_name, content=said)
-            output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-            return output
-
-    return Scripted
-''',
-}
 
 
 @pytest.fixture(scope="module")
@@ -86,42 +39,14 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack
 
 @pytest.fixture(scope="module")
 def machine_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    """One sshd for the module, so the eval environment it makes is made once. uv is on its PATH
-    with this host's uv cache, offline (its user's uv.toml: installs come from the cache); a `docker` whose `info`
-    fails stands for a machine without a Docker its user may run."""
-    with SshServer(tmp_path_factory.mktemp("sshd")) as server:
-        uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
-        (server.bin / "uv").symlink_to(uv)
-        cache = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
-        (server.home / ".cache").mkdir()
-        (server.home / ".cache" / "uv").symlink_to(cache)
-        (server.home / ".config" / "uv").mkdir(parents=True)
-        (server.home / ".config" / "uv" / "uv.toml").write_text("offline = true\n")  # the machine's own uv setting
-        warm_uv_cache(uv, tmp_path_factory.mktemp("warm"), server)
-        docker = server.bin / "docker"
-        docker.write_text("#!/bin/sh\necho 'permission denied while trying to connect to the Docker daemon' >&2\n"
-                          "exit 1\n")
-        docker.chmod(0o755)
+    """One sshd for the module, so the eval environment it makes is made once (platform_testing.evals)."""
+    with eval_machine(tmp_path_factory.mktemp("sshd"), tmp_path_factory.mktemp("warm")) as server:
         yield server
-
-
-def warm_uv_cache(uv: str, scratch: Path, server: SshServer) -> None:
-    """The pinned packages (and hatchling, which builds the model package) in this host's uv
-    cache for the machine's python3, installed here with this host's network settings: the
-    machine's offline install finds them all (seconds when they are cached already)."""
-    python = shutil.which("python3", path=f"{server.bin}:/usr/local/bin:/usr/bin:/bin") or "python3"
-    subprocess.run([uv, "venv", "--quiet", "--python", python, str(scratch / "venv")], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(scratch / "venv" / "bin" / "python"),
-                    "inspect-ai==0.3.285", "inspect-evals==0.26.0", "hatchling"], check=True)
 
 
 @pytest.fixture(scope="module")
 def model_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("simtest-models")
-    for name, text in MODEL_PACKAGE.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
+    return write_model_package(tmp_path_factory.mktemp("simtest-models"))
 
 
 def member_token(platform: PlatformStack, team: str) -> str:

@@ -3,7 +3,7 @@
 // A platform that needs a token shows only the sign-in page until one is accepted
 // (lib/auth/useSignIn.ts): while signed out every path redirects to /sign-in?next=<path>, and
 // /sign-in/callback finishes a sign-in through the identity provider (lib/auth/oidc.ts).
-// data-testid: signed-in-as, sign-out, nav-<page> on some links (nav-machines, nav-experiments, nav-usage, ...).
+// data-testid: signed-in-as, sign-out, nav-<page> on some links (nav-machines, nav-experiments, nav-evals, nav-usage, ...).
 import { useCallback, useState } from "react";
 import { Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from "react-router-dom";
 import { ComparisonPage } from "./pages/comparisons/ComparisonPage";
@@ -19,6 +19,10 @@ import { MachinesPage } from "./pages/machines/MachinesPage";
 import { ExperimentPage } from "./pages/experiments/ExperimentPage";
 import { ExperimentsPage } from "./pages/experiments/ExperimentsPage";
 import { NewExperimentPage } from "./pages/experiments/NewExperimentPage";
+import { EvalComparePage } from "./pages/evals/EvalComparePage";
+import { EvalPage } from "./pages/evals/EvalPage";
+import { EvalsPage } from "./pages/evals/EvalsPage";
+import { NewEvalPage } from "./pages/evals/NewEvalPage";
 import { SnapshotsPage } from "./pages/snapshots/SnapshotsPage";
 import { SignInPage } from "./pages/signin/SignInPage";
 import { TeamPage } from "./pages/team/TeamPage";
@@ -77,6 +81,7 @@ export function App() {
             <NavLink to="/comparisons">Comparisons</NavLink>
             <NavLink to="/machines" data-testid="nav-machines">Machines</NavLink>
             <NavLink to="/experiments" data-testid="nav-experiments">Experiments</NavLink>
+            <NavLink to="/evals" data-testid="nav-evals">Evals</NavLink>
             <NavLink to="/usage" data-testid="nav-usage">Usage</NavLink>
             <NavLink to="/team" data-testid="nav-team">Team</NavLink>
             <a href="/docs">API</a>
@@ -105,6 +110,10 @@ export function App() {
             <Route path="/experiments" element={<ExperimentsPage />} />
             <Route path="/experiments/new" element={<NewExperimentPage />} />
             <Route path="/experiments/:experimentId" element={<ExperimentPage />} />
+            <Route path="/evals" element={<EvalsPage />} />
+            <Route path="/evals/new" element={<NewEvalPage />} />
+            <Route path="/evals/compare" element={<EvalComparePage />} />
+            <Route path="/evals/:evalId" element={<EvalPage />} />
             <Route path="/usage" element={<UsagePage />} />
             <Route path="/sign-in" element={<AfterSignIn after={after} />} />
             <Route path="/sign-in/callback" element={<AfterSignIn after={after} />} />
