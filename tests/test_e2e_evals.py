@@ -209,7 +209,7 @@ def test_cancel_stops_the_eval_and_keeps_the_samples_it_did(api: httpx.Client, m
     assert log["status"] in ("cancelled", "started") and log["size"] > 0
     (sample,) = done["samples"]
     assert sample["answer"].startswith("I will not do that") and sample["error"] == ""
-    assert sample["transcript_url"] == log["url"]
+    assert sample["transcript_url"].startswith(f"/v0/evals/{done['id']}/viewer?log_file=logs/{log['name']}#")
     assert "the 1 samples it did are kept from its logs" in done["status_reason"], done["status_reason"]
     assert f"{log['name']}: Inspect's log of a run cut short" in done["status_reason"]
     experiment = api.get(f"/experiments/{done['experiment_id']}").json()
