@@ -8,7 +8,7 @@ from platform_evals.errors import InvalidEvalError
 from platform_evals.eval_request import checked_request
 from platform_evals.requirements import requirements_for
 from platform_evals.task_catalog import task_needs
-from platform_evals.task_checks import check_task
+from platform_evals.task_checks import check_task, platform_task_notes
 from simulusion.evals.v1 import evals_pb2 as pb
 from simulusion.machines.v1 import machines_pb2 as machines_pb
 
@@ -42,6 +42,14 @@ def test_requirements_pin_inspect_and_add_the_provider_and_the_task_extra() -> N
         "inspect-ai==0.3.285", "inspect-evals[cybench]==0.26.0", "openai"]
     assert requirements_for("mockllm/model", ["my-models>=1.2"]) == [
         "inspect-ai==0.3.285", "inspect-evals==0.26.0", "my-models>=1.2"]
+
+
+
+def test_the_platforms_own_task_gets_the_served_sdk_and_no_inspect_evals() -> None:
+    assert requirements_for("scripted_agent/balance", ["/home/me/agent"], "", "platform_sdk/episodes") == [
+        "inspect-ai==0.3.285", "platform-sdk[inspect] @ $PLATFORM_URL/v0/wheels/platform-sdk", "/home/me/agent"]
+    (note,) = platform_task_notes("platform_sdk/episodes")
+    assert "the platform's own task" in note and "/v0/wheels/platform-sdk" in note
 
 
 @pytest.mark.parametrize(("change", "field"), [

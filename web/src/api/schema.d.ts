@@ -203,8 +203,8 @@ export interface paths {
         /**
          * Create Eval
          * @description Run an Inspect task against a model on one of your machines: a virtual environment there with pinned
-         *     inspect-ai and inspect-evals and the model provider's package (made once, reused), then the eval, its
-         *     progress in `progress`. `secrets` go to its process only. A task needing what the machine lacks (a Docker
+         *     inspect-ai and inspect-evals (for `platform_sdk/episodes`, the platform's own SDK wheel instead) and the
+         *     model provider's package (made once, reused), then the eval, its progress in `progress`. `secrets` go to its process only. A task needing what the machine lacks (a Docker
          *     sandbox, GPUs), a bad task or model name, a machine of another team: 422 saying what to fix.
          */
         post: operations["create_eval_v0_evals_post"];
@@ -2078,6 +2078,13 @@ export interface components {
             input: string;
             /** Log */
             log: string;
+            /**
+             * Metadata
+             * @description the sample's metadata: its values that are text, numbers, true/false or null (text cut at 4,000 characters); a sample of platform_sdk/episodes links its recording here: session_id, recording_id, replay
+             */
+            metadata?: {
+                [key: string]: unknown;
+            };
             /** Sample Id */
             sample_id: string;
             /**

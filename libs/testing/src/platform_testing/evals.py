@@ -1,6 +1,7 @@
-"""What tests of evals share (tests/test_e2e_evals.py, tests/web/test_evals_pages.py): a model
-API package registered through Inspect's `inspect_ai` entry point (installed on the machine
-through the eval's `packages`), and a real sshd (platform_testing.sshd) set up as an eval's
+"""What tests of evals share (tests/test_e2e_evals.py, tests/test_e2e_evals_platform_task.py,
+tests/web/test_evals_pages.py): model API packages registered through Inspect's `inspect_ai`
+entry point (installed on the machine through the eval's `packages`: `scripted`, and
+`scripted_agent` for platform_sdk/episodes), and a real sshd (platform_testing.sshd) set up as an eval's
 machine: uv on its PATH with this host's uv cache, offline, and a `docker` whose `info` fails
 (a machine without a Docker its user may run: sandboxed tasks are refused)."""
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 
 from platform_testing.sshd import SshServer
@@ -71,11 +74,26 @@ def write_model_package(root: Path) -> Path:
     return root
 
 
+def write_agent_package(root: Path) -> Path:
+    """A package `simtest-agent` at `root` registering platform_testing.inspect_models' model API
+    `scripted_agent` (`--model scripted_agent/balance`: CartPole's `act` calls), its very source,
+    for a machine's eval environment, which has no platform-testing."""
+    pyproject = MODEL_PACKAGE["pyproject.toml"].replace("simtest-models", "simtest-agent").replace(
+        "simtest_models", "simtest_agent")
+    texts = {"pyproject.toml": pyproject, "simtest_agent/__init__.py": "",
+             "simtest_agent/_registry.py": (files("platform_testing") / "inspect_models.py").read_text()}
+    for name, text in texts.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
 @contextmanager
-def eval_machine(root: Path, scratch: Path) -> Iterator[SshServer]:
+def eval_machine(root: Path, scratch: Path, warm: Sequence[str] = ()) -> Iterator[SshServer]:
     """A started sshd at `root` set up as an eval's machine (see the module); the pinned packages
-    (and hatchling, which builds the model package) put in this host's uv cache first, through a
-    virtual environment in `scratch`, so the machine's offline install finds them all."""
+    (and hatchling, which builds the model package, and the requirements `warm`) put in this
+    host's uv cache first, through a virtual environment in `scratch`, so the machine's offline
+    install finds them all."""
     with SshServer(root) as server:
         uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
         (server.bin / "uv").symlink_to(uv)
@@ -87,7 +105,7 @@ def eval_machine(root: Path, scratch: Path) -> Iterator[SshServer]:
         python = shutil.which("python3", path=f"{server.bin}:/usr/local/bin:/usr/bin:/bin") or "python3"
         subprocess.run([uv, "venv", "--quiet", "--python", python, str(scratch / "venv")], check=True)
         subprocess.run([uv, "pip", "install", "--quiet", "--python", str(scratch / "venv" / "bin" / "python"),
-                        *PINS, "hatchling"], check=True)
+                        *PINS, "hatchling", *warm], check=True)
         docker = server.bin / "docker"
         docker.write_text("#!/bin/sh\necho 'permission denied while trying to connect to the Docker daemon' >&2\n"
                           "exit 1\n")

@@ -24,10 +24,10 @@ from platform_evals.log_storage import LogStorage
 from platform_evals.logs_back import bring_back
 from platform_evals.machines_client import MachinesClient
 from platform_evals.progress import apply_lines, complete_lines
-from platform_evals.requirements import requirements_for
+from platform_evals.requirements import is_platform_task, requirements_for
 from platform_evals.runner_command import COMMAND, runner_variables
 from platform_evals.task_catalog import task_needs
-from platform_evals.task_checks import check_task
+from platform_evals.task_checks import check_task, platform_task_notes
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +63,9 @@ class EvalRuns:
         ask = checked_request(request)
         machine = await self._machine(request.machine, request.team)
         needs = task_needs(ask.task)
-        notes = check_task(needs, machine, request.gpus, ask.task_args)
-        requirements = requirements_for(ask.model, ask.packages, needs.dependency if needs else "")
+        notes = (platform_task_notes(ask.task) if is_platform_task(ask.task)
+                 else check_task(needs, machine, request.gpus, ask.task_args))
+        requirements = requirements_for(ask.model, ask.packages, needs.dependency if needs else "", ask.task)
         stored = await self.store.add(StoredEval(
             id=request.id or new_eval_id(), team=request.team, task=ask.task, model=ask.model,
             machine_id=machine.id, machine_name=machine.name, status="queued", task_args=ask.task_args,

@@ -1,11 +1,16 @@
 """What an eval's virtual environment on the machine holds: the pinned Inspect packages, the
-model provider's package and the packages the eval asks for (one pip requirement each)."""
+model provider's package and the packages the eval asks for (one pip requirement each).
+
+A task of the platform's own SDK (`platform_sdk/episodes`) gets `platform-sdk[inspect]` from the
+wheel the platform serves (`PLATFORM_WHEEL`: fetched on the machine by `bootstrap`, so it is the
+SDK of the running platform) in place of inspect-evals."""
 
 from __future__ import annotations
 
 import re
 
 from platform_evals.errors import InvalidEvalError
+from platform_evals.machine_side.bootstrap import PLATFORM_WHEEL
 
 INSPECT_AI = "inspect-ai==0.3.285"
 INSPECT_EVALS_VERSION = "0.26.0"
@@ -45,9 +50,19 @@ def checked_packages(packages: list[str]) -> list[str]:
     return [package.strip() for package in packages]
 
 
-def requirements_for(model: str, packages: list[str], task_dependency: str = "") -> list[str]:
-    """The environment's requirements, pinned Inspect first."""
-    evals = f"inspect-evals[{task_dependency}]" if task_dependency else "inspect-evals"
+def is_platform_task(task: str) -> bool:
+    """A task of the platform's SDK (`platform_sdk/episodes`), not of inspect_evals."""
+    return task.startswith("platform_sdk/")
+
+
+def requirements_for(model: str, packages: list[str], task_dependency: str = "", task: str = "") -> list[str]:
+    """The environment's requirements, pinned Inspect first; for a task of the platform's SDK,
+    its served wheel with the `inspect` extra instead of inspect-evals."""
+    if is_platform_task(task):
+        tasks = PLATFORM_WHEEL
+    else:
+        evals = f"inspect-evals[{task_dependency}]" if task_dependency else "inspect-evals"
+        tasks = f"{evals}=={INSPECT_EVALS_VERSION}"
     provider = PROVIDER_PACKAGES.get(provider_of(model), ())
-    found = [INSPECT_AI, f"{evals}=={INSPECT_EVALS_VERSION}", *provider, *checked_packages(packages)]
+    found = [INSPECT_AI, tasks, *provider, *checked_packages(packages)]
     return list(dict.fromkeys(found))

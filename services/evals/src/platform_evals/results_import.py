@@ -1,6 +1,7 @@
 """An `.eval` log read with Inspect's own reader: each score's metrics with the scorer's
 standard error (`results.scores[*].metrics`), and a row per sample and epoch (input, target,
-answer, scores, tokens, times, error).
+answer, scores, tokens, times, error, and its metadata's plain values: platform_sdk/episodes
+puts its recording there).
 
 A log cut short (an eval cancelled, or killed before Inspect finished it: status "cancelled" or
 "started") is read as far as it is readable: the samples done before it stopped. The samples
@@ -50,6 +51,13 @@ def _scores(log: EvalLog) -> list[dict[str, Any]]:
     return found
 
 
+def _metadata(sample: EvalSample) -> dict[str, Any]:
+    """The sample's metadata values that are text, numbers, true/false or null (text cut)."""
+    return {str(name): _cut(value) if isinstance(value, str) else value
+            for name, value in (sample.metadata or {}).items()
+            if value is None or isinstance(value, (str, int, float, bool))}
+
+
 def sample_row(log_name: str, sample: EvalSample) -> dict[str, Any]:
     target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
     return {
@@ -59,6 +67,7 @@ def sample_row(log_name: str, sample: EvalSample) -> dict[str, Any]:
         "tokens": sum(usage.total_tokens for usage in sample.model_usage.values()),
         "total_time": sample.total_time or 0.0, "working_time": sample.working_time or 0.0,
         "error": sample.error.message if sample.error is not None else "",
+        "metadata_json": json.dumps(_metadata(sample)),
     }
 
 

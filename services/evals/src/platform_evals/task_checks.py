@@ -12,6 +12,13 @@ from platform_evals.errors import InvalidEvalError
 from platform_evals.task_catalog import TaskNeeds
 
 
+def platform_task_notes(task: str) -> list[str]:
+    """The notes of a task of the platform's SDK (nothing to refuse: it needs the platform alone)."""
+    return [f"{task} is the platform's own task: its environment gets platform-sdk[inspect] from the platform's "
+            "wheel (GET /v0/wheels/platform-sdk), and its episodes run on the platform (PLATFORM_URL) as your "
+            "team, each one recorded"]
+
+
 def check_task(needs: TaskNeeds | None, machine: machines_pb.Machine, gpus: int,
                task_args: dict[str, Any]) -> list[str]:
     """The notes to show with the eval; raises InvalidEvalError naming what the machine lacks."""

@@ -101,6 +101,10 @@ class EvalSamplePublic(BaseModel):
     total_time: float
     working_time: float
     error: str
+    metadata: dict[str, Any] = Field(default_factory=dict, description=(
+        "the sample's metadata: its values that are text, numbers, true/false or null (text cut at 4,000 "
+        "characters); a sample of platform_sdk/episodes links its recording here: session_id, recording_id, "
+        "replay"))
     transcript_url: str = Field(description="Inspect's log viewer at this sample's transcript (`/v0/evals/{id}/viewer?"
                                 "log_file=logs/<log>#/logs/logs/<log>/samples/sample/<sample_id>/<epoch>/`): a page "
                                 "for a browser signed in to the web app")

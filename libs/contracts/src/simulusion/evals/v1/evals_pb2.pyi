@@ -308,6 +308,7 @@ class EvalSample(_message.Message):
     TOTAL_TIME_FIELD_NUMBER: _builtins.int
     WORKING_TIME_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
+    METADATA_JSON_FIELD_NUMBER: _builtins.int
     log: _builtins.str
     """the EvalLogFile's name"""
     sample_id: _builtins.str
@@ -322,6 +323,10 @@ class EvalSample(_message.Message):
     working_time: _builtins.float
     error: _builtins.str
     """the sample's error message; empty when none"""
+    metadata_json: _builtins.str
+    """The sample's metadata as a JSON object: its values that are text, numbers, true/false or
+    null (text cut at 4,000 characters); platform_sdk/episodes puts its recording here.
+    """
     @_builtins.property
     def scores(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """score name -> its value as JSON"""
@@ -340,10 +345,11 @@ class EvalSample(_message.Message):
         total_time: _builtins.float = ...,
         working_time: _builtins.float = ...,
         error: _builtins.str = ...,
+        metadata_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "epoch", b"epoch", "error", b"error", "input", b"input", "log", b"log", "sample_id", b"sample_id", "scores", b"scores", "target", b"target", "tokens", b"tokens", "total_time", b"total_time", "working_time", b"working_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "epoch", b"epoch", "error", b"error", "input", b"input", "log", b"log", "metadata_json", b"metadata_json", "sample_id", b"sample_id", "scores", b"scores", "target", b"target", "tokens", b"tokens", "total_time", b"total_time", "working_time", b"working_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

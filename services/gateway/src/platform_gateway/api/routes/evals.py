@@ -51,6 +51,7 @@ def _detail(reply: pb.GetEvalReply) -> EvalDetailPublic:
     for sample in reply.samples:
         row = MessageToDict(sample, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
         row["scores"] = {name: json.loads(value) for name, value in sample.scores.items()}
+        row["metadata"] = json.loads(row.pop("metadata_json") or "{}")
         row["transcript_url"] = viewer_url(reply.eval.id, sample.log, sample.sample_id, sample.epoch)
         samples.append(row)
     return EvalDetailPublic.model_validate({**_fields(reply.eval), "samples": samples})
@@ -59,8 +60,8 @@ def _detail(reply: pb.GetEvalReply) -> EvalDetailPublic:
 @router.post("", response_model=EvalPublic, status_code=status.HTTP_201_CREATED)
 async def create_eval(body: EvalCreate, gateway: GatewayDep, access: AccessDep, identity: IdentityDep) -> EvalPublic:
     """Run an Inspect task against a model on one of your machines: a virtual environment there with pinned
-    inspect-ai and inspect-evals and the model provider's package (made once, reused), then the eval, its
-    progress in `progress`. `secrets` go to its process only. A task needing what the machine lacks (a Docker
+    inspect-ai and inspect-evals (for `platform_sdk/episodes`, the platform's own SDK wheel instead) and the
+    model provider's package (made once, reused), then the eval, its progress in `progress`. `secrets` go to its process only. A task needing what the machine lacks (a Docker
     sandbox, GPUs), a bad task or model name, a machine of another team: 422 saying what to fix."""
     await access.require("machine_id", body.machine, identity)
     team = access.team_of(identity)
