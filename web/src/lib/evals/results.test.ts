@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { EvalSample } from "../../api/evals";
 import {
-  flatScores, chartDomain, compareMetrics, compareSamples, comparedIds, metricBars, sampleRows, scoreNumber, scoreValues,
+  flatScores, chartDomain, compareMetrics, compareSamples, comparedIds, metricBars, recordingOf, sampleRows, scoreNumber,
+  scoreValues,
 } from "./results";
 import { mainScore, numberText, progressText, valueText } from "./status";
 
@@ -52,5 +53,14 @@ describe("results", () => {
     expect(valueText(0.5, 0.28867)).toBe("0.5 ± 0.289");
     expect(numberText(12345)).toBe("1.23e+4");
     expect(mainScore({ scores: [score("utility", [["accuracy", 1, 0]])] })).toEqual({ label: "accuracy (utility)", text: "1 ± 0" });
+  });
+});
+
+describe("recordingOf", () => {
+  it("is the recording a sample of the platform's own task made, or empty", () => {
+    expect(recordingOf({ metadata: { recording_id: "s-0123", session_id: "s-0123" } })).toBe("s-0123");
+    expect(recordingOf({ metadata: {} })).toBe("");
+    expect(recordingOf({ metadata: { recording_id: 7 } })).toBe("");
+    expect(recordingOf({})).toBe("");
   });
 });

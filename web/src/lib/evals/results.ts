@@ -162,3 +162,9 @@ export function compareSamples(evals: readonly Pick<EvalDetail, "samples">[], sc
 export function comparedIds(query: string | null): string[] {
   return [...new Set((query ?? "").split(",").map((id) => id.trim()).filter(Boolean))];
 }
+
+/** The recording a sample of the platform's own task made (its metadata's `recording_id`), or "". */
+export function recordingOf(sample: Pick<EvalSample, "metadata">): string {
+  const id = sample.metadata?.recording_id;
+  return typeof id === "string" ? id : "";
+}

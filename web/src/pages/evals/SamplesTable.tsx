@@ -1,11 +1,13 @@
 // An eval's samples: one row per sample and epoch (id, epoch, input, target, answer, the chosen
 // score (a scorer's dict value split into its parts), tokens, time, error) sorted by that score (its header toggles the order) and filtered by
-// one of its values; each row opens its transcript in Inspect's log viewer (a new tab).
-// data-testid: evals-samples, sample-row (data-sample, data-epoch), sample-score, sample-transcript,
+// one of its values; each row opens its transcript in Inspect's log viewer (a new tab) and, for a
+// sample that recorded an episode (platform_sdk/episodes: metadata.recording_id), its replay.
+// data-testid: evals-samples, sample-row (data-sample, data-epoch), sample-score, sample-transcript, sample-replay,
 // samples-score-pick, samples-filter, samples-sort, samples-shown.
 import { useMemo, useState } from "react";
+import { Link } from "react-router-dom";
 import type { EvalSample } from "../../api/evals";
-import { flatSamples, sampleRows, sampleScoreNames, scoreText, scoreValues, type SortOrder } from "../../lib/evals/results";
+import { flatSamples, recordingOf, sampleRows, sampleScoreNames, scoreText, scoreValues, type SortOrder } from "../../lib/evals/results";
 import { numberText } from "../../lib/evals/status";
 
 const NEXT: Record<SortOrder, SortOrder> = { none: "descending", descending: "ascending", ascending: "none" };
@@ -62,7 +64,12 @@ export function SamplesTable({ samples: given }: { samples: EvalSample[] }) {
               <td className="num">{s.tokens}</td>
               <td className="nowrap">{numberText(s.total_time)} s</td>
               <td className="error">{s.error || ""}</td>
-              <td><a href={s.transcript_url} target="_blank" rel="noopener" data-testid="sample-transcript">Open</a></td>
+              <td className="nowrap">
+                <a href={s.transcript_url} target="_blank" rel="noopener" data-testid="sample-transcript">Open</a>
+                {recordingOf(s) ? (
+                  <>{" · "}<Link to={`/recordings/${encodeURIComponent(recordingOf(s))}`} data-testid="sample-replay">Replay</Link></>
+                ) : null}
+              </td>
             </tr>
           ))}
         </tbody>
