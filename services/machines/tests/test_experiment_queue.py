@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,12 @@ class World:
     ended: list[StoredExperiment] = field(default_factory=list)
     services: list[Experiments] = field(default_factory=list)
 
-    def experiments(self) -> Experiments:
+    def experiments(self, settings: FollowSettings = SETTINGS) -> Experiments:
         """A service's experiments (a new one is the service started again)."""
         async def on_end(x: StoredExperiment) -> None:
             self.ended.append(x)
 
-        made = Experiments(ExperimentStore(self.engine), self.machines, self.dialer, SETTINGS, 1.0, on_end,
+        made = Experiments(ExperimentStore(self.engine), self.machines, self.dialer, settings, 1.0, on_end,
                            QueuedLaunches(self.engine, self.key))
         self.services.append(made)
         return made
@@ -309,3 +309,16 @@ async def _exists(path: Path) -> bool:
 async def _ended(experiments: Experiments, experiment_id: str) -> StoredExperiment | None:
     found = await experiments.store.get(experiment_id)
     return found if found.ended_at else None
+
+
+async def test_started_at_is_when_the_command_started_not_when_the_fail_fast_wait_ended(world: World) -> None:
+    """The launch waits `fail_fast` (3 s here) for a quick failure before it answers; the command
+    (on this host, so on the same clock) prints when it started."""
+    experiments = world.experiments(replace(SETTINGS, fail_fast=3.0))
+    started = await create(experiments, world, "date +%s.%N; sleep 30", 0)
+    log = await wait_for("the command's first line", lambda: _log_of(experiments, started.id))
+    assert abs(started.started_at - float(log.split()[0])) < 1.5, (started.started_at, log)
+
+
+async def _log_of(experiments: Experiments, experiment_id: str) -> str:
+    return (await experiments.store.read_log(experiment_id, 0, 100)).decode()

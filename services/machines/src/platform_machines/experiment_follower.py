@@ -133,7 +133,7 @@ class ExperimentFollower:
         result = await conn.run("bash -s", input=script, check=False)
         out = str(result.stdout or "")
         lines = dict(line.split("=", 1) for line in out.splitlines() if "=" in line and line.split("=", 1)[0]
-                     in ("run_dir", "pid", "exit"))
+                     in ("run_dir", "pid", "exit", "since_start_ns"))
         if result.exit_status in (CLONE_FAILED, CHECKOUT_FAILED):
             said = "\n".join(line for line in out.splitlines() if not line.startswith("run_dir="))
             what = (f"the repository {experiment.repository!r} does not clone" if result.exit_status == CLONE_FAILED
@@ -153,7 +153,7 @@ class ExperimentFollower:
             raise InvalidExperimentError(
                 f"{self._what()}: the start failed (exit {result.exit_status}): "
                 f"{(str(result.stderr or '') + out).strip()[-1000:]}", field="machine")
-        run_dir, now = lines.get("run_dir", ""), time.time()
+        run_dir, now = lines.get("run_dir", ""), time.time() - _since_start(lines.get("since_start_ns", ""))
         updated = await self.store.update(self.id, if_status="starting", run_dir=run_dir, status="running",
                                           started_at=now)
         if updated.status != "running":  # cancelled while it was starting: what just started is stopped
@@ -225,3 +225,12 @@ class ExperimentFollower:
             ended = await self.store.update(self.id, status=status, exit_code=code, status_reason=reason, **values)
         log.info("%s ended: %s%s", self._what(), ended.status, "" if code is None else f" (exit {code})")
         await self.on_end(ended)
+
+
+def _since_start(nanoseconds: str) -> float:
+    """Seconds between the command's start and the launch's answer (the fail-fast wait), as the
+    machine measured them; 0 when it could not (then started_at is when the answer came)."""
+    try:
+        return min(max(int(nanoseconds) / 1e9, 0.0), 60.0)
+    except ValueError:
+        return 0.0

@@ -50,7 +50,9 @@ echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
 def launch_script(experiment_id: str, repository: str, ref: str, command: str, env: Mapping[str, str],
                   fail_fast_s: float, uploaded: bool = False, log_start: str = "") -> str:
     """Prints `run_dir=<absolute folder>`, then `pid=<pgid>` and, when the command ended within
-    `fail_fast_s`, `exit=<code>`; exits CLONE_FAILED / CHECKOUT_FAILED with git's words.
+    `fail_fast_s`, `exit=<code>`, then `since_start_ns=<ns>` (how long ago the command started,
+    by the machine's own clock; left out without GNU date's %N); exits CLONE_FAILED /
+    CHECKOUT_FAILED with git's words.
 
     `uploaded`: `checkout/` is there already (a folder uploaded, folder_upload): nothing is
     cloned; no repository either: `checkout/` is an empty folder. `log_start`: the log's first bytes (the upload's lines, which the platform kept
@@ -80,9 +82,11 @@ printf '%s' {shlex.quote(RUN_SH)} > run.sh
 printf '%s' {shlex.quote(log_start)} > log
 setsid nohup bash "$run_dir/run.sh" >> log 2>&1 < /dev/null &
 echo "pid=$!"
+began=$(date +%s%N 2>/dev/null)
 i=0
 while [ $i -lt {waits} ] && [ ! -f exit_code ]; do sleep 0.1; i=$((i+1)); done
 if [ -f exit_code ]; then echo "exit=$(cat exit_code)"; fi
+case "$began" in *[!0-9]*|"") ;; *) echo "since_start_ns=$(( $(date +%s%N) - began ))" ;; esac
 exit 0
 """
 
