@@ -5,7 +5,7 @@ client goes through everything that sends messages: the broker's restart (reconc
 stop, the pool's start), a recorded session claimed from the pool (reset, steps, a hold, an
 in-memory snapshot, a saved snapshot and its restore, close) and the REST reads of envs,
 sessions, recordings, saved snapshots and usage, a comparison stored and read, then the recording's
-delete. Each subject of `platform_contracts.subjects` is then a test of its own: something was
+delete, the machines' and experiments' requests, and the evals' (a refused one, the list, one nowhere). Each subject of `platform_contracts.subjects` is then a test of its own: something was
 sent on it, and every message sent on it has a `traceparent` header.
 """
 
@@ -26,11 +26,12 @@ import platform_sdk
 import pytest
 from opentelemetry import trace
 from platform_contracts import subjects
-from platform_contracts.tracing import setup_tracing
+from platform_contracts.tracing import inject_dict, setup_tracing
 from platform_testing.platform import running_platform
 from platform_testing.sshd import SshServer
 from platform_testing.waiting import wait_for
 from simulusion.control.v1 import control_pb2
+from simulusion.machines.v1 import machines_pb2
 
 
 def platform_subjects() -> dict[str, re.Pattern[str]]:
@@ -114,7 +115,7 @@ def new_pool_instance_alive(watch: BusWatch, since: float, old: set[str]) -> boo
     return bool(alive_instances(watch, since) - old)
 
 
-def traced_session_and_reads(url: str, sshd: SshServer) -> None:
+def traced_session_and_reads(url: str, nats_url: str, sshd: SshServer) -> None:
     """A recorded session and the REST reads, all inside one span of the client."""
     tracer = setup_tracing("trace-context-test")
     http = httpx.Client(base_url=url, timeout=60)
@@ -176,6 +177,29 @@ def traced_session_and_reads(url: str, sshd: SshServer) -> None:
         assert http.get("/v0/experiments").status_code == 200
         assert http.get(f"/v0/experiments/{experiment}/logs").json()["text"] == "traced\n"
         assert http.post(f"/v0/experiments/{experiment}/cancel").json()["status"] == "succeeded"
+        # A file of its run folder, as the evals service asks for an eval's logs (no route of the
+        # API sends it): the request carries the client's context as the services' do.
+        fetched = asyncio.run(fetch_experiment_file(nats_url, experiment, "log"))
+        assert fetched.data == b"traced\n" and not fetched.HasField("error"), fetched
+        # The evals subjects: running Inspect is the evals tests' (tests/test_e2e_evals.py); here
+        # a task refused on this machine (cybench needs Docker), the list, and an eval nowhere.
+        refused = http.post("/v0/evals", json={"task": "inspect_evals/cybench", "model": "mockllm/model",
+                                               "machine": machine.json()["id"]})
+        assert refused.status_code == 422, refused.text
+        assert http.get("/v0/evals").status_code == 200
+        for method, path in (("GET", ""), ("POST", "/cancel"), ("GET", "/logs/x.eval")):
+            assert http.request(method, f"/v0/evals/ev-000000000000{path}").status_code == 404, path
+
+
+async def fetch_experiment_file(nats_url: str, experiment_id: str, path: str) -> machines_pb2.FetchExperimentFileReply:
+    connection = await nats.connect(nats_url)
+    try:
+        request = machines_pb2.FetchExperimentFileRequest(id=experiment_id, path=path, offset=0, max_bytes=1024)
+        reply = await connection.request(subjects.EXPERIMENTS_FETCH, request.SerializeToString(), timeout=30,
+                                         headers=inject_dict())
+        return machines_pb2.FetchExperimentFileReply.FromString(reply.data)
+    finally:
+        await connection.close()
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +214,7 @@ def bus_messages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusWatch]
         stack.restart("broker")  # reconcile: list and stop the old pool instance; the new pool: start
         wait_for(lambda: new_pool_instance_alive(watch, restarted, old), timeout=60,
                  what="the new warm pool instance")
-        traced_session_and_reads(stack.url, sshd)
+        traced_session_and_reads(stack.url, stack.nats_url, sshd)
         beats = len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"]))
         wait_for(lambda: len(watch.messages(SUBJECTS["ENVHOST_HEARTBEAT"])) > beats, what="one more heartbeat")
         yield watch
@@ -209,4 +233,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8 + 7
+    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8 + 7 + 1 + 5  # ... experiments' fetch, the evals'
