@@ -39,6 +39,9 @@ class ContractIds:
         if not real:
             return
         case.path_parameters.update(real)
+        # The first call froze its metadata (schemathesis does while it prepares a request): thaw it
+        # so reading `meta` sees the new ids and revalidates the case.
+        object.__setattr__(case, "_freeze_metadata", False)
         _ = case.meta
         response = self._call(case, url)
         closed = response.status_code == 410 or (case.method == "DELETE" and response.status_code == 200)

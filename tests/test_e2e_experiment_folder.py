@@ -124,7 +124,6 @@ def test_what_is_refused(api: httpx.Client, machine: str, roots: Path, tmp_path:
         ({"folder": str(large / "weights.bin")}, "folder", "is not a folder"),
         ({"folder": str(large), "repository": "https://example.com/r.git"}, "folder", "not both"),
         ({"folder": str(large), "ref": "main"}, "ref", "a folder is uploaded as it is"),
-        ({}, "repository", "or folder"),
     ):
         answer = post(**body)
         assert answer.status_code == 422, (body, answer.text)

@@ -89,7 +89,9 @@ def test_quotas_refuse_with_a_429_and_usage_counts_each_session_once(managed_pla
     exported = acme.get("/v0/usage", params={"format": "csv"})
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(exported.text)))
-    assert rows[0] == ["day", "team", "env_id", "instance_hours", "sessions"]
+    assert rows[0] == ["day", "team", "env_id", "instance_hours", "sessions", "machine_id", "machine_name",
+                       "gpu_hours", "experiments"]  # GPU-hours' columns, empty on instance rows
+    assert all(row[5:] == ["", "", "", ""] for row in rows[1:]), rows  # no experiment ran here
     assert {row[1] for row in rows[1:]} == {"acme"}
     everyone = _usage(admin)
     assert {r["team"] for r in everyone["data"]} >= {"acme", "default"}
