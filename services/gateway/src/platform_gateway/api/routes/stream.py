@@ -24,7 +24,6 @@ the broker or the env host cannot be reached, 1011 other failures.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
@@ -45,6 +44,7 @@ from platform_gateway.errors import (
 )
 from platform_gateway.gateway import Gateway
 from platform_gateway.json_ops import message_head, parse_command, run_command
+from platform_gateway.stream_json import answer_text
 from platform_gateway.schemas.stream import openapi_components
 
 router = APIRouter(tags=["sessions"])
@@ -169,12 +169,12 @@ async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str,
         error: dict[str, Any] = {"status": exc.status, **error_body(exc)}
         error["field"] = error.get("field") or getattr(exc, "field", "") or None  # always there: null for none
         error.setdefault("log_tail", None)
-        await websocket.send_text(json.dumps({"id": ident, "op": op, "error": error}, separators=(",", ":")))
+        await websocket.send_text(answer_text({"id": ident, "op": op, "error": error}))
         if isinstance(exc, (SessionGoneError, SessionNotFoundError)):
             await websocket.close(close_code(exc), close_reason(exc.message))
             return False
         return True
-    await websocket.send_text(json.dumps({"id": ident, "op": op, "result": result}, separators=(",", ":")))
+    await websocket.send_text(answer_text({"id": ident, "op": op, "result": result}))
     if jpeg is not None:
         await websocket.send_bytes(jpeg)
     return True
