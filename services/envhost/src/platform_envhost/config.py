@@ -7,7 +7,7 @@ import re
 import socket
 from pathlib import Path
 
-from platform_bus.ticket_setting import TicketSecret, secret_in_clear
+from platform_bus.ticket_setting import StepTicketSecretFields
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -27,7 +27,7 @@ def _check_host_port(value: str) -> str:
     return value
 
 
-class Settings(BaseSettings):
+class Settings(BaseSettings, StepTicketSecretFields):
     """The env host's configuration; every field is `PLATFORM_<NAME>`."""
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -49,10 +49,10 @@ class Settings(BaseSettings):
     envhost_heartbeat_interval: float = Field(default=2.0, gt=0)
     # Step events kept in memory while waiting for JetStream; beyond it steps wait.
     envhost_publish_backlog: int = Field(default=10_000, ge=1)
-    # Shared with the gateway: when set, every step link (and gRPC stream) must bring a ticket the
-    # gateway minted for the session on this host (`platform_bus.step_tickets`); unset, none is
-    # asked for and the gateway offers no direct path.
-    step_ticket_secret: TicketSecret = None
+    # step_ticket_secret (or step_ticket_secret_file), from StepTicketSecretFields: shared with the
+    # gateway; when set, every step link (and gRPC stream) must bring a ticket the gateway minted
+    # for the session on this host (`platform_bus.step_tickets`); unset, none is asked for and the
+    # gateway offers no direct path.
 
     @field_validator("envhost_id")
     @classmethod
@@ -61,10 +61,6 @@ class Settings(BaseSettings):
             raise ValueError(f"must be letters, digits, '-' or '_' (one NATS subject token), not {value!r}")
         return value
 
-    @property
-    def ticket_secret(self) -> str | None:
-        """The step ticket secret in clear (None: tickets are not checked)."""
-        return secret_in_clear(self.step_ticket_secret)
 
     @field_validator("envhost_listen")
     @classmethod

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from platform_bus.ticket_setting import TicketSecret, secret_in_clear
+from platform_bus.ticket_setting import StepTicketSecretFields
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from platform_gateway.identity.oidc import parse_role_map
 
 
-class Settings(BaseSettings):
+class Settings(BaseSettings, StepTicketSecretFields):
     """Gateway settings. Every field is read from `PLATFORM_<NAME>`."""
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -54,9 +54,9 @@ class Settings(BaseSettings):
     # ... and this many seconds after its last stream closes once its page said it went away
     # (POST /v0/sessions/{id}/left on pagehide): long enough for a reloaded page to open its stream again.
     page_left_grace_s: float = Field(default=10.0, gt=0)
-    # Shared with every env host: the gateway signs step tickets with it (its own step links carry
-    # one, and POST /v0/sessions/{id}/ticket gives clients one for the direct path).
-    step_ticket_secret: TicketSecret = None
+    # step_ticket_secret (or step_ticket_secret_file), from StepTicketSecretFields: shared with every
+    # env host, the gateway signs step tickets with it (its own step links carry one, and
+    # POST /v0/sessions/{id}/ticket gives clients one for the direct path).
     # With a secret: whether clients may step over the direct path (false: only through the gateway).
     direct_steps: bool = True
     # Seconds to wait for NATS at start before giving up.
@@ -99,10 +99,6 @@ class Settings(BaseSettings):
             parse_role_map(self.oidc_role_map)
         return self
 
-    @property
-    def ticket_secret(self) -> str | None:
-        """The step ticket secret in clear (None: no tickets, no direct path)."""
-        return secret_in_clear(self.step_ticket_secret)
 
     @field_validator("cache_dir", "web_dist")
     @classmethod
