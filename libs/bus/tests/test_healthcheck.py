@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from platform_bus import connect
-from platform_bus.healthcheck import SERVICES, main, service_of_process
+from platform_bus.healthcheck import SERVICES, listen_port_of_process, main, service_of_process
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port
@@ -155,9 +156,9 @@ async def test_a_gateway_not_listening_is_unhealthy() -> None:
 def test_the_service_is_the_one_process_1_runs() -> None:
     assert service_of_process(b"python\0-m\0platform_broker\0") == "broker"
     assert service_of_process(b"/sbin/docker-init\0--\0python\0-m\0platform_envhost\0") == "envhost"
-    assert service_of_process(b"python\0-m\0platform_sdk\0--gym-id\0CartPole-v1\0") is None
+    assert service_of_process(b"python\0-m\0platform_sdk\0--gym-id\0CartPole-v1\0") == "environment-server"
     assert service_of_process(b"nats-server\0-js\0") is None
-    assert set(SERVICES) == {"gateway", "broker", "envhost", "recorder", "machines", "evals"}
+    assert set(SERVICES) == {"gateway", "broker", "envhost", "recorder", "machines", "evals", "environment-server"}
 
 
 def test_without_a_name_the_service_of_process_1_is_checked(tmp_path: Path,
@@ -170,3 +171,25 @@ def test_without_a_name_the_service_of_process_1_is_checked(tmp_path: Path,
     cmdline.write_bytes(b"nats-server\0-js\0")
     assert main([], environ={}, init_cmdline=cmdline) == 1
     assert capsys.readouterr().err.startswith("healthcheck: process 1 runs no platform service")
+
+
+def test_an_environment_server_is_healthy_while_its_port_accepts_connections(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    cmdline = tmp_path / "cmdline"
+    cmdline.write_bytes(f"python\0-m\0platform_sdk\0--gym-id\0CartPole-v1\0--listen\00.0.0.0:{port}\0".encode())
+    try:
+        assert main([], environ={}, init_cmdline=cmdline) == 0
+        assert capsys.readouterr().out == f"environment-server: healthy (127.0.0.1:{port} accepts connections)\n"
+    finally:
+        listener.close()
+    assert main(["environment-server", "--port", str(port), "--timeout", "1"], environ={}, init_cmdline=cmdline) == 1
+    assert capsys.readouterr().err.startswith(
+        f"unhealthy: environment-server: nothing accepts connections on 127.0.0.1:{port} (")
+
+
+def test_the_listen_port_is_read_from_either_spelling() -> None:
+    assert listen_port_of_process(b"python\0-m\0platform_sdk\0--listen\00.0.0.0:6000\0") == 6000
+    assert listen_port_of_process(b"python\0-m\0platform_sdk\0--listen=[::]:6001\0") == 6001
+    assert listen_port_of_process(b"python\0-m\0platform_sdk\0--gym-id\0Pong\0") == 50051

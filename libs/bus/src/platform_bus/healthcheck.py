@@ -9,7 +9,9 @@ and one line when it is; exit 1 and one line saying why when it is not.
   (`SUBJECTS`), through the NATS of `PLATFORM_NATS_URL` as the service's own user; any answer
   counts (an error answer too: the service is subscribed and serving); nobody subscribed, no
   answer in time or NATS unreachable is unhealthy. The env host's subject carries its id, so it
-  needs `PLATFORM_ENVHOST_ID` set.
+  needs `PLATFORM_ENVHOST_ID` set;
+- environment-server (`python -m platform_sdk ... --listen HOST:PORT`, an env pod's process): its
+  port accepts a TCP connection on 127.0.0.1 (`--address`, default the process's `--listen` port).
 
 SERVICE defaults to the one process 1 runs (`python -m platform_<service>` in /proc/1/cmdline),
 so one HEALTHCHECK line serves every service of an image.
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sys
 import urllib.error
 import urllib.request
@@ -54,21 +57,57 @@ SUBJECTS: dict[str, Callable[[Mapping[str, str]], str]] = {
     "machines": lambda environ: subjects.MACHINES_SSH_KEY,
     "evals": lambda environ: subjects.EVALS_GET,  # an empty id: a "not found" answer
 }
-SERVICES = ("gateway", *SUBJECTS)
+ENVIRONMENT_SERVER = "environment-server"  # python -m platform_sdk: one environment, no NATS
+SERVICES = ("gateway", *SUBJECTS, ENVIRONMENT_SERVER)
+DEFAULT_INSTANCE_PORT = 50051
 
 
 class HealthCheckError(Exception):
     """Unhealthy, or unknown what to check; the message is the one line to print."""
 
 
+def _arguments(cmdline: bytes) -> list[str]:
+    return [arg.decode(errors="replace") for arg in cmdline.split(b"\0") if arg]
+
+
 def service_of_process(cmdline: bytes) -> str | None:
-    """The service a process runs, from its /proc/<pid>/cmdline (`... -m platform_<service>`)."""
-    args = [arg.decode(errors="replace") for arg in cmdline.split(b"\0")]
+    """The service a process runs, from its /proc/<pid>/cmdline (`... -m platform_<service>`;
+    `-m platform_sdk` is an environment server)."""
+    args = _arguments(cmdline)
     for flag, module in zip(args, args[1:], strict=False):
         name = module.removeprefix("platform_")
-        if flag == "-m" and module.startswith("platform_") and name in SERVICES:
+        if flag == "-m" and module == "platform_sdk":
+            return ENVIRONMENT_SERVER
+        if flag == "-m" and module.startswith("platform_") and name in ("gateway", *SUBJECTS):
             return name
     return None
+
+
+def listen_port_of_process(cmdline: bytes) -> int:
+    """The port of an environment server's `--listen HOST:PORT` (or `--listen=...`); the
+    instance port when absent or unreadable."""
+    args = _arguments(cmdline)
+    for index, arg in enumerate(args):
+        if arg == "--listen" and index + 1 < len(args):
+            address = args[index + 1]
+        elif arg.startswith("--listen="):
+            address = arg.removeprefix("--listen=")
+        else:
+            continue
+        port = address.rpartition(":")[2]
+        if port.isdigit():
+            return int(port)
+    return DEFAULT_INSTANCE_PORT
+
+
+def check_environment_server(port: int, timeout: float = TIMEOUT_S) -> str:
+    """An environment server's port accepts a connection on this host."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=timeout).close()
+    except OSError as exc:
+        raise HealthCheckError(f"{ENVIRONMENT_SERVER}: nothing accepts connections on 127.0.0.1:{port} "
+                               f"({exc.strerror or exc})") from None
+    return f"{ENVIRONMENT_SERVER}: healthy (127.0.0.1:{port} accepts connections)"
 
 
 def check_gateway(environ: Mapping[str, str], timeout: float = TIMEOUT_S) -> str:
@@ -103,14 +142,17 @@ async def check_over_nats(service: str, environ: Mapping[str, str], timeout: flo
     return f"{service}: healthy (answers {subject})"
 
 
-def check(service: str, environ: Mapping[str, str], timeout: float = TIMEOUT_S) -> str:
-    """Check `service`; the line to print when healthy.
+def check(service: str, environ: Mapping[str, str], timeout: float = TIMEOUT_S,
+          port: int = DEFAULT_INSTANCE_PORT) -> str:
+    """Check `service` (`port`: an environment server's); the line to print when healthy.
 
     Raises:
         HealthCheckError: unhealthy, with the reason.
     """
     if service == "gateway":
         return check_gateway(environ, timeout)
+    if service == ENVIRONMENT_SERVER:
+        return check_environment_server(port, timeout)
     return asyncio.run(check_over_nats(service, environ, timeout))
 
 
@@ -121,21 +163,27 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("service", nargs="?", choices=SERVICES,
                         help="the service to check (default: the one process 1 runs)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds to wait (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"{ENVIRONMENT_SERVER}: its port (default: process 1's --listen port, else "
+                             f"{DEFAULT_INSTANCE_PORT})")
     args = parser.parse_args(argv)
     environ = os.environ if environ is None else environ
     service = args.service
-    if service is None:
+    port = args.port
+    if service is None or (service == ENVIRONMENT_SERVER and port is None):
         try:
-            service = service_of_process(init_cmdline.read_bytes())
+            cmdline = init_cmdline.read_bytes()
         except OSError as exc:
             print(f"healthcheck: cannot read {init_cmdline} ({exc.strerror}): name the service", file=sys.stderr)
             return 1
+        service = service or service_of_process(cmdline)
+        port = port or listen_port_of_process(cmdline)
         if service is None:
             print(f"healthcheck: process 1 runs no platform service (python -m platform_<service>): "
                   f"name one of {', '.join(SERVICES)}", file=sys.stderr)
             return 1
     try:
-        print(check(service, environ, args.timeout))
+        print(check(service, environ, args.timeout, port or DEFAULT_INSTANCE_PORT))
     except HealthCheckError as exc:
         print(f"unhealthy: {exc}", file=sys.stderr)
         return 1
