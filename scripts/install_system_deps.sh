@@ -6,7 +6,9 @@
 # - Chromium and a font for the web app's browser tests (tests/web drive /usr/bin/chromium
 #   headless through Playwright; Playwright's own browser download is not used);
 # - OpenSSH's client and server: the machines service's tests run a real sshd on a free loopback
-#   port (platform_testing.sshd) and check the SSH command parser against `ssh -G`.
+#   port (platform_testing.sshd) and check the SSH command parser against `ssh -G`;
+# - Debian's docker-compose: tests/deploy/test_compose.py has it parse and validate compose.yaml
+#   (`docker-compose config` needs no container engine).
 # It installs only what is missing and does nothing when everything is there. Without root or
 # apt-get it prints a hint and exits 0.
 set -euo pipefail
@@ -58,8 +60,13 @@ if ! command -v ssh >/dev/null 2>&1 || ! command -v ssh-keygen >/dev/null 2>&1; 
     missing+=("openssh-client")
 fi
 
+# The Compose files' tests: a real Compose implementation that reads them without an engine.
+if ! command -v docker-compose >/dev/null 2>&1; then
+    missing+=("docker-compose")
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install_system_deps: Mesa EGL, OSMesa, Chromium and OpenSSH are present; nothing to do"
+    echo "install_system_deps: Mesa EGL, OSMesa, Chromium, OpenSSH and docker-compose are present; nothing to do"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
