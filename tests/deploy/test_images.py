@@ -286,3 +286,20 @@ def test_every_platform_setting_an_image_sets_is_read_by_a_service(dockerfile: P
     assert names
     unread = {name for name in names if not any(name in read_by(service) for service in image_services)}
     assert not unread, f"{dockerfile.name} sets {sorted(unread)}, which none of its services reads"
+
+
+def test_the_health_check_finds_every_real_service_healthy(tmp_path: Path) -> None:
+    """The images' HEALTHCHECK command against the platform's own services, started as processes
+    (`make run`'s launcher): each answers the subject the check asks on, the gateway its /healthz."""
+    from platform_testing.platform import running_platform
+
+    host_id = "envhost-healthcheck"
+    with running_platform(tmp_path, extra_env={"PLATFORM_ENVHOST_ID": host_id}) as stack:
+        environ = {key: value for key, value in os.environ.items() if not key.startswith("PLATFORM_")}
+        environ |= {"PLATFORM_NATS_URL": stack.nats_url, "PLATFORM_ENVHOST_ID": host_id,
+                    "PLATFORM_PORT": stack.url.rpartition(":")[2]}
+        for service in ("gateway", "broker", "envhost", "recorder", "machines", "evals"):
+            done = subprocess.run([sys.executable, "-m", "platform_bus.healthcheck", service],
+                                  capture_output=True, text=True, env=environ, timeout=60)
+            assert (done.returncode, done.stderr) == (0, ""), service
+            assert done.stdout.startswith(f"{service}: healthy ("), done.stdout
