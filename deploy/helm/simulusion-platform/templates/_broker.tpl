@@ -1,0 +1,22 @@
+{{/* PLATFORM_POOLS from the pools map: "cartpole=2,pong=1", in the ids' order. */}}
+{{- define "simulusion-platform.pools" -}}
+{{- $pairs := list }}
+{{- range $env, $count := .Values.pools }}
+{{- $pairs = append $pairs (printf "%s=%d" $env (int $count)) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end }}
+
+{{- define "simulusion-platform.brokerEnv" -}}
+{{ include "simulusion-platform.databaseEnv" . }}
+- name: PLATFORM_IDLE_TIMEOUT
+  value: {{ .Values.platform.idleTimeout | quote }}
+- name: PLATFORM_POOLS
+  value: {{ include "simulusion-platform.pools" . | quote }}
+- name: PLATFORM_DURABLE_STEPS
+  value: {{ .Values.platform.durableSteps | quote }}
+{{- if .Values.platform.catalog }}
+- name: PLATFORM_CATALOG
+  value: /etc/simulusion/catalog.toml
+{{- end }}
+{{- end }}
