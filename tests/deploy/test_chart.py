@@ -265,10 +265,20 @@ def test_the_envhost_launches_pods_with_the_envpods_values(helm: Path) -> None:
     assert env["PLATFORM_KUBE_READY_TIMEOUT"] == "120"
     assert env["PLATFORM_ENVHOST_ADVERTISE"] == "$(POD_IP):50100"
     assert env["PLATFORM_ENVHOST_ID"] == "$(POD_NAME)"
+    assert container(deployment(manifests, "envhost"))["imagePullPolicy"] == "IfNotPresent"
     defaults = env_of(deployment(render(helm, CHART), "envhost"))
     assert (defaults["PLATFORM_KUBE_CPU_REQUEST"], defaults["PLATFORM_KUBE_MEMORY_REQUEST"],
             defaults["PLATFORM_KUBE_CPU_LIMIT"], defaults["PLATFORM_KUBE_MEMORY_LIMIT"]) == ("500m", "512Mi", "2", "2Gi")
     assert json.loads(defaults["PLATFORM_KUBE_GPU_NODE_SELECTOR"]) == {}
+
+
+def test_the_broker_and_gateway_wait_longer_than_a_pod_may_take_to_start(helm: Path) -> None:
+    manifests = render(helm, CHART, "--set", "envPods.readyTimeout=300", "--set", "envPods.image.pullPolicy=Never")
+    assert env_of(deployment(manifests, "envhost"))["PLATFORM_KUBE_READY_TIMEOUT"] == "300"
+    assert env_of(deployment(manifests, "broker"))["PLATFORM_START_TIMEOUT"] == "330"
+    assert env_of(deployment(manifests, "gateway"))["PLATFORM_CREATE_TIMEOUT"] == "360"
+    assert container(deployment(manifests, "envhost"))["imagePullPolicy"] == "Never"
+    assert container(deployment(manifests, "broker"))["imagePullPolicy"] == "IfNotPresent"
 
 
 def test_the_envhost_is_never_evicted_by_the_autoscaler_and_has_a_budget(helm: Path) -> None:

@@ -31,6 +31,8 @@
 {{- if include "simulusion-platform.isS3" .Values.wads.location }}
 {{ include "simulusion-platform.s3Env" . }}
 {{- end }}
+- name: PLATFORM_CREATE_TIMEOUT
+  value: {{ add (include "simulusion-platform.startTimeout" . | int) 30 | quote }}
 - name: PLATFORM_CACHE_DIR
   value: /tmp/cache
 - name: PLATFORM_WARM_PREVIEWS

@@ -269,7 +269,7 @@ volumeMounts:
 {{/*
 A Deployment of one service. Call with a dict:
   root: $, component: "broker", service: .Values.broker (replicas, resources, scheduling,
-  podAnnotations), image: the image, command: the container's command (a list), env: extra
+  podAnnotations), image: the image, imagePullPolicy (optional: image.pullPolicy), command: the container's command (a list), env: extra
   variables (YAML text), ports: container ports (YAML text, optional), probes: YAML text,
   serviceAccountName, automountToken (bool), annotations: extra pod annotations (a dict),
   extraVolumes / extraVolumeMounts: YAML list items (optional).
@@ -311,7 +311,7 @@ spec:
       containers:
         - name: {{ .component }}
           image: {{ .image | quote }}
-          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          imagePullPolicy: {{ default $root.Values.image.pullPolicy .imagePullPolicy }}
           command:
             {{- toYaml .command | nindent 12 }}
           env:
