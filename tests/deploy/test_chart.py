@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from chart_render import (
     CONTROL_PLANE,
@@ -32,6 +34,8 @@ from chart_render import (
 from conftest import CHART
 from platform_local.nats_process import nats_server_binary
 from platform_testing.nats_server import NatsServer
+from platform_testing.ports import free_port
+from platform_testing.waiting import wait_for
 
 # kind 0.24's node image runs Kubernetes 1.31; the chart's kubeVersion is >= 1.29.
 KUBERNETES_VERSION = "1.31.0"
@@ -394,6 +398,7 @@ def test_the_charts_nats_configuration_is_valid_for_nats_server(helm: Path, tmp_
     config = one(manifests, "ConfigMap", f"{FULLNAME}-nats")["data"]["nats.conf"]
     assert "jetstream" in config
     statefulset = one(manifests, "StatefulSet", f"{FULLNAME}-nats")
+    assert container(statefulset)["command"] == ["nats-server", "--config", "/etc/nats/nats.conf"]
     assert statefulset["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "10Gi"
     conf = tmp_path / "nats.conf"
     conf.write_text(config.replace("store_dir: /data", f"store_dir: {tmp_path / 'js'}"))
@@ -401,6 +406,36 @@ def test_the_charts_nats_configuration_is_valid_for_nats_server(helm: Path, tmp_
                           capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "is valid" in done.stdout + done.stderr
+
+
+def answers_ok(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_the_charts_nats_serves_jetstream_where_its_probes_look(helm: Path, tmp_path: Path) -> None:
+    """The rendered configuration run by a real nats-server (on free ports): the probes' path
+    answers 200 once JetStream is up, and clients connect on the client port."""
+    manifests = render(helm, CHART)
+    statefulset = one(manifests, "StatefulSet", f"{FULLNAME}-nats")
+    probe = container(statefulset)["readinessProbe"]["httpGet"]
+    config = one(manifests, "ConfigMap", f"{FULLNAME}-nats")["data"]["nats.conf"]
+    client, monitor = free_port(), free_port()
+    config = (config.replace("store_dir: /data", f"store_dir: {tmp_path / 'js'}")
+              .replace("http_port: 8222", f"http_port: {monitor}").replace("port: 4222", f"port: {client}"))
+    conf = tmp_path / "nats.conf"
+    conf.write_text(config)
+    server = subprocess.Popen([nats_server_binary(), "--config", str(conf)], env={"POD_NAME": "nats-0"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{monitor}{probe['path']}"
+        wait_for(lambda: answers_ok(url), timeout=30, what=f"{url} to answer 200")
+        socket.create_connection(("127.0.0.1", client), timeout=5).close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def test_the_ingress_keeps_websockets_open_and_metrics_is_a_toggle(helm: Path) -> None:
