@@ -3,6 +3,8 @@
   value: "0.0.0.0"
 - name: PLATFORM_PORT
   value: "8000"
+- name: PLATFORM_MODE
+  value: {{ .Values.platform.mode | quote }}
 - name: PLATFORM_AUTH
   value: {{ .Values.platform.auth | quote }}
 {{- if ne .Values.platform.auth "none" }}

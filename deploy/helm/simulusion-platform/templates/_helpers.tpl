@@ -152,15 +152,13 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 
-{{/* The variables every service reads: NATS, mode, log format, the metrics token; HOME on the
+{{/* The variables every service reads: NATS, the log format, the metrics token; HOME on the
 writable /tmp (the root file system is read-only). */}}
 {{- define "simulusion-platform.commonEnv" -}}
 - name: HOME
   value: /tmp
 - name: PLATFORM_NATS_URL
   value: {{ include "simulusion-platform.natsUrl" . | quote }}
-- name: PLATFORM_MODE
-  value: {{ .Values.platform.mode | quote }}
 - name: PLATFORM_LOG_FORMAT
   value: {{ .Values.platform.logFormat | quote }}
 {{- with .Values.metrics.token.existingSecret }}
