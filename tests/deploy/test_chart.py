@@ -31,7 +31,7 @@ from chart_render import (
     pod_workloads,
     render,
 )
-from conftest import CHART
+from helm_tool import CHART
 from platform_local.nats_process import nats_server_binary
 from platform_testing.nats_server import NatsServer
 from platform_testing.ports import free_port

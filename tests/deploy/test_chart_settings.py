@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from chart_render import FULLNAME, SERVICES, Manifest, container, deployment, env_of, one, render
-from conftest import CHART
+from helm_tool import CHART
 from platform_broker.config import Settings as BrokerSettings
 from platform_envhost.config import Settings as EnvhostSettings
 from platform_evals.config import Settings as EvalsSettings

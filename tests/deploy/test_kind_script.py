@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import E2E_SCRIPT
+from helm_tool import E2E_SCRIPT
 
 PREREQUISITE_EXIT = 3
 TOOLS = ("docker", "kind", "helm", "kubectl", "python3", "curl")

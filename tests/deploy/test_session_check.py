@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CHART
+from helm_tool import CHART
 from platform_testing.platform import PlatformStack, running_platform
 
 SESSION_CHECK = CHART / "files" / "session_check.py"
