@@ -7,6 +7,7 @@ parsed manifests' security, network, RBAC and settings."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import socket
 import subprocess
@@ -354,6 +355,8 @@ def test_services_get_their_own_settings(helm: Path) -> None:
     assert broker["PLATFORM_CATALOG"] == "/etc/simulusion/catalog.toml"
     catalog = one(manifests, "ConfigMap", f"{FULLNAME}-catalog")
     assert 'gymnasium_id = "LunarLander-v3"' in catalog["data"]["catalog.toml"]
+    checksum = deployment(manifests, "broker")["spec"]["template"]["metadata"]["annotations"]["checksum/catalog"]
+    assert checksum == hashlib.sha256(catalog["data"]["catalog.toml"].encode()).hexdigest()  # a new catalog restarts it
     assert deployment(manifests, "envhost")["spec"]["replicas"] == 2
     assert env_of(deployment(manifests, "envhost"))["PLATFORM_ENVHOST_CAPACITY"] == "32"
     gateway = env_of(deployment(manifests, "gateway"))
