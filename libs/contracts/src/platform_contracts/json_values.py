@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from simulusion.env.v1 import values_pb2 as pb
 
-from platform_contracts.values import array_from_tensor, python_from_value, tensor_from_array
+from platform_contracts.values import array_from_tensor, python_from_value, tensor_dtype, tensor_from_array
 
 
 class ValueMismatchError(ValueError):
@@ -81,40 +81,38 @@ def _finite(values: np.ndarray) -> list[Any]:
 
 
 def value_from_json(obj: Any, space: pb.Space) -> pb.Value:
-    """Encode a JSON value for `space`; raise ValueMismatchError naming the space if it cannot fit."""
+    """Encode a JSON value for `space`; raise ValueMismatchError naming the space if it cannot fit.
+
+    The space's description is made only for an error message, and a Box's or MultiDiscrete's
+    dtype and shape are read from its bound's header, never decoded: this runs on every step a
+    browser sends.
+    """
     kind = space.WhichOneof("kind")
-    name = describe_space(space)
     if kind == "discrete":
         if isinstance(obj, bool) or not isinstance(obj, (int, float)) or (
             isinstance(obj, float) and not obj.is_integer()
         ):
-            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected one integer")
+            raise ValueMismatchError(f"action {obj!r} does not fit {describe_space(space)}: expected one integer")
         try:
             return pb.Value(discrete=int(obj))
         except ValueError:  # beyond int64
-            raise ValueMismatchError(f"action {obj!r} does not fit {name}: out of range") from None
+            raise ValueMismatchError(f"action {obj!r} does not fit {describe_space(space)}: out of range") from None
     if kind in ("box", "multi_discrete", "multi_binary"):
-        if kind == "box":
-            template = array_from_tensor(space.box.low)
-        elif kind == "multi_discrete":
-            template = array_from_tensor(space.multi_discrete.nvec)
-        else:
-            template = np.zeros(tuple(space.multi_binary.shape), dtype=np.int8)
+        dtype, shape = _template(space, kind)
         try:
-            array = np.asarray(obj, dtype=template.dtype)
+            array = np.asarray(obj, dtype=dtype)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueMismatchError(f"action {obj!r} does not fit {name}: {exc}") from None
-        if array.shape != template.shape:
-            raise ValueMismatchError(
-                f"action of shape {list(array.shape)} does not fit {name}: expected shape {list(template.shape)}"
-            )
+            raise ValueMismatchError(f"action {obj!r} does not fit {describe_space(space)}: {exc}") from None
+        if array.shape != shape:
+            raise ValueMismatchError(f"action of shape {list(array.shape)} does not fit {describe_space(space)}: "
+                                     f"expected shape {list(shape)}")
         return pb.Value(tensor=tensor_from_array(array))
     if kind == "dict":
         if not isinstance(obj, dict):
-            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected an object")
+            raise ValueMismatchError(f"action {obj!r} does not fit {describe_space(space)}: expected an object")
         missing = [e.name for e in space.dict.entries if e.name not in obj]
         if missing:
-            raise ValueMismatchError(f"action does not fit {name}: missing keys {missing}")
+            raise ValueMismatchError(f"action does not fit {describe_space(space)}: missing keys {missing}")
         return pb.Value(
             dict=pb.DictValue(
                 entries=[pb.NamedValue(name=e.name, value=value_from_json(obj[e.name], e.space)) for e in space.dict.entries]
@@ -123,9 +121,18 @@ def value_from_json(obj: Any, space: pb.Space) -> pb.Value:
     if kind == "tuple":
         spaces = list(space.tuple.spaces)
         if not isinstance(obj, list) or len(obj) != len(spaces):
-            raise ValueMismatchError(f"action {obj!r} does not fit {name}: expected a list of {len(spaces)}")
+            raise ValueMismatchError(f"action {obj!r} does not fit {describe_space(space)}: "
+                                     f"expected a list of {len(spaces)}")
         return pb.Value(tuple=pb.TupleValue(values=[value_from_json(v, s) for v, s in zip(obj, spaces)]))
-    raise ValueMismatchError(f"space {name} has no kind")
+    raise ValueMismatchError(f"space {describe_space(space)} has no kind")
+
+
+def _template(space: pb.Space, kind: str) -> tuple[np.dtype[Any], tuple[int, ...]]:
+    """The dtype and shape an action of a Box, MultiDiscrete or MultiBinary space has."""
+    if kind == "multi_binary":
+        return np.dtype(np.int8), tuple(space.multi_binary.shape)
+    bound = space.box.low if kind == "box" else space.multi_discrete.nvec
+    return tensor_dtype(bound), tuple(bound.shape)
 
 
 def value_to_json(value: pb.Value) -> Any:

@@ -48,12 +48,17 @@ def tensor_from_array(array: Any) -> pb.Tensor:
     return tensor
 
 
-def array_from_tensor(tensor: pb.Tensor) -> np.ndarray:
+def tensor_dtype(tensor: pb.Tensor) -> np.dtype[Any]:
+    """The NumPy dtype a tensor's header names (looked up once per name)."""
     name = tensor.dtype
     dtype = _DTYPES.get(name)
     if dtype is None:
         dtype = _DTYPES.setdefault(name, np.dtype(name))
-    array = np.frombuffer(tensor.data, dtype=dtype).reshape(tensor.shape)
+    return dtype
+
+
+def array_from_tensor(tensor: pb.Tensor) -> np.ndarray:
+    array = np.frombuffer(tensor.data, dtype=tensor_dtype(tensor)).reshape(tensor.shape)
     return array.copy()
 
 

@@ -7,9 +7,9 @@ JPEG bytes of the frame it announces, if any, to be sent as the next binary mess
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+import orjson
 from platform_contracts.digests import observation_digest
 from platform_contracts.values import json_from_datamap
 from pydantic import TypeAdapter, ValidationError
@@ -55,8 +55,8 @@ def message_head(text: str) -> tuple[Any, Any, dict[str, Any]]:
         InvalidCommandError: not JSON, or not a JSON object (id and op are then unknown).
     """
     try:
-        message = json.loads(text)
-    except ValueError as exc:
+        message = orjson.loads(text)  # what the stream reads on every step: orjson's parser
+    except orjson.JSONDecodeError as exc:
         raise InvalidCommandError(f"the message is not JSON ({exc}): send a command like {_EXAMPLE}") from None
     if not isinstance(message, dict):
         raise InvalidCommandError(f"a command is a JSON object like {_EXAMPLE}, not {type(message).__name__}")
