@@ -102,6 +102,10 @@ def test_a_file_entry_replaces_a_builtin(tmp_path):
     ('[envs.free]\nfactory = "m:f"\nfree_kwargs = "yes"\n', "free", "'free_kwargs' must be true or false, got 'yes'"),
     ('[envs.free]\nfactory = "m:f"\nfree_kwargs = 1\n', "free", "'free_kwargs' must be true or false, got 1"),
     ('[envs.free]\nfactory = "m:f"\nfree-kwargs = true\n', "free", "unknown keys ['free-kwargs']"),
+    ('[envs.g]\nfactory = "m:f"\ngpus = -1\n', "g", "'gpus' must be a whole number from 0 to 16, got -1"),
+    ('[envs.g]\nfactory = "m:f"\ngpus = 1.5\n', "g", "'gpus' must be a whole number from 0 to 16, got 1.5"),
+    ('[envs.g]\nfactory = "m:f"\ngpus = true\n', "g", "'gpus' must be a whole number from 0 to 16, got True"),
+    ('[envs.g]\nimage = "org/sim"\ngpus = 17\n', "g", "'gpus' must be a whole number from 0 to 16, got 17"),
 ])
 def test_bad_entries_name_the_file_and_the_entry(tmp_path, text, entry, problem):
     path = write(tmp_path, text)
@@ -141,6 +145,19 @@ gymnasium_id = "X-v0"
 """))
     assert [catalog.get(env_id).free_kwargs for env_id in ("open", "shut", "plain")] == [True, False, False]
     assert not any(entry.free_kwargs for entry in load_catalog(None))  # no built-in takes free kwargs
+
+
+def test_gpus_is_how_many_an_instance_needs(tmp_path):
+    catalog = load_catalog(write(tmp_path, """
+[envs.render]
+image = "org/sim:gpu"
+gpus = 2
+
+[envs.plain]
+gymnasium_id = "X-v0"
+"""))
+    assert [catalog.get(env_id).gpus for env_id in ("render", "plain")] == [2, 0]
+    assert not any(entry.gpus for entry in load_catalog(None))  # every built-in runs on a CPU
 
 
 def test_a_missing_file_is_an_error(tmp_path):

@@ -21,6 +21,7 @@ A catalog file adds (or replaces) entries::
     factory = "my_module:make_env"
     path = "./my_envs"          # relative to the catalog file's folder
     free_kwargs = true          # sessions may pass kwargs it does not declare (unchecked)
+    gpus = 1                    # GPUs an instance needs (a pod per session: docs/kubernetes.md)
 
     [envs.my-sim]
     image = "my-org/my-simulator:latest"   # a Docker image serving the environment protocol
@@ -60,7 +61,9 @@ FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 # A Docker image reference: no whitespace, and no leading '-' (it goes on a `docker run` line).
 IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
 ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options", "world",
-              "free_kwargs"}
+              "free_kwargs", "gpus"}
+# The most GPUs one instance may ask for (a node with more is rare; a typo like 80 is refused).
+MAX_GPUS = 16
 FILE_KEYS = {"envs", "family", "options"}
 DEFAULT_FAMILY = "Custom"
 
@@ -189,6 +192,9 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
     free_kwargs = raw.get("free_kwargs", False)
     if not isinstance(free_kwargs, bool):
         raise bad(f"'free_kwargs' must be true or false, got {free_kwargs!r}")
+    gpus = raw.get("gpus", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_GPUS:
+        raise bad(f"'gpus' must be a whole number from 0 to {MAX_GPUS}, got {gpus!r}")
     kwargs = raw.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise bad("'kwargs' must be a table, e.g. kwargs = { continuous = true }")
@@ -229,7 +235,7 @@ def parse_entry(env_id: str, raw: Any, catalog_path: Path, defaults: FileDefault
     return control_pb2.CatalogEntry(
         id=env_id, description=raw.get("description") or default, gymnasium_id=gymnasium_id, factory=factory,
         path=path, kwargs_json=kwargs_json, image=image, family=family, options=options, world_json=world_json,
-        free_kwargs=free_kwargs,
+        free_kwargs=free_kwargs, gpus=gpus,
     )
 
 

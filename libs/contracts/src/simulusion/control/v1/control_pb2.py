@@ -26,15 +26,15 @@ from simulusion.env.v1 import environment_pb2 as simulusion_dot_env_dot_v1_dot_e
 from simulusion.session.v1 import options_pb2 as simulusion_dot_session_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\x1a#simulusion/session/v1/options.proto\"<\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\"\xd7\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12\x36\n\x07options\x18\x0f \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x0e\x10\x0f\"T\n\x14\x43reateSessionRequest\x12\x36\n\x07options\x18\x08 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x01\x10\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\";\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\x12\x0c\n\x04team\x18\x02 \x01(\t\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"B\n\x0cUsageRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\x12\x11\n\tsince_day\x18\x02 \x01(\t\x12\x11\n\tuntil_day\x18\x03 \x01(\t\"_\n\x08UsageRow\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x0c\n\x04team\x18\x02 \x01(\t\x12\x0e\n\x06\x65nv_id\x18\x03 \x01(\t\x12\x16\n\x0einstance_hours\x18\x04 \x01(\x01\x12\x10\n\x08sessions\x18\x05 \x01(\r\"o\n\nUsageReply\x12-\n\x04rows\x18\x01 \x03(\x0b\x32\x1f.simulusion.control.v1.UsageRow\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xf4\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x08 \x01(\t\x12\x31\n\x07options\x18\t \x03(\x0b\x32 .simulusion.control.v1.EnvOption\x12\x12\n\nworld_json\x18\n \x01(\t\x12\x13\n\x0b\x66ree_kwargs\x18\x0b \x01(\x08\"\xa5\x01\n\tEnvOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x03 \x01(\t\x12\x14\n\x07minimum\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07maximum\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x0c\x63hoices_json\x18\x06 \x03(\t\x12\x0c\n\x04help\x18\x07 \x01(\tB\n\n\x08_minimumB\n\n\x08_maximum\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb2\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12\x36\n\x07options\x18\n \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x08J\x04\x08\t\x10\n\"\x81\x01\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x05 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"M\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#simulusion/control/v1/control.proto\x12\x15simulusion.control.v1\x1a#simulusion/env/v1/environment.proto\x1a#simulusion/session/v1/options.proto\"<\n\x0c\x43ontrolError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\"\xd7\x02\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x05 \x01(\t\x12\x14\n\x0chost_address\x18\x06 \x01(\t\x12\x32\n\x05state\x18\x07 \x01(\x0e\x32#.simulusion.control.v1.SessionState\x12\x12\n\ncreated_at\x18\x08 \x01(\x01\x12\x16\n\x0elast_active_at\x18\t \x01(\x01\x12-\n\x04spec\x18\n \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x0e\n\x06reason\x18\x0b \x01(\t\x12\x10\n\x08log_tail\x18\x0c \x01(\t\x12\x14\n\x0cstep_address\x18\r \x01(\t\x12\x36\n\x07options\x18\x0f \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05J\x04\x08\x0e\x10\x0f\"T\n\x14\x43reateSessionRequest\x12\x36\n\x07options\x18\x08 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x01\x10\x08\"w\n\x0cSessionReply\x12\x33\n\x07session\x18\x01 \x01(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\'\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\";\n\x13ListSessionsRequest\x12\x16\n\x0einclude_closed\x18\x01 \x01(\x08\x12\x0c\n\x04team\x18\x02 \x01(\t\"}\n\x11ListSessionsReply\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\".simulusion.control.v1.SessionInfo\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"B\n\x0cUsageRequest\x12\x0c\n\x04team\x18\x01 \x01(\t\x12\x11\n\tsince_day\x18\x02 \x01(\t\x12\x11\n\tuntil_day\x18\x03 \x01(\t\"_\n\x08UsageRow\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x0c\n\x04team\x18\x02 \x01(\t\x12\x0e\n\x06\x65nv_id\x18\x03 \x01(\t\x12\x16\n\x0einstance_hours\x18\x04 \x01(\x01\x12\x10\n\x08sessions\x18\x05 \x01(\r\"o\n\nUsageReply\x12-\n\x04rows\x18\x01 \x03(\x0b\x32\x1f.simulusion.control.v1.UsageRow\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13\x43loseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x82\x02\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cgymnasium_id\x18\x03 \x01(\t\x12\x0f\n\x07\x66\x61\x63tory\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x06 \x01(\t\x12\r\n\x05image\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x08 \x01(\t\x12\x31\n\x07options\x18\t \x03(\x0b\x32 .simulusion.control.v1.EnvOption\x12\x12\n\nworld_json\x18\n \x01(\t\x12\x13\n\x0b\x66ree_kwargs\x18\x0b \x01(\x08\x12\x0c\n\x04gpus\x18\x0c \x01(\r\"\xa5\x01\n\tEnvOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x03 \x01(\t\x12\x14\n\x07minimum\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07maximum\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x0c\x63hoices_json\x18\x06 \x03(\t\x12\x0c\n\x04help\x18\x07 \x01(\tB\n\n\x08_minimumB\n\n\x08_maximum\"\x11\n\x0fListEnvsRequest\"v\n\rListEnvsReply\x12\x31\n\x04\x65nvs\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\xb2\x01\n\x14StartInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x32\n\x05\x65ntry\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.CatalogEntry\x12\x0e\n\x06pooled\x18\x08 \x01(\x08\x12\x36\n\x07options\x18\n \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x08J\x04\x08\t\x10\n\"\x81\x01\n\x14\x43laimInstanceRequest\x12\x11\n\tpool_slot\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x05 \x01(\x0b\x32%.simulusion.session.v1.SessionOptionsJ\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"w\n\x12\x43laimInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"h\n\x13SaveSnapshotRequest\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"{\n\x11SaveSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x17GetSavedSnapshotRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nwith_state\x18\x02 \x01(\x08\"\x9e\x01\n\x15GetSavedSnapshotReply\x12\x32\n\x08snapshot\x18\x01 \x01(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\r\n\x05state\x18\x02 \x01(\x0c\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\x12\x32\n\x05\x65rror\x18\x04 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"M\n\x19ListSavedSnapshotsRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04team\x18\x03 \x01(\t\"\x82\x01\n\x17ListSavedSnapshotsReply\x12\x33\n\tsnapshots\x18\x01 \x03(\x0b\x32 .simulusion.env.v1.SavedSnapshot\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"w\n\x12StartInstanceReply\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.simulusion.env.v1.SpecResponse\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"9\n\x13StopInstanceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"X\n\x11StopInstanceReply\x12\x0f\n\x07stopped\x18\x01 \x01(\x08\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32#.simulusion.control.v1.ControlError\"\x16\n\x14ListInstancesRequest\"[\n\x0cInstanceInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05\x61live\x18\x02 \x01(\x08\x12\x16\n\x0elast_active_at\x18\x03 \x01(\x01\x12\x10\n\x08log_tail\x18\x04 \x01(\t\"L\n\x12ListInstancesReply\x12\x36\n\tinstances\x18\x01 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\"\xb0\x01\n\rHostHeartbeat\x12\x0f\n\x07host_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x0f\n\x07running\x18\x04 \x01(\x05\x12\x0c\n\x04time\x18\x05 \x01(\x01\x12\x36\n\tinstances\x18\x06 \x03(\x0b\x32#.simulusion.control.v1.InstanceInfo\x12\x14\n\x0cstep_address\x18\x07 \x01(\t*\x99\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SESSION_STATE_STARTING\x10\x01\x12\x19\n\x15SESSION_STATE_RUNNING\x10\x02\x12\x18\n\x14SESSION_STATE_CLOSED\x10\x03\x12\x19\n\x15SESSION_STATE_CRASHED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'simulusion.control.v1.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONSTATE']._serialized_start=3613
-  _globals['_SESSIONSTATE']._serialized_end=3766
+  _globals['_SESSIONSTATE']._serialized_start=3627
+  _globals['_SESSIONSTATE']._serialized_end=3780
   _globals['_CONTROLERROR']._serialized_start=136
   _globals['_CONTROLERROR']._serialized_end=196
   _globals['_SESSIONINFO']._serialized_start=199
@@ -58,43 +58,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLOSESESSIONREQUEST']._serialized_start=1258
   _globals['_CLOSESESSIONREQUEST']._serialized_end=1315
   _globals['_CATALOGENTRY']._serialized_start=1318
-  _globals['_CATALOGENTRY']._serialized_end=1562
-  _globals['_ENVOPTION']._serialized_start=1565
-  _globals['_ENVOPTION']._serialized_end=1730
-  _globals['_LISTENVSREQUEST']._serialized_start=1732
-  _globals['_LISTENVSREQUEST']._serialized_end=1749
-  _globals['_LISTENVSREPLY']._serialized_start=1751
-  _globals['_LISTENVSREPLY']._serialized_end=1869
-  _globals['_STARTINSTANCEREQUEST']._serialized_start=1872
-  _globals['_STARTINSTANCEREQUEST']._serialized_end=2050
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=2053
-  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=2182
-  _globals['_CLAIMINSTANCEREPLY']._serialized_start=2184
-  _globals['_CLAIMINSTANCEREPLY']._serialized_end=2303
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=2305
-  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=2409
-  _globals['_SAVESNAPSHOTREPLY']._serialized_start=2411
-  _globals['_SAVESNAPSHOTREPLY']._serialized_end=2534
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=2536
-  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2593
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2596
-  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2754
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2756
-  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2833
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2836
-  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2966
-  _globals['_STARTINSTANCEREPLY']._serialized_start=2968
-  _globals['_STARTINSTANCEREPLY']._serialized_end=3087
-  _globals['_STOPINSTANCEREQUEST']._serialized_start=3089
-  _globals['_STOPINSTANCEREQUEST']._serialized_end=3146
-  _globals['_STOPINSTANCEREPLY']._serialized_start=3148
-  _globals['_STOPINSTANCEREPLY']._serialized_end=3236
-  _globals['_LISTINSTANCESREQUEST']._serialized_start=3238
-  _globals['_LISTINSTANCESREQUEST']._serialized_end=3260
-  _globals['_INSTANCEINFO']._serialized_start=3262
-  _globals['_INSTANCEINFO']._serialized_end=3353
-  _globals['_LISTINSTANCESREPLY']._serialized_start=3355
-  _globals['_LISTINSTANCESREPLY']._serialized_end=3431
-  _globals['_HOSTHEARTBEAT']._serialized_start=3434
-  _globals['_HOSTHEARTBEAT']._serialized_end=3610
+  _globals['_CATALOGENTRY']._serialized_end=1576
+  _globals['_ENVOPTION']._serialized_start=1579
+  _globals['_ENVOPTION']._serialized_end=1744
+  _globals['_LISTENVSREQUEST']._serialized_start=1746
+  _globals['_LISTENVSREQUEST']._serialized_end=1763
+  _globals['_LISTENVSREPLY']._serialized_start=1765
+  _globals['_LISTENVSREPLY']._serialized_end=1883
+  _globals['_STARTINSTANCEREQUEST']._serialized_start=1886
+  _globals['_STARTINSTANCEREQUEST']._serialized_end=2064
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_start=2067
+  _globals['_CLAIMINSTANCEREQUEST']._serialized_end=2196
+  _globals['_CLAIMINSTANCEREPLY']._serialized_start=2198
+  _globals['_CLAIMINSTANCEREPLY']._serialized_end=2317
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_start=2319
+  _globals['_SAVESNAPSHOTREQUEST']._serialized_end=2423
+  _globals['_SAVESNAPSHOTREPLY']._serialized_start=2425
+  _globals['_SAVESNAPSHOTREPLY']._serialized_end=2548
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_start=2550
+  _globals['_GETSAVEDSNAPSHOTREQUEST']._serialized_end=2607
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_start=2610
+  _globals['_GETSAVEDSNAPSHOTREPLY']._serialized_end=2768
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_start=2770
+  _globals['_LISTSAVEDSNAPSHOTSREQUEST']._serialized_end=2847
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_start=2850
+  _globals['_LISTSAVEDSNAPSHOTSREPLY']._serialized_end=2980
+  _globals['_STARTINSTANCEREPLY']._serialized_start=2982
+  _globals['_STARTINSTANCEREPLY']._serialized_end=3101
+  _globals['_STOPINSTANCEREQUEST']._serialized_start=3103
+  _globals['_STOPINSTANCEREQUEST']._serialized_end=3160
+  _globals['_STOPINSTANCEREPLY']._serialized_start=3162
+  _globals['_STOPINSTANCEREPLY']._serialized_end=3250
+  _globals['_LISTINSTANCESREQUEST']._serialized_start=3252
+  _globals['_LISTINSTANCESREQUEST']._serialized_end=3274
+  _globals['_INSTANCEINFO']._serialized_start=3276
+  _globals['_INSTANCEINFO']._serialized_end=3367
+  _globals['_LISTINSTANCESREPLY']._serialized_start=3369
+  _globals['_LISTINSTANCESREPLY']._serialized_end=3445
+  _globals['_HOSTHEARTBEAT']._serialized_start=3448
+  _globals['_HOSTHEARTBEAT']._serialized_end=3624
 # @@protoc_insertion_point(module_scope)

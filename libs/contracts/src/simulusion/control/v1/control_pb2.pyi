@@ -379,6 +379,7 @@ class CatalogEntry(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     WORLD_JSON_FIELD_NUMBER: _builtins.int
     FREE_KWARGS_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     description: _builtins.str
     gymnasium_id: _builtins.str
@@ -401,6 +402,11 @@ class CatalogEntry(_message.Message):
     declare, and they reach the factory, image or Gymnasium constructor unchecked. False: only
     the declared options (and the platform's own kwargs) are taken; any other is refused.
     """
+    gpus: _builtins.int
+    """GPUs an instance of this entry needs (the catalog entry's `gpus`, default 0). The local
+    launcher ignores it; the Kubernetes launcher (PLATFORM_LAUNCHER=kubernetes) asks for that many
+    `nvidia.com/gpu` and adds the GPU node selector and tolerations.
+    """
     @_builtins.property
     def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___EnvOption]:
         """The session kwargs the entry accepts, as its catalog file declares them: the broker checks a
@@ -421,10 +427,11 @@ class CatalogEntry(_message.Message):
         options: _abc.Iterable[Global___EnvOption] | None = ...,
         world_json: _builtins.str = ...,
         free_kwargs: _builtins.bool = ...,
+        gpus: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "free_kwargs", b"free_kwargs", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path", "world_json", b"world_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "factory", b"factory", "family", b"family", "free_kwargs", b"free_kwargs", "gpus", b"gpus", "gymnasium_id", b"gymnasium_id", "id", b"id", "image", b"image", "kwargs_json", b"kwargs_json", "options", b"options", "path", b"path", "world_json", b"world_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
