@@ -14,6 +14,9 @@ pytest_plugins = (
     ["platform_testing.fixtures", "platform_testing.platform", "platform_testing.postgres", "platform_testing.sshd"]
     if importlib.util.find_spec("platform_testing") else []
 )
+# The Kubernetes API emulator and its test kubelet, where the `kubernetes` extra (kmock) is installed.
+if importlib.util.find_spec("platform_testing") and importlib.util.find_spec("kmock"):
+    pytest_plugins = [*pytest_plugins, "platform_testing.kubernetes"]
 
 
 # Menagerie robots for tests: a local copy (nothing here downloads robots). A run that sets

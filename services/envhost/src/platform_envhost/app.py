@@ -16,12 +16,16 @@ from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from platform_contracts.streams import ensure_sessions_stream
 from platform_contracts.tracing import setup_tracing
 from platform_sdk.launch.containers import remove_orphan_containers
+from platform_sdk.launch.instance_processes import LaunchError
+from pydantic import ValidationError
 
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
 from platform_envhost.grpc_tickets import connect_handler
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
 from platform_envhost.instance_table import InstanceTable
+from platform_envhost.pods.kube_settings import KubeSettings
+from platform_envhost.pods.pod_launcher import PodLauncher
 from platform_envhost.publisher import EventPublisher
 from platform_envhost.router import Router
 from platform_envhost.service import EnvHostService
@@ -55,6 +59,7 @@ class EnvHost:
         self._table: InstanceTable | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._orphan_sweep: asyncio.Task[None] | None = None
+        self._pods: PodLauncher | None = None
 
     async def start(self) -> None:
         """Connect, serve the step link and gRPC, take control requests, start beating.
@@ -76,9 +81,11 @@ class EnvHost:
                                f"(is JetStream enabled?): {type(exc).__name__}: {exc}", code="unavailable") from None
         self._publisher = EventPublisher(self._nc, backlog=s.envhost_publish_backlog)
         await self._publisher.start()
+        if s.launcher == "kubernetes":
+            self._pods = await _start_pod_launcher(self.host_id, s)
         service_ref: list[EnvHostService] = []
         self._table = InstanceTable(s.host_run_dir, s.envhost_capacity, ready_timeout=s.envhost_ready_timeout,
-                                    on_crash=lambda instance: service_ref[0].on_crash(instance))
+                                    on_crash=lambda instance: service_ref[0].on_crash(instance), pods=self._pods)
         router = Router(self._table, self._publisher, self.host_id, tracer)
         self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, router.drain, tracer)
         service_ref.append(self._service)
@@ -95,9 +102,12 @@ class EnvHost:
         await self._server.start()
         await self._service.start()
         self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
-        self._orphan_sweep = asyncio.create_task(_remove_orphan_containers())  # in the background
-        log.info("env host %s serving on %s, step link on %s (capacity %d, run dir %s, step tickets %s)",
-                 self.host_id, self.address, self.step_address, s.envhost_capacity, s.host_run_dir,
+        if self._pods is None:
+            self._orphan_sweep = asyncio.create_task(_remove_orphan_containers())  # in the background
+        log.info("env host %s serving on %s, step link on %s (capacity %d, %s, run dir %s, step tickets %s)",
+                 self.host_id, self.address, self.step_address, s.envhost_capacity,
+                 "local instances" if self._pods is None else
+                 f"a pod per instance in namespace {self._pods.settings.namespace}", s.host_run_dir,
                  "required" if s.ticket_secret else "not checked: no PLATFORM_STEP_TICKET_SECRET")
 
     def _beat(self) -> Any:
@@ -121,6 +131,8 @@ class EnvHost:
             await self._server.stop(grace=1.0)
         if self._table is not None:
             await self._table.close()
+        if self._pods is not None:
+            await self._pods.close()
         waiting_for("JetStream's acks of the last session events")
         if self._publisher is not None:  # with NATS gone no ack comes: do not wait for one
             connected = self._nc is not None and self._nc.is_connected
@@ -133,6 +145,29 @@ class EnvHost:
                 await self._nc.close()
         if self.address:
             log.info("env host %s stopped", self.host_id)
+
+
+async def _start_pod_launcher(host_id: str, settings: Settings) -> PodLauncher:
+    """The Kubernetes launcher, started: this host's pods of an earlier run deleted.
+
+    Raises:
+        ConfigError: a bad PLATFORM_KUBE_* setting, or no Kubernetes API (one line).
+    """
+    try:
+        kube = KubeSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "PLATFORM_KUBE_" + str(first["loc"][0]).upper() if first["loc"] else "PLATFORM_KUBE_*"
+        raise ConfigError(f"bad setting {name}: {first['msg']}") from None
+    launcher = PodLauncher(kube, host_id, settings.host_run_dir)
+    try:
+        deleted = await launcher.start()
+    except LaunchError as exc:
+        await launcher.close()
+        raise ConfigError(str(exc), code="unavailable") from None
+    if deleted:
+        log.info("deleted %d pod(s) of an earlier run of env host %s: %s", len(deleted), host_id, " ".join(deleted))
+    return launcher
 
 
 async def _remove_orphan_containers() -> None:

@@ -6,6 +6,7 @@ import os
 import re
 import socket
 from pathlib import Path
+from typing import Literal
 
 from platform_bus.ticket_setting import StepTicketSecretFields
 from pydantic import Field, field_validator
@@ -43,6 +44,9 @@ class Settings(BaseSettings, StepTicketSecretFields):
     envhost_step_listen: str = ""
     # The step link's address given to others (in heartbeats); default: the bound host:port.
     envhost_step_advertise: str = ""
+    # How instances run: "local" (processes of this host, or `docker run` of an image entry) or
+    # "kubernetes" (a pod each: platform_envhost.pods, the PLATFORM_KUBE_* settings).
+    launcher: Literal["local", "kubernetes"] = "local"
     envhost_capacity: int = Field(default=64, ge=1)
     envhost_run_dir: Path = Path("./data/envhost")
     envhost_ready_timeout: float = Field(default=60.0, gt=0)

@@ -12,15 +12,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from platform_contracts.session_kwargs import WORLD_CHANGES, merged_kwargs
+from platform_contracts.session_kwargs import WAD, WORLD_CHANGES, merged_kwargs
 from platform_sdk.launch.containers import NoDockerEngineError
-from platform_sdk.launch.instance_launch import LaunchError, LaunchSpec, launch_instance
+from platform_sdk.launch.instance_launch import InstanceProcess, LaunchError, LaunchSpec, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
 
 from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
 from platform_envhost.instance_env import instance_env
+from platform_envhost.pods.pod_instances import PodInstance
+from platform_envhost.pods.pod_launcher import ClaimConflict, PodLauncher, PodUnavailableError
+from platform_envhost.pods.pod_manifests import PodPlan, files_path
 from platform_envhost.session_instance import Instance, State
 from platform_envhost.session_wads import SessionWads
 
@@ -86,11 +89,15 @@ class InstanceTable:
         run_dir: where the instances' sockets and logs go (this host's own folder).
         on_crash: called once for each instance that dies without being stopped.
         wads: copies of uploaded WADs for Doom sessions (default: from PLATFORM_WADS, in run_dir).
+        pods: the Kubernetes launcher (PLATFORM_LAUNCHER=kubernetes): every instance is a pod;
+            None: a local process (or a `docker run` of an image entry).
     """
 
     def __init__(self, run_dir: Path, capacity: int, *, on_crash: Callable[[Instance], Awaitable[None]],
-                 ready_timeout: float = 60.0, dead_ttl: float = DEAD_TTL_S, wads: SessionWads | None = None) -> None:
+                 ready_timeout: float = 60.0, dead_ttl: float = DEAD_TTL_S, wads: SessionWads | None = None,
+                 pods: PodLauncher | None = None) -> None:
         self.run_dir = run_dir
+        self._pods = pods
         self._wads = wads or SessionWads(run_dir)
         self.capacity = capacity
         self._on_crash = on_crash
@@ -176,14 +183,32 @@ class InstanceTable:
             self._wads.remove(name)
             raise
 
+    async def _start_process(self, session_id: str, entry: control_pb.CatalogEntry, spec: LaunchSpec) -> InstanceProcess:
+        """Start the instance: a pod with the Kubernetes launcher, else a local process (or a
+        `docker run`)."""
+        name = _UNSAFE_NAME.sub("_", session_id)
+        if self._pods is None:
+            return await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
+                                         transport="frames",  # an image speaks gRPC whatever this says
+                                         env=instance_env())  # none of the platform's settings
+        pooled = session_id in self._pooled
+        plan = PodPlan(spec=spec, name="", envhost_id=self._pods.envhost_id, gpus=entry.gpus,
+                       session_id="" if pooled else session_id, pool_env=entry.id if pooled else "",
+                       slot=session_id if pooled else "")
+        wad_copy = spec.kwargs.get(WAD)
+        if isinstance(wad_copy, str) and Path(wad_copy).parent == self._wads.folder(name):
+            # this host's copy of an uploaded WAD (`session_wads`): the pod gets its bytes in its Secret
+            key = Path(wad_copy).name
+            plan.files[key] = Path(wad_copy).read_bytes()
+            plan.spec = dataclasses.replace(spec, kwargs={**spec.kwargs, WAD: files_path(key)})
+            self._wads.remove(name)
+        return await self._pods.launch(plan)
+
     async def _launch_spec(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions,
                            spec: LaunchSpec, kwargs_json: str) -> Instance:
-        name = _UNSAFE_NAME.sub("_", session_id)
         try:
-            process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
-                                            transport="frames",  # an image speaks gRPC whatever this says
-                                            env=instance_env())  # none of the platform's settings
-        except NoDockerEngineError as exc:  # this host cannot run images: not the caller's fault
+            process = await self._start_process(session_id, entry, spec)
+        except (NoDockerEngineError, PodUnavailableError) as exc:  # this host or cluster cannot: not the caller's fault
             raise StartFailed(f"environment {entry.id!r} of session {session_id} cannot start on env host "
                               f"{self.run_dir.name}: {exc}", code="unavailable") from None
         except LaunchError as exc:  # its message carries the log tail
@@ -205,14 +230,18 @@ class InstanceTable:
             raise
         return instance
 
-    def claim(self, slot_id: str, session_id: str, options: SessionOptions) -> Instance:
+    async def claim(self, slot_id: str, session_id: str, options: SessionOptions) -> Instance:
         """Give the warm pool instance `slot_id` to a session made with `options` (the broker
         claims only for options that are the pool's defaults but for the record settings and
         auto_reset): it is re-keyed to `session_id` (its log file renamed to match).
 
+        A pod (the Kubernetes launcher) is claimed by a label patch guarded by its resource
+        version; when another claimer changed it first (409 Conflict), the next warm pod of the
+        same environment is tried, as Agones allocates game servers.
+
         Raises:
-            StartFailed: no live warm instance `slot_id` ("not_found"), or `session_id` is
-                taken ("failed_precondition").
+            StartFailed: no live warm instance `slot_id` (nor, for pods, another of its
+                environment) ("not_found"), or `session_id` is taken ("failed_precondition").
         """
         instance = self._instances.get(slot_id)
         if slot_id not in self._pooled or instance is None or instance.state is not State.RUNNING:
@@ -220,14 +249,52 @@ class InstanceTable:
         if session_id in self._instances or session_id in self._starting:
             raise StartFailed(f"session {session_id} already has an instance on this env host",
                               code="failed_precondition")
+        if self._pods is not None:
+            slot_id, instance = await self._claim_pod(slot_id, instance, session_id)
         self._pooled.discard(slot_id)
         del self._instances[slot_id]
         instance.session_id = session_id
         instance.take_options(options)
         instance.last_active_at = time.time()
         self._instances[session_id] = instance
-        _rename_log(instance, self.run_dir / f"{_UNSAFE_NAME.sub('_', session_id)}.log")
+        if not isinstance(instance.process, PodInstance):
+            _rename_log(instance, self.run_dir / f"{_UNSAFE_NAME.sub('_', session_id)}.log")
         return instance
+
+    async def _claim_pod(self, slot_id: str, instance: Instance, session_id: str) -> tuple[str, Instance]:
+        """Label the warm pod of `slot_id` (else the next warm pod of its environment whose
+        label patch does not conflict) as `session_id`'s; returns the slot and instance taken."""
+        assert self._pods is not None
+        candidates = [(slot_id, instance)] + [
+            (other_id, other) for other_id in sorted(self._pooled)
+            if other_id != slot_id and (other := self._instances.get(other_id)) is not None
+            and other.env_id == instance.env_id and other.state is State.RUNNING]
+        conflicts: list[str] = []
+        for candidate_id, candidate in candidates:
+            if candidate_id not in self._pooled or not isinstance(candidate.process, PodInstance):
+                continue
+            self._pooled.discard(candidate_id)  # no other claim of this host takes it meanwhile
+            try:
+                await self._pods.claim(candidate.process, session_id)
+            except ClaimConflict as exc:
+                conflicts.append(str(exc))
+                self._spawn(self._drop_conflicted(candidate_id, candidate))
+                continue
+            except LaunchError as exc:
+                self._pooled.add(candidate_id)
+                raise StartFailed(f"claiming warm pool pod {candidate.process.name} failed: {exc}",
+                                  code="unavailable") from None
+            self._pooled.add(candidate_id)  # discarded by the caller, with the table's other records
+            return candidate_id, candidate
+        raise StartFailed(f"no warm pool pod of {instance.env_id} could be claimed on this env host: "
+                          f"{'; '.join(conflicts)}", code="not_found")
+
+    async def _drop_conflicted(self, slot_id: str, instance: Instance) -> None:
+        """Forget a warm pod another claimer took (it is theirs now: not stopped here)."""
+        if self._instances.get(slot_id) is instance:
+            del self._instances[slot_id]
+            instance.state = State.STOPPED
+            await instance.close_stream()
 
     async def stop(self, session_id: str) -> Instance | None:
         """Stop the session's instance; returns it, or None when there was nothing to stop
@@ -295,7 +362,11 @@ class InstanceTable:
         code = await instance.process.wait()
         if instance.state is not State.RUNNING:
             return
-        instance.mark_dead(f"environment instance of {instance.describe()} died with exit code {code}")
+        pod = instance.process if isinstance(instance.process, PodInstance) else None
+        ending = f"ended: {pod.how_it_ended()}" if pod is not None else f"died with exit code {code}"
+        instance.mark_dead(f"environment instance of {instance.describe()} {ending}")
+        if pod is not None:  # its log tail is read: the failed pod goes (with its Secret)
+            self._spawn(pod.stop())
         log.warning("%s\n%s", instance.failure, instance.log_tail)
         self._wads.remove(_UNSAFE_NAME.sub("_", instance.session_id))
         await instance.close_stream()

@@ -182,7 +182,7 @@ class EnvHostService:
             return control_pb.ClaimInstanceReply(error=control_pb.ControlError(
                 code="invalid_argument", message="ClaimInstanceRequest needs a pool_slot and a session_id"))
         try:
-            instance = self._table.claim(request.pool_slot, request.session_id, request.options)
+            instance = await self._table.claim(request.pool_slot, request.session_id, request.options)
         except EnvHostError as exc:
             log.info("claim of %s for session %s failed: %s", request.pool_slot, request.session_id, exc)
             return control_pb.ClaimInstanceReply(error=control_pb.ControlError(code=exc.code, message=str(exc)))
