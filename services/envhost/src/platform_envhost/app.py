@@ -159,6 +159,7 @@ async def _start_pod_launcher(host_id: str, settings: Settings) -> PodLauncher:
         first = exc.errors()[0]
         name = "PLATFORM_KUBE_" + str(first["loc"][0]).upper() if first["loc"] else "PLATFORM_KUBE_*"
         raise ConfigError(f"bad setting {name}: {first['msg']}") from None
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # not a line per API request
     launcher = PodLauncher(kube, host_id, settings.host_run_dir)
     try:
         deleted = await launcher.start()
