@@ -5,17 +5,23 @@ and the restart's clean-up, over NATS as the broker drives them."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import signal
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from envhost_testkit import CARTPOLE, EnvHostProcess, lifecycle_events, new_session_id, start_session, stop_session
 from platform_contracts import subjects
+from platform_contracts.values import dict_from_datamap
+from platform_testing.doom_wads import write_corridor_wad
 from platform_testing.kubernetes import KNOWN_IMAGE, KubernetesCluster
+from platform_wads import WadRecord, open_wad_store, wad_id
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.session.v1.options_pb2 import SessionOptions
@@ -157,3 +163,49 @@ async def test_a_restarted_env_host_deletes_the_pods_of_its_earlier_run(
     wait_for(lambda: not session_pods(kubernetes_cluster, session_id), what="the leftover pod's deletion")
     assert f"deleted 1 pod(s) of an earlier run of env host {first.host_id}" in second.log()
     await asyncio.sleep(0)
+
+
+DOOM_BASIC = control_pb.CatalogEntry(id="doom-basic", factory="platform_envs.doom:make_env",
+                                     kwargs_json='{"scenario": "basic"}')
+
+
+def stored_wad(store_dir: Path, tmp_path: Path, size: int = 0) -> WadRecord:
+    path = write_corridor_wad(tmp_path / "corridor.wad", ("MAP01", "MAP02"))
+    if size:  # padded past a Secret's limit (the store keeps what it is given)
+        path.write_bytes(path.read_bytes() + b"\0" * size)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    record = WadRecord(wad_id(digest), "corridor.wad", len(data), digest, "PWAD", ("MAP01", "MAP02"), time.time())
+    return open_wad_store(store_dir).put(record, path)
+
+
+async def test_an_uploaded_wad_reaches_the_pod_in_its_secret(
+        envhost_factory: Callable[..., EnvHostProcess], kubernetes_cluster: KubernetesCluster, nats_client: Any,
+        tmp_path: Path) -> None:
+    record = stored_wad(tmp_path / "wads", tmp_path)
+    host = envhost_factory(**kube_env(kubernetes_cluster, PLATFORM_WADS=str(tmp_path / "wads")))
+    session_id = new_session_id()
+    reply = await start_session(nats_client, host.host_id, session_id, entry=DOOM_BASIC, wad=record.id,
+                                doom_map="map02")
+    assert not reply.HasField("error"), reply.error
+    metadata = dict_from_datamap(reply.spec.metadata)
+    assert (metadata["doom_map"], metadata["wad"]) == ("MAP02", f"{record.id}.wad"), metadata
+    [pod] = session_pods(kubernetes_cluster, session_id)
+    [secret] = [s for s in kubernetes_cluster.secrets(NAMESPACE) if s["metadata"]["name"] == pod["metadata"]["name"]]
+    assert base64.b64decode(secret["data"][f"{record.id}.wad"]) == (tmp_path / "corridor.wad").read_bytes()
+    kwargs = json.loads(base64.b64decode(secret["data"]["kwargs.json"]))
+    assert kwargs["wad"] == f"/run/simulusion/{record.id}.wad"  # the pod's path, not the env host's
+    assert not (host.run_dir / host.host_id / f"{session_id}.wads").exists()  # no copy stays on the env host
+    assert (await stop_session(nats_client, host.host_id, session_id)).stopped
+
+
+async def test_a_wad_too_large_for_a_pods_secret_fails_the_start_saying_so(
+        envhost_factory: Callable[..., EnvHostProcess], kubernetes_cluster: KubernetesCluster, nats_client: Any,
+        tmp_path: Path) -> None:
+    record = stored_wad(tmp_path / "wads", tmp_path, size=1024 * 1024)
+    host = envhost_factory(**kube_env(kubernetes_cluster, PLATFORM_WADS=str(tmp_path / "wads")))
+    reply = await start_session(nats_client, host.host_id, new_session_id(), entry=DOOM_BASIC, wad=record.id)
+    assert reply.error.code == "invalid_argument", reply.error
+    assert f"{record.id}.wad {record.size / 1024:.0f} KiB" in reply.error.message
+    assert "a pod gets them in its Secret, which holds at most 1024 KiB" in reply.error.message
+    assert not kubernetes_cluster.pods(NAMESPACE)

@@ -171,6 +171,7 @@ class TestKubelet:
     _running: dict[str, _RunningPod] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _processes: list[asyncio.subprocess.Process] = field(default_factory=list)
 
     async def run(self) -> None:
         """Watch every pod and act on each (until cancelled)."""
@@ -280,6 +281,7 @@ class TestKubelet:
         with open(self.folder / f"{name}.log", "wb") as log:  # noqa: ASYNC230 - a local file
             process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
                                                            stderr=log, env=env, cwd=folder, start_new_session=True)
+        self._processes.append(process)
         running = self._running[f"{namespace}/{name}"] = _RunningPod(process, port, folder)
         async with self.api.patch(f"/api/v1/namespaces/{namespace}/pods/{name}",
                                   json={"metadata": {"annotations": {INSTANCE_PORT_ANNOTATION: str(port)}}},
@@ -339,10 +341,11 @@ class TestKubelet:
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        for running in self._running.values():
-            with contextlib.suppress(ProcessLookupError):
-                running.process.kill()
-            await running.process.wait()
+        for process in self._processes:  # deleted pods' too, in case their deletion was cut short
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
         self._running.clear()
 
 
