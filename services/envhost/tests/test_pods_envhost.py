@@ -209,3 +209,22 @@ async def test_a_wad_too_large_for_a_pods_secret_fails_the_start_saying_so(
     assert f"{record.id}.wad {record.size / 1024:.0f} KiB" in reply.error.message
     assert "a pod gets them in its Secret, which holds at most 1024 KiB" in reply.error.message
     assert not kubernetes_cluster.pods(NAMESPACE)
+
+
+@pytest.mark.parametrize(("env", "line"), [
+    ({"PLATFORM_KUBE_IMAGE": ""}, "PLATFORM_LAUNCHER=kubernetes needs PLATFORM_KUBE_IMAGE"),
+    ({"PLATFORM_KUBE_TOLERATIONS": '{"key": "gpu"}'}, "bad setting PLATFORM_KUBE_TOLERATIONS: "),
+    ({"PLATFORM_KUBE_API_URL": "http://127.0.0.1:9"}, "cannot list pods in namespace envs of the Kubernetes API "
+                                                      "http://127.0.0.1:9"),
+])
+def test_a_bad_kubernetes_setting_stops_the_env_host_with_one_line(kubernetes_cluster: KubernetesCluster,
+                                                                   nats_server: Any, env: dict[str, str],
+                                                                   line: str) -> None:
+    host = EnvHostProcess(nats_server.url, **kube_env(kubernetes_cluster, **env))
+    try:
+        with pytest.raises(RuntimeError, match="env host exited with 1"):
+            host.start()
+        [error] = [entry for entry in host.log().splitlines() if entry.startswith("platform_envhost: error:")]
+        assert line in error
+    finally:
+        host.cleanup()

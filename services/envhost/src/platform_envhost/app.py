@@ -159,6 +159,9 @@ async def _start_pod_launcher(host_id: str, settings: Settings) -> PodLauncher:
         first = exc.errors()[0]
         name = "PLATFORM_KUBE_" + str(first["loc"][0]).upper() if first["loc"] else "PLATFORM_KUBE_*"
         raise ConfigError(f"bad setting {name}: {first['msg']}") from None
+    if not kube.image:
+        raise ConfigError("PLATFORM_LAUNCHER=kubernetes needs PLATFORM_KUBE_IMAGE: the environments image "
+                          "(simulusion-platform-envs) that runs the catalog's environments in pods")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # not a line per API request
     launcher = PodLauncher(kube, host_id, settings.host_run_dir)
     try:

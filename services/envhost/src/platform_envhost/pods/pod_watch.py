@@ -1,6 +1,6 @@
 """One watch of this env host's pods (label `simulusion.dev/envhost=<id>`), shared by every
 instance: each pod's latest state, and a wake-up for whoever waits on it. A broken watch is
-started again (after a second), so no pod is polled on its own."""
+started again (after a second, with a fresh list first), so no pod is polled on its own."""
 
 from __future__ import annotations
 
@@ -68,7 +68,16 @@ class PodWatch:
     async def _run(self) -> None:
         while True:
             try:
-                async for kind, pod in self._client.watch(Pod, namespace=self._namespace, labels=self._labels):
+                # List, then watch from the list's version: a pod deleted while no watch ran is
+                # missing from the list, and its waiters learn that it is gone.
+                listing = self._client.list(Pod, namespace=self._namespace, labels=self._labels)
+                listed: dict[str, dict[str, Any] | None] = {
+                    pod.metadata.name: pod.to_dict() async for pod in listing
+                    if pod.metadata is not None and pod.metadata.name}
+                self._pods = {name: listed.get(name) for name in self._pods} | listed
+                self._wake()
+                async for kind, pod in self._client.watch(Pod, namespace=self._namespace, labels=self._labels,
+                                                          resource_version=listing.resourceVersion):
                     raw = pod.to_dict()
                     name = raw.get("metadata", {}).get("name", "")
                     self._pods[name] = None if kind == "DELETED" else raw
