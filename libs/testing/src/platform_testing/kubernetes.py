@@ -266,6 +266,7 @@ class TestKubelet:
     async def _start(self, pod: dict[str, Any], container: dict[str, Any], scheduled: dict[str, Any]) -> None:
         name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
         folder = self.folder / name
+        folder.mkdir(parents=True, exist_ok=True)
         mounts = await self._secret_files(pod, folder)
         port = free_port()
         argv = [*container.get("command", []), *container.get("args", [])]
@@ -279,8 +280,14 @@ class TestKubelet:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_", "NATS_"))}
         env.update({e["name"]: e.get("value", "") for e in container.get("env") or []})
         with open(self.folder / f"{name}.log", "wb") as log:  # noqa: ASYNC230 - a local file
-            process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                                                           stderr=log, env=env, cwd=folder, start_new_session=True)
+            try:
+                process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=log,
+                                                               stderr=log, env=env, cwd=folder, start_new_session=True)
+            except OSError as exc:  # no such command: the container cannot start
+                await self._patch_status(pod, {"phase": "Pending", "conditions": [scheduled], "containerStatuses": [
+                    {"name": container["name"], "image": container["image"], "imageID": "", "restartCount": 0,
+                     "ready": False, "state": {"waiting": {"reason": "RunContainerError", "message": str(exc)}}}]})
+                return
         self._processes.append(process)
         running = self._running[f"{namespace}/{name}"] = _RunningPod(process, port, folder)
         async with self.api.patch(f"/api/v1/namespaces/{namespace}/pods/{name}",
