@@ -9,12 +9,14 @@ import base64
 import hashlib
 import json
 import signal
+import socket
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from envhost_testkit import CARTPOLE, EnvHostProcess, lifecycle_events, new_session_id, start_session, stop_session
 from platform_contracts import subjects
@@ -228,3 +230,24 @@ def test_a_bad_kubernetes_setting_stops_the_env_host_with_one_line(kubernetes_cl
         assert line in error
     finally:
         host.cleanup()
+
+
+async def test_env_pods_are_owned_by_the_env_hosts_pod_and_go_with_it(
+        envhost_factory: Callable[..., EnvHostProcess], kubernetes_cluster: KubernetesCluster, nats_client: Any,
+        js: Any) -> None:
+    own_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": socket.gethostname(), "namespace": NAMESPACE,
+        "labels": {"app.kubernetes.io/component": "envhost"}},
+        "spec": {"containers": [{"name": "envhost", "image": "registry.invalid/not-run-here:1"}]}}
+    with httpx.Client(base_url=kubernetes_cluster.url) as http:
+        envhost_pod = http.post(f"/api/v1/namespaces/{NAMESPACE}/pods", json=own_pod).json()
+        host = envhost_factory(**kube_env(kubernetes_cluster))
+        session_id = new_session_id()
+        assert not (await start_session(nats_client, host.host_id, session_id)).HasField("error")
+        [pod] = session_pods(kubernetes_cluster, session_id)
+        assert pod["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": socket.gethostname(),
+                                                       "uid": envhost_pod["metadata"]["uid"]}]
+        http.delete(f"/api/v1/namespaces/{NAMESPACE}/pods/{socket.gethostname()}").raise_for_status()
+    wait_for(lambda: not session_pods(kubernetes_cluster, session_id), what="the garbage collection of the env pod")
+    [_, crashed] = await lifecycle_events(js, session_id, 2)
+    assert crashed.kind == bus_pb.SESSION_EVENT_KIND_CRASHED and "was deleted" in crashed.reason

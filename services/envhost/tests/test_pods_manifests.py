@@ -123,3 +123,10 @@ def test_the_default_namespace_is_the_service_accounts(tmp_path):
     assert own_namespace(path) == "default"
     path.write_text("platform\n")
     assert own_namespace(path) == "platform"
+
+
+def test_an_env_host_in_a_pod_owns_its_env_pods():
+    pod = pod_manifest(plan(owner={"name": "envhost-0", "uid": "u-9"}), SETTINGS)
+    assert pod["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "envhost-0",
+                                                    "uid": "u-9"}]
+    assert "ownerReferences" not in pod_manifest(plan(), SETTINGS)["metadata"]

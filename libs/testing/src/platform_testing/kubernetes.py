@@ -21,8 +21,8 @@ each Secret volume's mount path as a local folder holding its files (in the argu
 files' own text: the stand-in for a mount namespace). The pod's status then says Running, podIP
 127.0.0.1, Ready once the port accepts connections, and `terminated` (exit code, `OOMKilled` after
 `oom_kill`) when the process ends; its annotation `simulusion.dev/instance-port` names the port,
-since every pod here shares one IP. Deleting a pod stops its process, and the Secrets it owns are
-deleted (the garbage collector's part).
+since every pod here shares one IP. Deleting a pod stops its process, and the pods and Secrets it
+owns are deleted (the garbage collector's part).
 """
 
 from __future__ import annotations
@@ -331,11 +331,11 @@ class TestKubelet:
                 await running.process.wait()
         uid = metadata.get("uid")
         for (resource, namespace, name), obj in list(self.api.objects.items()):  # the garbage collector
-            if resource.plural != "secrets" or obj.deleted or namespace != metadata.get("namespace"):
+            if resource.plural not in ("pods", "secrets") or obj.deleted or namespace != metadata.get("namespace"):
                 continue
             owners = (obj.get("metadata") or {}).get("ownerReferences") or []
             if any(owner.get("uid") == uid for owner in owners):
-                async with self.api.delete(f"/api/v1/namespaces/{namespace}/secrets/{name}"):
+                async with self.api.delete(f"/api/v1/namespaces/{namespace}/{resource.plural}/{name}"):
                     pass
 
     def oom_kill(self, namespace: str, name: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ from platform_envhost.pods.kube_settings import KubeSettings
 from platform_envhost.pods.pod_instances import PodInstance
 from platform_envhost.pods.pod_manifests import (
     CLAIMED,
+    COMPONENT_LABEL,
     CONTAINER_NAME,
+    ENVHOST_COMPONENT,
     ENVHOST_LABEL,
     SESSION_LABEL,
     STATE_LABEL,
@@ -84,6 +87,9 @@ class PodLauncher:
         self.run_dir = run_dir
         self._client: AsyncClient | None = None
         self._watch: PodWatch | None = None
+        # The env host's own pod, when it runs as one in the env pods' namespace: every env pod
+        # names it as its owner, so Kubernetes deletes them when the env host's pod goes.
+        self.owner: dict[str, str] | None = None
 
     @property
     def client(self) -> AsyncClient:
@@ -107,6 +113,7 @@ class PodLauncher:
         except httpx2.HTTPError as exc:
             raise LaunchError(f"cannot list pods in namespace {self.settings.namespace} of the Kubernetes API "
                               f"{self.settings.api_url or '(in-cluster or ~/.kube/config)'}: {exc}") from None
+        self.owner = await self._own_pod()
         self._watch = PodWatch(self.client, self.settings.namespace, self._own())
         self._watch.start()
         names = [pod.metadata.name for pod in leftovers if pod.metadata and pod.metadata.name]
@@ -118,6 +125,19 @@ class PodLauncher:
             await self._watch.close()
         if self._client is not None:
             await self._client.close()
+
+    async def _own_pod(self) -> dict[str, str] | None:
+        """This env host's pod (its name is the host name) when it is in the env pods' namespace
+        and labelled as an env host's; None otherwise (not in a pod, another namespace: an
+        owner must be in its dependents' namespace)."""
+        try:
+            pod = await self.client.get(Pod, socket.gethostname(), namespace=self.settings.namespace)
+        except httpx2.HTTPError:
+            return None
+        labels = (pod.metadata.labels if pod.metadata else None) or {}
+        if labels.get(COMPONENT_LABEL) != ENVHOST_COMPONENT or pod.metadata is None or not pod.metadata.uid:
+            return None
+        return {"name": pod.metadata.name or "", "uid": pod.metadata.uid}
 
     def _own(self) -> dict[str, Any]:  # a label selector, as lightkube types it
         return {ENVHOST_LABEL: self.envhost_id}
@@ -139,6 +159,7 @@ class PodLauncher:
         """
         timeout = self.settings.ready_timeout if ready_timeout is None else ready_timeout
         plan.name = pod_name(plan.session_id or plan.slot)
+        plan.owner = self.owner
         try:
             manifest = pod_manifest(plan, self.settings)
             secret_manifest(plan, self.settings.namespace, {"name": plan.name, "uid": "-"})  # its size, before any pod

@@ -33,6 +33,7 @@ APP_NAME_LABEL = "app.kubernetes.io/name"
 APP_NAME = "simulusion-platform"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT = "env-instance"
+ENVHOST_COMPONENT = "envhost"  # the component label of the env host's own pod (the chart's)
 ENVHOST_LABEL = "simulusion.dev/envhost"
 SESSION_LABEL = "simulusion.dev/session"
 POOL_LABEL = "simulusion.dev/pool"
@@ -71,6 +72,7 @@ class PodPlan:
     slot: str = ""
     gpus: int = 0
     files: dict[str, bytes] = field(default_factory=dict)  # more files for the Secret (WADs), by key
+    owner: dict[str, str] | None = None  # the env host's own pod (name, uid), when it runs as one
 
     @property
     def labels(self) -> dict[str, str]:
@@ -184,13 +186,11 @@ def pod_manifest(plan: PodPlan, settings: KubeSettings) -> dict[str, Any]:
     annotations = {SAFE_TO_EVICT: "false"}
     if plan.slot:
         annotations["simulusion.dev/pool-slot"] = plan.slot
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": plan.name, "namespace": settings.namespace, "labels": plan.labels,
-                     "annotations": annotations},
-        "spec": pod_spec,
-    }
+    metadata: dict[str, Any] = {"name": plan.name, "namespace": settings.namespace, "labels": plan.labels,
+                                "annotations": annotations}
+    if plan.owner is not None:  # deleted with the env host's pod
+        metadata["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", **plan.owner}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 
 def secret_manifest(plan: PodPlan, namespace: str, owner: Mapping[str, Any]) -> dict[str, Any]:
