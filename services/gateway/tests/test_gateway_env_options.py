@@ -54,6 +54,13 @@ async def test_envs_say_whether_they_take_free_kwargs(gateway, broker) -> None:
     assert schemas["EnvPublic"]["properties"]["free_kwargs"]["type"] == "boolean"
 
 
+async def test_envs_say_how_many_gpus_their_instance_needs(gateway, broker) -> None:
+    broker.entries.append(ctl.CatalogEntry(id="render", description="a GPU renderer", image="org/render:1",
+                                           family="Custom", gpus=2))
+    data = (await gateway.http.get("/v0/envs")).json()["data"]
+    assert [(entry["id"], entry["gpus"]) for entry in data] == [("cartpole", 0), ("render", 2)]
+
+
 async def test_an_undeclared_kwarg_the_broker_refuses_is_a_422_naming_it(gateway, broker) -> None:
     message = ("kwargs.xml_file is not an option of 'ant': it takes frame_skip, endless "
                "(a catalog.toml entry takes other kwargs with free_kwargs = true)")

@@ -1652,6 +1652,12 @@ export interface components {
              * @default false
              */
             free_kwargs: boolean;
+            /**
+             * Gpus
+             * @description GPUs its instance needs (its catalog.toml entry's `gpus`); with a pod per session (PLATFORM_LAUNCHER=kubernetes) the pod asks for that many `nvidia.com/gpu` and lands on a GPU node
+             * @default 0
+             */
+            gpus: number;
             /** Gymnasium Id */
             gymnasium_id?: string | null;
             /**

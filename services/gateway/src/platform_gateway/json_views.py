@@ -58,6 +58,7 @@ def entry_to_json(entry: ctl.CatalogEntry, *, preview_cached: bool) -> dict[str,
         "family": entry.family,
         "options": [option_json(option) for option in entry.options],
         "free_kwargs": entry.free_kwargs,
+        "gpus": entry.gpus,
         "preview": f"/v0/envs/{quote(entry.id, safe='')}/preview",
         "preview_cached": preview_cached,
     }

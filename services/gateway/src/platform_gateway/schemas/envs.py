@@ -40,6 +40,10 @@ class EnvPublic(BaseModel):
         default=False, description="whether a session may pass kwargs `options` does not list: they reach the "
         "environment unchecked (its catalog.toml entry has `free_kwargs = true`); false: any other kwarg is a 422"
     )
+    gpus: int = Field(
+        default=0, description="GPUs its instance needs (its catalog.toml entry's `gpus`); with a pod per session "
+        "(PLATFORM_LAUNCHER=kubernetes) the pod asks for that many `nvidia.com/gpu` and lands on a GPU node"
+    )
     preview: str = Field(
         description="URL of the entry's preview frame (JPEG), e.g. `/v0/envs/cartpole/preview`"
     )
