@@ -251,6 +251,11 @@ class InstanceTable:
                               code="failed_precondition")
         if self._pods is not None:
             slot_id, instance = await self._claim_pod(slot_id, instance, session_id)
+            if self._instances.get(slot_id) is not instance or instance.state is not State.RUNNING:
+                raise StartFailed(f"warm pool pod {slot_id} ended while it was claimed", code="not_found")
+            if session_id in self._instances:
+                raise StartFailed(f"session {session_id} already has an instance on this env host",
+                                  code="failed_precondition")
         self._pooled.discard(slot_id)
         del self._instances[slot_id]
         instance.session_id = session_id
