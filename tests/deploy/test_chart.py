@@ -236,6 +236,7 @@ def test_the_envhost_role_manages_pods_in_the_envs_namespace_only(helm: Path) ->
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "delete"]},
     ]
     binding = one(manifests, "RoleBinding", f"{FULLNAME}-envhost")
     assert binding["metadata"]["namespace"] == ENVS_NAMESPACE
