@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import aiohttp.test_utils
+import aiohttp.web_runner
+import aiohttp.web_server
 import attrs
 import kmock
 import pytest
@@ -367,6 +370,19 @@ async def _accepts(port: int) -> bool:
     return True
 
 
+# How long the API server waits, when it stops, for requests still open (the env hosts' pod
+# watches never end by themselves) before it cuts them: aiohttp's default is 60 s.
+API_SHUTDOWN_S = 0.5
+
+
+class _QuickStopServer(aiohttp.test_utils.RawTestServer):
+    """kmock's HTTP server, cutting open watches after API_SHUTDOWN_S when it stops."""
+
+    async def _make_runner(self, debug: bool = True, **kwargs: Any) -> aiohttp.web_runner.ServerRunner:
+        server = aiohttp.web_server.Server(self._handler, loop=self._loop, debug=debug, **kwargs)
+        return aiohttp.web_runner.ServerRunner(server, debug=debug, shutdown_timeout=API_SHUTDOWN_S, **kwargs)
+
+
 class KubernetesCluster:
     """The emulator and its kubelet, served from a thread of their own (so that a test's
     blocking calls and the platform's processes both reach them).
@@ -398,7 +414,7 @@ class KubernetesCluster:
         self.api.resources["v1/pods"] = kmock.ResourceInfo(kind="Pod", singular="pod", namespaced=True,
                                                            subresources={"status", "log"})
         self.api.resources["v1/secrets"] = kmock.ResourceInfo(kind="Secret", singular="secret", namespaced=True)
-        async with self.api, kmock.Server(self.api) as server:
+        async with self.api, kmock.Server(self.api, server_cls=_QuickStopServer) as server:
             self.kubelet = TestKubelet(self.api, self.folder)
             kubelet = asyncio.create_task(self.kubelet.run())
             ready.set_result(str(server.url).rstrip("/"))
