@@ -132,7 +132,9 @@ def parallel_args(suite: Suite, pytest_args: list[str]) -> list[str]:
     if not has_xdist:
         return []
     workers = os.environ.get("PYTEST_WORKERS") or str(min(os.cpu_count() or 1, 4))
-    return ["-n", workers] if workers not in ("0", "1") else []
+    # Whole modules to a worker: a module's fixtures (a platform, a nats-server) start once, not
+    # once in each worker that gets one of its tests.
+    return ["-n", workers, "--dist", "loadfile"] if workers not in ("0", "1") else []
 
 
 def run_pytest(suite: Suite, pytest_args: list[str]) -> tuple[bool, str]:
