@@ -31,8 +31,14 @@ def wait_for_status(http: httpx.Client, name: str, check: Any, timeout: float = 
 def test_a_stale_resource_version_is_a_409_conflict(kubernetes_cluster: KubernetesCluster) -> None:
     with httpx.Client(base_url=kubernetes_cluster.url) as http:
         created = http.post(PODS, json=pod("p1", image="unknown/image", role="a")).json()
-        version = created["metadata"]["resourceVersion"]
         assert created["metadata"]["uid"]
+        # The kubelet writes the pod's status (ErrImagePull, then ImagePullBackOff, its last word
+        # on such a pod): each write advances the version, so take it once the kubelet is done.
+        settled = wait_for_status(http, "p1", lambda status: any(
+            (c.get("state", {}).get("waiting") or {}).get("reason") == "ImagePullBackOff"
+            for c in status.get("containerStatuses", [])))
+        version = settled["metadata"]["resourceVersion"]
+        assert int(version) > int(created["metadata"]["resourceVersion"])
         first = http.patch(f"{PODS}/p1", headers=MERGE,
                            json={"metadata": {"resourceVersion": version, "labels": {"role": "b"}}})
         assert first.status_code == 200 and int(first.json()["metadata"]["resourceVersion"]) > int(version)
