@@ -136,10 +136,15 @@ def gpu_server(server: SshServer, *args: str, key: Path | None = None, timeout: 
 
 
 def quick_setup() -> str:
-    """The second half of `make setup` (uv sync) from this machine's uv cache, offline."""
+    """The second half of `make setup` (uv sync) from this machine's uv cache, offline, with the
+    interpreter this workspace's .venv was made from: another one (the system's python3 on the
+    server's PATH) can need other wheels (uv.lock resolves some packages per Python version) that
+    the cache never held."""
     uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
     cache = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
-    return f"UV_CACHE_DIR={shlex.quote(cache)} {shlex.quote(uv)} sync --all-packages --frozen --offline"
+    python = getattr(sys, "_base_executable", sys.executable)
+    return (f"UV_CACHE_DIR={shlex.quote(cache)} {shlex.quote(uv)} sync --all-packages --frozen --offline "
+            f"--python {shlex.quote(python)}")
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *expected: str) -> None:
