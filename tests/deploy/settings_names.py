@@ -20,7 +20,8 @@ _ALSO_READ = {
 }
 
 
-def _settings_classes(service: str) -> list[type[BaseSettings]]:
+def settings_classes(service: str) -> list[type[BaseSettings]]:
+    """The settings classes `service` loads from the environment."""
     from platform_wads.settings import WadSettings
 
     if service == "gateway":
@@ -33,8 +34,10 @@ def _settings_classes(service: str) -> list[type[BaseSettings]]:
         return [Broker]
     if service == "envhost":
         from platform_envhost.config import Settings as EnvHost
+        from platform_envhost.pods.kube_settings import KubeSettings
 
-        return [EnvHost, WadSettings]  # sessions' WAD copies (platform_envhost.session_wads)
+        # sessions' WAD copies (platform_envhost.session_wads); the pod launcher's PLATFORM_KUBE_*
+        return [EnvHost, KubeSettings, WadSettings]
     if service == "recorder":
         from platform_recorder.config import Settings as Recorder
 
@@ -64,6 +67,6 @@ def variables_of(settings: type[BaseSettings]) -> set[str]:
 def read_by(service: str) -> frozenset[str]:
     """Every `PLATFORM_*` variable `service` reads."""
     names = set(_EVERY_SERVICE) | _ALSO_READ.get(service, set())
-    for settings in _settings_classes(service):
+    for settings in settings_classes(service):
         names |= variables_of(settings)
     return frozenset(name for name in names if name.startswith("PLATFORM_"))

@@ -15,22 +15,10 @@ from chart_render import FULLNAME, SERVICES, Manifest, container, deployment, en
 from helm_tool import CHART
 from platform_broker.config import Settings as BrokerSettings
 from platform_envhost.config import Settings as EnvhostSettings
-from platform_envhost.pods.kube_settings import KubeSettings
-from platform_evals.config import Settings as EvalsSettings
 from platform_gateway.config import Settings as GatewaySettings
-from platform_machines.config import Settings as MachinesSettings
-from platform_recorder.config import Settings as RecorderSettings
-from platform_wads.settings import WadSettings
 from pydantic_settings import BaseSettings
+from settings_names import read_by, settings_classes
 
-SETTINGS: dict[str, list[type[BaseSettings]]] = {
-    "gateway": [GatewaySettings, WadSettings],
-    "broker": [BrokerSettings],
-    "envhost": [EnvhostSettings, KubeSettings, WadSettings],
-    "recorder": [RecorderSettings],
-    "machines": [MachinesSettings],
-    "evals": [EvalsSettings],
-}
 # Variables the chart sets that no settings class of this checkout reads yet, each with why.
 NOT_YET_READ = {
     "PLATFORM_LOG_FORMAT": "structured logs: issue 34",
@@ -70,11 +58,6 @@ def load(settings_class: type[BaseSettings], environ: dict[str, str], monkeypatc
     return settings_class()
 
 
-def declared_variables(settings_class: type[BaseSettings]) -> set[str]:
-    prefix = settings_class.model_config.get("env_prefix", "")
-    return {f"{prefix}{field}".upper() for field in settings_class.model_fields}
-
-
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
 
 
@@ -86,8 +69,8 @@ def test_every_service_loads_its_settings_from_the_chart(helm: Path, values: Pat
     for service in SERVICES:
         workload = deployment(manifests, service)
         environ = container_environ(workload, generated)
-        read = set().union(*(declared_variables(c) for c in SETTINGS[service]))
-        for settings_class in SETTINGS[service]:
+        read = read_by(service)
+        for settings_class in settings_classes(service):
             with monkeypatch.context() as patch:
                 load(settings_class, environ, patch)  # raises on a value the service refuses
         unread = {name for name in environ if name.startswith("PLATFORM_") and name not in read
