@@ -188,7 +188,10 @@ class PodLauncher:
         port = self.settings.instance_port
 
         def serving_or_failed(pod: dict[str, Any] | None) -> bool:
-            return pod is None or bool(pod_state(pod, port).address or pod_state(pod, port).failure)
+            if pod is None:
+                return True
+            state = pod_state(pod, port)
+            return bool(state.address or state.failure)
 
         if not await self.watch.until(name, serving_or_failed, timeout):
             return PodState(failure=f"pod {name} was not ready within PLATFORM_KUBE_READY_TIMEOUT={timeout:g} s"
