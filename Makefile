@@ -14,8 +14,8 @@ RUN := $(UV) run --no-sync
 help:
 	@echo "make run        build the web app if its sources changed, start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
 	@echo "make test       check generated code, lint and types, then the tests (each member in its own env, then web/)"
-	@echo "make gen        regenerate libs/contracts from the .proto files and the web app's API types from the gateway"
-	@echo "make check-gen  fail if the generated code differs from the .proto files or the gateway's OpenAPI"
+	@echo "make gen        regenerate libs/contracts from the .proto files, the web app's API types from the gateway, the Grafana dashboards"
+	@echo "make check-gen  fail if the generated code differs from the .proto files, the gateway's OpenAPI or the dashboards' code"
 	@echo "make check      ruff, mypy (strict on every member) and the layer rules (lint-imports)"
 	@echo "make bench      run the benchmarks (bench/*.py)"
 	@echo "make lint       ruff"
@@ -47,24 +47,29 @@ test: setup check-gen check
 	@UV="$(UV)" $(RUN) python scripts/test_members.py
 
 # libs/contracts from the .proto files; web/openapi.json from the gateway and the web app's
-# client types (web/src/api/schema.d.ts) from it (scripts/gen_web.py: needs Node.js 20+).
+# client types (web/src/api/schema.d.ts) from it (scripts/gen_web.py: needs Node.js 20+);
+# deploy/grafana's dashboards from scripts/grafana_dashboards (scripts/gen_dashboards.py).
 gen: setup
 	$(RUN) bash scripts/gen_contracts.sh
 	$(RUN) python scripts/gen_web.py
+	$(RUN) python scripts/gen_dashboards.py
 
 # Temporal's rule: regenerate and fail on any difference. It compares the generated files
 # before and after `make gen` (in a fresh clone: the committed ones), so uncommitted but
 # consistent contract work passes locally too.
-GENERATED := libs/contracts/src/simulusion web/openapi.json web/src/api/schema.d.ts
+GENERATED := libs/contracts/src/simulusion web/openapi.json web/src/api/schema.d.ts web/src/gen
+# the Grafana dashboards (scripts/gen_dashboards.py), and their copies in the chart
+GENERATED += deploy/grafana deploy/helm/simulusion-platform/files/dashboards
 check-gen: setup
 	@snapshot() { find $(GENERATED) -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; }; \
 	  before="$$(snapshot)"; \
 	  out="$$($(RUN) bash scripts/gen_contracts.sh 2>&1)" || { echo "$$out" >&2; exit 1; }; \
 	  out="$$($(RUN) python scripts/gen_web.py 2>&1)" || { echo "$$out" >&2; exit 1; }; \
+	  out="$$($(RUN) python scripts/gen_dashboards.py 2>&1)" || { echo "$$out" >&2; exit 1; }; \
 	  after="$$(snapshot)"; \
 	  if [ "$$before" != "$$after" ]; then \
 	    changed="$$(diff <(echo "$$before") <(echo "$$after") | grep '^[<>]' | awk '{print $$NF}' | sort -u | paste -sd' ' - || true)"; \
-	    echo "check-gen: generated files differ from their sources (.proto files, the gateway's OpenAPI): $$changed" >&2; \
+	    echo "check-gen: generated files differ from their sources (.proto files, the gateway's OpenAPI, scripts/grafana_dashboards): $$changed" >&2; \
 	    echo "check-gen: run make gen and commit them" >&2; exit 1; \
 	  fi; echo "check-gen: generated code is up to date"
 

@@ -7,9 +7,10 @@ For each catalog entry asked for (a representative set by default, `--all` for e
   of a step that renders its frame, plus the gateway's JPEG encoding of a raw frame), median of
   `--probe-steps` steps in this process. An entry whose cost is under its control period can be
   played at its rate; the target applies to those.
-- Browser rate: a WebSocket on `/v0/sessions/{id}/stream` sending JSON `step` commands as the
-  Session page does (`frame: true`, the observation mode the page picks: "full" for small
-  observations, "none" for pictures and big ones, `auto_reset: true`), paced like its
+- Browser rate: a WebSocket on `/v0/sessions/{id}/stream` sending steps as the Session page does:
+  where it shows the whole observation ("full", small observations) and can encode the action,
+  binary `EnvRequest` steps asking for the frame (web/src/api/binarySteps.ts), else JSON `step`
+  commands (`frame: true`, observation "none" for pictures and big ones), `auto_reset: true`, paced like its
   `StepPacer` (one step in flight, on a schedule at the control rate, no bursts) and reading every
   answer and its JPEG frame, for `--seconds`. Printed as steps a second against the control rate:
   target 0.95 or better.
@@ -44,6 +45,8 @@ DEFAULT_ENVS = ("cartpole", "pendulum", "pong", "breakout", "doom-basic", "freed
                 "halfcheetah", "menagerie-franka-emika-panda-reach")
 DEFAULT_CONTROL_RATE = 30.0  # the page's, when an environment reports none (web/src/lib/play/pacer.ts)
 FULL_OBSERVATION_LIMIT = 512  # web/src/lib/play/observation.ts
+ENCODABLE_DTYPES = {"float64", "float32", "int64", "uint64", "int32", "uint32", "int16", "uint16", "int8", "uint8",
+                    "bool"}  # web/src/api/envValues.ts
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Figures:
     browser_cpu_ms: list[float] = field(default_factory=list)
     sdk_cpu_ms: list[float] = field(default_factory=list)
     frame_bytes: list[int] = field(default_factory=list)
+    binary: bool = False
     error: str = ""
 
     @property
@@ -94,6 +98,26 @@ def _elements(space: dict[str, Any]) -> int:
     if kind == "tuple":
         return sum(_elements(sub) for sub in space.get("spaces", []))
     return 0
+
+
+def binary_steps(mode: str, action_space: dict[str, Any] | None) -> bool:
+    """Whether the Session page sends its steps as binary messages (sessionPlayer.ts: the whole
+    observation shown, and an action space envValues.ts `encodable` says it can encode)."""
+    return mode == "full" and _encodable(action_space)
+
+
+def _encodable(space: dict[str, Any] | None) -> bool:
+    kind = (space or {}).get("type")
+    if kind == "box":
+        return (space or {}).get("dtype") in ENCODABLE_DTYPES
+    if kind in ("discrete", "multi_binary"):
+        return True
+    subs = (space or {}).get("spaces")
+    if kind == "dict" and isinstance(subs, dict):
+        return all(_encodable(sub) for sub in subs.values())
+    if kind == "tuple" and isinstance(subs, list):
+        return all(_encodable(sub) for sub in subs)
+    return False
 
 
 def jsonable(action: Any) -> Any:
@@ -171,7 +195,7 @@ class Pacer:
         self.due = (self.due if on_schedule else now) + self.period
 
 
-def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, seconds: float,
+def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, binary: bool, seconds: float,
                    figures: Figures, gateway: int) -> None:
     from websockets.sync.client import connect
 
@@ -186,9 +210,13 @@ def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, secon
         while time.perf_counter() - start < seconds:
             pacer.wait()
             ident += 1
-            socket.send(json.dumps({"id": ident, "op": "step", "action": jsonable(action_space.sample()),
-                                    "frame": True, "observation": mode, "auto_reset": True}))
-            frame = _answer(socket)
+            if binary:
+                socket.send(_binary_step(ident, action_space.sample()))
+                frame = _binary_answer(socket)
+            else:
+                socket.send(json.dumps({"id": ident, "op": "step", "action": jsonable(action_space.sample()),
+                                        "frame": True, "observation": mode, "auto_reset": True}))
+                frame = _answer(socket)
             if frame is not None:
                 figures.frame_bytes.append(len(frame))
             steps += 1
@@ -196,6 +224,30 @@ def browser_window(ws_url: str, action_space: Any, rate: float, mode: str, secon
         cpu = (cpu_seconds(gateway) or 0.0) - cpu_before
     figures.browser_rates.append(steps / elapsed)
     figures.browser_cpu_ms.append(cpu / max(steps, 1) * 1000)
+
+
+def _binary_step(ident: int, action: Any) -> bytes:
+    from platform_contracts.values import value_from_python
+    from simulusion.env.v1 import environment_pb2 as env_pb
+
+    request = env_pb.EnvRequest(id=ident)
+    request.step.action.CopyFrom(value_from_python(action))
+    request.step.render = True
+    request.step.auto_reset = True
+    return request.SerializeToString()
+
+
+def _binary_answer(socket: Any) -> bytes | None:
+    """Read one binary step's answer as the page does (its observation and info decoded); its JPEG."""
+    from platform_contracts.values import json_from_datamap, python_from_value
+    from simulusion.env.v1 import environment_pb2 as env_pb
+
+    response = env_pb.EnvResponse.FromString(socket.recv())
+    if response.HasField("error"):
+        raise RuntimeError(f"step: {response.error.message}")
+    python_from_value(response.step.observation)
+    json_from_datamap(response.step.info)
+    return response.step.frame.data if response.step.frame.encoding == "jpeg" else None
 
 
 def _answer(socket: Any) -> bytes | None:
@@ -255,12 +307,15 @@ def measure(client: httpx.Client, url: str, entry: dict[str, Any], args: argpars
     try:
         figures.control_rate = float((session.get("metadata") or {}).get("control_rate") or DEFAULT_CONTROL_RATE)
         mode = observation_mode(session.get("observation_space"))
+        binary = binary_steps(mode, session.get("action_space"))
+        figures.binary = binary
         ws_url = url.replace("http", "ws", 1) + f"/v0/sessions/{session['id']}/stream"
         for round_index in range(args.rounds):
             order = ("browser", "sdk") if round_index % 2 == 0 else ("sdk", "browser")
             for which in order:
                 if which == "browser":
-                    browser_window(ws_url, action_space, figures.control_rate, mode, args.seconds, figures, gateway)
+                    browser_window(ws_url, action_space, figures.control_rate, mode, binary, args.seconds, figures,
+                                   gateway)
                 else:
                     sdk_window(url, entry["id"], action_space, figures.control_rate, args.seconds, figures, gateway)
     except Exception as exc:  # noqa: BLE001
@@ -283,7 +338,8 @@ def report(figures: Figures) -> None:
           f"({'under' if playable else 'OVER'} its period)  browser {spread(figures.browser_rates, 1)}/s = "
           f"{spread(rate_ratios)} of control ({met if playable else 'not a target'})  gateway CPU/step "
           f"browser {spread(figures.browser_cpu_ms)} ms vs SDK {spread(figures.sdk_cpu_ms)} ms = {cpu_ratio:.2f}x  "
-          f"frame {statistics.median(figures.frame_bytes or [0]) / 1000:.1f} kB", flush=True)
+          f"frame {statistics.median(figures.frame_bytes or [0]) / 1000:.1f} kB  "
+          f"{'binary' if figures.binary else 'text'} steps", flush=True)
 
 
 def main() -> int:

@@ -8,7 +8,9 @@
 # - OpenSSH's client and server: the machines service's tests run a real sshd on a free loopback
 #   port (platform_testing.sshd) and check the SSH command parser against `ssh -G`;
 # - Debian's docker-compose: tests/deploy/test_compose.py has it parse and validate compose.yaml
-#   (`docker-compose config` needs no container engine).
+#   (`docker-compose config` needs no container engine);
+# - Debian's prometheus (prometheus and promtool): tests/test_e2e_metrics.py checks /metrics with
+#   `promtool check metrics` and has a real Prometheus scrape a running platform.
 # It installs only what is missing and does nothing when everything is there. Without root or
 # apt-get it prints a hint and exits 0.
 set -euo pipefail
@@ -65,8 +67,13 @@ if ! command -v docker-compose >/dev/null 2>&1; then
     missing+=("docker-compose")
 fi
 
+# The metrics' tests: a real Prometheus server and promtool (both in Debian's prometheus package).
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+    missing+=("prometheus")
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install_system_deps: Mesa EGL, OSMesa, Chromium, OpenSSH and docker-compose are present; nothing to do"
+    echo "install_system_deps: Mesa EGL, OSMesa, Chromium, OpenSSH, docker-compose and Prometheus are present; nothing to do"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nats
 import platform_sdk
-from platform_bus import NatsCredentials, connect
+from platform_bus import NatsCredentials, connect, flush_queued
 from platform_contracts import subjects
 from platform_local import SERVICES, LocalPlatform
 from platform_testing.nats_refusal import refusal
@@ -58,7 +58,7 @@ async def test_managed_launcher_nats_takes_each_service_as_its_own_user(tmp_path
             nc = await connect(platform.nats_url, name=f"platform-{name}", timeout=3, credentials=credentials,
                                logger=logger)  # a refusal once connected: a warning there
             await nc.publish(subjects.BROKER_CREATE_SESSION, b"x")  # only the gateway may ask the broker
-            await nc.flush()
+            await flush_queued(nc)
             refused = await said.wait_for("permissions violation for publish", 0.5 if name == "gateway" else 10)
             assert refused == (name != "gateway"), (name, said.lines)
             await nc.close()

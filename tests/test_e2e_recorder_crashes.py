@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import platform_sdk
 import pytest
+from platform_sdk.recordings import EpisodeFolder
 from platform_testing.platform import running_platform
 from platform_testing.waiting import instance_pids, wait_for
 
@@ -31,18 +32,32 @@ def _closed_meta(folder: Path, timeout: float = 120.0) -> dict:
     return wait_for(check, timeout=timeout, what=f"recording {folder} to be closed")
 
 
-def _recorded(folder: Path, meta: dict) -> tuple[list[int], list[int]]:
+def _recorded(folder: Path) -> tuple[list[int], list[int]]:
     """Every recorded event seq (each episode's reset, `first_seq`, then its steps' `seq`) and
-    every action, episode by episode, in order."""
+    every action, episode by episode, in order: of every episode, those in the sealed episode
+    lists of a long recording too (read as a user would, with `EpisodeFolder`)."""
     seqs: list[int] = []
     actions: list[int] = []
-    for entry in meta["episodes"]:
+    for entry in EpisodeFolder(folder).episodes:
         assert entry["file"], f"episode {entry['index']} of {folder.name} was written: {entry}"
         data = np.load(folder / entry["file"])
         seqs += [entry["first_seq"], *data["seq"].tolist()]
         assert seqs[-1] == entry["last_seq"]
         actions += data["actions"].tolist()
     return seqs, actions
+
+
+def _every_seq_once_in_order(seqs: list[int]) -> str | None:
+    """None when `seqs` is 1, 2, ... with nothing missing or repeated; otherwise a short account
+    of the first place it goes wrong (a full diff of thousands of numbers takes minutes)."""
+    for index, seq in enumerate(seqs):
+        if seq != index + 1:
+            around = seqs[max(0, index - 3): index + 4]
+            repeated = len(seqs) - len(set(seqs))
+            missing = len(set(range(1, max(seqs) + 1)) - set(seqs))
+            return (f"{len(seqs)} seqs; the first wrong one is at index {index}: {seq} where "
+                    f"{index + 1} belongs (around it: {around}); {repeated} repeated, {missing} missing")
+    return None
 
 
 def test_recorder_and_nats_killed_during_a_long_run_lose_and_duplicate_nothing(tmp_path):
@@ -82,9 +97,13 @@ def test_recorder_and_nats_killed_during_a_long_run_lose_and_duplicate_nothing(t
 
         folder = Path(stack.recordings) / sid
         meta = _closed_meta(folder)
-        seqs, actions = _recorded(folder, meta)
-        assert seqs == list(range(1, len(seqs) + 1)), "every step exactly once, in order"
-        assert actions == sent, "every action the client sent, in order"
+        seqs, actions = _recorded(folder)
+        wrong = _every_seq_once_in_order(seqs)
+        assert wrong is None, f"every step exactly once, in order: {wrong}"
+        first_wrong = next((i for i, (a, b) in enumerate(zip(actions, sent)) if a != b), None)
+        assert len(actions) == len(sent) and first_wrong is None, (
+            f"every action the client sent, in order: {len(actions)} recorded of {len(sent)} sent, "
+            f"the first differing at {first_wrong}")
         assert meta["last_seq"] == meta["published_last_seq"] == len(seqs)
 
 
@@ -103,6 +122,6 @@ def test_an_environment_killed_mid_episode_leaves_its_steps_readable(platform_st
     folder = Path(platform_stack.recordings) / sid
     meta = _closed_meta(folder)
     assert meta["status"] == "crashed" and meta["log_tail"]
-    seqs, actions = _recorded(folder, meta)
+    seqs, actions = _recorded(folder)
     assert seqs == list(range(1, 39)), "the reset and the 37 steps before the kill"
     assert len(actions) == 37

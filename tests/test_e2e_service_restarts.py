@@ -26,7 +26,6 @@ import httpx
 import nats
 import platform_sdk
 import pytest
-from nats.js.errors import NotFoundError
 from platform_contracts import subjects
 from platform_contracts.step_batches import parse_batch
 from platform_local.local_platform import free_port
@@ -195,22 +194,45 @@ def ended_recording(url: str, session_id: str, status: str) -> dict[str, Any]:
                     timeout=BACK_S, what=f"the recording of {session_id} to be {status}")
 
 
-async def last_stored_seq(nats_url: str, session_id: str) -> int:
-    """The highest step seq JetStream holds for the session (its events go out in seq order)."""
-    nc = await nats.connect(nats_url)
-    try:
+class StoredSteps(threading.Thread):
+    """The highest step seq JetStream stored for a session, seen through an ordered consumer of
+    its step subjects from the stream's start (the recorder deletes written step events from the
+    stream, so they are watched as they are stored, not read afterwards)."""
+
+    def __init__(self, nats_url: str, session_id: str) -> None:
+        super().__init__(daemon=True)
+        self.nats_url, self.session_id = nats_url, session_id
+        self.top = 0
+        self.watching = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._done: asyncio.Future[None] | None = None
+
+    def run(self) -> None:
+        self._loop.run_until_complete(self._watch())
+
+    async def _watch(self) -> None:
+        self._done = self._loop.create_future()
+        nc = await nats.connect(self.nats_url)
         js = nc.jetstream()
-        top = 0
-        for subject, parse in ((subjects.session_steps(session_id), lambda data: [StepEvent.FromString(data)]),
-                               (subjects.session_step_batches(session_id), parse_batch)):
-            try:
-                msg = await js.get_last_msg(subjects.SESSIONS_STREAM, subject)
-            except NotFoundError:
-                continue
-            top = max(top, *(event.seq for event in parse(msg.data)))
-        return top
-    finally:
+        parsers = {subjects.session_steps(self.session_id): lambda data: [StepEvent.FromString(data)],
+                   subjects.session_step_batches(self.session_id): parse_batch}
+
+        async def on_msg(msg: Any) -> None:
+            self.top = max(self.top, *(event.seq for event in parsers[msg.subject](msg.data)))
+
+        subs = [await js.subscribe(subject, cb=on_msg, ordered_consumer=True) for subject in parsers]
+        self.watching.set()
+        await self._done
+        for sub in subs:
+            await sub.unsubscribe()
         await nc.close()
+
+    def stop(self, settle: float = 2.0) -> int:
+        """The highest seq stored, once what was stored has had `settle` seconds to arrive."""
+        time.sleep(settle)
+        self._loop.call_soon_threadsafe(lambda: self._done is not None and self._done.set_result(None))
+        self.join(30)
+        return self.top
 
 
 def test_a_killed_broker_is_started_again_and_sessions_step_on(launcher: Launcher) -> None:
@@ -251,6 +273,9 @@ def test_a_killed_recorder_catches_up_and_loses_no_step(launcher: Launcher) -> N
 def test_a_killed_env_host_ends_only_its_sessions_and_comes_back(launcher: Launcher, durable: bool) -> None:
     env = platform_sdk.connect("cartpole", url=launcher.url, record=True, durable=durable)
     sid = env.session_id
+    stored_steps = StoredSteps(launcher.nats_url, sid)
+    stored_steps.start()
+    assert stored_steps.watching.wait(30), "watching the session's step events"
     env.reset(seed=0)
     with Stepper(env) as stepper:
         stepper.steps_after(40)
@@ -269,7 +294,7 @@ def test_a_killed_env_host_ends_only_its_sessions_and_comes_back(launcher: Launc
     assert session["state"] == "crashed" and "no heartbeat" in session["reason"], session
     recording = ended_recording(launcher.url, sid, "crashed")
     assert recording["reason"] == session["reason"], recording
-    stored = asyncio.run(last_stored_seq(launcher.nats_url, sid))
+    stored = stored_steps.stop()
     answered = 1 + len(stepper.actions)  # the first reset, then each step or reset answered
     if durable:  # each answer came after its event was stored: none is lost
         assert answered <= stored <= answered + 1, (stored, answered)

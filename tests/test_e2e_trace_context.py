@@ -4,7 +4,7 @@ One platform (with a warm pool, so claims happen) is watched on `platform.>` whi
 client goes through everything that sends messages: the broker's restart (reconcile's list and
 stop, the pool's start), a recorded session claimed from the pool (reset, steps, a hold, an
 in-memory snapshot, a saved snapshot and its restore, close) and the REST reads of envs,
-sessions, recordings, saved snapshots and usage, a comparison stored and read, then the recording's
+sessions (a session's trace among them), recordings, saved snapshots, usage and /metrics, a comparison stored and read, then the recording's
 delete, the machines' and experiments' requests, and the evals' (a refused one, the list, one nowhere). Each subject of `platform_contracts.subjects` is then a test of its own: something was
 sent on it, and every message sent on it has a `traceparent` header.
 """
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import httpx
 import nats
+from platform_bus import flush_queued
 import platform_sdk
 import pytest
 from opentelemetry import trace
@@ -93,7 +94,7 @@ class BusWatch:
                 self.seen.append(Seen(msg.subject, dict(msg.headers or {}), msg.data, time.monotonic()))
 
         await nc.subscribe("platform.>", cb=keep)
-        await nc.flush()
+        await flush_queued(nc)
         self._ready.set()
         await self._stop.wait()
         await nc.close()
@@ -135,8 +136,9 @@ def traced_session_and_reads(url: str, nats_url: str, sshd: SshServer) -> None:
             while not done:
                 _, _, terminated, truncated, _ = env.step(0)
                 done = terminated or truncated
-        for path in ("/v0/envs", "/v0/sessions", f"/v0/sessions/{session_id}", "/v0/snapshots",
-                     f"/v0/snapshots/{saved['id']}", "/v0/recordings", "/v0/usage"):
+        for path in ("/v0/envs", "/v0/sessions", f"/v0/sessions/{session_id}", f"/v0/sessions/{session_id}/trace",
+                     "/v0/snapshots",
+                     f"/v0/snapshots/{saved['id']}", "/v0/recordings", "/v0/usage", "/metrics"):
             assert http.get(path).status_code == 200, path
         wait_for(lambda: http.get(f"/v0/recordings/{session_id}").json().get("status") == "closed",
                  what="the recording to close")
@@ -233,4 +235,4 @@ def test_the_subjects_are_all_checked() -> None:
     """The list the tests above run over is the module's, not a copy that can fall behind."""
     assert {"BROKER_CREATE_SESSION", "ENVHOST_HEARTBEAT", "RECORDER_SAVE_SNAPSHOT", "RECORDER_SAVE_COMPARISON",
             "MACHINES_ADD", "session_steps", "session_step_batches", "envhost_claim"} <= set(SUBJECTS)
-    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8 + 7 + 1 + 5  # ... experiments' fetch, the evals'
+    assert len(SUBJECTS) == 6 + 1 + 4 + 8 + 3 + 3 + 4 + 8 + 7 + 1 + 5 + 1 + 1  # ... the evals', the recent spans', metrics'

@@ -7,6 +7,7 @@ import asyncio
 
 import nats
 import numpy as np
+from platform_bus import flush_queued
 import platform_sdk
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -28,7 +29,7 @@ def test_the_sdk_trace_id_reaches_the_step_event_headers(platform_stack):
                 done.set()
 
         await nc.subscribe(subjects.session_steps(sid), cb=handler)
-        await nc.flush()
+        await flush_queued(nc)
         ready.set()
         await asyncio.wait_for(done.wait(), 30)
         await nc.close()
@@ -67,7 +68,7 @@ def test_a_vector_step_carries_the_sdk_trace_id_onto_the_bus(platform_stack):
                 done.set()
 
         await nc.subscribe(subjects.session_step_batches(sid), cb=handler)
-        await nc.flush()
+        await flush_queued(nc)
         ready.set()
         await asyncio.wait_for(done.wait(), 30)
         await nc.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -149,6 +150,38 @@ async def test_a_failing_instance_raises_with_its_log_tail(tmp_path: Path, facto
     assert "loading level 3 of the broken world" in error.log_tail
     assert "RuntimeError: the level file is corrupt" in error.log_tail
     assert error.log_tail in str(error)
+
+
+def _json_lines(text: str) -> list[dict[str, str]]:
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines and all(isinstance(line, dict) for line in lines)
+    return lines
+
+
+async def test_in_json_mode_the_log_holds_json_lines_only(tmp_path: Path) -> None:
+    """PLATFORM_LOG_FORMAT=json in the instance's environment: its own log lines are JSON, and
+    what it prints otherwise (the READY line) is wrapped into JSON lines naming the instance."""
+    env = {**os.environ, "PLATFORM_LOG_FORMAT": "json"}
+    instance = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), tmp_path, "cp-json", env=env)
+    try:
+        assert (await _spec_of(instance)).env_id == "CartPole-v1"
+    finally:
+        await instance.stop()
+    lines = _json_lines(instance.log_path.read_text())
+    ready = [line for line in lines if line["message"].startswith("READY unix:")]
+    assert [(line["service"], line["logger"], line["instance"]) for line in ready] == [("instance", "output", "cp-json")]
+    assert all({"time", "level", "service", "logger", "message"} <= set(line) for line in lines)
+
+
+async def test_in_json_mode_a_failing_instance_keeps_its_log_tail(tmp_path: Path, factory_dir: Path) -> None:
+    spec = LaunchSpec(factory="launch_envs:broken", path=str(factory_dir))
+    env = {**os.environ, "PLATFORM_LOG_FORMAT": "json"}
+    with pytest.raises(LaunchError) as info:
+        await launch_instance(spec, tmp_path, "bad-json", env=env)
+    messages = [line["message"] for line in _json_lines(info.value.log_tail)]
+    assert "loading level 3 of the broken world" in messages
+    assert any("RuntimeError: the level file is corrupt" in message for message in messages)
+    assert _json_lines((tmp_path / "bad-json.log").read_text())[-1]["message"] == messages[-1]
 
 
 async def test_a_slow_instance_times_out_and_is_killed(tmp_path: Path, factory_dir: Path) -> None:

@@ -189,3 +189,19 @@ def test_a_copy_with_a_manifest_reads_only_the_episodes_it_lists(recording: Path
     with pytest.warns(PlatformWarning, match=r"episode\(s\) 1 not in manifest.json"):
         folder = EpisodeFolder(recording)
     assert len(folder) == 1 and folder[0].index == 0
+
+
+def test_a_long_recording_s_sealed_episode_lists_are_read_first(tmp_path: Path) -> None:
+    """meta.json's `episode_lists` name the files of its first entries (docs/recording-format.md)."""
+    folder = tmp_path / "s-long"
+    folder.mkdir()
+    entries = [write_episode(folder, index, 2) for index in range(7)]
+    (folder / "episodes-000000.json").write_text(json.dumps(entries[:3]))
+    (folder / "episodes-000001.json").write_text(json.dumps(entries[3:6]))
+    write_meta(folder, entries[6:], episode_lists=["episodes-000000.json", "episodes-000001.json"])
+    episodes = EpisodeFolder(folder)
+    assert [e.index for e in episodes] == list(range(7)) and len(episodes.meta["episodes"]) == 7
+    assert "episode_lists" not in episodes.meta
+    (folder / "episodes-000001.json").unlink()
+    with pytest.raises(FileNotFoundError, match="names the episode list episodes-000001.json"):
+        EpisodeFolder(folder)

@@ -41,7 +41,8 @@ from platform_testing.waiting import wait_for
 # kind 0.24's node image runs Kubernetes 1.31; the chart's kubeVersion is >= 1.29.
 KUBERNETES_VERSION = "1.31.0"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
-# Custom resources that Kubernetes' schemas do not hold (checked field by field below instead).
+# Custom resources that Kubernetes' schemas do not hold (the ServiceMonitor: against the Prometheus
+# Operator's CRD schema in test_chart_observability.py).
 CUSTOM_KINDS = {"ServiceMonitor"}
 
 INSTALL_LINE_SETS = (
@@ -321,6 +322,8 @@ def test_given_secrets_are_referenced_and_none_is_generated(helm: Path) -> None:
     assert gateway["PLATFORM_AUTH"] == "token" and gateway["PLATFORM_MODE"] == "managed"
     assert gateway["PLATFORM_LOG_FORMAT"] == "json"
     assert gateway["PLATFORM_METRICS_TOKEN"] == ("secret", "platform-metrics", "token")
+    for service in ("broker", "envhost", "recorder", "machines", "evals"):  # they answer the gateway over NATS
+        assert "PLATFORM_METRICS_TOKEN" not in env_of(deployment(manifests, service))
     for service in ("gateway", "broker", "machines", "evals"):
         assert env_of(deployment(manifests, service))["PLATFORM_DATABASE_URL"] == ("secret", "platform-db", "database-url")
     recorder = env_of(deployment(manifests, "recorder"))

@@ -19,11 +19,6 @@ from platform_gateway.config import Settings as GatewaySettings
 from pydantic_settings import BaseSettings
 from settings_names import read_by, settings_classes
 
-# Variables the chart sets that no settings class of this checkout reads yet, each with why.
-NOT_YET_READ = {
-    "PLATFORM_LOG_FORMAT": "structured logs: issue 34",
-    "PLATFORM_METRICS_TOKEN": "the /metrics guard: issue 34",
-}
 POD_FIELDS = {"metadata.name": "platform-simulusion-platform-envhost-7d9f8-x2x4z", "status.podIP": "10.244.1.17"}
 A_SECRET = "s3cr3t-0123456789abcdefghijklmnopqrstuvwxyzABCDEF"  # 48 characters, like the chart's
 SECRET_VALUES = {"PLATFORM_DATABASE_URL": "postgresql+asyncpg://platform:pw@db.example:5432/platform"}
@@ -73,8 +68,7 @@ def test_every_service_loads_its_settings_from_the_chart(helm: Path, values: Pat
         for settings_class in settings_classes(service):
             with monkeypatch.context() as patch:
                 load(settings_class, environ, patch)  # raises on a value the service refuses
-        unread = {name for name in environ if name.startswith("PLATFORM_") and name not in read
-                  and name not in NOT_YET_READ}
+        unread = {name for name in environ if name.startswith("PLATFORM_") and name not in read}
         assert not unread, f"{service} ({values.name}) is given variables it does not read: {sorted(unread)}"
 
 

@@ -25,6 +25,8 @@ DATA = ROOT / "data"
 PLATFORM_UID = "10001:10001"
 LONG_RUNNING = ("nats", "postgres", *PLATFORM_SERVICES)
 THIRD_PARTY = ("nats", "postgres")
+# The `observability` profile's (tests/deploy/test_compose_observability.py).
+OBSERVABILITY = ("otel-collector", "jaeger", "prometheus", "grafana")
 
 
 def compose_config(*files: str, profiles: tuple[str, ...] = (), env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -73,9 +75,10 @@ def volume_mount(volume: str | dict[str, Any], named: dict[str, Any]) -> tuple[s
 
 
 def test_the_services_and_the_build_profile(config: dict[str, Any]) -> None:
-    assert set(services(config)) == {"secrets", *LONG_RUNNING, "byo-example"}
+    assert set(services(config)) == {"secrets", *LONG_RUNNING, "byo-example", *OBSERVABILITY}
     profiled = {name: service["profiles"] for name, service in services(config).items() if "profiles" in service}
-    assert profiled == {"byo-example": ["build"]}  # built by --profile build, never started by `up`
+    # byo-example: built by --profile build, never started by `up`; the others: --profile observability
+    assert profiled == {"byo-example": ["build"], **{name: ["observability"] for name in OBSERVABILITY}}
     assert compose_config(profiles=("build",))["services"].keys() == services(config).keys()
 
 
@@ -87,7 +90,9 @@ def test_the_gateway_is_published_on_8000_or_platform_port(config: dict[str, Any
     assert published(compose_config(env={"PLATFORM_PORT": "8080"})) == [("127.0.0.1", 8080, 8000)]
     assert published(compose_config(env={"PLATFORM_BIND_ADDRESS": "0.0.0.0"})) == [("0.0.0.0", 8000, 8000)]
     others = {name for name, service in services(config).items() if service.get("ports")}
-    assert others == {"gateway"}, "only the gateway is reached from outside"
+    assert others == {"gateway", "otel-collector", "prometheus", "grafana"}, "only these are reached from outside"
+    for name in others - {"gateway"}:  # the observability profile's: this machine only
+        assert {port_mapping(port)[0] for port in services(config)[name]["ports"]} == {"127.0.0.1"}, name
 
 
 def test_the_platform_services_run_as_uid_10001_unprivileged(config: dict[str, Any]) -> None:
@@ -147,6 +152,8 @@ def test_services_start_after_what_they_need(config: dict[str, Any]) -> None:
 def test_the_data_is_in_dot_data_and_two_volumes(config: dict[str, Any]) -> None:
     mounts: dict[str, set[str]] = {}
     for name, service in services(config).items():
+        if name in OBSERVABILITY:  # their configuration files and ./data's files: the profile's test
+            continue
         for volume in service.get("volumes", []):
             kind, source, target = volume_mount(volume, config["volumes"])
             if kind == "bind":
@@ -242,24 +249,30 @@ def run_secrets_service(config: dict[str, Any], data: Path, nats: Path) -> subpr
                           env={**os.environ, **environment}, timeout=60)
 
 
-def test_the_step_ticket_secret_is_generated_once_for_uid_10001(config: dict[str, Any], tmp_path: Path) -> None:
+def test_the_step_ticket_secret_and_metrics_token_are_generated_once_for_uid_10001(config: dict[str, Any], tmp_path: Path) -> None:
     assert os.geteuid() == 0, "the secrets service runs as root (it hands ./data to uid 10001): run this test as root"
     data, nats = tmp_path / "data", tmp_path / "nats"
     first = run_secrets_service(config, data, nats)
     assert first.returncode == 0, first.stderr
-    secret_file = data / "step-ticket-secret"
-    assert first.stdout == f"step ticket secret: generated {secret_file}\n"
-    secret = secret_file.read_text()
-    info = secret_file.stat()
-    assert (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) == (0o600, 10001, 10001)
+    secret_file, token_file = data / "step-ticket-secret", data / "metrics-token"
+    assert first.stdout == (f"step ticket secret: generated {secret_file}\n"
+                            f"metrics token: generated {token_file}\n")
+    secret, token = secret_file.read_text(), token_file.read_text()
+    for made in (secret_file, token_file):
+        info = made.stat()
+        assert (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) == (0o600, 10001, 10001), made
     assert secret_problem(secret.strip()) is None and len(secret.strip()) == 64
+    assert len(token.strip()) == 64 and token != secret
 
     again = run_secrets_service(config, data, nats)
-    assert (again.returncode, again.stdout) == (0, f"step ticket secret: kept {secret_file}\n")
+    assert (again.returncode, again.stdout) == (0, f"step ticket secret: kept {secret_file}\n"
+                                                   f"metrics token: kept {token_file}\n")
     assert secret_file.read_text() == secret, "the secret was generated again"
+    assert token_file.read_text() == token, "the metrics token was generated again"
 
     for folder, mode in (("", 0o755), ("ssh", 0o700), ("recordings", 0o750), ("recorder-spool", 0o750),
-                         ("cache", 0o750), ("wads", 0o750), ("envhost", 0o750)):
+                         ("cache", 0o750), ("wads", 0o750), ("envhost", 0o750), ("prometheus", 0o750),
+                         ("grafana", 0o750)):
         info = (data / folder).stat()
         assert (stat.S_IMODE(info.st_mode), info.st_uid) == (mode, 10001), folder
     assert nats.stat().st_uid == 10001

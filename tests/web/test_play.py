@@ -6,7 +6,8 @@ must be the recording's (the server's own account of the episode), and the recor
 both of the arrow keys' actions. A Pendulum slider's value must be the action the server
 received at each step (held from step to step while playing); the `levels` test environment's
 level buttons too, and its Random agent's sampled actions, played no faster than the control
-rate. A bad option value (Pong's frameskip 0, or past its maximum) shows the server's 422 beside that
+rate. Pendulum's steps go as binary messages (the page shows its whole observation) and the
+page shows what the server recorded. A bad option value (Pong's frameskip 0, or past its maximum) shows the server's 422 beside that
 field. An episode that ends in success says so. H1's 19 sliders fit the page at 1280 and 1024 px.
 Snapshots are taken and restored in the session, saved with a label, listed and resumed into a
 new session at that moment. A killed environment shows its log tail instead of the picture, a
@@ -15,6 +16,7 @@ session closed elsewhere says it is closed. Screenshots go to test-output/web/.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -253,6 +255,32 @@ def test_a_slider_is_the_action_the_server_receives_and_holds_while_playing(page
     assert len(actions) == shown_steps
     assert actions[:5] == [2.0, 2.0, 2.0, -2.0, -2.0]
     assert actions[5:] == [pytest.approx(-1.5)] * (shown_steps - 5)
+
+
+def test_steps_with_the_whole_observation_go_as_binary_messages(page: Page, http, console) -> None:
+    """Pendulum's page shows its whole observation, so its steps go as the environment protocol's
+    binary messages (what the SDK sends, passed through by the gateway): the page shows what the
+    server recorded, and the picture moves; its reset stays a text command."""
+    sent: list[str | bytes] = []
+    page.on("websocket", lambda socket: socket.on("framesent", lambda payload: sent.append(payload)))
+    sid = start(page, "pendulum", record=True)
+    first_picture = page.get_by_test_id("frame").get_attribute("src")
+    step(page, 3)
+    steps_sent = [message for message in sent if isinstance(message, bytes)]
+    texts = [message for message in sent if isinstance(message, str)]
+    assert len(steps_sent) == 3, f"expected 3 binary steps, the page sent {len(steps_sent)} and the texts {texts}"
+    assert all('"op":"step"' not in text for text in texts), texts
+    assert page.get_by_test_id("frame").get_attribute("src") != first_picture
+    shown_observation = json.loads(page.get_by_test_id("observation").inner_text())
+    shown_reward = shown_number(page, "reward")
+
+    close_and_read(page, http, sid)
+    body = http.get(f"/v0/recordings/{sid}/episodes/0", params={"arrays": "observations,rewards"}).json()
+    observations, rewards = body["arrays"]["observations"]["data"], body["arrays"]["rewards"]["data"]
+    assert len(observations) == 4  # the reset's and 3 steps'
+    assert shown_observation == pytest.approx(observations[-1], abs=2e-4)
+    assert shown_reward == pytest.approx(rewards[-1], abs=1e-2)
+    console.check()
 
 
 def test_named_sliders_for_a_mujoco_environment(page: Page, http, screenshot) -> None:

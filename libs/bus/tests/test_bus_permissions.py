@@ -14,7 +14,7 @@ from typing import Any
 import nats
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
-from platform_bus import NatsCredentials, NatsUnreachableError, connect
+from platform_bus import NatsCredentials, NatsUnreachableError, connect, flush_queued
 from platform_bus.permissions import (
     SERVICE_PERMISSIONS,
     SERVICES,
@@ -110,7 +110,7 @@ def _allowed(subject: str, kind: str) -> set[str]:
 def _request_subjects() -> list[str]:
     """Every request subject of platform_contracts.subjects (the constants, the env host's per host)."""
     constants = [v for k, v in vars(subjects).items() if k.isupper() and isinstance(v, str) and v.startswith("platform.")
-                 and "*" not in v and ">" not in v and v != subjects.ENVHOST_HEARTBEAT]
+                 and "*" not in v and ">" not in v and v not in (subjects.ENVHOST_HEARTBEAT, subjects.TRACES_RECENT)]
     per_host = [f("h1") for f in (subjects.envhost_start, subjects.envhost_stop, subjects.envhost_list,
                                   subjects.envhost_claim)]
     return sorted(constants + per_host)
@@ -123,6 +123,12 @@ def test_every_request_subject_has_one_asking_and_one_answering_service(subject:
     assert not askers & answerers, "no service asks itself"
 
 
+def test_the_gateway_gathers_recent_spans_from_every_service() -> None:
+    """A scatter-gather: the gateway asks, every service answers (the gateway too, for its own spans)."""
+    assert _allowed(subjects.TRACES_RECENT, "publish") == {"gateway"}
+    assert _allowed(subjects.TRACES_RECENT, "subscribe") == set(SERVICE_PERMISSIONS)
+
+
 def test_session_events_are_published_by_the_env_host_and_the_broker_only() -> None:
     assert _allowed(subjects.session_step_batches("s1"), "publish") == {"envhost"}
     assert _allowed(subjects.session_steps("s1"), "publish") == {"envhost"}
@@ -130,7 +136,9 @@ def test_session_events_are_published_by_the_env_host_and_the_broker_only() -> N
     assert _allowed(subjects.session_lifecycle("s1"), "publish") == {"envhost", "broker"}
     assert _allowed(subjects.session_steps("s1"), "subscribe") == set()  # read through durable consumers only
     assert _allowed(f"$JS.API.STREAM.DELETE.{STREAM}", "publish") == set()
-    assert _allowed(f"$JS.API.STREAM.PURGE.{STREAM}", "publish") == set()
+    # the recorder deletes the step events it has written, and gives the stream its limit
+    assert _allowed(f"$JS.API.STREAM.PURGE.{STREAM}", "publish") == {"recorder"}
+    assert _allowed(f"$JS.API.STREAM.UPDATE.{STREAM}", "publish") == {"recorder"}
 
 
 def test_authorization_block_refuses_what_would_break_the_config() -> None:
@@ -185,8 +193,8 @@ async def test_the_gateway_asks_the_broker_and_the_recorder(clients: Any) -> Non
     for subject in asked:
         answerer = broker if subject.startswith("platform.broker.") else recorder
         await _answer(answerer, subject, queue=subjects.BROKER_QUEUE if answerer is broker else "recorder")
-    await broker.nc.flush()
-    await recorder.nc.flush()
+    await flush_queued(broker.nc)
+    await flush_queued(recorder.nc)
     for subject in asked:
         assert (await gateway.nc.request(subject, b"q", timeout=5)).data == b"answer to q", subject
     assert broker.errors == recorder.errors == gateway.errors == []
@@ -207,7 +215,7 @@ async def test_the_broker_drives_env_hosts_and_env_hosts_beat_and_save_snapshots
 
     await broker.nc.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_beat)
     for client in (broker, envhost, recorder):
-        await client.nc.flush()
+        await flush_queued(client.nc)
     for subject in control:
         assert (await broker.nc.request(subject, b"q", timeout=5)).data == b"answer to q", subject
     for subject in (subjects.RECORDER_SAVE_SNAPSHOT, subjects.RECORDER_GET_SNAPSHOT):
@@ -286,7 +294,9 @@ REFUSED = [
     ("envhost", "subscription", "platform.broker.>"),
     ("envhost", "subscription", subjects.session_lifecycle("victim")),
     ("envhost", "publish", f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{subjects.RECORDER_CONSUMER}"),
-    *[(name, "publish", f"$JS.API.STREAM.{verb}.{STREAM}") for name in SERVICES for verb in ("DELETE", "PURGE")],
+    *[(name, "publish", f"$JS.API.STREAM.DELETE.{STREAM}") for name in SERVICES],
+    *[(name, "publish", f"$JS.API.STREAM.{verb}.{STREAM}") for name in SERVICES if name != "recorder"
+      for verb in ("PURGE", "UPDATE")],
     *[(name, "subscription", ">") for name in SERVICES],
 ]
 
@@ -298,7 +308,7 @@ async def test_a_service_is_refused_outside_its_subjects(clients: Any, user: str
         await client.nc.publish(subject, b"fake")
     else:
         await client.nc.subscribe(subject)
-    await client.nc.flush()
+    await flush_queued(client.nc)
     assert await client.refused(what, subject), client.errors
     assert client.nc.is_connected  # refused, not thrown out
 

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from platform_bus import connect
+from platform_bus import connect, flush_queued
 from platform_bus.healthcheck import SERVICES, listen_port_of_process, main, service_of_process
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
@@ -48,7 +48,7 @@ async def test_a_service_answering_its_subject_is_healthy(nats: NatsServer) -> N
         await msg.respond(b"")
 
     await nc.subscribe(subjects.BROKER_LIST_ENVS, cb=answer)
-    await nc.flush()
+    await flush_queued(nc)
     try:
         done = await healthcheck("broker", env={"PLATFORM_NATS_URL": nats.url})
     finally:
@@ -65,7 +65,7 @@ async def test_the_env_host_is_asked_on_its_own_subject(nats: NatsServer) -> Non
         await msg.respond(b"")
 
     await nc.subscribe(subjects.envhost_list("envhost-7"), cb=answer)
-    await nc.flush()
+    await flush_queued(nc)
     try:
         healthy = await healthcheck("envhost", env={"PLATFORM_NATS_URL": nats.url, "PLATFORM_ENVHOST_ID": "envhost-7"})
         other = await healthcheck("envhost", env={"PLATFORM_NATS_URL": nats.url, "PLATFORM_ENVHOST_ID": "envhost-8"})
@@ -93,7 +93,7 @@ async def test_a_service_that_answers_late_is_unhealthy(nats: NatsServer) -> Non
         await msg.respond(b"")
 
     await nc.subscribe(subjects.MACHINES_SSH_KEY, cb=late)
-    await nc.flush()
+    await flush_queued(nc)
     try:
         done = await healthcheck("machines", "--timeout", "1", env={"PLATFORM_NATS_URL": nats.url})
     finally:

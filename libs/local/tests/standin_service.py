@@ -49,6 +49,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 stop = threading.Event()
 signal.signal(signal.SIGTERM, signal.SIG_IGN if behaviour == "stubborn" else lambda *_: stop.set())
 print(f"{name} starting (nats {os.environ.get('PLATFORM_NATS_URL')})", flush=True)
+if os.environ.get("PLATFORM_LOG_FORMAT") == "json":  # a line of its logging, as a service writes it
+    print(json.dumps({"time": "2025-01-01T00:00:00.000Z", "level": "INFO", "service": name,
+                      "logger": f"platform_{name}", "message": "logging in JSON"}), flush=True)
 note("env " + json.dumps({k: v for k, v in os.environ.items() if k.startswith("PLATFORM_")}))
 if behaviour == "fail":
     print("boom: bad settings", flush=True)

@@ -181,6 +181,47 @@ def test_local_main_bad_settings_exit_with_one_line(tmp_path: Path, standin_path
     assert launcher.stderr.count("\n") == 1 and "is in use" in launcher.stderr
 
 
+def test_local_main_bad_log_format_exits_with_one_line(tmp_path: Path, standin_path: Path) -> None:
+    launcher = Launcher(tmp_path, standin_path, PLATFORM_LOG_FORMAT="yaml")
+    assert launcher.finish() == 1
+    assert launcher.stderr.strip() == "platform-server: PLATFORM_LOG_FORMAT='yaml' is not one of text, json"
+    assert not (tmp_path / "data" / "logs").exists()  # nothing was started
+
+
+def test_local_main_in_json_mode_writes_json_lines_only(tmp_path: Path, standin_path: Path) -> None:
+    """PLATFORM_LOG_FORMAT=json: the launcher's lines, the children's echo and every log file are
+    JSON objects, one a line; a child's JSON line passes through whole, its other lines (and
+    nats-server's) are wrapped naming it."""
+    launcher = Launcher(tmp_path, standin_path, PLATFORM_LOG_FORMAT="json")
+    echoed = [launcher.lines.get(timeout=30)]
+    while BANNER not in echoed[-1]:
+        echoed.append(launcher.lines.get(timeout=30))
+    banner = json.loads(echoed[-1])
+    assert banner["service"] == "launcher" and banner["level"] == "INFO"
+    launcher.wait_until_all_started()
+    assert recorded_env(launcher, "broker")["PLATFORM_LOG_FORMAT"] == "json"  # the services read it too
+    launcher.process.send_signal(signal.SIGTERM)
+    assert launcher.finish() == 0
+    time.sleep(0.2)  # the reading thread takes the last lines
+    while not launcher.lines.empty():
+        echoed.append(launcher.lines.get())
+    for line in echoed + launcher.stderr.splitlines():
+        assert isinstance(json.loads(line), dict), line
+    assert json.loads(echoed[-1])["message"] == "Stopped."
+    logs = {path.stem: path.read_text().splitlines() for path in (tmp_path / "data" / "logs").glob("*.log")}
+    assert set(logs) == {"nats", *SERVICES}
+    for name, lines in logs.items():
+        parsed = [json.loads(line) for line in lines]
+        assert parsed and all(line["service"] == name for line in parsed), (name, lines)
+        assert all({"time", "level", "service", "logger", "message"} <= set(line) for line in parsed)
+        if name != "nats":
+            assert '"message": "logging in JSON"' in "\n".join(lines)  # passed through whole
+            assert f"{name} starting (nats " in {line["message"][:len(name) + 16] for line in parsed}
+            assert parsed[0]["logger"] == "platform_local" and " started, pid " in parsed[0]["message"]
+    echoed_services = {json.loads(line)["service"] for line in echoed}
+    assert echoed_services - {"launcher"}, echoed  # the children's lines, without a prefix
+
+
 def recorded_env(launcher: Launcher, name: str) -> dict[str, str]:
     """The PLATFORM_* variables the stand-in of `name` ran with (its ``env`` line)."""
     for line in launcher.record.read_text().splitlines():

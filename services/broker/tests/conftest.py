@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 import nats
 import pytest
 from google.protobuf.message import Message
+from platform_bus import flush_queued
 from platform_broker.catalog import load_catalog
-from platform_broker.service import BrokerService, settle_subscriptions
+from platform_broker.service import BrokerService
 from platform_broker.store import SessionStore
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
@@ -70,7 +71,7 @@ class StandInEnvHost:
             await self.nc.subscribe(subjects.envhost_list(self.host_id), cb=self._on_list),
         ]
         self._task = asyncio.create_task(self._beat())
-        await settle_subscriptions(self.nc)
+        await flush_queued(self.nc)
         return self
 
     async def stop(self) -> None:

@@ -13,6 +13,7 @@ from platform_broker.hosts import HostRegistry
 from platform_broker.idle import IdleMonitor
 from platform_broker.session_endings import MSG_ID_HEADER, SessionEndings
 from platform_broker.store import CLOSED, RUNNING, SessionStore
+from platform_bus import flush_queued
 from platform_contracts import streams, subjects
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
@@ -89,7 +90,7 @@ async def test_an_idle_session_on_a_restarted_env_host_gets_its_closed_from_the_
         ).SerializeToString())
 
     await nc.subscribe(subjects.envhost_stop(host_id), cb=answer_as_restarted)
-    await nc.flush()
+    await flush_queued(nc)
     try:
         await store.insert(control_pb2.SessionInfo(id=session_id, host_id=host_id, host_address="127.0.0.1:1",
                                                    state=RUNNING, created_at=1.0, last_active_at=1.0,

@@ -51,6 +51,19 @@ def test_pick_the_most_free_capacity_counting_placements_not_yet_in_a_heartbeat(
     assert hosts.pick().host_id == "b" and hosts.get("b").free == 1
 
 
+def test_an_entry_asking_for_gpus_goes_only_to_a_host_offering_as_many():
+    hosts = HostRegistry(clock=Clock())
+    hosts.on_heartbeat(beat("a", capacity=8))                                   # no GPU
+    hosts.on_heartbeat(control_pb2.HostHeartbeat(host_id="b", capacity=2, gpus=1))
+    hosts.on_heartbeat(control_pb2.HostHeartbeat(host_id="c", capacity=1, gpus=4))
+    assert hosts.pick().host_id == "a"  # no GPU asked for: the most free capacity
+    assert hosts.pick(gpus=1).host_id == "b"  # a has more room but no GPU
+    assert hosts.pick(gpus=2).host_id == "c"
+    hosts.note_placed("c", "s-1")
+    assert hosts.pick(gpus=2) is None and hosts.pick(gpus=1).host_id == "b"
+    assert hosts.pick(gpus=5) is None
+
+
 def test_a_heartbeat_sent_while_an_instance_starts_does_not_forget_it():
     hosts = HostRegistry(clock=Clock())
     hosts.on_heartbeat(beat("big", capacity=2))
@@ -67,3 +80,25 @@ def test_instance_activity_comes_from_the_last_heartbeat():
     hosts.on_heartbeat(beat("a", 4, 1, "s-1"))
     assert hosts.instance("a", "s-1").last_active_at == 5.0
     assert hosts.instance("a", "s-2") is None and hosts.instance("b", "s-1") is None
+
+
+def test_a_host_that_restarted_or_was_lost_forgets_the_placements_it_never_listed():
+    clock = Clock()
+    hosts = HostRegistry(clock=clock)
+    first = beat("b", 2)
+    first.started_at = 100.0
+    hosts.on_heartbeat(first)
+    hosts.note_placed("b", "s-1")  # placed, then the host died before a beat listed it
+    clock.now += 1.0
+    hosts.on_heartbeat(first)
+    assert hosts.get("b").free == 1, "the same process: s-1 still counts"
+    restarted = beat("b", 2)
+    restarted.started_at = 200.0
+    hosts.on_heartbeat(restarted)
+    assert hosts.get("b").free == 2 and hosts.pick().host_id == "b", "a new process runs only what it lists"
+
+    hosts.note_placed("b", "s-2")
+    clock.now += 30.0  # silent past the live window: lost, and its instances with it
+    assert hosts.get("b") is None
+    hosts.on_heartbeat(restarted)
+    assert hosts.get("b").free == 2

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from envhost_testkit import CARTPOLE, read_subject
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -74,7 +75,7 @@ class SnapshotStoreStandIn:
             await self.nc.subscribe(subjects.RECORDER_SAVE_SNAPSHOT, cb=self._on_save),
             await self.nc.subscribe(subjects.RECORDER_GET_SNAPSHOT, cb=self._on_get),
         ]
-        await self.nc.flush()
+        await flush_queued(self.nc)
         return self
 
     async def stop(self) -> None:

@@ -15,6 +15,8 @@ from envhost_testkit import EnvHostProcess, EnvStream, new_session_id, recorded_
 from platform_bus.permissions import SERVICES, NatsUser, authorization_block, service_users
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
+from platform_envhost.instance_env import KEPT
+from platform_sdk.launch.parent_death import DIE_WITH_PARENT_VARIABLE
 from simulusion.control.v1 import control_pb2 as control_pb
 
 FAKE = b"FAKE STEP EVENT"
@@ -142,7 +144,9 @@ async def test_a_malicious_instance_cannot_fake_or_read_another_sessions_events(
         # It had nothing to find: no NATS URL, user or password, nor any other platform setting.
         assert outcome["found"] == {}
         instance_env = _environ(host.instance_pid(evil))
-        assert not [k for k in instance_env if k.startswith(("PLATFORM_", "NATS_"))], sorted(instance_env)
+        # (the launcher adds its own pid, PLATFORM_DIE_WITH_PARENT, for the parent-death signal: no secret)
+        allowed = KEPT | {DIE_WITH_PARENT_VARIABLE}
+        assert not [k for k in instance_env if k.startswith(("PLATFORM_", "NATS_")) and k not in allowed], sorted(instance_env)
         assert _environ(host.process.pid)["PLATFORM_NATS_USER"] == "envhost"  # while its env host has them
 
         # Every try was refused by the server: no credentials, or wrong ones.

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import uvloop
 from platform_envhost.errors import InstanceGone
 from platform_envhost.instance_link import FramedLink, GrpcLink, open_link
 from platform_envhost.session_instance import Instance
@@ -162,19 +162,81 @@ async def test_a_container_style_grpc_instance_still_works(tmp_path: Path) -> No
         await process.stop()
 
 
+UVLOOP_LINK = """
+import sys
+from pathlib import Path
+
+import uvloop
+from platform_envhost.session_instance import Instance
+from platform_sdk.launch.instance_launch import LaunchSpec, launch_instance
+from simulusion.env.v1 import environment_pb2 as env_pb
+from simulusion.session.v1.options_pb2 import SessionOptions
+
+
+async def run() -> None:
+    process = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), Path(sys.argv[1]), "uv", transport="frames")
+    try:
+        instance = Instance("s1", SessionOptions(env_id="cartpole"), "{}", process)
+        assert (await instance.request_spec()).action_space.discrete.n == 2
+        async with instance.lock:
+            raw = await instance.forward(env_pb.EnvRequest(id=2, reset=env_pb.ResetRequest(seed=0)).SerializeToString())
+        assert env_pb.EnvResponse.FromString(raw).HasField("reset")
+        await instance.close_stream()
+    finally:
+        await process.stop()
+    print("framed link under uvloop: ok")
+
+
+uvloop.run(run())
+"""
+
+
 def test_the_framed_link_under_uvloop(tmp_path: Path) -> None:
-    """The env host runs on uvloop, whose transports are not asyncio's classes."""
+    """The env host runs on uvloop, whose transports are not asyncio's classes. In a process of
+    its own, as the env host runs."""
+    done = subprocess.run([sys.executable, "-c", UVLOOP_LINK, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "framed link under uvloop: ok" in done.stdout
 
-    async def run() -> None:
-        process = await launch_instance(LaunchSpec(gymnasium_id="CartPole-v1"), tmp_path, "uv", transport="frames")
-        try:
-            instance = Instance("s1", SessionOptions(env_id="cartpole"), "{}", process)
-            assert (await instance.request_spec()).action_space.discrete.n == 2
-            async with instance.lock:
-                raw = await instance.forward(_request(2, reset=env_pb.ResetRequest(seed=0)))
-            assert env_pb.EnvResponse.FromString(raw).HasField("reset")
-            await instance.close_stream()
-        finally:
-            await process.stop()
 
-    uvloop.run(run())
+UVLOOP_SPAWNS = """
+import asyncio, os, sys, threading, time
+import uvloop
+from platform_sdk.launch.child_process import DEVNULL, PIPE, STDOUT, start_child
+
+stop = threading.Event()
+busy = [threading.Thread(target=lambda: [time.sleep(0.0005) for _ in iter(stop.is_set, True)], daemon=True)
+        for _ in range(4)]  # threads running while the children are forked, as gRPC's are in the env host
+
+
+async def one(i):
+    child = await start_child([sys.executable, "-c", f"print({i})"], stdin=DEVNULL, stdout=PIPE, stderr=STDOUT,
+                              env=os.environ)
+    out = await child.stdout.read()
+    assert await child.wait() == 0 and out.strip() == str(i).encode(), (i, out)
+
+
+async def run():
+    for thread in busy:
+        thread.start()
+    for start in range(0, 60, 6):
+        await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(start, start + 6))), 60)
+    stop.set()
+    print("60 children under uvloop: ok")
+
+
+uvloop.run(run())
+"""
+
+
+def test_children_spawned_under_uvloop_with_threads_running_all_start() -> None:
+    """uvloop's own spawn runs Python's at-fork hooks in the forked child (MagicStack/uvloop#749);
+    with other threads running, such a child twice spun in `threading._after_fork` in CI and never
+    reached exec. The launcher's `start_child` runs no Python in the child; this checks that it
+    works under uvloop with threads running (the hang itself does not come on demand: 1,800
+    uvloop spawns here did not show it)."""
+    done = subprocess.run([sys.executable, "-c", UVLOOP_SPAWNS], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "60 children under uvloop: ok" in done.stdout
+

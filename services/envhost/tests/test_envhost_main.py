@@ -25,9 +25,8 @@ def _run_envhost(timeout: float = 20, **env: str) -> subprocess.CompletedProcess
 
 
 def test_unreachable_nats_exits_with_one_line() -> None:
-    started = time.monotonic()
+    # gives up rather than retrying forever: a hang ends in _run_envhost's TimeoutExpired
     result = _run_envhost(PLATFORM_NATS_URL=f"nats://127.0.0.1:{free_port()}")
-    assert time.monotonic() - started < 10
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -70,6 +69,7 @@ async def test_heartbeat_reports_address_capacity_and_activity(envhost_factory: 
     try:
         beat = await asyncio.wait_for(beats.get(), 5)
         assert (beat.address, beat.capacity, beat.running) == (host.address, 3, 0)
+        first_started_at = beat.started_at
         session_id = new_session_id()
         await start_session(nats_client, host.host_id, session_id)
         stream = open_stream(host.address, session_id)
@@ -81,6 +81,7 @@ async def test_heartbeat_reports_address_capacity_and_activity(envhost_factory: 
         [info] = beat.instances
         assert info.session_id == session_id and info.alive
         assert before_step <= info.last_active_at <= beat.time
+        assert 0 < first_started_at == beat.started_at < before_step, "the process's start, the same in every beat"
     finally:
         await sub.unsubscribe()
 

@@ -57,6 +57,16 @@ def test_a_catalog_pod_runs_the_environment_server_of_the_envs_image_restricted(
     assert spec["volumes"] == [{"name": "instance-files", "secret": {"secretName": "env-s-1-abcd", "defaultMode": 0o440}}]
 
 
+def test_the_pod_writes_its_log_lines_as_the_env_host_does(monkeypatch):
+    monkeypatch.setenv("PLATFORM_LOG_FORMAT", "json")
+    monkeypatch.setenv("PLATFORM_STEP_TICKET_SECRET", "not-for-pods")
+    [container] = pod_manifest(plan(), SETTINGS)["spec"]["containers"]
+    assert container["env"] == [{"name": "PYTHONUNBUFFERED", "value": "1"}, {"name": "PLATFORM_LOG_FORMAT", "value": "json"}]
+    monkeypatch.delenv("PLATFORM_LOG_FORMAT")
+    [container] = pod_manifest(plan(), SETTINGS)["spec"]["containers"]
+    assert container["env"] == [{"name": "PYTHONUNBUFFERED", "value": "1"}]
+
+
 def test_a_gpu_entry_asks_for_its_gpus_and_gpu_nodes():
     spec = pod_manifest(plan(gpus=2), SETTINGS)["spec"]
     assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2"

@@ -23,7 +23,7 @@ import grpc.aio
 import httpx
 import pytest
 import uvicorn
-from platform_bus import connect
+from platform_bus import connect, flush_queued
 from platform_contracts import subjects
 from platform_gateway.app import create_app
 from platform_gateway.config import Settings
@@ -155,7 +155,7 @@ class StandInBroker:
                 await msg.respond(await handler(msg.data))
 
             self.subs.append(await self.nc.subscribe(subject, queue=subjects.BROKER_QUEUE, cb=respond))
-        await self.nc.flush()
+        await flush_queued(self.nc)
         return self
 
     async def use_env_server(self, address: str) -> None:
@@ -165,7 +165,7 @@ class StandInBroker:
     async def stop(self) -> None:
         for sub in self.subs:
             await sub.unsubscribe()
-        await self.nc.flush()
+        await flush_queued(self.nc)
 
     def add(self, state: int = ctl.SESSION_STATE_RUNNING, address: str | None = None, **fields: Any) -> ctl.SessionInfo:
         """Put a session straight into the table (as the real broker would after a create)."""

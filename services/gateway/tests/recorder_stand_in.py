@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from google.protobuf.message import Message
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from platform_contracts.recorder_json import dumps, message_from_json
 from simulusion.control.v1.control_pb2 import ControlError
@@ -86,7 +87,7 @@ class StandInRecorder:
             self._subs.append(await self.nc.subscribe(subject, cb=self._handler(subject, request_type, reply_type,
                                                                                  work)))
         self._subs.append(await self.nc.subscribe(subjects.RECORDER_READ_FILE, cb=self._read))
-        await self.nc.flush()
+        await flush_queued(self.nc)
 
     async def stop(self) -> None:
         for sub in self._subs:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -59,7 +60,7 @@ async def usage_rows(nats_client: Any) -> AsyncIterator[list[ctl.UsageRequest]]:
                           .SerializeToString())
 
     sub = await nats_client.subscribe(subjects.BROKER_USAGE, queue=subjects.BROKER_QUEUE, cb=respond)
-    await nats_client.flush()
+    await flush_queued(nats_client)
     yield requests
     await sub.unsubscribe()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from simulusion.control.v1 import control_pb2 as ctl
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -46,7 +47,7 @@ class StandInUsage:
             await msg.respond(ctl.UsageReply(rows=rows).SerializeToString())
 
         self.sub = await self.nc.subscribe(subjects.BROKER_USAGE, queue=subjects.BROKER_QUEUE, cb=respond)
-        await self.nc.flush()
+        await flush_queued(self.nc)
         return self
 
 
@@ -68,7 +69,7 @@ class StandInGpuUsage:
             await msg.respond(machines_pb.ExperimentUsageReply(rows=rows).SerializeToString())
 
         self.sub = await self.nc.subscribe(subjects.EXPERIMENTS_USAGE, queue=subjects.MACHINES_QUEUE, cb=respond)
-        await self.nc.flush()
+        await flush_queued(self.nc)
         return self
 
     async def stop(self) -> None:
@@ -76,7 +77,7 @@ class StandInGpuUsage:
         if self.sub is not None:
             await self.sub.unsubscribe()
             self.sub = None
-            await self.nc.flush()
+            await flush_queued(self.nc)
 
 
 @pytest.fixture

@@ -130,6 +130,28 @@ def test_events_after_the_parent_closed_are_recorded_and_closed(tmp_path: Path) 
     assert meta.episodes[0]["length"] == 2 and not list((tmp_path / sub).glob("*.part"))
 
 
+@pytest.mark.parametrize("published", [3, 0], ids=["env-host-close", "broker-close"])
+def test_a_vector_close_says_of_its_sub_sessions_only_whether_the_tail_was_known(
+    tmp_path: Path, published: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The close of a vector session counts its own events: its sub-sessions' recordings say the
+    tail may be missing only when that count was not known (the broker's close, 0), and its own
+    recording (which holds none) logs no "only seq 0 was recorded"."""
+    sid = "s-cccccccccccc"
+    subs = [subjects.sub_session_id(sid, i) for i in range(2)]
+    writer = RecordingWriter(tmp_path)
+    events = [episode_events(sub, 1, 0, 2, last="") for sub in subs]
+    batches = [batch_msg(sid, events[0][i], events[1][i]) for i in range(3)]
+    with caplog.at_level(logging.ERROR):
+        writer.process([*msgs(started(sid, spec=vector_spec(2))), *batches, *msgs(closed(sid, last_seq=published))])
+    assert "only seq 0 was recorded" not in caplog.text
+    for sub in subs:
+        meta = read_meta(tmp_path, sub)
+        assert meta.status == "closed" and meta.last_seq == 3 and meta.published_last_seq is None
+        assert meta.tail_may_be_missing is (True if not published else None)
+    assert read_meta(tmp_path, sid).published_last_seq == (published or None)
+
+
 def test_what_is_not_a_sub_session_of_a_recording_is_ignored(tmp_path: Path) -> None:
     writer = RecordingWriter(tmp_path)
     writer.process(msgs(started("v"), started("norec", record=False), started("run-7")))

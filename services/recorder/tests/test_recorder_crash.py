@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
+from platform_recorder.episode_lists import LIST_SIZE
+from platform_recorder.layout import episode_list_name
 from platform_recorder.meta import RecordingMeta
 from recorder_testkit import (
     RecorderProcess,
@@ -30,7 +32,6 @@ from recorder_testkit import (
     wait_for,
 )
 
-EPISODES, STEPS = 20, 200
 KILLS = 5
 
 
@@ -43,17 +44,21 @@ async def _delivered(js: Any) -> int:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize(("episodes", "steps"), [(20, 200), (700, 5)], ids=["long-episodes", "episode-lists"])
 async def test_sigkill_and_restart_lose_and_duplicate_nothing(
-    recorder_nats: NatsServer, recorder_js: tuple[Any, Any], tmp_path: Path, unique_prefix: str
+    recorder_nats: NatsServer, recorder_js: tuple[Any, Any], tmp_path: Path, unique_prefix: str, episodes: int,
+    steps: int,
 ) -> None:
+    """Killed at random moments; with 700 short episodes its first entries go to sealed episode
+    lists (episode_lists.LIST_SIZE) as it is killed."""
     _, js = recorder_js
     root = tmp_path / "recordings"
     log_path = tmp_path / "recorder.log"
     recorder = RecorderProcess(recorder_nats.url, root, log_path, PLATFORM_RECORDER_BATCH="64").start()
     sid, other = f"{unique_prefix}-crash", f"{unique_prefix}-other"
     events: list[Any] = []
-    for episode in range(EPISODES):
-        events += episode_events(sid, len(events) + 1, episode, STEPS, agent={"value": float(episode)})
+    for episode in range(episodes):
+        events += episode_events(sid, len(events) + 1, episode, steps, agent={"value": float(episode)})
     total = len(events)
     # a second recorded session (Dict observations) and an unrecorded one, interleaved
     others = [e for ep in range(10) for e in episode_events(other, 1 + ep * 21, ep, 20, obs=dict_obs)]
@@ -113,7 +118,7 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
     assert "GAP" not in log and "Traceback" not in log, log[-3000:]
     meta = read_meta(root, sid)
     assert meta.last_seq == total and meta.missing_seqs == [] and meta.orphan_seqs == []
-    assert [e["length"] for e in meta.episodes] == [STEPS] * EPISODES
+    assert [e["length"] for e in meta.episodes] == [steps] * episodes
     seqs: list[int] = []
     for entry in meta.episodes:
         data = load_episode(root, sid, entry["index"])
@@ -121,8 +126,10 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
         assert (data["agent.value"] == entry["index"]).all() and data["terminated"][-1]
         seqs += [entry["first_seq"], *data["seq"].tolist()]
     assert seqs == list(range(1, total + 1))  # every seq exactly once, in order
-    assert sorted(p.name for p in (root / sid).iterdir() if p.suffix != ".npz") == ["meta.json", "recording.json"]
-    assert len(list((root / sid).glob("*.npz"))) == EPISODES
+    lists = [episode_list_name(n) for n in range(episodes // LIST_SIZE)]
+    assert sorted(p.name for p in (root / sid).iterdir() if p.suffix != ".npz") == sorted(
+        ["meta.json", "recording.json", *lists])
+    assert len(list((root / sid).glob("*.npz"))) == episodes
     meta = read_meta(root, other)
     assert [e["length"] for e in meta.episodes] == [20] * 10 and meta.last_seq == len(others)
     positions = [load_episode(root, other, i)["observations.position"][:, 0] for i in range(10)]

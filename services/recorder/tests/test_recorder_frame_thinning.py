@@ -1,10 +1,10 @@
-"""platform_recorder.writing.frame_thinning: the schedule of kept frames, a pure function of the life step."""
+"""platform_contracts.frame_thinning: the schedule of kept frames, a pure function of the life step."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from platform_recorder.writing.frame_thinning import (
+from platform_contracts.frame_thinning import (
     frame_number,
     is_kept,
     kept_step,

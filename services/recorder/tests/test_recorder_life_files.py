@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from platform_recorder.writing.frame_thinning import is_kept
+from platform_contracts.frame_thinning import is_kept
 from platform_recorder.writing.part_files import encode_record
 from platform_recorder.writing.writer import RecordingWriter
 from recorder_testkit import (

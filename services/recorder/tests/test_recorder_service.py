@@ -191,6 +191,12 @@ async def _traced_batches(
     assert len(spans) == 1
     assert spans[0].context.trace_id == parent.get_span_context().trace_id
     assert spans[0].attributes["messaging.batch.message_count"] == 1
+    # the step's own span of its write: a child of the step that sent it, named by its session
+    writes = [s for s in exporter.get_finished_spans() if s.name == "recorder.write"]
+    assert len(writes) == 1 and writes[0].parent is not None
+    assert writes[0].parent.span_id == parent.get_span_context().span_id
+    assert writes[0].attributes["session.id"] == sid
+    assert writes[0].end_time >= writes[0].start_time
 
 
 async def test_failed_batch_is_retried_in_order_without_loss(

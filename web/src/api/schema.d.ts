@@ -1021,6 +1021,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/sessions/{session_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session Trace Route
+         * @description The session's newest traced steps as spans, from every service's memory of its last minutes
+         *     (each hop's name, service, start and duration: the web app's trace view). A step is traced when
+         *     its client traces it (an SDK with tracing on) or the env host starts a trace for it
+         *     (`OTEL_TRACES_SAMPLER`); the services answer within about a second, the ones that do not are
+         *     left out. 404 for an unknown session.
+         */
+        get: operations["session_trace_route_v0_sessions__session_id__trace_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/sessions/{session_id}/world-changes": {
         parameters: {
             query?: never;
@@ -3528,6 +3552,26 @@ export interface components {
              */
             team: string;
         };
+        /** SessionTracePublic */
+        SessionTracePublic: {
+            /**
+             * Services
+             * @description the services that answered, each once (an env host's answer includes its instances' spans)
+             */
+            services: string[];
+            /** Session Id */
+            session_id: string;
+            /**
+             * Spans
+             * @description by trace (oldest trace first), then by start
+             */
+            spans: components["schemas"]["TraceSpanPublic"][];
+            /**
+             * Traces
+             * @description how many traces the spans belong to (at most the `steps` asked for)
+             */
+            traces: number;
+        };
         /** SessionsPublic */
         SessionsPublic: {
             /** Count */
@@ -4175,6 +4219,61 @@ export interface components {
             role: string;
             /** Team */
             team: string;
+        };
+        /** TraceSpanPublic */
+        TraceSpanPublic: {
+            /**
+             * Attributes
+             * @description the span's attributes, as text (session.id, env.id, ...)
+             */
+            attributes: {
+                [key: string]: string;
+            };
+            /**
+             * Duration Ms
+             * @description milliseconds
+             */
+            duration_ms: number;
+            /**
+             * Error
+             * @description the span's status is an error
+             */
+            error: boolean;
+            /**
+             * Kind
+             * @description server, client, internal, producer or consumer
+             */
+            kind: string;
+            /**
+             * Name
+             * @description the hop: envhost.step, env.step (the instance), recorder.write, ...
+             */
+            name: string;
+            /**
+             * Parent Span Id
+             * @description the parent span's id; null for a root span (its parent may also be a span this platform did not keep: the client's)
+             */
+            parent_span_id: string | null;
+            /**
+             * Service
+             * @description the process that made it: platform-envhost, platform-env-server, platform-recorder, platform-gateway, ...
+             */
+            service: string;
+            /**
+             * Span Id
+             * @description 16 hex digits
+             */
+            span_id: string;
+            /**
+             * Start
+             * @description seconds since the epoch (microsecond precision)
+             */
+            start: number;
+            /**
+             * Trace Id
+             * @description 32 hex digits: the trace (one step, or one request of the client)
+             */
+            trace_id: string;
         };
         /**
          * TunnelPublic
@@ -8350,6 +8449,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StepTicketPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Not Implemented */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    session_trace_route_v0_sessions__session_id__trace_get: {
+        parameters: {
+            query?: {
+                /** @description how many of the newest traced steps */
+                steps?: number;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionTracePublic"];
                 };
             };
             /** @description Not Found */

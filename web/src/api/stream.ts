@@ -4,6 +4,9 @@
 // it. A 410 answer (the environment crashed) or close code 4410 puts the stream in its
 // "crashed" state with the log tail; every command still waiting is refused then. The messages'
 // types are the gateway's own (StreamCommand, StreamAnswer, StreamFrame in schema.d.ts).
+// After `useBinarySteps(actionSpace)`, steps that ask for the whole observation go as the
+// environment protocol's binary messages instead (binarySteps.ts), answered alike; a binary
+// message that no announced frame waits for is such a step's answer.
 //
 //   const stream = await SessionStream.open(sessionId);
 //   const first = await stream.reset({ seed: 7, frame: true, observation: "none" });
@@ -12,6 +15,9 @@
 //   stream.close();
 import type { components } from "./schema";
 import { savedToken } from "../lib/auth/token";
+import type { SpaceJson } from "../lib/play/spaces";
+import { readStepResponse, stepRequestBytes } from "./binarySteps";
+import { encodable, UnsupportedValueError, valueFromJson } from "./envValues";
 
 type Schemas = components["schemas"];
 /** A command's own fields (the stream adds `id` and `op`); those with defaults may be left out. */
@@ -117,10 +123,14 @@ export class SessionStream {
   logTail: string | null = null;
   /** Why the stream closed or crashed, in words. */
   reason: string | null = null;
+  /** Steps go as binary messages (`useBinarySteps`): the action space to encode actions for, and
+   * the observation labels a binary answer does not carry. */
+  private binary: { space: SpaceJson; labels: StepAnswer["observation_labels"] } | null = null;
 
   private constructor(sessionId: string, socket: WebSocket) {
     this.sessionId = sessionId;
     this.socket = socket;
+    socket.binaryType = "arraybuffer";
     socket.addEventListener("message", (event) => this.onMessage(event));
     socket.addEventListener("close", (event) => this.onClose(event));
   }
@@ -166,7 +176,26 @@ export class SessionStream {
   }
 
   step(command: StepCommand): Promise<StreamReply<StepAnswer>> {
+    const binary = this.binary;
+    if (binary && (command.observation ?? "full") === "full" && !command.agent) {
+      return this.sendBinaryStep(command, binary.space);
+    }
     return this.send("step", { ...command });
+  }
+
+  /**
+   * Sends the steps that ask for the whole observation (and no agent data) as binary messages
+   * from now on; whether it will (not for an action space the browser cannot encode). `labels`:
+   * the session's `observation_labels`, for the answers.
+   */
+  useBinarySteps(actionSpace: SpaceJson | null, labels: StepAnswer["observation_labels"] = null): boolean {
+    this.binary = actionSpace && encodable(actionSpace) ? { space: actionSpace, labels } : null;
+    return this.binary !== null;
+  }
+
+  /** Whether steps go as binary messages now. */
+  get binarySteps(): boolean {
+    return this.binary !== null;
   }
 
   hold(command: HoldCommand): Promise<StreamReply<HoldAnswer>> {
@@ -206,6 +235,21 @@ export class SessionStream {
     });
   }
 
+  private sendBinaryStep(command: StepCommand, space: SpaceJson): Promise<StreamReply<StepAnswer>> {
+    if (this.stateNow !== "open") return Promise.reject(this.goneError());
+    let bytes: Uint8Array;
+    const id = this.nextId++;
+    try {
+      bytes = stepRequestBytes(id, valueFromJson(command.action, space), { frame: command.frame, autoReset: command.auto_reset });
+    } catch (e) {
+      return Promise.reject(new StreamError(422, "invalid_action", `session ${this.sessionId}, step: ${e instanceof Error ? e.message : String(e)}`, null, "action"));
+    }
+    return new Promise<StreamReply<StepAnswer>>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as Waiting["resolve"], reject });
+      this.socket.send(bytes);
+    });
+  }
+
   /** Closes the socket; commands still waiting are refused. */
   close(): void {
     if (this.stateNow === "open" || this.stateNow === "connecting") {
@@ -238,7 +282,9 @@ export class SessionStream {
 
   private onMessage(event: MessageEvent): void {
     if (typeof event.data !== "string") {
-      this.onFrameBytes(event.data as Blob);
+      if (this.awaitingFrame) this.onFrameBytes(event.data as Blob | ArrayBuffer);
+      else if (event.data instanceof ArrayBuffer) this.onBinaryAnswer(new Uint8Array(event.data));
+      else void (event.data as Blob).arrayBuffer().then((data) => this.onBinaryAnswer(new Uint8Array(data)));
       return;
     }
     if (this.awaitingFrame) {
@@ -256,15 +302,7 @@ export class SessionStream {
     const id = typeof answer.id === "number" ? answer.id : null;
     if (answer.error) {
       const { status = 500, code = "unknown", detail = "the command failed", log_tail = null, field = null } = answer.error;
-      const error = new StreamError(status, code, detail, log_tail, field);
-      if (status === 410) {
-        this.logTail = log_tail ?? this.logTail;
-        this.reason = detail;
-        this.setState("crashed");
-      }
-      if (id !== null) this.take(id)?.reject(error);
-      else if (this.waiting.size === 1) this.take([...this.waiting.keys()][0])?.reject(error);
-      if (status === 410) this.refuseAll(error);
+      this.refused(id, new StreamError(status, code, detail, log_tail, field));
       return;
     }
     if (id === null) return;
@@ -277,11 +315,47 @@ export class SessionStream {
     this.take(id)?.resolve(reply);
   }
 
-  private onFrameBytes(data: Blob): void {
+  /** The command `id` (or the only one waiting, when the answer names none) was refused; a 410
+   * (the session ended or crashed) refuses every other one too. */
+  private refused(id: number | null, error: StreamError): void {
+    if (error.status === 410) {
+      this.logTail = error.logTail ?? this.logTail;
+      this.reason = error.message;
+      this.setState("crashed");
+    }
+    if (id !== null) this.take(id)?.reject(error);
+    else if (this.waiting.size === 1) this.take([...this.waiting.keys()][0])?.reject(error);
+    if (error.status === 410) this.refuseAll(error);
+  }
+
+  /** A binary step's answer (binarySteps.ts). A frame it cannot show (not a JPEG) or an
+   * observation it cannot read sends the next steps as text commands. */
+  private onBinaryAnswer(bytes: Uint8Array): void {
+    let answer: ReturnType<typeof readStepResponse>;
+    try {
+      answer = readStepResponse(bytes, this.binary?.labels ?? null);
+    } catch (e) {
+      this.binary = null;
+      const detail = e instanceof UnsupportedValueError ? e.message : `an answer could not be read (${String(e)})`;
+      this.refused(null, new StreamError(502, "protocol", `session ${this.sessionId}, step: ${detail}; the next steps go as text`));
+      return;
+    }
+    if ("error" in answer) {
+      const { status, code, detail, logTail } = answer.error;
+      this.refused(answer.id, new StreamError(status, code, detail, logTail, code === "invalid_action" ? "action" : null));
+      return;
+    }
+    if (answer.unreadableFrame) this.binary = null;
+    const { result, jpeg } = answer;
+    const frame = result.frame && jpeg ? { ...result.frame, blob: new Blob([jpeg as Uint8Array<ArrayBuffer>], { type: "image/jpeg" }) } : null;
+    this.take(answer.id)?.resolve({ id: answer.id, op: "step", result, frame });
+  }
+
+  private onFrameBytes(data: Blob | ArrayBuffer): void {
     const pending = this.awaitingFrame;
-    if (!pending) return; // a browser never sends binary, so nothing else can be waiting for it
+    if (!pending) return;
     this.awaitingFrame = null;
-    const blob = data.type ? data : new Blob([data], { type: pending.frame.mime });
+    const blob = data instanceof Blob && data.type ? data : new Blob([data], { type: pending.frame.mime });
     pending.reply.frame = { ...pending.frame, blob };
     this.take(pending.reply.id)?.resolve(pending.reply);
   }

@@ -16,6 +16,7 @@ waits 30 s more again for the broker's answer (PLATFORM_CREATE_TIMEOUT). */}}
 
 {{- define "simulusion-platform.brokerEnv" -}}
 {{ include "simulusion-platform.databaseEnv" . }}
+{{ include "simulusion-platform.jetstreamEnv" . }}
 - name: PLATFORM_IDLE_TIMEOUT
   value: {{ .Values.platform.idleTimeout | quote }}
 - name: PLATFORM_POOLS

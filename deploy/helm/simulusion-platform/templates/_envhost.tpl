@@ -21,6 +21,7 @@
   value: {{ .Values.envhost.capacity | quote }}
 - name: PLATFORM_ENVHOST_RUN_DIR
   value: /tmp/envhost
+{{ include "simulusion-platform.jetstreamEnv" . }}
 {{ include "simulusion-platform.stepTicketEnv" . }}
 - name: PLATFORM_WADS
   value: {{ .Values.wads.location | quote }}

@@ -28,6 +28,13 @@
 {{ include "simulusion-platform.stepTicketEnv" . }}
 - name: PLATFORM_DIRECT_STEPS
   value: {{ .Values.platform.directSteps | quote }}
+{{- with .Values.metrics.token.existingSecret }}
+- name: PLATFORM_METRICS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.metrics.token.existingSecretKey }}
+{{- end }}
 - name: PLATFORM_WADS
   value: {{ .Values.wads.location | quote }}
 {{- if include "simulusion-platform.isS3" .Values.wads.location }}

@@ -152,8 +152,9 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 
-{{/* The variables every service reads: NATS, the log format, the metrics token; HOME on the
-writable /tmp (the root file system is read-only). */}}
+{{/* The variables every service reads: NATS, the log format; HOME on the writable /tmp (the
+root file system is read-only). The metrics token is the gateway's alone (gatewayEnv): the other
+services answer the gateway over NATS, not Prometheus. */}}
 {{- define "simulusion-platform.commonEnv" -}}
 - name: HOME
   value: /tmp
@@ -161,13 +162,14 @@ writable /tmp (the root file system is read-only). */}}
   value: {{ include "simulusion-platform.natsUrl" . | quote }}
 - name: PLATFORM_LOG_FORMAT
   value: {{ .Values.platform.logFormat | quote }}
-{{- with .Values.metrics.token.existingSecret }}
-- name: PLATFORM_METRICS_TOKEN
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: {{ $.Values.metrics.token.existingSecretKey }}
 {{- end }}
+
+{{/* The services that may create the sessions stream: the broker, the env hosts, the recorder. */}}
+{{- define "simulusion-platform.jetstreamEnv" -}}
+- name: PLATFORM_JETSTREAM_REPLICAS
+  value: {{ .Values.nats.streamReplicas | quote }}
+- name: PLATFORM_JETSTREAM_MAX_BYTES
+  value: {{ .Values.nats.streamMaxBytes | int64 | quote }}
 {{- end }}
 
 {{- define "simulusion-platform.databaseEnv" -}}

@@ -11,6 +11,7 @@
 {{ include "simulusion-platform.recordingsEnv" . }}
 - name: PLATFORM_RECORDER_SPOOL
   value: /data/recorder-spool
+{{ include "simulusion-platform.jetstreamEnv" . }}
 {{- end }}
 
 {{- define "simulusion-platform.machinesEnv" -}}

@@ -3,7 +3,7 @@ reached; the service's own NATS user in managed mode, `platform_bus.permissions`
 kind of "no answer" as `BusUnavailableError`), and `GracefulShutdown`/`stop_task` (a shutdown that ends within its
 deadline)."""
 
-from platform_bus.connection import NatsCredentials, NatsUnreachableError, connect
+from platform_bus.connection import NatsCredentials, NatsUnreachableError, connect, flush_queued
 from platform_bus.messaging import BusUnavailableError, publish, publish_to_stream, request, trace_headers
 from platform_bus.shutdown import SHUTDOWN_DEADLINE_S, GracefulShutdown, cancel_requested, stop_task
 
@@ -18,6 +18,7 @@ __all__ = [
     "publish",
     "publish_to_stream",
     "request",
+    "flush_queued",
     "stop_task",
     "trace_headers",
 ]

@@ -149,3 +149,17 @@ async def connect(servers: str | Sequence[str], *, name: str, timeout: float = S
     watch.connected = True
     client.options["max_reconnect_attempts"] = _FOREVER  # running: never give up on the server
     return client
+
+
+async def flush_queued(nc: Client) -> None:
+    """Return once the server has read everything queued on `nc` so far: subscriptions,
+    unsubscriptions, publishes. Call it before a service says it serves, or before another
+    connection publishes to what it just subscribed to.
+
+    `nc.flush()` alone is not enough: nats-py writes a flush's PING straight to the socket, ahead
+    of the commands still queued for its flusher task, so the PONG can come back before the
+    server has read them (a request from another connection then gets "no responders"). By the
+    time that PONG is back the flusher has written them, so a second PING follows them.
+    """
+    await nc.flush()
+    await nc.flush()

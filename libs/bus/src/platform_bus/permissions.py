@@ -11,11 +11,17 @@ nats-server refuses a client without credentials once it has an `authorization` 
 An external server (Kubernetes) is given the same block, or the same permissions as its own
 users or nkeys.
 
+Every service but the gateway subscribes to `platform.metrics.collect` and answers the
+gateway's gathering of metrics on its inbox (`platform_bus.metrics_responder`).
+
 Every service may subscribe to `_INBOX.>` (the replies to its requests, JetStream's acks and
-API answers among them) and publish there (its answers to requests it serves). Who may touch the
+API answers among them) and publish there (its answers to requests it serves). Every service
+answers `platform.traces.recent` (its recent spans, for the gateway's trace view). Who may touch the
 `PLATFORM_SESSIONS` stream: the env host, the broker and the recorder may create it and read its
 info (whoever starts first makes it); the broker and the recorder each run their own durable
-consumer on it and nothing else; no service may delete or purge the stream.
+consumer on it; the recorder alone may purge it (the step events it has written:
+platform_recorder.writing.stream_trimmer) and update it (its limit, PLATFORM_JETSTREAM_MAX_BYTES);
+no service may delete it.
 """
 
 from __future__ import annotations
@@ -61,6 +67,12 @@ def _stream_setup() -> tuple[str, ...]:
     return f"{_JS_API}.STREAM.CREATE.{stream}", f"{_JS_API}.STREAM.INFO.{stream}"
 
 
+def _stream_upkeep() -> tuple[str, ...]:
+    """Purge the sessions stream's written step events and give it its limit: the recorder's."""
+    stream = subjects.SESSIONS_STREAM
+    return f"{_JS_API}.STREAM.PURGE.{stream}", f"{_JS_API}.STREAM.UPDATE.{stream}"
+
+
 def _durable_consumer(consumer: str) -> tuple[str, ...]:
     """Run the durable pull consumer `consumer` on the sessions stream: make it (with or without
     a filter subject in the API subject), read, reset or delete it, pull from it, ack."""
@@ -83,10 +95,11 @@ _EVALS = _namespace(subjects.EVALS_LIST)
 
 SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
     # REST and WebSocket in front: asks the broker, the recorder and the machines service, nothing
-    # else (it steps over gRPC and the step link, not NATS).
+    # else (it steps over gRPC and the step link, not NATS); gathers every service's metrics.
     # Hears that an experiment ended, to revoke its API token.
-    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, _EVALS, INBOX),
-                           subscribe=(subjects.EXPERIMENTS_ENDED, INBOX)),
+    # Gathers every service's metrics and a session's recent spans (and answers with its own spans).
+    "gateway": Permissions(publish=(_BROKER, _RECORDER, _MACHINES, _EVALS, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
+                           subscribe=(subjects.EXPERIMENTS_ENDED, subjects.TRACES_RECENT, INBOX)),
     # Answers the broker subjects, starts and stops instances on env hosts, hears their
     # heartbeats, consumes lifecycle events and publishes those of sessions it ends itself; reads
     # a running session's last lifecycle event when asked for it (LifecycleConsumer.catch_up).
@@ -94,29 +107,31 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
         publish=(*_ENVHOST_CONTROL, subjects.SESSION_LIFECYCLE_WILDCARD, *_stream_setup(),
                  *_durable_consumer(subjects.BROKER_CONSUMER),
                  f"{_JS_API}.STREAM.MSG.GET.{subjects.SESSIONS_STREAM}", INBOX),
-        subscribe=(_BROKER, subjects.ENVHOST_HEARTBEAT, INBOX),
+        subscribe=(_BROKER, subjects.ENVHOST_HEARTBEAT, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
     ),
     # Serves the broker's control requests, beats, publishes every session's events, saves and
     # gets snapshots at the recorder.
     "envhost": Permissions(
         publish=(subjects.ENVHOST_HEARTBEAT, subjects.SESSION_EVENTS_WILDCARD, *_stream_setup(),
                  subjects.RECORDER_SAVE_SNAPSHOT, subjects.RECORDER_GET_SNAPSHOT, INBOX),
-        subscribe=(*_ENVHOST_CONTROL, INBOX),
+        subscribe=(*_ENVHOST_CONTROL, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
     ),
-    # Consumes every session event through its durable consumer; answers the recorder subjects.
+    # Consumes every session event through its durable consumer, deletes the step events it has
+    # written from the stream and gives it its limit; answers the recorder subjects.
     "recorder": Permissions(
-        publish=(*_stream_setup(), *_durable_consumer(subjects.RECORDER_CONSUMER), INBOX),
-        subscribe=(_RECORDER, INBOX),
+        publish=(*_stream_setup(), *_stream_upkeep(), *_durable_consumer(subjects.RECORDER_CONSUMER), INBOX),
+        subscribe=(_RECORDER, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
     ),
     # Answers the machines subjects (the users' GPU machines over SSH, experiments on them); asks
     # nobody; says when an experiment ended.
-    "machines": Permissions(publish=(subjects.EXPERIMENTS_ENDED, INBOX), subscribe=(_MACHINES, INBOX)),
+    "machines": Permissions(publish=(subjects.EXPERIMENTS_ENDED, INBOX),
+                            subscribe=(_MACHINES, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX)),
     # Answers the evals subjects; runs each eval as an experiment of the machines service (its
     # machine, the experiment, its log and its files), nothing else.
     "evals": Permissions(
         publish=(subjects.MACHINES_GET, subjects.EXPERIMENTS_CREATE, subjects.EXPERIMENTS_GET,
                  subjects.EXPERIMENTS_CANCEL, subjects.EXPERIMENTS_LOGS, subjects.EXPERIMENTS_FETCH, INBOX),
-        subscribe=(_EVALS, INBOX)),
+        subscribe=(_EVALS, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX)),
 }
 """The services' permissions; environment instances have none (no user)."""
 

@@ -26,6 +26,8 @@ AGENT_NAME = re.compile(AGENT_NAME_PATTERN)
 AGENT_NAME_CHARACTERS = "letters, digits, '_', '.' and '-'"  # what AGENT_NAME_PATTERN takes, in words
 
 # Reset seeds (`ResetRequest.seed` is an int64; Gymnasium takes only seeds >= 0).
+# The most GPUs one catalog entry may ask for (a node with more is rare; a typo like 80 is refused).
+MAX_ENTRY_GPUS = 16
 MIN_SEED = 0
 MAX_SEED = 2**63 - 1
 

@@ -36,6 +36,10 @@ def session_snapshots(session_id: str) -> str:
 
 
 SESSION_LIFECYCLE_WILDCARD = "platform.session.*.lifecycle"
+# Every session's step events, single and gathered: what the recorder deletes from the stream once
+# written (platform_recorder.writing.stream_trimmer).
+SESSION_STEPS_WILDCARD = "platform.session.*.step"
+SESSION_STEP_BATCHES_WILDCARD = "platform.session.*.steps"
 
 # Broker request/reply (protobuf messages of simulusion.control.v1).
 BROKER_CREATE_SESSION = "platform.broker.sessions.create"
@@ -131,3 +135,13 @@ EVALS_LIST = "platform.evals.list"
 EVALS_CANCEL = "platform.evals.cancel"
 EVALS_READ_LOG = "platform.evals.logs.read"  # bytes of a stored .eval log, by byte range
 EVALS_QUEUE = "evals"
+
+# Metrics (the gateway's /metrics): the gateway publishes an empty request with a reply inbox and
+# every replica of every other service answers on it (no queue group) with its Prometheus text
+# exposition, naming itself in the two headers (platform_bus.metrics_responder).
+METRICS_COLLECT = "platform.metrics.collect"
+METRICS_SERVICE_HEADER = "Simulusion-Metrics-Service"
+METRICS_REPLICA_HEADER = "Simulusion-Metrics-Replica"
+# A session's recent spans (simulusion.traces.v1): the gateway asks, every service answers from
+# its in-memory buffer (no queue group: each replica of each service answers), for the trace view.
+TRACES_RECENT = "platform.traces.recent"

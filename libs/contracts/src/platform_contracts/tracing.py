@@ -1,8 +1,9 @@
 """OpenTelemetry set-up and trace-context propagation across HTTP, NATS headers, gRPC
 metadata and the `trace_context` field of environment requests.
 
-Exporting spans is configured later; here every service gets a TracerProvider so spans are
-real and their context flows from the SDK to the environment and the recorder.
+Every service and instance gets a TracerProvider (`setup_tracing`), so spans are real, their
+context flows from the SDK to the environment and the recorder, and they are exported as the
+standard OTEL_* variables say and kept in memory for a while (`trace_setup`).
 
 OpenTelemetry is optional on the client side: the client wheel the gateway serves installs
 without it (its `tracing` extra adds it). Without it, carriers stay empty, `tracing_on()` is
@@ -12,6 +13,8 @@ its requests untraced. With it, everything here is plain OpenTelemetry.
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
@@ -22,6 +25,9 @@ except ImportError:  # the client wheel's base install: no tracing
     OPENTELEMETRY = False
 else:
     OPENTELEMETRY = True
+
+
+_log = logging.getLogger(__name__)
 
 
 class _NoSpanContext:
@@ -88,17 +94,54 @@ def current_span_valid() -> bool:
 
 
 def setup_tracing(service_name: str) -> trace.Tracer:
-    """Install an SDK TracerProvider named after the service (once per process)."""
+    """Install an SDK TracerProvider named after the service (once per process; `OTEL_SERVICE_NAME`
+    names it instead), with the exporters the OTEL_* variables ask for and the buffer of recent
+    spans (`platform_contracts.trace_setup`)."""
     if not OPENTELEMETRY:
         return get_tracer(service_name)
     try:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
+        from platform_contracts import trace_setup
     except ImportError:  # the API alone still propagates context
         return trace.get_tracer(service_name)
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        trace.set_tracer_provider(TracerProvider(resource=Resource.create({"service.name": service_name})))
+    trace_setup.install(service_name)
     return trace.get_tracer(service_name)
+
+
+def export_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the OTEL_* variables ask for spans to be exported (an exporter other than `none`,
+    or an OTLP endpoint)."""
+    env = os.environ if environ is None else environ
+    exporters = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporters:
+        return any(name.strip() not in ("", "none") for name in exporters.split(","))
+    return bool(env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+
+
+_client_checked = False
+
+
+def setup_client_tracing(service_name: str = "platform-sdk") -> None:
+    """The SDK client's tracing, once per process: when the OTEL_* variables ask for export, a
+    TracerProvider that exports as they say (added to the application's own provider when it set
+    one), so each request of the client is a span (`tracing_on`). Without OpenTelemetry (the
+    client's base install) it says once, in a warning, which extra brings it."""
+    global _client_checked
+    if _client_checked:
+        return
+    _client_checked = True
+    if not export_requested():
+        return
+    if not OPENTELEMETRY:
+        _log.warning("OTEL_* variables ask for traces, but OpenTelemetry is not installed: "
+                     "pip install 'platform_sdk[tracing]' to trace the client's requests")
+        return
+    try:
+        from platform_contracts import trace_setup
+    except ImportError:
+        _log.warning("OTEL_* variables ask for traces, but the OpenTelemetry SDK is not installed: "
+                     "pip install 'platform_sdk[tracing]' to trace the client's requests")
+        return
+    trace_setup.install(service_name, keep_recent=False)
 
 
 def inject_dict(carrier: dict[str, str] | None = None, ctx: context.Context | None = None) -> dict[str, str]:

@@ -18,6 +18,9 @@ Settings (environment, or the matching option):
                                       Pong and Breakout, see `platform_local.launcher_defaults`;
                                       empty: none), filled in the background
     PLATFORM_WARM_PREVIEWS            previews made ahead in the background (default all; empty: none)
+    PLATFORM_LOG_FORMAT               text (default) or json: every service's log, the children's
+                                      output here and the launcher's own lines are one JSON object
+                                      per line (`platform_contracts.log_lines`)
 Every other PLATFORM_* variable passes through to the services.
 """
 
@@ -30,6 +33,8 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from platform_contracts.log_lines import LogFormatError, json_line, log_format_from
 
 from platform_local.launcher_defaults import (
     POOLS_VARIABLE,
@@ -90,47 +95,64 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str]) -> argparse.N
     parser.add_argument("--warm-previews", default=launcher_warm_previews(env),
                         help="previews made ahead in the background: all, env ids separated by commas, or empty "
                              "for none (PLATFORM_WARM_PREVIEWS; default all)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.log_format = log_format_from(env)
+    except LogFormatError as exc:
+        raise ConfigError(str(exc)) from None
+    return args
+
+
+class LauncherLines:
+    """The launcher's own lines: plain (errors as `<prog>: message` on stderr), or JSON lines."""
+
+    def __init__(self, prog: str, json_lines: bool = False) -> None:
+        self.prog = prog
+        self.json_lines = json_lines
+
+    def info(self, message: str) -> None:
+        print(json_line("launcher", message, logger="platform_local") if self.json_lines else message, flush=True)
+
+    def error(self, message: str) -> None:
+        line = (json_line("launcher", message, level="ERROR", logger="platform_local") if self.json_lines
+                else f"{self.prog}: {message}")
+        print(line, file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the platform until SIGINT/SIGTERM or until a service keeps crashing; returns the exit status."""
-    prog = program_name()
+    lines = LauncherLines(program_name())
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     platform: LocalPlatform | None = None
     try:
         args = parse_args(argv, os.environ)
+        lines.json_lines = args.log_format == "json"
         ahead = {POOLS_VARIABLE: args.pools, WARM_PREVIEWS_VARIABLE: args.warm_previews}
         platform = LocalPlatform(args.data_dir, args.port, ahead,
                                  host=args.host, nats_url=args.nats_url,
                                  nats_port=args.nats_port, recordings_dir=args.recordings,
                                  echo=sys.stdout, start_timeout=args.start_timeout,
-                                 restart_policy=RestartPolicy(), say=lambda message: _say(prog, message))
-        print(f"Starting Simulusion (logs in {platform.logs_dir}) ...", flush=True)
+                                 restart_policy=RestartPolicy(), say=lines.error)
+        lines.info(f"Starting Simulusion (logs in {platform.logs_dir}) ...")
         platform.start(should_abort=stop.is_set)
         if not stop.is_set():
-            print(f"Simulusion is running at {platform.url}/ (the web app; API docs at /docs) — Ctrl-C to stop",
-                  flush=True)
+            lines.info(f"Simulusion is running at {platform.url}/ (the web app; API docs at /docs) — Ctrl-C to stop")
             if args.pools:
-                print(f"Warming instances in the background ({POOLS_VARIABLE}={args.pools})", flush=True)
+                lines.info(f"Warming instances in the background ({POOLS_VARIABLE}={args.pools})")
         while not stop.wait(0.25):
             platform.keep_running()
     except ServiceExited as error:  # a crash loop, or NATS that would not start again
-        _say(prog, error.report())
+        lines.error(error.report())
         return _stopped(platform, 1)
     except LocalPlatformError as error:
-        _say(prog, str(error))
+        lines.error(str(error))
         return _stopped(platform, 1)
-    print("Stopping Simulusion ...", flush=True)
+    lines.info("Stopping Simulusion ...")
     status = _stopped(platform, 0)
-    print("Stopped.", flush=True)
+    lines.info("Stopped.")
     return status
-
-
-def _say(prog: str, message: str) -> None:
-    print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
 def _stopped(platform: LocalPlatform | None, status: int) -> int:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Self, TextIO
 
+from platform_contracts.log_lines import LOG_FORMAT_VARIABLE, LogFormatError, json_line, log_format_from
+
 from platform_local import nats_process
 from platform_local.errors import ConfigError, LocalPlatformError, ServiceExited, StartTimeout
 from platform_local.restarts import RestartPolicy, ServiceRestarts
@@ -108,6 +110,10 @@ class LocalPlatform:
         given = self.extra_env.get(STEP_TICKET_SECRET, self.base_env.get(STEP_TICKET_SECRET))
         self.step_ticket_secret = secrets.token_urlsafe(32) if given is None else given
         self.mode = self.extra_env.get(MODE, self.base_env.get(MODE)) or MODES[0]
+        # PLATFORM_LOG_FORMAT, which every service also reads: json makes every log (the
+        # children's files, the echo, the launcher's own lines) one JSON object per line.
+        self.log_format_setting = self.extra_env.get(LOG_FORMAT_VARIABLE, self.base_env.get(LOG_FORMAT_VARIABLE, ""))
+        self.json_lines = self.log_format_setting.strip().lower() == "json"
         # Managed mode on our own NATS: a password per service user, the same across restarts.
         self.nats_passwords = ({name: secrets.token_urlsafe(32) for name in SERVICES}
                                if self.mode == "managed" and not nats_url else {})
@@ -116,15 +122,15 @@ class LocalPlatform:
         self.commands = dict(commands or {})
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
-        self.supervisor = Supervisor(self.data_dir / "logs", echo)
+        self.supervisor = Supervisor(self.data_dir / "logs", echo, json_lines=self.json_lines)
         self.restarts = (ServiceRestarts(restart_policy, self.start_service, say or self._say_to(echo))
                          if restart_policy is not None else None)
 
-    @staticmethod
-    def _say_to(stream: TextIO | None) -> Callable[[str], None]:
+    def _say_to(self, stream: TextIO | None) -> Callable[[str], None]:
         def say(message: str) -> None:
             if stream is not None:
-                print(message, file=stream, flush=True)
+                line = json_line("launcher", message, logger="platform_local") if self.json_lines else message
+                print(line, file=stream, flush=True)
 
         return say
 
@@ -161,13 +167,17 @@ class LocalPlatform:
 
     def check_config(self) -> None:
         """Fails before anything starts: unknown or missing services, a busy gateway port, an
-        unknown PLATFORM_MODE (or managed mode without platform_bus installed).
+        unknown PLATFORM_MODE (or managed mode without platform_bus installed) or PLATFORM_LOG_FORMAT.
 
         Raises:
             ConfigError: naming what to fix.
         """
         if self.mode not in MODES:
             raise ConfigError(f"{MODE}={self.mode!r} is not one of {', '.join(MODES)}")
+        try:
+            log_format_from({LOG_FORMAT_VARIABLE: self.log_format_setting})
+        except LogFormatError as exc:
+            raise ConfigError(str(exc)) from None
         if self.nats_passwords:
             self._authorization()
         unknown = [name for name in self.services if name not in SERVICES]

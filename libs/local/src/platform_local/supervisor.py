@@ -4,7 +4,10 @@ Each child runs in its own process group (so a Ctrl-C at the terminal reaches on
 launcher, which then stops the children in order) and, on Linux, gets SIGTERM if the
 launcher dies (parent-death signal), so even a killed launcher leaves no orphans.
 Its output goes to ``<logs>/<name>.log`` and, when an echo stream is given, to that stream
-prefixed by the service name.
+prefixed by the service name. With JSON lines (``PLATFORM_LOG_FORMAT=json``) both get one JSON
+object per line instead: a line the child wrote as a JSON object passes through whole, any other
+(a library printing to stderr) is wrapped into one naming the child
+(`platform_contracts.log_lines.as_json_line`), and the echo has no prefix.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+
+from platform_contracts.log_lines import as_json_line, json_line
 
 from platform_local.errors import LocalPlatformError, ServiceExited, StartTimeout
 
@@ -58,17 +63,20 @@ _DIE_WITH_PARENT = _parent_death_hook()
 
 
 class Echo:
-    """Writes children's lines to one stream, each prefixed by its service name."""
+    """Writes children's lines to one stream, each prefixed by its service name (JSON lines: as
+    they are, each names its service)."""
 
-    def __init__(self, stream: TextIO, width: int = 8) -> None:
+    def __init__(self, stream: TextIO, width: int = 8, json_lines: bool = False) -> None:
         self.stream = stream
         self.width = width
+        self.json_lines = json_lines
         self._lock = threading.Lock()
 
     def write(self, name: str, line: str) -> None:
+        text = f"{line}\n" if self.json_lines else f"{name:<{self.width}} | {line}\n"
         with self._lock:
             try:
-                self.stream.write(f"{name:<{self.width}} | {line}\n")
+                self.stream.write(text)
                 self.stream.flush()
             except (OSError, ValueError):  # closed or broken stream: the log file still has it
                 pass
@@ -77,8 +85,10 @@ class Echo:
 class ChildProcess:
     """One supervised child process and the thread that reads its output."""
 
-    def __init__(self, spec: ServiceSpec, log_path: Path, echo: Echo | None = None) -> None:
+    def __init__(self, spec: ServiceSpec, log_path: Path, echo: Echo | None = None,
+                 json_lines: bool = False) -> None:
         self.spec = spec
+        self.json_lines = json_lines
         self.log_path = log_path
         self.echo = echo if spec.echo else None
         self.process: subprocess.Popen[bytes] | None = None
@@ -132,7 +142,7 @@ class ChildProcess:
             log.close()
             raise LocalPlatformError(f"cannot start {self.name} ({self.spec.argv[0]}): {exc}") from exc
         self._starts += 1
-        log.write(f"--- {self.name} started, pid {self.process.pid}: {' '.join(self.spec.argv)}\n")
+        log.write(self._said(f"{self.name} started, pid {self.process.pid}: {' '.join(self.spec.argv)}") + "\n")
         log.flush()
         self._reader = threading.Thread(target=self._read, args=(self.process, log), daemon=True,
                                         name=f"{self.name}-output")
@@ -143,21 +153,26 @@ class ChildProcess:
         with log:
             for raw in process.stdout:
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                log.write(line + "\n")
+                logged = as_json_line(line, self.name) if self.json_lines else line
+                log.write(logged + "\n")
                 log.flush()
                 with self._changed:
-                    self._lines.append(line)
+                    self._lines.append(line)  # as printed: what wait_for_line and tails look at
                     self._changed.notify_all()
                 if self.echo:
-                    self.echo.write(self.name, line)
+                    self.echo.write(self.name, logged)
             process.stdout.close()
             try:
-                log.write(f"--- {ServiceExited(self.name, process.wait(5), [])}\n")
+                log.write(self._said(str(ServiceExited(self.name, process.wait(5), []))) + "\n")
             except subprocess.TimeoutExpired:  # it closed its output but runs on: its end goes unlogged
                 pass
         with self._changed:
             self._eof = True
             self._changed.notify_all()
+
+    def _said(self, message: str) -> str:
+        """A line of the launcher's own in the child's log: `--- message`, or a JSON line."""
+        return json_line(self.name, message, logger="platform_local") if self.json_lines else f"--- {message}"
 
     def tail(self, count: int = 30) -> list[str]:
         """The last `count` lines this run of the process printed."""
@@ -229,9 +244,10 @@ class ChildProcess:
 class Supervisor:
     """An ordered set of child processes; stops them in the reverse of the order they were added."""
 
-    def __init__(self, logs_dir: Path, echo: TextIO | None = None) -> None:
+    def __init__(self, logs_dir: Path, echo: TextIO | None = None, json_lines: bool = False) -> None:
         self.logs_dir = Path(logs_dir)
-        self.echo = Echo(echo) if echo is not None else None
+        self.json_lines = json_lines
+        self.echo = Echo(echo, json_lines=json_lines) if echo is not None else None
         self.children: dict[str, ChildProcess] = {}
 
     def add(self, spec: ServiceSpec) -> ChildProcess:
@@ -240,7 +256,7 @@ class Supervisor:
             child = self.children[spec.name]
             child.spec = spec
             return child
-        child = ChildProcess(spec, self.logs_dir / f"{spec.name}.log", self.echo)
+        child = ChildProcess(spec, self.logs_dir / f"{spec.name}.log", self.echo, self.json_lines)
         self.children[spec.name] = child
         if self.echo is not None:
             self.echo.width = max(self.echo.width, len(spec.name))

@@ -1,12 +1,12 @@
 """The whole platform as real processes, for cross-service tests.
 
-`PlatformStack` runs nats-server, broker, envhost, recorder and gateway through
+`PlatformStack` runs nats-server and the services (all of them unless told which) through
 `platform_local.LocalPlatform` in a temporary directory, on free ports, with no PLATFORM_*
 variable of the caller's environment leaking in. Tests can kill or restart one service and
 check that nothing is left running afterwards.
 
 Fixtures (not registered by default; load this module as a pytest plugin):
-    platform_stack          one platform per test module
+    platform_stack          one platform per test module, of the session services (SESSION_SERVICES)
     session_platform_stack  one platform for the whole test session
 """
 
@@ -173,10 +173,17 @@ def running_platform(root: str | os.PathLike[str], **kwargs: object) -> Iterator
             raise AssertionError(f"platform processes left running after stop: {left}")
 
 
+# The services of sessions and recordings: a module that needs the machines or evals service starts
+# its own platform with them (running_platform's default); leaving them out saves each module's
+# platform about 4 s of CPU (their imports) on a busy test machine.
+SESSION_SERVICES: tuple[str, ...] = tuple(name for name in SERVICES if name not in ("machines", "evals"))
+
+
 @pytest.fixture(scope="module")
 def platform_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlatformStack]:
-    """The whole platform as processes, one per test module."""
-    with running_platform(tmp_path_factory.mktemp("platform")) as stack:
+    """The platform's session services (broker, env host, recorder, gateway) as processes, one
+    platform per test module."""
+    with running_platform(tmp_path_factory.mktemp("platform"), services=SESSION_SERVICES) as stack:
         yield stack
 
 

@@ -27,13 +27,16 @@ class S3ServerError(RuntimeError):
 
 
 class S3Server:
-    """moto's S3 API on 127.0.0.1:`port` (any key pair is accepted; region us-east-1)."""
+    """moto's S3 API on `host`:`port` (any key pair is accepted; region us-east-1); `host` another
+    address of this machine's (a bridge's, for servers in network namespaces) or loopback."""
 
     access_key = "test-access-key"
     secret_key = "test-secret-key"
     region = "us-east-1"
 
-    def __init__(self, port: int | None = None, log_path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, port: int | None = None, log_path: str | os.PathLike[str] | None = None,
+                 host: str = "127.0.0.1") -> None:
+        self.host = host
         self.port = port or free_port()
         self.log_path = Path(log_path or Path(tempfile.mkdtemp(prefix="s3-server-")) / "moto.log")
         self.process: subprocess.Popen[bytes] | None = None
@@ -41,7 +44,7 @@ class S3Server:
     @property
     def endpoint(self) -> str:
         """host:port, as PLATFORM_S3_ENDPOINT takes it."""
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
@@ -73,7 +76,7 @@ class S3Server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
                 stdout=log, stderr=subprocess.STDOUT, env=env,
             )
         deadline = time.monotonic() + timeout

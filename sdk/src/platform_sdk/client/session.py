@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from platform_contracts.tracing import current_span_valid, get_tracer, inject_dict, tracing_on
+from platform_contracts.tracing import current_span_valid, get_tracer, inject_dict, setup_client_tracing, tracing_on
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_sdk import errors
@@ -44,6 +44,7 @@ class PlatformSession:
         self.env_id = env_id
         self._closed = False
         self._stream = None
+        setup_client_tracing()  # export the requests' spans when the OTEL_* variables say so
         token = resolve_token(settings.token)
         self._rest = RestClient(resolve_url(settings.url), token)
         try:
@@ -121,7 +122,7 @@ class PlatformSession:
             if not tracing_on():
                 response = stream.call(request, idempotent)  # no tracing configured: a span would be a no-op
             else:
-                with _tracer.start_as_current_span(f"env.{what}") as span:
+                with _tracer.start_as_current_span(f"env.{what}", attributes={"session.id": self.session_id}) as span:
                     if span.get_span_context().is_valid:
                         inject_dict(request.trace_context)  # type: ignore[arg-type]
                     response = stream.call(request, idempotent)

@@ -31,10 +31,10 @@ from platform_sdk.launch.instance_processes import (
     InstanceProcess,
     LaunchError,
     LaunchSpec,
-    die_with_parent,
     server_options,
     wait_ready,
 )
+from platform_sdk.launch.parent_death import die_with_parent
 
 log = logging.getLogger(__name__)
 

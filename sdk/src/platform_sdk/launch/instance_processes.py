@@ -2,7 +2,11 @@
 vocabulary of every instance: `LaunchSpec`, `LaunchError`, `InstanceProcess`.
 
 An instance is killed when the process that launched it dies (Linux parent-death signal), so
-instances never outlive their env host. Its stdout and stderr go to `<run_dir>/<name>.log`.
+instances never outlive their env host. Its stdout and stderr go to `<run_dir>/<name>.log`: straight
+from the process, or, when its environment says `PLATFORM_LOG_FORMAT=json`, through a pipe that
+this process reads (`relay_json_lines`): the instance's own JSON log lines pass whole, any other
+line it prints (the READY line, a library on stderr) is wrapped into a JSON line, so the file holds
+JSON lines only; its tail reads the same either way.
 `platform_sdk.launch.instance_launch` starts either kind of instance: these processes, or a `docker
 run` of an image (`platform_sdk.launch.containers`).
 """
@@ -11,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import hashlib
 import json
 import os
@@ -20,10 +23,15 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from platform_contracts.log_lines import LOG_FORMAT_VARIABLE, as_json_line
+
+from platform_sdk.launch.child_process import DEVNULL, PIPE, STDOUT, Child, start_child
+from platform_sdk.launch.parent_death import die_with_parent_env
 
 Transport = Literal["grpc", "frames"]
 """How an instance is spoken to: the environment protocol's gRPC stream, or the same messages
@@ -32,7 +40,10 @@ as length-prefixed frames on its Unix socket (`python -m platform_sdk --transpor
 # Unix socket paths are limited to 107 bytes; keep well under.
 MAX_SOCKET_PATH = 100
 _POLL_S = 0.01
-_PR_SET_PDEATHSIG = 1
+INSTANCE_SERVICE = "instance"
+"""The `service` of the JSON lines an instance's other output is wrapped into."""
+_RELAY_CHUNK = 64 * 1024
+_RELAY_DRAIN_S = 2.0  # after the process ended: its last lines (a traceback) reach the log first
 
 
 @dataclass
@@ -69,13 +80,16 @@ class InstanceProcess:
         transport: what it speaks there: "grpc" (`Environment/Connect`) or "frames".
         pid: its process id.
         log_path: the file its stdout and stderr go to.
+        span_file: the file it appends its finished spans to, when its launcher gave it one
+            (the env host's trace view: `platform_contracts.recent_spans.SpanFile`).
     """
 
     transport: Transport
+    span_file: Path | None = None
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
+        process: Child,
         address: str,
         log_path: Path,
         socket_path: Path,
@@ -89,6 +103,18 @@ class InstanceProcess:
         self.log_path = log_path
         self._socket_path = socket_path
         self._temp_dir = temp_dir
+        self._relay: asyncio.Future[None] | None = None
+
+    def relay_output(self, **fields: str) -> None:
+        """Copy the process's output pipe to its log as JSON lines (`relay_json_lines`), until it closes."""
+        assert self._process.stdout is not None
+        self._relay = asyncio.ensure_future(relay_json_lines(self._process.stdout, self.log_path, **fields))
+
+    async def _output_written(self) -> None:
+        """Once the process ended: wait (briefly) until the relay wrote the last of its output."""
+        if self._relay is not None and not self._relay.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, OSError):
+                await asyncio.wait_for(self._relay, _RELAY_DRAIN_S)
 
     def alive(self) -> bool:
         return self._process.returncode is None
@@ -116,6 +142,7 @@ class InstanceProcess:
     async def wait(self) -> int:
         """Wait for the process to exit; returns its exit code (negative: killed by that signal)."""
         code = await self._process.wait()
+        await self._output_written()
         self._cleanup()
         return code
 
@@ -130,6 +157,7 @@ class InstanceProcess:
                 with contextlib.suppress(ProcessLookupError):
                     self._process.kill()
                 await self._process.wait()
+        await self._output_written()
         self._cleanup()
 
     def _cleanup(self) -> None:
@@ -241,23 +269,22 @@ async def launch_process(
     kwargs_file = write_kwargs_file(spec, run_dir / f"{name}.kwargs.json")
     command = server_command(spec, f"unix:{socket_path}", transport, kwargs_file)
     what = spec.gymnasium_id or spec.factory
-    environment = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
+    environment = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1", **die_with_parent_env())
+    json_lines = environment.get(LOG_FORMAT_VARIABLE, "").strip().lower() == "json"
     with open(log_path, "wb") as log:  # noqa: ASYNC230 - a local file, created once
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=environment,
-                start_new_session=True,
-                preexec_fn=die_with_parent(os.getpid()),
-            )
+            # no Python runs in the forked child (child_process); the server sets its own death
+            # signal (parent_death)
+            process = await start_child(command, stdin=DEVNULL, stdout=PIPE if json_lines else log,
+                                        stderr=STDOUT if json_lines else log, env=environment,
+                                        start_new_session=True)
         except OSError as exc:
             if temp_dir is not None:
                 shutil.rmtree(temp_dir, ignore_errors=True)
             raise LaunchError(f"cannot start the instance {name} of {what}: {exc}") from None
     instance = InstanceProcess(process, f"unix:{socket_path}", log_path, socket_path, temp_dir, transport)
+    if json_lines:
+        instance.relay_output(instance=name)
     try:
         try:
             instance.address = await wait_ready(instance, ready_timeout)
@@ -286,13 +313,48 @@ async def wait_ready(instance: InstanceProcess, timeout: float) -> str:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
-            if line.startswith(b"READY "):
-                return line[len(b"READY ") :].decode().strip()
+            if (address := ready_address(line)) is not None:
+                return address
         if not instance.alive():
             raise LaunchError(f"exited with code {instance.returncode} before it was ready")
         if time.monotonic() > deadline:
             raise LaunchError(f"was not ready within {timeout:g} s")
         await asyncio.sleep(_POLL_S)
+
+
+def ready_address(line: bytes) -> str | None:
+    """The address of a `READY <address>` line, as printed or wrapped into a JSON line; else None."""
+    if line.startswith(b"{") and b'READY ' in line:
+        try:
+            message = json.loads(line).get("message", "")
+        except (ValueError, AttributeError):
+            return None
+        line = message.encode() if isinstance(message, str) else b""
+    if line.startswith(b"READY "):
+        return line[len(b"READY ") :].decode().strip()
+    return None
+
+
+async def relay_json_lines(stream: asyncio.StreamReader, log_path: Path, **fields: str) -> None:
+    """Append every line `stream` gives to `log_path` as a JSON line (`as_json_line`: service
+    `instance` and `fields`), flushed as it comes, until the stream ends."""
+    pending = b""
+    with open(log_path, "ab") as log:  # noqa: ASYNC230 - a local file: the writes are small and rare
+        while chunk := await stream.read(_RELAY_CHUNK):
+            *lines, pending = (pending + chunk).split(b"\n")
+            if len(pending) > _RELAY_CHUNK:  # a very long line without its end yet: as it is so far
+                lines.append(pending)
+                pending = b""
+            if lines:
+                log.write(_as_json_lines(lines, fields))
+                log.flush()
+        if pending:
+            log.write(_as_json_lines([pending], fields))
+
+
+def _as_json_lines(lines: list[bytes], fields: dict[str, str]) -> bytes:
+    return "".join(as_json_line(line.decode(errors="replace").rstrip("\r"), INSTANCE_SERVICE, **fields) + "\n"
+                   for line in lines).encode()
 
 
 def _read_from(path: Path, offset: int) -> bytes:
@@ -314,20 +376,6 @@ def _socket_path(run_dir: Path, name: str) -> tuple[Path, Path | None]:
     if len(str(path)) >= MAX_SOCKET_PATH:
         path = temp_dir / f"{hashlib.sha1(name.encode()).hexdigest()[:16]}.sock"
     return path, temp_dir
-
-
-def die_with_parent(parent_pid: int) -> Callable[[], None] | None:
-    """A preexec_fn that has the kernel SIGKILL the child when its parent dies (Linux only)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def preexec() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
 
 
 def read_tail(path: Path, lines: int = 40, max_bytes: int = 64 * 1024) -> str:

@@ -61,7 +61,7 @@ class EpisodeFolder:
                 f"{self.path} is not a recording folder: it holds no {META_FILE} "
                 "(a recording holds meta.json and one episode-NNNNNN.npz per finished episode)"
             )
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text())
+        self.meta: dict[str, Any] = _with_episode_lists(self.path, json.loads(meta_path.read_text()))
         self._check_frames()
         listed = self.meta.get("episodes") or []
         self._entries = [e for e in listed if e.get("file")]
@@ -162,3 +162,23 @@ class EpisodeFolder:
             f"EpisodeFolder({str(self.path)!r}, env_id={self.meta.get('env_id')!r}, "
             f"episodes={len(self)}, status={self.meta.get('status')!r})"
         )
+
+
+EPISODE_LISTS = "episode_lists"
+
+
+def _with_episode_lists(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """meta.json with every episode entry in `episodes`: a long recording's first entries are in
+    the sealed lists its `episode_lists` names (`episodes-NNNNNN.json`, each a JSON array of
+    entries, in order; docs/recording-format.md), the rest in its `episodes`."""
+    names = meta.pop(EPISODE_LISTS, None)
+    if not names:
+        return meta
+    entries: list[Any] = []
+    for name in names:
+        path = folder / str(name)
+        if path.parent != folder or not path.is_file():
+            raise FileNotFoundError(f"{folder}: meta.json names the episode list {name}, which is not in the folder")
+        entries.extend(json.loads(path.read_text()))
+    meta["episodes"] = entries + list(meta.get("episodes") or [])
+    return meta

@@ -26,6 +26,8 @@ from platform_envs.world_change_timeline import (
 )
 from simulusion.env.v1 import environment_pb2 as env_pb
 
+from platform_sdk.server.frame_schedule import FrameSchedule
+
 
 class Steppable(Protocol):
     """What `advance` needs of the instance it steps (an `EnvInstance`): its environment and
@@ -33,6 +35,7 @@ class Steppable(Protocol):
 
     observation: Any
     info: Any
+    frame_schedule: FrameSchedule  # counts the steps taken
 
     @property
     def env(self) -> Any: ...
@@ -83,6 +86,7 @@ def advance(instance: Steppable, action: Any, *, render: bool, auto_reset: bool,
     """
     env, timeline = instance.env, instance.timeline
     observation, reward, terminated, truncated, info = env.step(action)
+    instance.frame_schedule.steps_taken += 1
     recorded = None if timeline is None else latest_record(timeline)
     terminated, truncated = bool(terminated), bool(truncated)
     ending = None

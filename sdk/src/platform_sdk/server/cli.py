@@ -2,7 +2,9 @@
 
 Prints exactly one line `READY <address>` on stdout once serving. Bad arguments, a factory
 that cannot be imported or raises, or spaces the protocol cannot carry: exit 2 with one line
-on stderr. SIGTERM or SIGINT: stop and exit 0.
+on stderr. SIGTERM or SIGINT: stop and exit 0. Its log follows `PLATFORM_LOG_FORMAT` (text, or
+json: one JSON object per line, service `instance`; platform_contracts.log_lines); the READY
+line is printed as it is either way (a launcher wraps it, platform_sdk.launch.instance_processes).
 
 `--transport grpc` (the default) serves the gRPC stream `Environment/Connect`: what users'
 servers, `platform-check` and Docker images speak. `--transport frames` (a "unix:" address
@@ -24,6 +26,7 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from platform_contracts.log_lines import LogFormatError, log_format_from, setup_logging
 from platform_contracts.limits import DEFAULT_JPEG_QUALITY, MAX_JPEG_QUALITY, MIN_JPEG_QUALITY
 from platform_contracts.session_kwargs import ENDLESS, WORLD_CHANGES
 from platform_contracts.world_changes import WorldChange, WorldChangeError
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from platform_sdk.server.vector import VectorInstance
 
 PROG = "python -m platform_sdk"
+INSTANCE_SERVICE = "instance"
+"""The `service` of an environment server's JSON log lines."""
 DEFAULT_LISTEN = "127.0.0.1:50051"
 TRANSPORTS = ("grpc", "frames")
 
@@ -218,9 +223,11 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server; returns the exit code (0 after a signal, 2 when it cannot start)."""
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    try:
+        setup_logging(INSTANCE_SERVICE, log_format_from(os.environ))
+    except LogFormatError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
     signal.signal(signal.SIGTERM, _exit_cleanly)  # until serving: a SIGTERM while building exits 0
     try:
         args = parse_args(argv)

@@ -36,7 +36,8 @@ from platform_sdk.server.batch import answer_batch
 from platform_sdk.server.errors import CommandError
 from platform_sdk.server.frames import encode_frame, frame_array
 from platform_sdk.server.holds import answer_hold
-from platform_sdk.server.later_frames import RENDER_IS_OBSERVATION, LaterFrames
+from platform_sdk.server.frame_schedule import FrameSchedule
+from platform_sdk.server.later_frames import NOT_DRAWN, RENDER_IS_OBSERVATION, LaterFrames
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
 
@@ -94,6 +95,7 @@ class EnvInstance:
         self._spaces_of: Any = None  # the environment `_spaces` belong to
         self._spaces: tuple[Callable[[Any], Any], Any] = (lambda value: None, None)
         self._later = LaterFrames(env_id, jpeg_quality)
+        self.frame_schedule = FrameSchedule()  # which render_later frames are drawn; counts steps
         self._handlers: dict[str, _Handler] = {
             "spec": self._spec_command,
             "reset": self._reset,
@@ -134,6 +136,8 @@ class EnvInstance:
         """Answer `request` into the empty `response` (no span); never raises."""
         command = request.WhichOneof("command")
         response.id = request.id
+        if request.HasField("frame_schedule"):
+            self.frame_schedule.set(request.frame_schedule)
         try:
             if command is None:
                 raise CommandError(env_pb.ERROR_CODE_INVALID_ARGUMENT, "the request has no command")
@@ -260,7 +264,8 @@ class EnvInstance:
         if command.render:
             result.frame.CopyFrom(self.frame())
         elif command.render_later:
-            self._later.keep(request.id, self.later_frame(), observation)
+            drawn = self.later_frame() if self.frame_schedule.reset_keeps() else NOT_DRAWN
+            self._later.keep(request.id, drawn, observation)
             result.frame_later = True
 
     def _step(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse) -> None:
@@ -271,13 +276,16 @@ class EnvInstance:
         action = decode(command.action)
         render = command.render
         later = command.render_later and not render
+        drawn = later and self.frame_schedule.step_keeps()  # a thinned life draws only the frames it keeps
         if render or later:
             self.check_renders()
-        stepped = advance(self, action, render=render, render_later=later, auto_reset=command.auto_reset)
+        stepped = advance(self, action, render=render, render_later=drawn, auto_reset=command.auto_reset)
         write_step(response.step, stepped, observation_space)
         if later:  # last: a step that fails above keeps no frame
             ending = stepped.ending
-            if ending is None:
+            if not drawn:
+                self._later.keep(request.id, NOT_DRAWN, stepped.observation)
+            elif ending is None:
                 self._later.keep(request.id, stepped.later_frame, stepped.observation)
             else:
                 self._later.keep(request.id, stepped.later_frame, stepped.observation,

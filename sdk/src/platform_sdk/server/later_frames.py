@@ -39,6 +39,17 @@ class _RenderIsObservation:
 RENDER_IS_OBSERVATION: Any = _RenderIsObservation()
 
 
+class _NotDrawn:
+    """The frame kept for a `render_later` request whose frame a thinned life drops
+    (`frame_schedule`): nothing drawn, and its LaterFrame comes without `frame`."""
+
+    def __repr__(self) -> str:
+        return "NOT_DRAWN"
+
+
+NOT_DRAWN: Any = _NotDrawn()
+
+
 class LaterFrames:
     """The rendered frames not yet encoded and the encoded ones not yet sent.
 
@@ -67,6 +78,9 @@ class LaterFrames:
         rendered, self._rendered = self._rendered, []
         for request_id, frame, observation, final_frame, final_observation in rendered:
             later = env_pb.LaterFrame(request_id=request_id)
+            if frame is NOT_DRAWN:
+                self._encoded.append(later)
+                continue
             try:
                 later.frame.CopyFrom(self._encoded_frame(frame, observation))
                 if final_frame is not None:

@@ -8,6 +8,8 @@ import logging
 import sys
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_bus.recent_spans import answer_recent_spans
+from platform_contracts.log_lines import setup_logging
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -36,9 +38,11 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
     except NatsUnreachableError as exc:
         await store.close()
         return fail(str(exc))
+    await answer_recent_spans(nc)  # its recent spans, for the gateway's trace view
     service = BrokerService(nc, store, catalog, idle_timeout=settings.idle_timeout,
                             start_timeout=settings.start_timeout, pools=pools,
-                            durable_steps=settings.durable_steps)
+                            durable_steps=settings.durable_steps,
+                            stream=settings.stream_shape)
     starting = asyncio.ensure_future(service.start())
     stopping = asyncio.ensure_future(stop.wait())
     try:
@@ -71,12 +75,12 @@ async def serve(settings: Settings, catalog: Catalog, store: SessionStore, pools
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
         return fail(f"bad setting PLATFORM_{str(first['loc'][0]).upper()}: {first['msg']}")
+    setup_logging("broker", settings.log_format)
     try:
         catalog = load_catalog(settings.catalog_path())
         pools = parse_pools(settings.pools)
@@ -84,7 +88,7 @@ def main() -> int:
         store = SessionStore.from_url(settings.database_url)
     except BrokerError as exc:
         return fail(str(exc))
-    setup_tracing("broker")
+    setup_tracing("platform-broker")
     return asyncio.run(serve(settings, catalog, store, pools))
 
 

@@ -47,6 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.limits import MAX_ENTRY_GPUS
 from platform_contracts.session_kwargs import WORLD_CHANGES
 from platform_contracts.world_changes import WorldChangeError, WorldFacts, parse_timeline
 from simulusion.control.v1 import control_pb2
@@ -62,8 +63,7 @@ FACTORY_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
 ENTRY_KEYS = {"gymnasium_id", "factory", "image", "path", "description", "kwargs", "family", "options", "world",
               "free_kwargs", "gpus"}
-# The most GPUs one instance may ask for (a node with more is rare; a typo like 80 is refused).
-MAX_GPUS = 16
+MAX_GPUS = MAX_ENTRY_GPUS  # the most GPUs one instance may ask for
 FILE_KEYS = {"envs", "family", "options"}
 DEFAULT_FAMILY = "Custom"
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from platform_bus.stream_settings import SessionsStreamFields
 from platform_database import ASYNC_DRIVERS, DatabaseUrlError
 from platform_database import async_database_url as _async_database_url
+from platform_contracts.log_lines import LogFormat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from platform_broker.errors import ConfigError
@@ -14,7 +16,7 @@ DEFAULT_CATALOG = Path("catalog.toml")
 __all__ = ["ASYNC_DRIVERS", "DEFAULT_CATALOG", "Settings", "async_database_url"]
 
 
-class Settings(BaseSettings):
+class Settings(BaseSettings, SessionsStreamFields):
     """Settings of the broker (env prefix `PLATFORM_`).
 
     Attributes:
@@ -31,6 +33,8 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     database_url: str = "sqlite+aiosqlite:///./data/platform.db"
@@ -39,6 +43,7 @@ class Settings(BaseSettings):
     start_timeout: float = 60.0
     pools: str = ""
     durable_steps: bool = False
+    # jetstream_replicas, jetstream_max_bytes: from SessionsStreamFields
 
     def catalog_path(self) -> Path | None:
         """The catalog file to load, or None for the built-ins only."""

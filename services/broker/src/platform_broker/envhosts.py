@@ -12,6 +12,7 @@ from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 from simulusion.control.v1 import control_pb2
 
+from platform_contracts.log_lines import session_fields
 from platform_broker.errors import UnavailableError
 from platform_broker.session_endings import SessionEndings
 from platform_broker.store import SessionStore
@@ -85,12 +86,13 @@ async def stop_and_close(store: SessionStore, envhosts: EnvHostClient, endings: 
                 host_publishes = False
             elif stopped.error.code:
                 log.warning("session %s (%s): env host %s failed to stop it: %s: %s", session.id,
-                            session.options.env_id, session.host_id, stopped.error.code, stopped.error.message)
+                            session.options.env_id, session.host_id, stopped.error.code, stopped.error.message,
+                            extra=session_fields(session.id, session.options.team))
         except UnavailableError as exc:
-            log.warning("session %s (%s): %s; closing it anyway", session.id, session.options.env_id, exc)
+            log.warning("session %s (%s): %s; closing it anyway", session.id, session.options.env_id, exc, extra=session_fields(session.id, session.options.team))
             host_publishes = False
     if await store.mark_closed(session.id, reason):
-        log.info("session %s (%s) closed: %s", session.id, session.options.env_id, reason)
+        log.info("session %s (%s) closed: %s", session.id, session.options.env_id, reason, extra=session_fields(session.id, session.options.team))
         if not host_publishes:
             await endings.publish(session, events_pb2.SESSION_EVENT_KIND_CLOSED, reason)
     return await store.get(session.id) or session

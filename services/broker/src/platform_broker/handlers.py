@@ -15,11 +15,13 @@ from typing import Any
 
 from google.protobuf.message import DecodeError, Message
 from opentelemetry import trace
+from platform_bus import flush_queued
 from platform_contracts import subjects, tracing
 from platform_database.teams import TeamStore
 from simulusion.control.v1 import control_pb2
 from simulusion.env.v1 import environment_pb2
 
+from platform_contracts.log_lines import session_fields
 from platform_broker.catalog import Catalog
 from platform_broker.envhosts import EnvHostClient, stop_and_close
 from platform_contracts.teams import owning_team
@@ -63,6 +65,8 @@ class Handlers:
         # so that a read right after a client got a 410 says "crashed"; None: the table as it is.
         self.catch_up: Callable[[str], Awaitable[bool]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # Told of every answered create (BrokerMetrics.created): its request and reply.
+        self.on_create: Callable[[control_pb2.CreateSessionRequest, control_pb2.SessionReply], None] | None = None
         self._routes: dict[str, tuple[type[Message], type[Message], Callable[[Any], Awaitable[Message]]]] = {
             subjects.BROKER_CREATE_SESSION: (control_pb2.CreateSessionRequest, control_pb2.SessionReply,
                                              self.create_session),
@@ -84,7 +88,7 @@ class Handlers:
                 self._spawn(self._serve(subject, msg))
 
             subs.append(await nc.subscribe(subject, queue=subjects.BROKER_QUEUE, cb=on_msg))
-        await nc.flush()  # the server knows the subscriptions before the broker says it is ready
+        await flush_queued(nc)  # the server knows the subscriptions before the broker says it is ready
         return subs
 
     async def wait_idle(self, timeout: float) -> None:
@@ -104,7 +108,7 @@ class Handlers:
         try:
             await self.envhosts.stop(session.host_id, session.id, reason)
         except UnavailableError as exc:
-            log.info("session %s (%s): %s", session.id, session.options.env_id, exc)
+            log.info("session %s (%s): %s", session.id, session.options.env_id, exc, extra=session_fields(session.id, session.options.team))
 
     async def _serve(self, subject: str, msg: Any) -> None:
         request_cls, reply_cls, handler = self._routes[subject]
@@ -121,6 +125,8 @@ class Handlers:
             except Exception as exc:
                 log.exception("%s failed", subject)
                 reply = reply_cls(error=control_pb2.ControlError(code="internal", message=f"{subject}: {exc!r}"))
+        if subject == subjects.BROKER_CREATE_SESSION and self.on_create is not None:
+            self.on_create(request, reply)  # type: ignore[arg-type]
         if msg.reply:
             try:
                 await msg.respond(reply.SerializeToString())
@@ -159,23 +165,23 @@ class Handlers:
             spec = await pools.claim(slot, session.id, options)
             if spec is not None:
                 log.info("session %s (%s): warm instance %s on env host %s", session.id, env_id,
-                         slot.slot_id, slot.host_id)
+                         slot.slot_id, slot.host_id, extra=session_fields(session.id, session.options.team))
                 return await self._running(session, spec)
             try:
-                host = self._pick_host(env_id)
+                host = self._pick_host(env_id, entry.gpus)
             except UnavailableError as exc:
                 await self.store.mark_closed(session.id, f"start failed: {exc}")
                 raise
             _place(session, host)
             await self.store.move(session.id, host.host_id, host.address, host.step_address)
         else:
-            host = self._pick_host(env_id)
+            host = self._pick_host(env_id, entry.gpus)
             _place(session, host)
             if not await self.store.insert_within(session, max_open):
                 raise sessions_quota_error(options.team, max_open or 0)
         self.hosts.note_placed(host.host_id, session.id)
         start = control_pb2.StartInstanceRequest(session_id=session.id, entry=entry, options=options)
-        log.info("session %s (%s): starting on env host %s", session.id, env_id, host.host_id)
+        log.info("session %s (%s): starting on env host %s", session.id, env_id, host.host_id, extra=session_fields(session.id, session.options.team))
         try:
             reply = await self.envhosts.start(host.host_id, start)
         except UnavailableError as exc:
@@ -186,15 +192,22 @@ class Handlers:
         if reply.error.code:
             reason = f"start failed: {reply.error.message or reply.error.code}"
             await self.store.mark_closed(session.id, reason)
-            log.info("session %s (%s): %s", session.id, env_id, reason)
+            log.info("session %s (%s): %s", session.id, env_id, reason, extra=session_fields(session.id, session.options.team))
             return control_pb2.SessionReply(session=await self.store.get(session.id), error=reply.error)
         return await self._running(session, reply.spec)
 
-    def _pick_host(self, env_id: str) -> HostState:
-        host = self.hosts.pick()
+    def _pick_host(self, env_id: str, gpus: int = 0) -> HostState:
+        host = self.hosts.pick(gpus)
         if host is None:
             live = self.hosts.live()
-            detail = f"all {len(live)} live env hosts are full" if live else "no env host is live"
+            offering = [h for h in live if h.heartbeat.gpus >= gpus]
+            if not live:
+                detail = "no env host is live"
+            elif not offering:
+                detail = (f"it needs {gpus} GPU(s) and none of the {len(live)} live env hosts offers as many "
+                          f"(PLATFORM_ENVHOST_GPUS)")
+            else:
+                detail = f"all {len(offering)} live env hosts{f' with {gpus} GPU(s)' if gpus else ''} are full"
             raise UnavailableError(f"no env host with free capacity for '{env_id}': {detail}")
         return host
 
@@ -204,7 +217,8 @@ class Handlers:
             current = await self.store.get(session.id) or session
             raise UnavailableError(f"session {session.id} ({session.options.env_id}) ended while starting: "
                                    f"{current.reason or 'unknown reason'}")
-        log.info("session %s (%s): running on env host %s", session.id, session.options.env_id, session.host_id)
+        log.info("session %s (%s): running on env host %s", session.id, session.options.env_id, session.host_id,
+                 extra=session_fields(session.id, session.options.team))
         return control_pb2.SessionReply(session=await self.store.get(session.id))
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:

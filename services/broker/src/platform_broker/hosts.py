@@ -62,12 +62,20 @@ class HostRegistry:
         if heartbeat.host_id not in self._hosts:
             log.info("env host %s is up at %s (capacity %d)", heartbeat.host_id, heartbeat.address,
                      heartbeat.capacity)
+        elif self._hosts[heartbeat.host_id].heartbeat.started_at != heartbeat.started_at:
+            log.info("env host %s restarted at %s (capacity %d)", heartbeat.host_id, heartbeat.address,
+                     heartbeat.capacity)
         now = self._clock()
         previous = self._hosts.get(heartbeat.host_id)
         listed = {instance.session_id for instance in heartbeat.instances}
+        # Placements no beat has listed yet stay counted, unless the host is a new process (it
+        # restarted, or was silent past the live window: its instances died with it).
+        same_process = (previous is not None and self._is_live(previous)
+                        and previous.heartbeat.started_at == heartbeat.started_at)
+        carried = previous.pending if previous is not None and same_process else {}
         pending = {
             instance_id: placed_at
-            for instance_id, placed_at in (previous.pending.items() if previous is not None else ())
+            for instance_id, placed_at in carried.items()
             if instance_id not in listed and now - placed_at < PENDING_PLACEMENT_S
         }
         self._hosts[heartbeat.host_id] = HostState(heartbeat=heartbeat, seen_at=now, pending=pending)
@@ -94,9 +102,10 @@ class HostRegistry:
     def live(self) -> list[HostState]:
         return [host for host in self._hosts.values() if self._is_live(host)]
 
-    def pick(self) -> HostState | None:
-        """The live host with the most free capacity (ties: the lowest id); None when all are full."""
-        candidates = [host for host in self.live() if host.free > 0]
+    def pick(self, gpus: int = 0) -> HostState | None:
+        """The live host with the most free capacity (ties: the lowest id) among those offering
+        at least `gpus` GPUs to an instance; None when all of those are full (or there are none)."""
+        candidates = [host for host in self.live() if host.free > 0 and host.heartbeat.gpus >= gpus]
         if not candidates:
             return None
         return min(candidates, key=lambda host: (-host.free, host.host_id))

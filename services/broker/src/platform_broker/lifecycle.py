@@ -14,6 +14,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from platform_contracts import streams, subjects
 from simulusion.bus.v1 import events_pb2
 
+from platform_contracts.log_lines import session_fields
 from platform_broker.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,9 @@ UNSUBSCRIBE_TIMEOUT_S = 2.0
 class LifecycleConsumer:
     """Pulls `SessionEvent`s with the durable consumer `broker` and applies them to the store."""
 
-    def __init__(self, js: Any, store: SessionStore, durable: str = subjects.BROKER_CONSUMER) -> None:
+    def __init__(self, js: Any, store: SessionStore, durable: str = subjects.BROKER_CONSUMER,
+                 stream: streams.StreamShape = streams.StreamShape()) -> None:
+        self.stream = stream
         self.js = js
         self.store = store
         self.durable = durable
@@ -41,7 +44,7 @@ class LifecycleConsumer:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        await streams.ensure_sessions_stream(self.js)
+        await streams.ensure_sessions_stream(self.js, self.stream)
         config = ConsumerConfig(durable_name=self.durable, filter_subject=subjects.SESSION_LIFECYCLE_WILDCARD,
                                 ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL)
         self._psub = await self.js.pull_subscribe(subjects.SESSION_LIFECYCLE_WILDCARD, durable=self.durable,
@@ -85,7 +88,7 @@ class LifecycleConsumer:
         if changed:
             log.info("session %s (%s) %s on env host %s: %s", event.session_id, event.options.env_id,
                      events_pb2.SessionEventKind.Name(kind).removeprefix("SESSION_EVENT_KIND_").lower(),
-                     event.host_id, event.reason)
+                     event.host_id, event.reason, extra=session_fields(event.session_id, event.options.team))
         return changed
 
     async def _run(self) -> None:

@@ -251,7 +251,7 @@ class PoolKeeper:
 
     async def _launch(self, env_id: str) -> PoolSlot | None:
         entry = self.catalog.get(env_id)
-        host = self.hosts.pick()
+        host = self.hosts.pick(entry.gpus) if entry is not None else None
         if entry is None or host is None:
             if entry is not None and self._failures[env_id] == 0:
                 log.info("pool %s: no env host with free capacity; trying again later", env_id)

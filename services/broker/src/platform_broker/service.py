@@ -9,6 +9,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from platform_bus import flush_queued
+from platform_bus.metrics_responder import MetricsResponder
 from platform_contracts import streams, subjects
 
 from platform_broker.catalog import Catalog
@@ -18,6 +20,7 @@ from platform_broker.hosts import HostRegistry
 from platform_broker.idle import IdleMonitor
 from platform_broker.lifecycle import LifecycleConsumer
 from platform_broker.lost_hosts import LostHostSweeper
+from platform_broker.metrics import BrokerMetrics
 from platform_broker.pools import PoolKeeper
 from platform_broker.reconcile import ReconcileReport, reconcile
 from platform_broker.session_endings import SessionEndings
@@ -29,17 +32,6 @@ log = logging.getLogger(__name__)
 WARMUP_S = 2.5
 REQUESTS_DRAIN_S = 5.0  # at stop: requests in flight may finish for so long, then are cancelled
 UNSUBSCRIBE_TIMEOUT_S = 1.0
-
-
-async def settle_subscriptions(nc: Any) -> None:
-    """Return once the server has every subscription made so far on `nc`.
-
-    Flushed twice: nats-py (2.16) writes a flush's PING straight to the socket, ahead of SUBs
-    still queued for its flusher task, so the first PONG can come back before the server has
-    them; by then the flusher has written them, so the second PING follows them on the wire.
-    """
-    await nc.flush()
-    await nc.flush()
 
 
 class BrokerService:
@@ -60,8 +52,9 @@ class BrokerService:
     def __init__(self, nc: Any, store: SessionStore, catalog: Catalog, *, idle_timeout: float = 1800.0,
                  start_timeout: float = 60.0, warmup: float = WARMUP_S,
                  durable: str = subjects.BROKER_CONSUMER, pools: Mapping[str, int] | None = None,
-                 durable_steps: bool = False) -> None:
+                 durable_steps: bool = False, stream: streams.StreamShape = streams.StreamShape()) -> None:
         self.nc = nc
+        self.stream = stream
         self.store = store
         self.catalog = catalog
         self.warmup = warmup
@@ -71,25 +64,29 @@ class BrokerService:
         self.endings = SessionEndings(nc.jetstream())  # lifecycle events of sessions the broker ends itself
         self.handlers = Handlers(store, catalog, self.hosts, self.envhosts, self.endings, pools=self.pools,
                                  durable_steps=durable_steps)
-        self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable)
+        self.lifecycle = LifecycleConsumer(nc.jetstream(), store, durable=durable, stream=stream)
         self.handlers.catch_up = self.lifecycle.catch_up
         self.idle = IdleMonitor(store, self.hosts, self.envhosts, self.endings, idle_timeout)
         self.lost_hosts = LostHostSweeper(nc, store, self.hosts, self.endings)
         self.reconcile_report: ReconcileReport | None = None
+        self.metrics = BrokerMetrics(store, self.hosts)
+        self.handlers.on_create = self.metrics.created
+        self._metrics_responder = MetricsResponder(nc, self.metrics.service)
         self._subs: list[Any] = []
 
     async def start(self) -> None:
         """Create the table, hear the env hosts, reconcile, then serve; returns when serving."""
         await self.store.create_tables()
         await self.handlers.usage.create_tables()  # the teams' quotas (the gateway writes them)
+        await self._metrics_responder.start()
         self._subs.append(await self.hosts.subscribe(self.nc))
-        await settle_subscriptions(self.nc)
+        await flush_queued(self.nc)
         await asyncio.sleep(self.warmup)
-        await streams.ensure_sessions_stream(self.nc.jetstream())  # reconcile publishes its ghosts' CLOSED there
+        await streams.ensure_sessions_stream(self.nc.jetstream(), self.stream)  # reconcile publishes its ghosts' CLOSED there
         self.reconcile_report = await reconcile(self.store, self.hosts, self.envhosts, self.endings)
         await self.lifecycle.start()
         self._subs.extend(await self.handlers.subscribe(self.nc))
-        await settle_subscriptions(self.nc)  # the server has our subscriptions before we say we serve
+        await flush_queued(self.nc)  # the server has our subscriptions before we say we serve
         self.idle.start()
         self.lost_hosts.start()
         if self.pools is not None:  # after reconcile: pool instances of an earlier broker are stopped by then
@@ -101,6 +98,8 @@ class BrokerService:
         """Stop taking requests, finish those in flight (up to 5 s), stop the background tasks;
         each step is bounded (NATS may be gone), and named to `waiting_for` as it begins."""
         waiting_for("unsubscribing the broker subjects")
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._metrics_responder.stop(), UNSUBSCRIBE_TIMEOUT_S)
         for sub in reversed(self._subs):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(sub.unsubscribe(), UNSUBSCRIBE_TIMEOUT_S)

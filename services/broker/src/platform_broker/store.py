@@ -236,6 +236,18 @@ class SessionStore:
             rows = (await conn.execute(query)).mappings().all()
         return [_from_row(row) for row in rows]
 
+    async def counts(self) -> dict[tuple[str, str, str], int]:
+        """How many sessions the table holds per (environment, team, state); rows written before
+        teams count as the default team's."""
+        query = (sa.select(sessions.c.env_id, sessions.c.team, sessions.c.state, sa.func.count())
+                 .group_by(sessions.c.env_id, sessions.c.team, sessions.c.state))
+        counts: dict[tuple[str, str, str], int] = {}
+        async with self.engine.connect() as conn:
+            for env_id, team, state, n in (await conn.execute(query)).all():
+                key = (env_id, owning_team(team), state)
+                counts[key] = counts.get(key, 0) + int(n)
+        return counts
+
     async def count_open(self, team: str) -> int:
         """How many sessions of `team` are open (starting or running); previews are not counted."""
         query = sa.select(sa.func.count()).select_from(sessions).where(_of_team(team), _open(), _COUNTED)

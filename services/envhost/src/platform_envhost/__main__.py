@@ -12,6 +12,7 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 import uvloop
 from platform_bus import GracefulShutdown
+from platform_contracts.log_lines import setup_logging
 from pydantic import ValidationError
 
 from platform_envhost.config import Settings
@@ -42,9 +43,9 @@ def _settings_error(exc: ValidationError) -> str:
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
+        setup_logging("envhost", settings.log_format)
         # uvloop: the step path is callbacks on sockets (the step link, the instance links),
         # where libuv's loop costs less per message than asyncio's own.
         uvloop.run(run(settings))

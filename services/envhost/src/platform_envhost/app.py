@@ -6,24 +6,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 from nats.errors import Error as NatsError
 from platform_bus import NatsUnreachableError, connect
+from platform_bus.metrics_responder import MetricsResponder
 from platform_contracts.limits import MAX_GRPC_MESSAGE_BYTES
 from platform_contracts.streams import ensure_sessions_stream
+from platform_bus.recent_spans import answer_recent_spans
 from platform_contracts.tracing import setup_tracing
 from platform_sdk.launch.containers import remove_orphan_containers
 from platform_sdk.launch.instance_processes import LaunchError
 from pydantic import ValidationError
 
+from platform_envhost.instance_spans import session_instance_spans
 from platform_envhost.config import Settings
 from platform_envhost.errors import ConfigError, EnvHostError
 from platform_envhost.grpc_tickets import connect_handler
+from platform_envhost.bus_contact import bus_contact_loop, lost_contact_reason
 from platform_envhost.heartbeat import build_heartbeat, heartbeat_loop
 from platform_envhost.instance_table import InstanceTable
+from platform_envhost.metrics import EnvHostMetrics
 from platform_envhost.pods.kube_settings import KubeSettings
 from platform_envhost.pods.pod_launcher import PodLauncher
 from platform_envhost.publisher import EventPublisher
@@ -49,6 +55,7 @@ class EnvHost:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.host_id = settings.envhost_id
+        self.started_at = time.time()  # in each heartbeat: a restart under the same id is told apart
         self.address = ""
         self.step_address = ""
         self._nc: Any = None
@@ -58,8 +65,11 @@ class EnvHost:
         self._publisher: EventPublisher | None = None
         self._table: InstanceTable | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._bus_contact: asyncio.Task[None] | None = None
         self._orphan_sweep: asyncio.Task[None] | None = None
         self._pods: PodLauncher | None = None
+        self.metrics = EnvHostMetrics(self.host_id)
+        self._metrics_responder: MetricsResponder | None = None
 
     async def start(self) -> None:
         """Connect, serve the step link and gRPC, take control requests, start beating.
@@ -73,9 +83,12 @@ class EnvHost:
             self._nc = await connect(s.nats_url, name=f"envhost-{self.host_id}", logger=log)
         except NatsUnreachableError as exc:
             raise EnvHostError(str(exc), code="unavailable") from None
+        # its recent spans and its instances', for the gateway's trace view
+        await answer_recent_spans(self._nc, lambda session_id, trace_ids: session_instance_spans(
+            self._table, session_id, trace_ids) if self._table is not None else [])
         js = self._nc.jetstream()
         try:
-            await ensure_sessions_stream(js)
+            await ensure_sessions_stream(js, s.stream_shape)
         except (NatsError, TimeoutError) as exc:
             raise EnvHostError(f"cannot set up the JetStream stream on {s.nats_url} "
                                f"(is JetStream enabled?): {type(exc).__name__}: {exc}", code="unavailable") from None
@@ -86,7 +99,8 @@ class EnvHost:
         service_ref: list[EnvHostService] = []
         self._table = InstanceTable(s.host_run_dir, s.envhost_capacity, ready_timeout=s.envhost_ready_timeout,
                                     on_crash=lambda instance: service_ref[0].on_crash(instance), pods=self._pods)
-        router = Router(self._table, self._publisher, self.host_id, tracer)
+        self.metrics.watch(self._table, self._publisher)
+        router = Router(self._table, self._publisher, self.host_id, tracer, step_clock=self.metrics.steps)
         self._service = EnvHostService(self._nc, js, self.host_id, self._table, self._publisher, router.drain, tracer)
         service_ref.append(self._service)
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
@@ -101,27 +115,44 @@ class EnvHost:
         self.address = s.envhost_advertise or f"{_reachable(s.envhost_listen.rpartition(':')[0])}:{port}"
         await self._server.start()
         await self._service.start()
+        self._metrics_responder = MetricsResponder(self._nc, self.metrics.service)
+        await self._metrics_responder.start()
         self._heartbeat = asyncio.create_task(heartbeat_loop(self._nc, s.envhost_heartbeat_interval, self._beat))
+        self._bus_contact = asyncio.create_task(bus_contact_loop(
+            self._nc, s.envhost_heartbeat_interval, s.envhost_fence_after, self._lost_contact))
         if self._pods is None:
             self._orphan_sweep = asyncio.create_task(_remove_orphan_containers())  # in the background
-        log.info("env host %s serving on %s, step link on %s (capacity %d, %s, run dir %s, step tickets %s)",
-                 self.host_id, self.address, self.step_address, s.envhost_capacity,
+        log.info("env host %s serving on %s, step link on %s (capacity %d, %d GPU(s) an instance, %s, run dir %s, "
+                 "step tickets %s)", self.host_id, self.address, self.step_address, s.envhost_capacity, s.gpus_offered,
                  "local instances" if self._pods is None else
                  f"a pod per instance in namespace {self._pods.settings.namespace}", s.host_run_dir,
                  "required" if s.ticket_secret else "not checked: no PLATFORM_STEP_TICKET_SECRET")
 
+    async def _lost_contact(self, seconds: float) -> None:
+        """No round trip to NATS for `seconds`: the broker is about to call this host dead, so its
+        sessions end here first (`platform_envhost.bus_contact`)."""
+        assert self._service is not None
+        reason = lost_contact_reason(self.host_id, seconds)
+        ended = await self._service.end_sessions(reason)
+        log.warning("%s: stopped its %d session(s) %s", reason, len(ended), " ".join(ended))
+
     def _beat(self) -> Any:
         assert self._table is not None and self._service is not None
         return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
-                               self._service.instance_infos(with_log_tail=False), step_address=self.step_address)
+                               self._service.instance_infos(with_log_tail=False), step_address=self.step_address,
+                               gpus=self.settings.gpus_offered, started_at=self.started_at)
 
     async def stop(self, waiting_for: Callable[[str], None] = lambda step: None) -> None:
         """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect; each
         step is named to `waiting_for` as it begins (the shutdown deadline's line names it)."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        if self._bus_contact is not None:
+            self._bus_contact.cancel()
         if self._orphan_sweep is not None:
             self._orphan_sweep.cancel()
+        if self._metrics_responder is not None:
+            await self._metrics_responder.stop()
         waiting_for("the instances to stop")
         if self._service is not None:
             await self._service.shutdown()

@@ -8,8 +8,11 @@ import socket
 from pathlib import Path
 from typing import Literal
 
+from platform_bus.stream_settings import SessionsStreamFields
 from platform_bus.ticket_setting import StepTicketSecretFields
 from pydantic import Field, field_validator
+from platform_contracts.log_lines import LogFormat
+from platform_contracts.limits import MAX_ENTRY_GPUS
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -28,10 +31,12 @@ def _check_host_port(value: str) -> str:
     return value
 
 
-class Settings(BaseSettings, StepTicketSecretFields):
+class Settings(BaseSettings, StepTicketSecretFields, SessionsStreamFields):
     """The env host's configuration; every field is `PLATFORM_<NAME>`."""
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     envhost_id: str = Field(default_factory=default_host_id)
@@ -48,11 +53,19 @@ class Settings(BaseSettings, StepTicketSecretFields):
     # "kubernetes" (a pod each: platform_envhost.pods, the PLATFORM_KUBE_* settings).
     launcher: Literal["local", "kubernetes"] = "local"
     envhost_capacity: int = Field(default=64, ge=1)
+    # The most GPUs one instance may have here, offered in the heartbeat: the broker places an
+    # entry with `gpus = N` only on a host offering N or more. Unset: none for local instances,
+    # MAX_ENTRY_GPUS with Kubernetes (its scheduler finds the GPU node).
+    envhost_gpus: int | None = Field(default=None, ge=0, le=MAX_ENTRY_GPUS)
     envhost_run_dir: Path = Path("./data/envhost")
     envhost_ready_timeout: float = Field(default=60.0, gt=0)
     envhost_heartbeat_interval: float = Field(default=2.0, gt=0)
+    # Seconds without a round trip to NATS after which the host stops its sessions itself, before
+    # the broker (10 s without a heartbeat) calls it dead: platform_envhost.bus_contact; 0: never.
+    envhost_fence_after: float = Field(default=7.0, ge=0)
     # Step events kept in memory while waiting for JetStream; beyond it steps wait.
     envhost_publish_backlog: int = Field(default=10_000, ge=1)
+    # jetstream_replicas, jetstream_max_bytes: from SessionsStreamFields
     # step_ticket_secret (or step_ticket_secret_file), from StepTicketSecretFields: shared with the
     # gateway; when set, every step link (and gRPC stream) must bring a ticket the gateway minted
     # for the session on this host (`platform_bus.step_tickets`); unset, none is asked for and the
@@ -80,6 +93,13 @@ class Settings(BaseSettings, StepTicketSecretFields):
     def step_listen(self) -> str:
         """The step link's bind address: `envhost_step_listen`, else the gRPC host with port 0."""
         return self.envhost_step_listen or f"{self.envhost_listen.rpartition(':')[0]}:0"
+
+    @property
+    def gpus_offered(self) -> int:
+        """`envhost_gpus`, else what the launcher offers by default (see there)."""
+        if self.envhost_gpus is not None:
+            return self.envhost_gpus
+        return MAX_ENTRY_GPUS if self.launcher == "kubernetes" else 0
 
     @property
     def host_run_dir(self) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platform_contracts.session_kwargs import WAD, WORLD_CHANGES, merged_kwargs
+from platform_contracts.trace_setup import SPAN_FILE_VARIABLE
 from platform_sdk.launch.containers import NoDockerEngineError
 from platform_sdk.launch.instance_launch import InstanceProcess, LaunchError, LaunchSpec, launch_instance
 from simulusion.control.v1 import control_pb2 as control_pb
@@ -21,6 +22,7 @@ from simulusion.session.v1.options_pb2 import SessionOptions
 from platform_envhost.deferred_events import take_owed_frames
 from platform_envhost.errors import InstanceGone, StartFailed
 from platform_envhost.instance_env import instance_env
+from platform_envhost.instance_spans import instance_span_file
 from platform_envhost.pods.pod_instances import PodInstance
 from platform_envhost.pods.pod_launcher import ClaimConflict, PodLauncher, PodUnavailableError
 from platform_envhost.pods.pod_manifests import PodPlan, files_path
@@ -107,6 +109,8 @@ class InstanceTable:
         self._starting: dict[str, asyncio.Future[Instance]] = {}
         self._pooled: set[str] = set()  # slot ids of warm pool instances not claimed yet
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Told the environment id of each instance that dies unasked, a warm one too (the metrics).
+        self.on_dead: Callable[[str], None] | None = None
 
     def get(self, session_id: str) -> Instance | None:
         return self._instances.get(session_id)
@@ -188,9 +192,13 @@ class InstanceTable:
         `docker run`)."""
         name = _UNSAFE_NAME.sub("_", session_id)
         if self._pods is None:
-            return await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
-                                         transport="frames",  # an image speaks gRPC whatever this says
-                                         env=instance_env())  # none of the platform's settings
+            span_file = instance_span_file(self.run_dir, name)
+            process = await launch_instance(spec, self.run_dir, name, ready_timeout=self._ready_timeout,
+                                            transport="frames",  # an image speaks gRPC whatever this says
+                                            # none of the platform's settings; where its spans go
+                                            env={**instance_env(), SPAN_FILE_VARIABLE: str(span_file)})
+            process.span_file = span_file
+            return process
         pooled = session_id in self._pooled
         plan = PodPlan(spec=spec, name="", envhost_id=self._pods.envhost_id, gpus=entry.gpus,
                        session_id="" if pooled else session_id, pool_env=entry.id if pooled else "",
@@ -380,6 +388,8 @@ class InstanceTable:
     async def _report_crash(self, instance: Instance) -> None:
         """Tell `on_crash`, then forget the dead instance after `dead_ttl` (a warm pool
         instance: at once, unreported)."""
+        if self.on_dead is not None:
+            self.on_dead(instance.env_id)
         if instance.session_id in self._pooled:
             self._pooled.discard(instance.session_id)
             if self._instances.get(instance.session_id) is instance:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_contracts.limits import NATS_DEFAULT_MAX_PAYLOAD
+from platform_contracts.streams import STREAM_FULL_ERR_CODE
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ class EventPublisher:
         self.acked = 0
         self.retries = 0
         self.too_large = 0  # messages refused: larger than the server's max payload
+        self.stream_full = 0  # publishes refused because the stream was full (retried)
+        self._said_full = False
 
     @property
     def nc(self) -> Any:
@@ -271,9 +274,27 @@ class EventPublisher:
             if batch:
                 attempt += 1
                 self.retries += 1
-                if attempt == 1 or attempt % 20 == 0:
+                if _is_stream_full(error):
+                    self._note_full(len(batch) + len(self._queue))
+                elif attempt == 1 or attempt % 20 == 0:
                     log.warning("JetStream publish of %s failed (%s); retrying %d events with the same Nats-Msg-Id",
                                 batch[0].subject, error, len(batch))
                 await asyncio.sleep(min(0.05 * 2 ** min(attempt, 10), self._max_retry_wait))
         if attempt:
             log.info("JetStream publish recovered after %d retries", attempt)
+        if self._said_full:
+            self._said_full = False
+            log.warning("the sessions stream takes events again: the recorder has caught up with its backlog")
+
+    def _note_full(self, waiting: int) -> None:
+        self.stream_full += 1
+        if not self._said_full:
+            self._said_full = True
+            log.warning("the sessions stream is full (its limit PLATFORM_JETSTREAM_MAX_BYTES reached: the recorder "
+                        "is that far behind, or stopped): %d session events wait here, and once %d do, recorded "
+                        "sessions' steps wait for the recorder to catch up", waiting, self._backlog)
+
+
+def _is_stream_full(error: str) -> bool:
+    """A JetStream publish error saying the stream is at its max_bytes (DiscardPolicy.NEW)."""
+    return f'"err_code":{STREAM_FULL_ERR_CODE}' in error.replace(" ", "")

@@ -25,12 +25,13 @@ import contextlib
 import functools
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf.message import DecodeError
 from opentelemetry import trace
-from platform_contracts import subjects
+from opentelemetry.context import Context
+from platform_contracts import subjects, trace_setup
 from platform_contracts.tracing import extract_dict, inject_dict
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -45,6 +46,7 @@ from platform_envhost.for_recording import CARRIERS, applied_changes, for_the_cl
 from platform_envhost.holds import recorded_hold
 from platform_envhost.instance_table import InstanceTable
 from platform_envhost.later_frames import RENDER, FrameDue, asks_render_later
+from platform_envhost.metrics import VECTOR_PATH
 from platform_envhost.publisher import EventPublisher, Outgoing
 from platform_envhost.saved_snapshots import RECORDER_TIMEOUT_S, SAVED_COMMANDS, SavedSnapshots
 from platform_envhost.session_instance import Instance, State
@@ -62,6 +64,12 @@ RECORDED_COMMANDS = frozenset({"reset", "step", "restore", "snapshot", "hold"})
 DEFERRED_COMMANDS = RECORDED_COMMANDS - {"hold"}
 
 
+class StepClock(Protocol):
+    """Where each step's time goes (the step-time histogram: `platform_bus.metrics_registry.FoldedHistogram`)."""
+
+    def took(self, path: str, seconds: float) -> None: ...
+
+
 def _error(request_id: int, code: env_pb.ErrorCode.ValueType, message: str) -> bytes:
     return env_pb.EnvResponse(id=request_id, error=env_pb.Error(code=code, message=message)).SerializeToString()
 
@@ -76,11 +84,19 @@ class Router:
     """
 
     def __init__(self, table: InstanceTable, publisher: EventPublisher, host_id: str,
-                 tracer: trace.Tracer | None = None, *, recorder_timeout: float = RECORDER_TIMEOUT_S) -> None:
+                 tracer: trace.Tracer | None = None, *, recorder_timeout: float = RECORDER_TIMEOUT_S,
+                 step_clock: StepClock | None = None) -> None:
         self._table = table
+        self._clock = step_clock
         self._publisher = publisher
         self._host_id = host_id
         self._tracer = tracer or trace.get_tracer(__name__)
+        # Untraced requests: the share that get a trace of their own (OTEL_TRACES_SAMPLER; 0 by
+        # default, and then a request without a trace context costs one test of a float).
+        setup = trace_setup.current()
+        self._root_ratio = setup.step_root_ratio if setup is not None else 0.0
+        self._sample_root = setup.sample_step_root if setup is not None else (lambda: False)
+        self._root_tracer = setup.step_root_tracer if setup is not None else self._tracer
         self._saved = SavedSnapshots(publisher.nc, recorder_timeout)
         self._batches = BatchAnswerer(self._saved, self._publish, lambda: publisher.max_payload)
         self._sending: set[asyncio.Task[None]] = set()  # timed sends of gathered step events
@@ -199,8 +215,9 @@ class Router:
             if instance.deferred_events and instance.state is State.RUNNING and coalesced.timer is None:
                 coalesced.timer = asyncio.get_running_loop().call_later(SEND_AFTER_S, self._send_later, instance)
 
-    async def handle(self, session_id: str, raw: bytes) -> bytes:
-        """Answer one request of `session_id` (its bytes); always returns an EnvResponse's bytes.
+    async def handle(self, session_id: str, raw: bytes, path: str = "gateway") -> bytes:
+        """Answer one request of `session_id` (its bytes) that came on `path` ("direct" or
+        "gateway": which step-time series a step counts in); always returns an EnvResponse's bytes.
 
         The step events of a recorded step or reset are built later, by `finish`.
         """
@@ -209,6 +226,18 @@ class Router:
         except DecodeError as exc:
             return _error(0, env_pb.ERROR_CODE_INVALID_ARGUMENT,
                           f"session {session_id}: the request is not an EnvRequest: {exc}")
+        clock = self._clock
+        if clock is None:
+            return await self._handle(session_id, raw, request)
+        command = request.WhichOneof("command")
+        if command != "step" and command != "batch":
+            return await self._handle(session_id, raw, request)
+        started = time.perf_counter()
+        answer = await self._handle(session_id, raw, request)
+        clock.took(VECTOR_PATH if command == "batch" else path, time.perf_counter() - started)
+        return answer
+
+    async def _handle(self, session_id: str, raw: bytes, request: env_pb.EnvRequest) -> bytes:
         instance = self._table.get(session_id)
         if instance is None:
             if not session_id:
@@ -221,20 +250,30 @@ class Router:
         instance.last_active_at = time.time()
         if asks_render_later(request, instance.record_frames):
             raw += instance.later_frames.suffix(request.WhichOneof("command") or "")
+            if instance.life_frames is not None:
+                raw += instance.life_frames.take(self._publisher.nc)
         carrier = request.trace_context
         if carrier:
             ctx = extract_dict(carrier)
             if trace.get_current_span(ctx).get_span_context().is_valid:
-                command = request.WhichOneof("command") or ""
-                with self._tracer.start_as_current_span(
-                    f"envhost.{command}", context=ctx, kind=trace.SpanKind.SERVER,
-                    attributes={"session.id": session_id, "env.id": instance.env_id},
-                ):
-                    child = inject_dict()
-                    # Appended map entries override earlier ones: the instance sees our span as parent.
-                    raw += env_pb.EnvRequest(trace_context=child).SerializeToString()
-                    return await self._forward(instance, request, raw, child)
+                return await self._forward_traced(self._tracer, ctx, instance, request, raw)
+        elif self._root_ratio and self._sample_root():  # a trace of its own starts here
+            return await self._forward_traced(self._root_tracer, Context(), instance, request, raw)
         return await self._forward(instance, request, raw, None)
+
+    async def _forward_traced(self, tracer: trace.Tracer, ctx: Context, instance: Instance,
+                              request: env_pb.EnvRequest, raw: bytes) -> bytes:
+        """`_forward` inside a span `envhost.<command>`, a child of `ctx`, whose context the
+        instance and the step events get."""
+        command = request.WhichOneof("command") or ""
+        with tracer.start_as_current_span(
+            f"envhost.{command}", context=ctx, kind=trace.SpanKind.SERVER,
+            attributes={"session.id": instance.session_id, "env.id": instance.env_id},
+        ):
+            child = inject_dict()
+            # Appended map entries override earlier ones: the instance sees our span as parent.
+            raw += env_pb.EnvRequest(trace_context=child).SerializeToString()
+            return await self._forward(instance, request, raw, child)
 
     async def _forward(self, instance: Instance, request: env_pb.EnvRequest, raw: bytes,
                        trace_headers: dict[str, str] | None) -> bytes:

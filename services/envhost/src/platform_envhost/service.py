@@ -12,12 +12,13 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 from opentelemetry import trace
-from platform_bus import BusUnavailableError, publish_to_stream
+from platform_bus import BusUnavailableError, publish_to_stream, flush_queued
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict, inject_dict
 from simulusion.bus.v1 import events_pb2 as bus_pb
 from simulusion.control.v1 import control_pb2 as control_pb
 
+from platform_contracts.log_lines import session_fields
 from platform_envhost.errors import EnvHostError
 from platform_envhost.instance_table import InstanceTable
 from platform_envhost.lifecycle import instance_info, session_event
@@ -64,7 +65,7 @@ class EnvHostService:
         }
         for subject, handler in handlers.items():
             self._subscriptions.append(await self._nc.subscribe(subject, cb=self._concurrently(handler)))
-        await self._nc.flush()  # the server knows the subscriptions before the host says it serves
+        await flush_queued(self._nc)  # the server knows the subscriptions before the host says it serves
 
     async def on_crash(self, instance: Instance) -> None:
         """An instance died unasked: publish CRASHED with its log tail (after its step events),
@@ -79,6 +80,15 @@ class EnvHostService:
             await self._publisher.submit(event, urgent=True)
         with contextlib.suppress(Exception):  # TimeoutError, or the publisher stopped
             await asyncio.wait_for(asyncio.shield(stored), CRASH_ACK_WAIT_S)
+
+    async def end_sessions(self, reason: str) -> list[str]:
+        """Stop every session's instance (not the warm pool's), each CLOSED with `reason` (stored
+        once JetStream takes it); returns the session ids."""
+        pooled = set(self._table.pooled())
+        ids = [instance.session_id for instance in self._table.instances() if instance.session_id not in pooled]
+        await asyncio.gather(*(self._stop(control_pb.StopInstanceRequest(session_id=sid, reason=reason))
+                               for sid in ids))
+        return ids
 
     async def shutdown(self) -> None:
         """Stop taking requests, stop every instance (CLOSED "env host stopped")."""
@@ -139,7 +149,8 @@ class EnvHostService:
         try:
             instance, new = await self._table.start(session_id, request.entry, request.options, pooled=request.pooled)
         except EnvHostError as exc:
-            log.warning("start of %s %s (%s) failed: %s", what, session_id, request.entry.id, exc)
+            log.warning("start of %s %s (%s) failed: %s", what, session_id, request.entry.id, exc,
+                        extra=None if request.pooled else session_fields(session_id, request.options.team))
             return _start_error(exc.code, str(exc))
         if new and not self._table.is_pooled(session_id):
             error = await self._publish_started(instance)
@@ -148,7 +159,8 @@ class EnvHostService:
         if new:
             log.info("started %s %s (%s) in %.2fs, record=%s%s", what, session_id, instance.env_id,
                      time.monotonic() - started_at, instance.record,
-                     f", life={instance.options.life}" if instance.options.life else "")
+                     f", life={instance.options.life}" if instance.options.life else "",
+                     extra=None if request.pooled else session_fields(session_id, request.options.team))
         return control_pb.StartInstanceReply(spec=instance.spec)
 
     async def _publish_started(self, instance: Instance) -> control_pb.ControlError | None:
@@ -184,13 +196,15 @@ class EnvHostService:
         try:
             instance = await self._table.claim(request.pool_slot, request.session_id, request.options)
         except EnvHostError as exc:
-            log.info("claim of %s for session %s failed: %s", request.pool_slot, request.session_id, exc)
+            log.info("claim of %s for session %s failed: %s", request.pool_slot, request.session_id, exc,
+                     extra=session_fields(request.session_id, request.options.team))
             return control_pb.ClaimInstanceReply(error=control_pb.ControlError(code=exc.code, message=str(exc)))
         error = await self._publish_started(instance)
         if error is not None:
             return control_pb.ClaimInstanceReply(error=error)
         log.info("session %s (%s) claimed pool instance %s (pid %d), record=%s", request.session_id,
-                 instance.env_id, request.pool_slot, instance.process.pid, instance.record)
+                 instance.env_id, request.pool_slot, instance.process.pid, instance.record,
+                 extra=session_fields(request.session_id, request.options.team))
         return control_pb.ClaimInstanceReply(spec=instance.spec)
 
     async def _on_stop(self, msg: Any) -> None:
@@ -222,7 +236,8 @@ class EnvHostService:
                 await asyncio.wait_for(asyncio.shield(event.done), CLOSED_ACK_WAIT_S)
             except TimeoutError:
                 log.warning("CLOSED of session %s not acked yet; answering the stop anyway", request.session_id)
-            log.info("stopped session %s (%s): %s", instance.session_id, instance.env_id, request.reason)
+            log.info("stopped session %s (%s): %s", instance.session_id, instance.env_id, request.reason,
+                     extra=session_fields(instance.session_id, instance.options.team))
         return control_pb.StopInstanceReply(stopped=True)
 
     async def _on_list(self, msg: Any) -> None:

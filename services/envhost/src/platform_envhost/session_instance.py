@@ -21,6 +21,7 @@ from platform_envhost.errors import InstanceGone
 from platform_envhost.event_batches import BatchCounter
 from platform_envhost.instance_link import InstanceLink, Meanwhile, open_link
 from platform_envhost.later_frames import LaterFrames
+from platform_envhost.life_frames import LifeFrames, records_life_frames
 from platform_envhost.publisher import Outgoing
 from platform_envhost.step_events import StepEventBuilder
 from platform_envhost.world_change_log import WorldChangeLog
@@ -93,6 +94,8 @@ class Instance:
         self.events_lock = asyncio.Lock()
         self.coalesced = CoalescedSteps()
         self.later_frames = LaterFrames()  # frames of render_later requests still to come
+        # a life's session: learns its place, for the instance to draw only the frames kept
+        self.life_frames = LifeFrames(session_id) if records_life_frames(options) else None
         self.state = State.RUNNING
         self.last_active_at = time.time()
         self._records: SessionRecords | None = None
@@ -114,6 +117,9 @@ class Instance:
         self.options = options
         self.record = options.record
         self.record_frames = options.record and options.record_frames
+        if self.life_frames is not None:
+            self.life_frames.stop()
+        self.life_frames = LifeFrames(self.session_id) if records_life_frames(options) else None
         self._records = None
         self.world_changes = WorldChangeLog(self.world_changes.timeline, self.describe, self.num_envs > 1)
 
@@ -187,6 +193,8 @@ class Instance:
 
     def mark_dead(self, failure: str) -> None:
         self.state = State.DEAD
+        if self.life_frames is not None:
+            self.life_frames.stop()
         self.failure = failure
         try:
             self.log_tail = self.process.log_tail(LOG_TAIL_LINES)
@@ -201,4 +209,6 @@ class Instance:
 
     async def close_stream(self) -> None:
         """Close the link to the instance (a request in flight fails with InstanceGone)."""
+        if self.life_frames is not None:
+            self.life_frames.stop()
         await self._link.close()

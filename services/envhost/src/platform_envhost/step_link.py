@@ -103,9 +103,9 @@ class StepLinkServer:
         self._connections[task] = writer
         set_nodelay(writer)
         try:
-            session_id = await self._open(reader, writer)
-            if session_id is not None:
-                await self._steps(session_id, reader, writer)
+            opened = await self._open(reader, writer)
+            if opened is not None:
+                await self._steps(*opened, reader, writer)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client (gateway or SDK) closed the link (dropped it, or went away)
         except (FrameTooLargeError, TimeoutError) as exc:
@@ -122,8 +122,9 @@ class StepLinkServer:
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
 
-    async def _open(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str | None:
-        """Read the StepLinkOpen and answer it; the session's id, or None when refused."""
+    async def _open(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> tuple[str, str] | None:
+        """Read the StepLinkOpen and answer it; the session's id and the link's path ("gateway"
+        or "direct"), or None when refused."""
         async with asyncio.timeout(OPEN_TIMEOUT_S):
             data = await read_frame(reader)
         try:
@@ -142,8 +143,12 @@ class StepLinkServer:
             with self._tracer.start_as_current_span("envhost.step_link.open", context=ctx,
                                                     kind=trace.SpanKind.SERVER,
                                                     attributes={"session.id": session_id}):
-                return self._accept(session_id, opening.ticket, writer)
-        return self._accept(session_id, opening.ticket, writer)
+                accepted = self._accept(session_id, opening.ticket, writer)
+        else:
+            accepted = self._accept(session_id, opening.ticket, writer)
+        if accepted is None:
+            return None
+        return accepted, "gateway" if opening.via_gateway else "direct"
 
     def _accept(self, session_id: str, ticket: str, writer: asyncio.StreamWriter) -> str | None:
         if self._ticket_secret is not None:
@@ -160,14 +165,14 @@ class StepLinkServer:
         writer.write(encode_frame(link_pb.StepLinkOpened().SerializeToString()))
         return session_id
 
-    async def _steps(self, session_id: str, reader: asyncio.StreamReader,
+    async def _steps(self, session_id: str, path: str, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
         """Answer the session's requests in order until the client closes the link."""
         router = self._router
         handle, finish, write, transport = router.handle, router.finish, writer.write, writer.transport
         while True:
             raw = await read_frame(reader)
-            write(encode_frame(await handle(session_id, raw)))  # sent now; its step events next
+            write(encode_frame(await handle(session_id, raw, path)))  # sent now; its step events next
             await finish(session_id)
             if transport.get_write_buffer_size() > DRAIN_ABOVE_BYTES:
                 await writer.drain()

@@ -9,6 +9,8 @@ import os
 import sys
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_bus.recent_spans import answer_recent_spans
+from platform_contracts.log_lines import setup_logging
 from platform_contracts.tracing import setup_tracing
 from platform_database import DatabaseUnavailableError, DatabaseUrlError
 from pydantic import ValidationError
@@ -33,6 +35,7 @@ async def _run(settings: Settings) -> int:
         nc = await connect(settings.nats_servers, name="platform-evals", logger=log)
     except NatsUnreachableError as exc:
         return _fail(str(exc))
+    await answer_recent_spans(nc)  # its recent spans, for the gateway's trace view
     try:
         service = await EvalsService.open(nc, settings)
         await service.start()
@@ -60,11 +63,7 @@ def main() -> int:
     except ValidationError as exc:
         errors = "; ".join(f"PLATFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         return _fail(f"bad configuration: {errors}")
-    logging.basicConfig(
-        level=os.environ.get("PLATFORM_LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    setup_logging("evals", settings.log_format, os.environ.get("PLATFORM_LOG_LEVEL", "INFO"))
     setup_tracing("platform-evals")
     return asyncio.run(_run(settings))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from platform_s3 import S3Settings
 from pydantic import Field
+from platform_contracts.log_lines import LogFormat
 from pydantic_settings import SettingsConfigDict
 
 
@@ -18,6 +19,8 @@ class Settings(S3Settings):
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     database_url: str = "sqlite+aiosqlite:///./data/platform.db"

@@ -124,6 +124,12 @@ class EvalStore:
             await conn.execute(evals.insert().values(**_row(stored)))
         return stored
 
+    async def status_counts(self) -> dict[str, int]:
+        """How many rows of `evals` there are per status (the metrics)."""
+        query = sa.select(evals.c.status, sa.func.count()).group_by(evals.c.status)
+        async with self.engine.connect() as conn:
+            return {status: int(n) for status, n in (await conn.execute(query)).all()}
+
     async def get(self, eval_id: str) -> StoredEval:
         async with self.engine.connect() as conn:
             row = (await conn.execute(evals.select().where(evals.c.id == eval_id))).first()

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.protobuf.message import DecodeError, Message
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from simulusion.control.v1.control_pb2 import ControlError
 from simulusion.evals.v1 import evals_pb2 as pb
@@ -50,7 +51,7 @@ class EvalsApi:
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(subject, queue=subjects.EVALS_QUEUE,
                                                       cb=self._handler(request_type, reply_type, work)))
-        await self.nc.flush()
+        await flush_queued(self.nc)
 
     async def stop(self) -> None:
         for sub in self._subs:

@@ -11,13 +11,15 @@ import asyncio
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_evals.errors import EvalError, InvalidEvalError
 from platform_evals.eval_store import StoredEval
 from platform_evals.log_storage import LogStorage
 from platform_evals.machines_client import MachinesClient
-from platform_evals.results_import import import_log
+
+if TYPE_CHECKING:
+    from platform_evals.results_import import ImportedLog
 
 
 @dataclass
@@ -41,7 +43,7 @@ async def bring_back(stored: StoredEval, machines: MachinesClient, storage: LogS
                 continue
             await asyncio.to_thread(storage.put, stored.id, name, local)
             try:
-                imported = await asyncio.to_thread(import_log, local, name)
+                imported = await asyncio.to_thread(_import_log, local, name)
             except Exception as exc:  # noqa: BLE001 - Inspect's reader on a log cut before its header
                 found.logs.append({"name": name, "size": local.stat().st_size, "status": "unreadable"})
                 found.notes.append(f"{name}: kept, but unreadable: {type(exc).__name__}: {exc}")
@@ -53,6 +55,16 @@ async def bring_back(stored: StoredEval, machines: MachinesClient, storage: LogS
     if stored.runner.logs and not found.logs:
         raise EvalError("; ".join(found.notes))
     return found
+
+
+def _import_log(local: Path, name: str) -> ImportedLog:
+    """Inspect's log reader, imported when a log comes back rather than when the service starts
+    (importing inspect_ai takes over 2 s of CPU), and in the worker thread that reads the log: on
+    the event loop that import kept the service from answering anything (over 10 s on a busy
+    machine)."""
+    from platform_evals.results_import import import_log
+
+    return import_log(local, name)
 
 
 async def _fetch(machines: MachinesClient, experiment_id: str, path: str, dest: Path) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
+from platform_bus.metrics_responder import MetricsResponder
 from platform_database import open_engine
 
 from platform_evals.config import Settings
@@ -15,6 +16,7 @@ from platform_evals.eval_store import EvalStore
 from platform_evals.evals_api import EvalsApi
 from platform_evals.log_storage import open_log_storage
 from platform_evals.machines_client import MachinesClient
+from platform_evals.metrics import EvalsMetrics
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,8 @@ class EvalsService:
         self.store = EvalStore(self.engine)
         self.runs = EvalRuns(self.store, MachinesClient(nc), open_log_storage(settings), settings.evals_poll_interval)
         self.api = EvalsApi(nc, self.runs)
+        self.metrics = EvalsMetrics(self.store)
+        self._metrics_responder = MetricsResponder(nc, self.metrics.service)
 
     @classmethod
     async def open(cls, nc: Any, settings: Settings) -> EvalsService:
@@ -34,10 +38,12 @@ class EvalsService:
     async def start(self) -> None:
         await self.store.create_tables()
         await self.api.start()
+        await self._metrics_responder.start()
         await self.runs.resume()
         log.info("evals service ready")
 
     async def stop(self) -> None:
+        await self._metrics_responder.stop()
         await self.api.stop()
         await self.runs.stop()
         await self.engine.dispose()

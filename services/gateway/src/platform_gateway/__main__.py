@@ -10,7 +10,9 @@ from contextlib import contextmanager
 
 import uvicorn
 import uvloop
+from platform_bus.recent_spans import answer_recent_spans
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_contracts.log_lines import setup_logging
 from pydantic import ValidationError
 
 from platform_gateway import log_redaction
@@ -18,6 +20,8 @@ from platform_gateway.app import create_app
 from platform_gateway.config import Settings
 from platform_gateway.transport_bounds import uvicorn_config
 from platform_gateway.web_app import where
+
+log = logging.getLogger("platform_gateway")
 
 
 class _Server(uvicorn.Server):
@@ -38,12 +42,16 @@ class _Server(uvicorn.Server):
 
 async def serve(settings: Settings) -> None:
     nc = await connect(settings.nats_url, name="platform-gateway", timeout=settings.nats_connect_timeout)
-    shutdown = GracefulShutdown("platform-gateway", logger=logging.getLogger("platform_gateway"))
+    await answer_recent_spans(nc)  # its own recent spans, for the trace view (of any replica)
+    shutdown = GracefulShutdown("platform-gateway", logger=log)
     try:
         app = create_app(settings, nc)
         connect_host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
-        print(f"platform-gateway: {where(app.state.web_app, f'http://{connect_host}:{settings.port}')}",
-              flush=True)
+        found = where(app.state.web_app, f"http://{connect_host}:{settings.port}")
+        if settings.log_format == "json":
+            log.info("%s", found)
+        else:
+            print(f"platform-gateway: {found}", flush=True)
         config = uvicorn_config(app, settings)  # the transport's bounds: platform_gateway.transport_bounds
         log_redaction.install()  # uvicorn configured its loggers above: no ?token= in their lines
         await _Server(config, shutdown).serve()
@@ -63,6 +71,7 @@ def main() -> int:
         field = ".".join(str(p) for p in first["loc"])
         print(f"platform-gateway: bad setting PLATFORM_{field.upper()}: {first['msg']}", file=sys.stderr)
         return 2
+    setup_logging("gateway", settings.log_format)
     try:
         uvloop.run(serve(settings))
     except NatsUnreachableError as exc:

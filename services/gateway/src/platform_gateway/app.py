@@ -18,6 +18,9 @@ from platform_gateway.config import Settings
 from platform_gateway.gateway import Gateway
 from platform_gateway.openapi_numbers import exact_integer_bounds
 from platform_gateway.literal_paths import LiteralPathMethods
+from platform_gateway.http_metrics import HttpMetricsMiddleware
+from platform_gateway.metrics_endpoint import MetricsGuard
+from platform_gateway.metrics_endpoint import mount as mount_metrics
 from platform_gateway.request_bounds import RequestBounds, describe
 from platform_gateway.tracing_middleware import TracingMiddleware
 from platform_gateway.eval_viewer import mount as mount_eval_viewer
@@ -46,9 +49,13 @@ def create_app(settings: Settings, nc: NATS) -> FastAPI:
 
     app = api_app(gateway.identity.required, lifespan, managed=gateway.access.managed)
     app.state.gateway = gateway
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else None
+    open_api = not gateway.identity.required and not gateway.access.managed
+    mount_metrics(app, gateway.metrics, MetricsGuard(token, open_api=open_api))
     app.state.eval_viewer = mount_eval_viewer(app, settings.evals_viewer_dist)
     app.state.web_app = mount_web_app(app, settings.web_dist)
     app.add_middleware(TracingMiddleware, tracer=setup_tracing("platform-gateway"))
+    app.add_middleware(HttpMetricsMiddleware, metrics=gateway.metrics, own_routes=lambda: app.router.routes)  # outermost: every answer counted
     return app
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 
 from platform_bus.ticket_setting import StepTicketSecretFields
 from pydantic import Field, SecretStr, field_validator, model_validator
+from platform_contracts.log_lines import LogFormat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from platform_gateway.identity.oidc import parse_role_map
@@ -16,6 +17,8 @@ class Settings(BaseSettings, StepTicketSecretFields):
     """Gateway settings. Every field is read from `PLATFORM_<NAME>`."""
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     host: str = "127.0.0.1"
@@ -73,9 +76,15 @@ class Settings(BaseSettings, StepTicketSecretFields):
     min_upload_rate: int = Field(default=8192, ge=0)
     upload_grace: float = Field(default=5.0, ge=0)
     max_connections_per_client: int = Field(default=512, ge=0)
+    # A bearer token guarding /metrics (platform_gateway.metrics_endpoint); unset: /metrics is as
+    # open as the API (open when it needs no token, else refused).
+    metrics_token: SecretStr | None = None
     # uvicorn's WebSocket implementation ("websockets", "websockets-sansio" or "wsproto").
     ws: str = "websockets-sansio"
     log_level: str = "info"
+    # uvicorn's access log: a line per HTTP request and WebSocket handshake (off: a REST step would
+    # be a line each). Its lines, as uvicorn's others, follow PLATFORM_LOG_FORMAT, tokens redacted.
+    access_log: bool = False
     # The gateway's cache (environment previews under `previews/`); `~` is expanded.
     cache_dir: Path = Path("~/.cache/simulusion-platform")
     # Previews made ahead, in the background after start, one at a time (platform_gateway.preview_warmer):

@@ -18,6 +18,7 @@ from platform_gateway.identity.tokens import TokenStore
 from platform_gateway.evals import EvalsClient
 from platform_gateway.experiments import ExperimentsClient, ExperimentTokens
 from platform_gateway.machines import MachinesClient
+from platform_gateway.metrics import GatewayMetrics
 from platform_gateway.page_sessions import PageSessions
 from platform_gateway.preview_warmer import PreviewWarmer, warmed_ids
 from platform_gateway.previews import PreviewCache
@@ -49,6 +50,7 @@ class Gateway:
     identity: Authenticator
     access: TeamAccess
     pages: PageSessions
+    metrics: GatewayMetrics = field(default_factory=GatewayMetrics)
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -97,6 +99,7 @@ class Gateway:
             await self.identity.tokens.create_tables()
             if self.identity.directory is not None:
                 await self.identity.directory.open()
+        self.metrics.service.nc = self.nc
         await self.experiment_tokens.start()
         self._sweeper = asyncio.create_task(self.streams.sweep_forever(self.settings.stream_idle_timeout))
         self.warmer.start()

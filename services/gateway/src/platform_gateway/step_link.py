@@ -93,7 +93,7 @@ class StepLink:
                                                                limit=READ_LIMIT_BYTES)
                 _set_nodelay(writer)
                 opening = link_pb.StepLinkOpen(session_id=self.session_id, trace_context=inject_dict(),
-                                               ticket=self._ticket)
+                                               ticket=self._ticket, via_gateway=True)
                 writer.write(encode_frame(opening.SerializeToString()))
                 opened = link_pb.StepLinkOpened.FromString(await read_frame(reader))
         except TimeoutError:

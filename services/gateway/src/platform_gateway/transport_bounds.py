@@ -32,12 +32,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import uvicorn
+from platform_contracts.log_lines import to_the_root_handler
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from platform_gateway.config import Settings
+from platform_gateway.log_redaction import UVICORN_LOGGERS
 
 _IDLE, _BODY, _UPGRADED = range(3)
 _TICK_S = 1.0  # how often a body that spans reads is looked at
@@ -281,9 +283,14 @@ def uvicorn_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.
     """The gateway's uvicorn server for `app` on `settings.host:port`, with the transport's
     bounds (`options`: other `uvicorn.Config` arguments, e.g. the log level)."""
     http, websocket = protocol_classes(TransportBounds.of(settings), settings.ws)
+    # JSON lines: uvicorn's loggers hand their records to the root's JSON handler
+    # (platform_contracts.log_lines); text: uvicorn's own format, as always.
+    logging_options = ({"log_config": to_the_root_handler("uvicorn", *UVICORN_LOGGERS)}
+                       if settings.log_format == "json" else {})
     return uvicorn.Config(
         app, host=settings.host, port=settings.port, http=http, ws=websocket,
         timeout_keep_alive=settings.keep_alive_timeout,
         ws_max_size=1 << 30, ws_per_message_deflate=False, ws_ping_interval=None,
-        **{"log_level": settings.log_level, "access_log": False, "lifespan": "on", **options},
+        **{"log_level": settings.log_level, "access_log": settings.access_log, "lifespan": "on",
+           **logging_options, **options},
     )

@@ -10,7 +10,7 @@ One route, added after every API route and matching only what the API does not o
 - a missing `/assets/*` file is a 404 (a stale page asking for an old bundle must not get HTML).
 
 Never matched, so the API keeps its own answers (an unknown `/v0/x` is still the JSON 404, a
-wrong method still the 405): `/v0` and below, `/docs`, `/redoc`, `/openapi.json`, `/healthz`,
+wrong method still the 405): `/v0` and below, `/docs`, `/redoc`, `/openapi.json`, `/healthz`, `/metrics`,
 and every method but GET and HEAD.
 
 The build is looked up on each request, so building the app while the gateway runs is enough.
@@ -35,7 +35,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-API_PATHS = ("/v0", "/docs", "/redoc", "/openapi.json", "/healthz")
+API_PATHS = ("/v0", "/docs", "/redoc", "/openapi.json", "/healthz", "/metrics")
 """Paths (and everything below them) that belong to the API: never the app's."""
 
 ASSETS = "assets/"

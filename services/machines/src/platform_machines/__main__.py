@@ -9,6 +9,8 @@ import os
 import sys
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_bus.recent_spans import answer_recent_spans
+from platform_contracts.log_lines import setup_logging
 from platform_contracts.tracing import setup_tracing
 from platform_database import DatabaseUnavailableError, DatabaseUrlError
 from pydantic import ValidationError
@@ -34,6 +36,7 @@ async def _run(settings: Settings) -> int:
         nc = await connect(settings.nats_servers, name="platform-machines", logger=log)
     except NatsUnreachableError as exc:
         return _fail(str(exc))
+    await answer_recent_spans(nc)  # its recent spans, for the gateway's trace view
     try:
         service = await MachinesService.open(nc, settings)
         await service.start()
@@ -61,11 +64,7 @@ def main() -> int:
     except ValidationError as exc:
         errors = "; ".join(f"PLATFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         return _fail(f"bad configuration: {errors}")
-    logging.basicConfig(
-        level=os.environ.get("PLATFORM_LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    setup_logging("machines", settings.log_format, os.environ.get("PLATFORM_LOG_LEVEL", "INFO"))
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
     setup_tracing("platform-machines")  # the `ended` events it publishes carry a trace context
     return asyncio.run(_run(settings))

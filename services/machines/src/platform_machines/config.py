@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
+from platform_contracts.log_lines import LogFormat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SSH_KEY = Path("~/.config/simulusion-platform/ssh/id_ed25519")
@@ -48,6 +49,8 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     database_url: str = "sqlite+aiosqlite:///./data/platform.db"

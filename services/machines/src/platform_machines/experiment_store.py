@@ -174,6 +174,12 @@ class ExperimentStore:
         async with self.engine.connect() as conn:
             return [_experiment(row) for row in (await conn.execute(query)).all()]
 
+    async def status_counts(self) -> dict[str, int]:
+        """How many rows of `experiments` there are per status (the metrics)."""
+        query = sa.select(experiments.c.status, sa.func.count()).group_by(experiments.c.status)
+        async with self.engine.connect() as conn:
+            return {status: int(n) for status, n in (await conn.execute(query)).all()}
+
     async def get(self, experiment_id: str) -> StoredExperiment:
         async with self.engine.connect() as conn:
             row = (await conn.execute(experiments.select().where(experiments.c.id == experiment_id))).first()

@@ -20,6 +20,7 @@ import datetime as dt
 import time
 from typing import Any
 
+from platform_bus import flush_queued
 from platform_bus.messaging import publish
 from platform_contracts import subjects
 from simulusion.machines.v1 import machines_pb2 as pb
@@ -70,7 +71,7 @@ class ExperimentsApi:
             self._subs.append(await self.nc.subscribe(
                 subject, queue=subjects.MACHINES_QUEUE,
                 cb=self.requests.handler(request_type, reply_type, work)))  # type: ignore[arg-type]
-        await self.nc.flush()
+        await flush_queued(self.nc)
 
     async def stop(self) -> None:
         for sub in self._subs:

@@ -133,6 +133,12 @@ class MachineStore:
                 field="ssh") from None
         return machine
 
+    async def status_counts(self) -> dict[str, int]:
+        """How many rows of `machines` there are per status (the metrics)."""
+        query = sa.select(machines.c.status, sa.func.count()).group_by(machines.c.status)
+        async with self.engine.connect() as conn:
+            return {status: int(n) for status, n in (await conn.execute(query)).all()}
+
     async def get(self, machine_id: str) -> StoredMachine:
         """Raises MachineNotFoundError for an unknown id."""
         async with self.engine.connect() as conn:

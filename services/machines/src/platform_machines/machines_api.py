@@ -27,6 +27,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError, Message
 from nats.aio.msg import Msg
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from simulusion.control.v1.control_pb2 import ControlError
 from simulusion.machines.v1 import machines_pb2 as pb
@@ -72,7 +73,7 @@ class MachinesApi:
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
                 subject, queue=subjects.MACHINES_QUEUE, cb=self.handler(request_type, reply_type, work)))
-        await self.nc.flush()
+        await flush_queued(self.nc)
 
     async def stop(self) -> None:
         for sub in self._subs:

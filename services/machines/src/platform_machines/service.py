@@ -7,6 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
+from platform_bus.metrics_responder import MetricsResponder
 from platform_database import open_engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -22,6 +23,7 @@ from platform_machines.experiments import Experiments
 from platform_machines.experiments_api import ExperimentsApi
 from platform_machines.folder_source import UploadPolicy
 from platform_machines.machines_api import MachinesApi
+from platform_machines.metrics import MachinesMetrics
 from platform_machines.platform_key import PlatformKey, load_or_create_key
 from platform_machines.queued_launches import QueuedLaunches
 from platform_machines.ssh_connections import SshDialer
@@ -52,6 +54,8 @@ class MachinesService:
         self.api = MachinesApi(nc, self.registry, key, self.behind_nat, MachineRemoval(self.store, self.experiments))
         self.files = ExperimentFiles(self.experiment_store, self.store, self.dialer)
         self.experiments_api = ExperimentsApi(nc, self.experiments, self.api, self.files)
+        self.metrics = MachinesMetrics(self.store, self.experiment_store)
+        self._metrics_responder = MetricsResponder(nc, self.metrics.service)
 
     @classmethod
     async def open(cls, nc: Any, settings: Settings) -> MachinesService:
@@ -72,10 +76,12 @@ class MachinesService:
             await self.tunnel_endpoint.start()
         await self.api.start()
         await self.experiments_api.start()
+        await self._metrics_responder.start()
         await self.experiments.resume()
         log.info("machines service ready: the platform's key %s (%s)", self.key.fingerprint, self.key.path)
 
     async def stop(self) -> None:
+        await self._metrics_responder.stop()
         await self.experiments_api.stop()
         await self.api.stop()
         if self.tunnel_endpoint is not None:

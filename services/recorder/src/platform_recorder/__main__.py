@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
+from platform_bus.recent_spans import answer_recent_spans
+from platform_contracts.log_lines import setup_logging
 from platform_contracts.tracing import setup_tracing
 from pydantic import ValidationError
 
@@ -72,6 +74,7 @@ async def _run(settings: Settings) -> int:
         nc = await connect(settings.nats_servers, name="platform-recorder", logger=log)
     except NatsUnreachableError as exc:
         return _fail(str(exc))
+    await answer_recent_spans(nc)  # its recent spans, for the gateway's trace view
     service = RecorderService(
         nc,
         storage,
@@ -80,6 +83,7 @@ async def _run(settings: Settings) -> int:
         ack_wait=settings.recorder_ack_wait,
         meta_interval=settings.recorder_meta_interval,
         gather=settings.recorder_gather,
+        stream=settings.stream_shape,
         spool=settings.recorder_spool if settings.uses_s3 else None,
     )
     try:
@@ -121,11 +125,7 @@ def main() -> int:
         settings.check_required()
     except StorageConfigError as exc:
         return _fail(str(exc))
-    logging.basicConfig(
-        level=os.environ.get("PLATFORM_LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    setup_logging("recorder", settings.log_format, os.environ.get("PLATFORM_LOG_LEVEL", "INFO"))
     logging.getLogger("urllib3").setLevel(logging.ERROR)  # S3 retries: a failure is logged once, by us
     if settings.recorder_nice:
         try:

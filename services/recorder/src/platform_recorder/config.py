@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from platform_bus.stream_settings import SessionsStreamFields
 from platform_s3 import S3Settings
 from pydantic import Field
+from platform_contracts.log_lines import LogFormat
 from pydantic_settings import SettingsConfigDict
 
 from platform_recorder.storage.s3 import check_s3_settings
 
 
-class Settings(S3Settings):
+class Settings(S3Settings, SessionsStreamFields):
     """The recorder's configuration.
 
     Attributes:
@@ -33,6 +35,8 @@ class Settings(S3Settings):
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
+    # How its log lines are written: text, or json (one JSON object per line; platform_contracts.log_lines).
+    log_format: LogFormat = "text"
 
     nats_url: str = "nats://127.0.0.1:4222"
     recordings: str = "./recordings"
@@ -43,6 +47,7 @@ class Settings(S3Settings):
     recorder_gather: float = Field(0.2, ge=0, le=5)
     recorder_meta_interval: float = Field(1.0, ge=0, le=60)
     recorder_nice: int = Field(19, ge=0, le=19)
+    # jetstream_replicas, jetstream_max_bytes: from SessionsStreamFields
 
     @property
     def nats_servers(self) -> list[str]:

@@ -31,6 +31,7 @@ EVALS_DIR = "evals"
 NOT_RECORDINGS = frozenset({LIVES_DIR, SNAPSHOTS_DIR, COMPARISONS_DIR, EVALS_DIR})
 ID_RULE = "a recording id must not contain '/', '\\' or '..', nor start with '.'"
 _NPZ_RE = re.compile(r"^episode-(\d{6,})\.npz$")
+_EPISODE_LIST_RE = re.compile(r"^episodes-(\d{6,})\.json$")
 
 
 def episode_stem(index: int) -> str:
@@ -48,9 +49,20 @@ def npz_index(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def episode_list_name(number: int) -> str:
+    """The file (object) name of a recording's sealed episode list `number`: `episodes-NNNNNN.json`
+    (see platform_recorder.episode_lists)."""
+    return f"episodes-{number:06d}.json"
+
+
+def is_episode_list_name(name: str) -> bool:
+    return _EPISODE_LIST_RE.match(name) is not None
+
+
 def is_finished_name(name: str) -> bool:
-    """A finished file of a recording: meta.json, recording.json or an episode's npz."""
-    return name in (META_FILE, RECORDING_FILE) or npz_index(name) is not None
+    """A finished file of a recording: meta.json, recording.json, an episode's npz or a sealed
+    episode list."""
+    return name in (META_FILE, RECORDING_FILE) or npz_index(name) is not None or is_episode_list_name(name)
 
 
 def check_recording_id(recording_id: Any) -> str:

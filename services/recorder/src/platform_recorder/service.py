@@ -10,8 +10,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from platform_bus import flush_queued
+from platform_bus.metrics_responder import MetricsResponder
+from platform_contracts.streams import StreamShape
+
 from platform_recorder.comparisons.comparison_store import ComparisonStore
 from platform_recorder.comparisons.comparisons_api import ComparisonsApi
+from platform_recorder.metrics import RecorderMetrics
 from platform_recorder.reading.recordings_api import RecordingsApi
 from platform_recorder.snapshots.snapshot_store import SavedSnapshotStore
 from platform_recorder.snapshots.snapshots_api import SavedSnapshotsApi
@@ -49,18 +54,22 @@ class RecorderService:
         meta_interval: float = 1.0,
         gather: float = 0.2,
         spool: Path | None = None,
+        stream: StreamShape = StreamShape(),
     ) -> None:
         self.nc = nc
         self.storage = as_storage(recordings)
         self.batch = batch
         self.fetch_timeout = fetch_timeout
         self.ack_wait = ack_wait
+        self.stream = stream
         self.gather = gather
-        self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool)
+        self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool, background_deletes=True)
         self.api = RecordingsApi(nc, self.storage, parts_root=self.writer.parts_root)
         self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.storage))
         self.comparisons = ComparisonsApi(nc, ComparisonStore(self.storage))
         self.loop: ConsumerLoop | None = None
+        self.metrics = RecorderMetrics(nc.jetstream())
+        self._metrics_responder = MetricsResponder(nc, self.metrics.service)
         self._puller: Puller | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -70,14 +79,16 @@ class RecorderService:
         if recovered:
             log.info("recovered %d recordings left open by a previous run", recovered)
         js = self.nc.jetstream()
-        self._puller = await open_consumer(self.nc, js, self.ack_wait, self.batch, expires=self.fetch_timeout)
+        self._puller = await open_consumer(self.nc, js, self.ack_wait, self.batch, expires=self.fetch_timeout,
+                                           shape=self.stream)
         self.loop = ConsumerLoop(
             js, self._puller, self.writer, self.batch, self.fetch_timeout, self.ack_wait, self.gather
         )
         await self.api.start()
         await self.snapshots.start()
         await self.comparisons.start()
-        await self.nc.flush()  # the server has the subscriptions: requests from now on are served
+        await self._metrics_responder.start()
+        await flush_queued(self.nc)  # the server has the subscriptions: requests from now on are served
         self._task = asyncio.create_task(self.loop.run(), name="recorder-consumer")
         where = self.storage.description
         if self.writer.spooled:
@@ -94,6 +105,7 @@ class RecorderService:
         await self.api.stop()
         await self.snapshots.stop()
         await self.comparisons.stop()
+        await self._metrics_responder.stop()
         if self.loop is not None:
             self.loop.stop()
         if self._task is not None:

@@ -30,6 +30,8 @@ class FakeStream implements PlayStream {
   answerStep: (n: number) => StepAnswer | Error = () => stepAnswer();
   frames = false;
   info: Record<string, unknown> = {};
+  /** What `useBinarySteps` was asked for: the action space and labels. */
+  binaryAsked: [unknown, unknown][] = [];
   private listeners = new Set<(state: StreamState) => void>();
 
   onState(listener: (state: StreamState) => void): () => void {
@@ -76,6 +78,11 @@ class FakeStream implements PlayStream {
 
   close(): void {
     if (this.state === "open") this.becomes("closed");
+  }
+
+  useBinarySteps(actionSpace: unknown, labels: unknown = null): boolean {
+    this.binaryAsked.push([actionSpace, labels]);
+    return true;
   }
 }
 
@@ -132,6 +139,13 @@ describe("SessionPlayer: the stream's life", () => {
     const state = player.getState();
     expect(state.phase).toBe("ready");
     expect(state.view).toMatchObject({ seed, origin: `reset with seed ${seed}`, step: 0, observation: [0], observationLabels: { x: [0] } });
+  });
+
+  it("asks for binary steps when it shows the whole observation, never for pictures", async () => {
+    const small = await started({ observation_labels: { x: [0, 3] } });
+    expect(small.stream.binaryAsked).toEqual([[BOX, { x: [0, 3] }]]);
+    const picture = await started({ observation_space: { type: "box", dtype: "uint8", shape: [84, 84, 3] } });
+    expect(picture.stream.binaryAsked).toEqual([]);
   });
 
   it("resumes from a saved snapshot instead of resetting", async () => {

@@ -34,11 +34,11 @@ import { teacherAction } from "./teacher";
 
 type Session = Schemas["SessionPublic"];
 
-/** What the player uses of a session's stream (SessionStream). */
+/** What the player uses of a session's stream (SessionStream); binary steps are optional. */
 export type PlayStream = Pick<
   SessionStream,
   "state" | "logTail" | "reason" | "onState" | "reset" | "step" | "snapshot" | "restore" | "saveSnapshot" | "restoreSaved" | "close"
->;
+> & Partial<Pick<SessionStream, "useBinarySteps">>;
 
 /** What the player asks of the platform: the session's stream, and the session's REST calls. */
 export interface PlayPlatform {
@@ -112,6 +112,9 @@ export class SessionPlayer {
       .then(async (stream) => {
         if (!live()) return stream.close();
         this.stream = stream;
+        // Whole observations come faster as the environment protocol's binary answers (the
+        // gateway passes them through); pictures stay on text steps, which leave them out.
+        if (this.observationMode === "full") stream.useBinarySteps?.(this.actionSpace, this.session.observation_labels ?? null);
         stream.onState((state) => {
           if (state === "crashed") void this.crashed(stream.logTail, stream.reason);
           else if (state === "closed" && live()) this.dispatch({ type: "streamClosed" });

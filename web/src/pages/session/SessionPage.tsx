@@ -13,7 +13,8 @@
 // level-<dim>-<value>, toggle-<i>, no-controls; SnapshotsPanel.tsx: snapshots, snapshot-take,
 // snapshot-list, snapshot-<n>, snapshot-restore-<n>, snapshot-label, snapshot-save,
 // snapshot-error, saved-snapshots, saved-snapshot-<id>, resume-<id>; WorldChangesPanel.tsx:
-// world-changes, world-change-<i>, world-change-status-<i>.
+// world-changes, world-change-<i>, world-change-status-<i>; TracePanel.tsx: trace-view, trace-show,
+// trace-refresh, trace-row, ... (the session's recent steps as a trace waterfall).
 import { useEffect, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { CommandProgress } from "./CommandProgress";
@@ -23,6 +24,7 @@ import { Picture } from "./Picture";
 import { episodeOutcome } from "./episodeOutcome";
 import { type SessionInfo, useSessionInfo } from "./sessionInfo";
 import { SnapshotsPanel } from "./SnapshotsPanel";
+import { TracePanel } from "./TracePanel";
 import { usePageLifetime } from "./usePageLifetime";
 import { usePlay } from "./usePlay";
 import { WorldChangesPanel } from "./WorldChangesPanel";
@@ -61,6 +63,7 @@ function EndedSession({ session }: { session: SessionInfo }) {
         <p data-testid="session-closed">This session is closed{session.reason ? `: ${session.reason}` : ""}.</p>
       )}
       <p><Link to="/">Start another session</Link></p>
+      <TracePanel sessionId={session.id} />
     </section>
   );
 }
@@ -156,6 +159,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
           <SnapshotsPanel play={play} session={session} />
         </aside>
       </div>
+      <TracePanel sessionId={session.id} />
     </section>
   );
 }

@@ -26,6 +26,7 @@ from typing import Any
 from platform_sdk.launch.containers import CONTAINER_PORT
 from platform_sdk.launch.instance_processes import LaunchSpec, server_command, server_options
 
+from platform_envhost.instance_env import kept_variables
 from platform_envhost.pods.kube_settings import KubeSettings
 
 # Labels and annotations every env pod carries (the chart's NetworkPolicy selects by COMPONENT).
@@ -151,7 +152,8 @@ def pod_manifest(plan: PodPlan, settings: KubeSettings) -> dict[str, Any]:
         "image": image,
         "imagePullPolicy": settings.image_pull_policy,
         "ports": [{"name": "env-protocol", "containerPort": port, "protocol": "TCP"}],
-        "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "env": [{"name": "PYTHONUNBUFFERED", "value": "1"},
+                *({"name": name, "value": value} for name, value in kept_variables().items())],
         "resources": resources,
         "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 1, "failureThreshold": 1},
         "securityContext": {

@@ -15,6 +15,9 @@ _UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorPublic, "description": "no token, or one that is unknown, revoked or expired (the detail says which)"}}
 
 
+API_PREFIX = "/v0"
+
+
 def api_router(auth_required: bool, managed: bool = False) -> APIRouter:
     """The /v0 routes. When the platform needs a token (PLATFORM_API_TOKEN, PLATFORM_AUTH=token)
     every REST route requires one, and the OpenAPI document says so (an HTTP bearer security
@@ -23,7 +26,7 @@ def api_router(auth_required: bool, managed: bool = False) -> APIRouter:
 
     On a managed platform (`managed`) every REST route passes `team_access`'s guard too (after
     the token: it needs the caller), and the stream asks it for its session."""
-    router = APIRouter(prefix="/v0")
+    router = APIRouter(prefix=API_PREFIX)
     dependencies = ([TokenDep] if auth_required else []) + ([TeamGuardDep] if managed else [])
     responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if auth_required else {}
     for resource in (envs, sessions, recordings, episodes, snapshots, comparisons, doom, machines, experiments, evals,

@@ -25,6 +25,7 @@ from typing import Any
 from google.protobuf.message import DecodeError, Message
 from nats.aio.msg import Msg
 from opentelemetry import trace
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from platform_contracts.limits import MAX_COMPARISON_BYTES
 from platform_contracts.recorder_json import dumps, message_from_json
@@ -73,7 +74,7 @@ class ComparisonsApi:
         for subject, (request_type, reply_type, work) in handlers.items():
             self._subs.append(await self.nc.subscribe(
                 subject, queue=QUEUE, cb=self._handler(request_type, reply_type, work)))
-        await self.nc.flush()  # the server knows the subscriptions before the recorder says it is ready
+        await flush_queued(self.nc)  # the server knows the subscriptions before the recorder says it is ready
 
     async def stop(self) -> None:
         for sub in self._subs:

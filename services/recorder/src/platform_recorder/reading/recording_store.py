@@ -27,6 +27,7 @@ from platform_recorder.errors import (
     RecorderError,
     RecordingNotFoundError,
 )
+from platform_recorder.episode_lists import read_meta
 from platform_recorder.layout import META_FILE, NOT_RECORDINGS, RECORDING_FILE, check_recording_id, npz_name
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.episode_digests import observation_digests
@@ -81,7 +82,7 @@ class RecordingStore:
         except ObjectNotFoundError:
             raise RecordingNotFoundError(f"recording {recording_id!r} not found") from None
         try:
-            return RecordingMeta.from_json(json.loads(data))
+            return read_meta(self.storage, recording_id, data)[0]
         except InvalidMetaError as exc:
             raise InvalidMetaError(f"recording {recording_id!r}: {exc}") from None
         except ValueError as exc:  # not JSON

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import DecodeError, Message
 from nats.aio.msg import Msg
 from opentelemetry import trace
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
 from platform_recorder.errors import InvalidRequestError, RecorderError
@@ -117,7 +118,7 @@ class RecordingsApi:
             await self._serve(msg, self._answer_read)
 
         self._subs.append(await self.nc.subscribe(subjects.RECORDER_READ_FILE, queue=QUEUE, cb=on_read))
-        await self.nc.flush()  # the server knows the subscriptions: requests from now on are answered
+        await flush_queued(self.nc)  # the server knows the subscriptions: requests from now on are answered
 
     async def stop(self) -> None:
         for sub in self._subs:

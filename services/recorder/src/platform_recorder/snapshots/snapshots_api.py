@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import DecodeError, Message
 from nats.aio.msg import Msg
 from opentelemetry import trace
+from platform_bus import flush_queued
 from platform_contracts import subjects
 from platform_contracts.tracing import extract_dict
 from platform_recorder.errors import RecorderError
@@ -68,7 +69,7 @@ class SavedSnapshotsApi:
             await self.nc.subscribe(subjects.RECORDER_GET_SNAPSHOT, queue=QUEUE, cb=self._on_get),
             await self.nc.subscribe(subjects.RECORDER_LIST_SNAPSHOTS, queue=QUEUE, cb=self._on_list),
         ]
-        await self.nc.flush()  # the server knows the subscriptions before the recorder says it is ready
+        await flush_queued(self.nc)  # the server knows the subscriptions before the recorder says it is ready
 
     async def stop(self) -> None:
         for sub in self._subs:

@@ -41,6 +41,11 @@ def write_new_file(path: Path, data: bytes | memoryview) -> None:
     _write_all_and_sync(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), data)
 
 
+def write_unsynced(path: str | os.PathLike[str], data: bytes | memoryview) -> None:
+    """Write `path` whole (created or truncated), without an fsync (a `SyncGroup` makes it durable)."""
+    _write_all_and_sync(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), data, sync=False)
+
+
 def write_file_atomic(path: Path, data: bytes | memoryview, sync_dir: bool = True,
                       group: SyncGroup | None = None) -> None:
     """Write `path` so that readers (and a crash) see either the old or the new content: a temp

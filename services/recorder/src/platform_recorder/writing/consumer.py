@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,9 +25,11 @@ from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import api
 from nats.js.errors import APIError, NotFoundError
 from opentelemetry import trace
+from opentelemetry.context import Context
 from platform_contracts import streams, subjects
 from platform_contracts.tracing import extract_dict
 from platform_recorder.writing.puller import Puller
+from platform_recorder.writing.stream_trimmer import StreamTrimmer
 from platform_recorder.writing.writer import RecordingWriter
 
 log = logging.getLogger(__name__)
@@ -72,9 +75,12 @@ async def rewind(js: Any, ack_wait: float, batch: int) -> None:
         await js.add_consumer(stream, config=consumer_config(ack_wait, batch, start_seq=floor + 1))
 
 
-async def open_consumer(nc: Any, js: Any, ack_wait: float, batch: int, expires: float) -> Puller:
-    """Create (or resume, in stream order) the recorder's durable consumer; return a started puller."""
-    await streams.ensure_sessions_stream(js)
+async def open_consumer(nc: Any, js: Any, ack_wait: float, batch: int, expires: float,
+                        shape: streams.StreamShape = streams.StreamShape()) -> Puller:
+    """Create (or resume, in stream order) the recorder's durable consumer, on the stream made
+    (or given its limit: the recorder owns the backlog) as `shape` says; return a started puller."""
+    await streams.ensure_sessions_stream(js, shape)
+    await streams.apply_stream_limit(js, shape.max_bytes)
     stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
     try:
         await js.consumer_info(stream, name)
@@ -87,25 +93,42 @@ async def open_consumer(nc: Any, js: Any, ack_wait: float, batch: int, expires: 
     return puller
 
 
-def _batch_span(msgs: Sequence[Msg]) -> Any:
-    """A span for the batch when at least one message carries a valid trace context, else None."""
-    contexts = []
+def _traced_messages(msgs: Sequence[Msg]) -> list[tuple[Context, trace.SpanContext, str]]:
+    """The messages of a batch that carry a valid trace context: (context, span context, subject),
+    at most `MAX_LINKS` of them."""
+    traced = []
     for msg in msgs:
         if msg.headers and "traceparent" in msg.headers:
             ctx = extract_dict(msg.headers)
             span_context = trace.get_current_span(ctx).get_span_context()
             if span_context.is_valid:
-                contexts.append((ctx, span_context))
-    if not contexts:
-        return None
-    links = [trace.Link(sc) for _, sc in contexts[1:MAX_LINKS]]
+                traced.append((ctx, span_context, msg.subject))
+                if len(traced) == MAX_LINKS:
+                    break
+    return traced
+
+
+def _batch_span(traced: Sequence[tuple[Context, trace.SpanContext, str]], count: int) -> Any:
+    """A span for the batch, a child of its first traced message's context, linked to the others."""
+    links = [trace.Link(sc) for _, sc, _ in traced[1:]]
     return tracer.start_as_current_span(
         "recorder.batch",
-        context=contexts[0][0],
+        context=traced[0][0],
         links=links,
         kind=trace.SpanKind.CONSUMER,
-        attributes={"messaging.batch.message_count": len(msgs), "messaging.system": "nats"},
+        attributes={"messaging.batch.message_count": count, "messaging.system": "nats"},
     )
+
+
+def _write_spans(traced: Sequence[tuple[Context, trace.SpanContext, str]], start_ns: int, end_ns: int) -> None:
+    """A span `recorder.write` per traced message, a child of the step that sent it (so each
+    step's trace shows its write), timed as the batch's write."""
+    for ctx, _, subject in traced:
+        parts = subject.split(".")  # platform.session.<id>.step(s)
+        span = tracer.start_span("recorder.write", context=ctx, kind=trace.SpanKind.CONSUMER, start_time=start_ns,
+                                 attributes={"session.id": parts[2] if len(parts) > 3 else "",
+                                             "messaging.destination.name": subject})
+        span.end(end_time=end_ns)
 
 
 class ConsumerLoop:
@@ -132,6 +155,7 @@ class ConsumerLoop:
         # acked, at most ~`gather` seconds (plus the write) after it arrived.
         self.gather = gather
         self.batches = 0
+        self.trimmer = StreamTrimmer(js)  # deletes the written step events from the stream
         self._stopping = asyncio.Event()
         self._must_rewind = False
 
@@ -153,6 +177,7 @@ class ConsumerLoop:
                 continue
             if self.puller.gap:  # a message was lost on the way: those before it are written, then rewind
                 self._must_rewind = True
+            await self.trimmer.trim_when_due()
             if not msgs:
                 await self._idle()
                 continue
@@ -185,14 +210,16 @@ class ConsumerLoop:
 
     async def _handle(self, msgs: list[Msg]) -> bool:
         """Write a batch and ack it; on failure ack nothing (the batch is delivered again)."""
-        span = _batch_span(msgs)
+        traced = _traced_messages(msgs)
         items = [(m.subject, m.data) for m in msgs]
         try:
-            if span is None:
+            if not traced:
                 counts = await asyncio.to_thread(self.writer.process, items)
             else:
-                with span:
+                started = time.time_ns()
+                with _batch_span(traced, len(msgs)):
                     counts = await asyncio.to_thread(self.writer.process, items)
+                _write_spans(traced, started, time.time_ns())
         except Exception:
             log.exception(
                 "a batch of %d messages could not be written; it will be delivered again", len(msgs)
@@ -201,6 +228,7 @@ class ConsumerLoop:
             return False
         if msgs:
             await msgs[-1].ack()  # AckPolicy.ALL: acks every message of the batch, all durable now
+            self.trimmer.written(msgs[-1].metadata.sequence.stream)
         self.batches += 1
         log.debug("batch of %d acked: %s", len(msgs), dict(counts))
         return True

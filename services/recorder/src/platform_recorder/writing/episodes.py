@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 from platform_contracts.values import python_from_value
-from platform_recorder.writing.frame_thinning import thinning
+from platform_contracts.frame_thinning import thinning
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.life_columns import FRAME_STEPS, LIFE_START, episode_life_start, thin_frames
 from platform_recorder.writing.lives import LifePlace

@@ -105,11 +105,19 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
     gone): the recording ends with what was recorded, `published_last_seq` left out, and says
     whether steps answered after its `last_seq` may be missing (`tail_may_be_missing`: not for a
     durable session, whose every answered step was stored).
+
+    A vector session's close counts the vector session's events: its own recording (which holds
+    none) keeps it unchecked, and a sub-environment's recording takes from it only whether it was
+    known (0: the tail may be missing, as above).
     """
+    if meta.is_sub_session:
+        _close_sub_session(meta, event)
+        return
     if not meta.is_recording:
         if event.last_seq and not meta.published_last_seq:
             meta.published_last_seq = event.last_seq
-            _check_published(event.last_seq, last_seq, where)
+            if (meta.num_envs or 1) <= 1:
+                _check_published(event.last_seq, last_seq, where)
         return
     crashed = event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED
     meta.status = RecordingStatus.CRASHED if crashed else RecordingStatus.CLOSED
@@ -119,8 +127,23 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
     meta.closed_at = iso_time(event.time)
     if event.last_seq:
         meta.published_last_seq = event.last_seq
-        _check_published(event.last_seq, last_seq, where)
+        if (meta.num_envs or 1) <= 1:  # a vector session's steps are in its sub-sessions' recordings
+            _check_published(event.last_seq, last_seq, where)
     else:  # ended without its env host: what it published last is unknown (see RecordingMeta)
+        meta.tail_may_be_missing = not meta.durable
+
+
+def _close_sub_session(meta: RecordingMeta, event: events_pb2.SessionEvent) -> None:
+    """`apply_close` for a sub-environment's recording: how its vector session ended; its own
+    published last seq is not known, only whether the vector session's was."""
+    if not meta.is_recording:
+        return
+    meta.status = RecordingStatus.CRASHED if event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED else RecordingStatus.CLOSED
+    meta.reason = event.reason
+    if event.log_tail:
+        meta.log_tail = event.log_tail
+    meta.closed_at = iso_time(event.time)
+    if not event.last_seq:
         meta.tail_may_be_missing = not meta.durable
 
 

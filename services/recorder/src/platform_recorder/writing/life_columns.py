@@ -8,7 +8,7 @@ before it, a step's row at that step. An episode's `life_start` is the life step
 step: its reset row's step, or (a file that begins with a step, e.g. an endless run's next file)
 one less than its first step's.
 
-Thinning (platform_recorder.writing.frame_thinning) keeps a row's frame iff its life step is kept. A reset
+Thinning (platform_contracts.frame_thinning) keeps a row's frame iff its life step is kept. A reset
 or restore row shares its life step with the row before it (the previous episode's last step),
 so only the life's very first row (seq 1 of its first session) keeps a start row's frame: at most
 one frame per life step, so never more than `max_frames`.
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from platform_recorder.writing.frame_thinning import is_kept
+from platform_contracts.frame_thinning import is_kept
 from platform_recorder.writing.lives import LifePlace
 from platform_recorder.writing.observation_frames import has_frame
 from simulusion.bus.v1 import events_pb2

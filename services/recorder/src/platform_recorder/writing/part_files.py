@@ -123,6 +123,17 @@ def parse_records(
     return events, offset
 
 
+class WrittenTally:
+    """What this process appended to part files: step records and their bytes (the metrics)."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.bytes = 0
+
+
+WRITTEN = WrittenTally()
+
+
 class PartWriter:
     """Appends records to one part file; `sync(group)` and the group's commit make them durable.
 
@@ -133,8 +144,13 @@ class PartWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._created = not path.exists()
-        self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - kept open across batches
+        try:  # one system call in the common case (a new episode's file), not a stat and an open
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+            self._created = True
+        except FileExistsError:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            self._created = False
+        self._file = open(fd, "ab", buffering=0)  # noqa: SIM115 - kept open across batches
         self._dirty = False
 
     def append(self, event: events_pb2.StepEvent) -> None:

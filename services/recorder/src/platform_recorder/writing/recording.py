@@ -39,9 +39,12 @@ from platform_recorder.writing.finishing import apply_close, finish_episode
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.life_columns import recorded_steps
 from platform_recorder.writing.lives import close_in_life, place_from_meta
+from platform_recorder.writing.meta_batches import MetaBatch
+from platform_recorder.writing.part_deleter import PartDeleter
 from platform_recorder.writing.open_episodes import OpenEpisode, scan_parts
 from platform_recorder.writing.part_files import (
     ORPHANS_PART,
+    WRITTEN,
     PartWriter,
     episode_index,
     frame_record,
@@ -54,11 +57,6 @@ from platform_recorder.writing.recording_objects import RecordingObjects
 from simulusion.bus.v1 import events_pb2
 
 log = logging.getLogger(__name__)
-
-# Lagging meta.json writes that take SLOW_META_WRITE_S or more (a large meta.json, not an fsync's
-# latency) take at most about META_WRITE_SHARE of the time (see `Recording.meta_due`).
-SLOW_META_WRITE_S = 0.05
-META_WRITE_SHARE = 0.05
 
 # A jump in seq larger than this is logged but its missing seqs are not tracked one by one.
 MAX_TRACKED_GAP = 100_000
@@ -157,7 +155,8 @@ class Recording:
         self._meta_dirty = False  # meta.json is behind: written at the next due settle
         self._meta_urgent = False  # ... at the next settle whatever the interval
         self._meta_written_at = time.monotonic()
-        self._meta_write_s = 0.0  # what the last meta.json write took (see `meta_due`)
+        self.deleter: PartDeleter | None = None  # deletes listed parts off this thread (else in line)
+        self._dir_made = False  # `dir` is known to exist (`_make_local_dir`)
 
     @property
     def where(self) -> str:
@@ -353,11 +352,14 @@ class Recording:
         return len(record)
 
     def _make_local_dir(self) -> None:
-        """Create the local folder of the part files (durably) when missing."""
-        if self.dir.is_dir():
+        """Create the local folder of the part files (durably) when missing (checked once: only
+        `_remove_empty_spool` removes it)."""
+        if self._dir_made:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fsync_dir(self.dir.parent)
+        if not self.dir.is_dir():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fsync_dir(self.dir.parent)
+        self._dir_made = True
 
     def _orphan(self, event: events_pb2.StepEvent, data: bytes | None, form: EntryForm = EntryForm.PLAIN) -> None:
         if self._orphans is None:
@@ -377,8 +379,12 @@ class Recording:
         """Write the records taken since the last sync and make their part files durable: then the
         events may be acked. With a `group` (the writer's, shared by the batch's recordings) they
         are durable only once the caller commits it."""
+        written = WRITTEN
         for writer, records in self._runs:
-            writer.write(b"".join(records))
+            data = b"".join(records)
+            writer.write(data)
+            written.records += len(records)
+            written.bytes += len(data)
         self._runs.clear()
         own = group is None
         group = SyncGroup() if group is None else group
@@ -388,9 +394,10 @@ class Recording:
         if own:
             group.commit()
 
-    def settle(self, now: float | None = None, force: bool = False) -> None:
+    def settle(self, now: float | None = None, force: bool = False, metas: MetaBatch | None = None) -> None:
         """Finish ended episodes and apply a close; write meta.json when it is due (see `meta_due`)
-        or `force`d."""
+        or `force`d: into `metas` when given (written with the batch's others), unless a life's
+        index waits for it."""
         self.sync()  # no-op after the writer's sync: nothing must be finished from unwritten records
         closing = self._close is not None or not self.meta.is_recording
         if closing:
@@ -410,7 +417,10 @@ class Recording:
         if finished:
             self._list(finished)
         if self._meta_dirty and (force or closing or self.meta_due(time.monotonic() if now is None else now)):
-            self.write_meta()
+            if metas is not None and not (self._life_due and self.life is not None):
+                metas.add(self)
+            else:
+                self.write_meta()
         if self._life_due and self.life is not None:
             # after meta.json: a crash before this leaves the close unacked, so it comes again
             close_in_life(self.objects.storage, self.life, self.session_id, self.session_steps(),
@@ -425,14 +435,10 @@ class Recording:
 
     def meta_due(self, now: float) -> bool:
         """meta.json is behind and must be written now: something other than finished episodes
-        changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write,
-        or, when that write was slow, `META_WRITE_SHARE`'s inverse times what it took: meta.json lists
-        every episode, and a long run of short episodes makes it large (360,000 CartPole
-        episodes: 56 MB, 0.5 s to encode), so it is rewritten less often rather than taking the
-        recorder's time."""
-        slow = self._meta_write_s if self._meta_write_s >= SLOW_META_WRITE_S else 0.0
-        interval = max(self.meta_interval, slow / META_WRITE_SHARE)
-        return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= interval)
+        changed (a gap, an orphan, a close...), or `meta_interval` passed since the last write.
+        (Its size is bounded: a long recording's entries go to sealed lists,
+        platform_recorder.episode_lists.)"""
+        return self._meta_dirty and (self._meta_urgent or now - self._meta_written_at >= self.meta_interval)
 
     def _list(self, finished: list[tuple[int, dict[str, Any] | None]]) -> None:
         """Put finished episodes in the in-memory meta; their parts go once meta.json is written."""
@@ -457,16 +463,30 @@ class Recording:
         """Write meta.json (after making the npz files it names durable; recording.json too after
         a close; then the manifest on S3), then delete the part files of the episodes it lists.
         Those deletes need no fsync: a part that comes back after a crash is finished again by
-        `load` + `settle`, idempotently."""
+        `load` + `settle`, idempotently. (Several recordings at once: `meta_batches.MetaBatch`.)"""
+        self._prepare_meta()
+        self.objects.save(meta=self.meta, info=self.info if self._info_dirty else None)
+        self.meta_written()
+
+    def _prepare_meta(self) -> None:
         self.meta.last_seq = self.last_seq
         self.meta.missing_seqs = sorted(self.missing)
-        started = time.monotonic()
-        self.objects.save(meta=self.meta, info=self.info if self._info_dirty else None)
+
+    def stage_meta(self, group: SyncGroup) -> list[tuple[str, str]]:
+        """The first step of a batched `write_meta` (see `meta_batches.MetaBatch`): the new files,
+        staged (`RecordingObjects.stage`)."""
+        self._prepare_meta()
+        return self.objects.stage(meta=self.meta, info=self.info if self._info_dirty else None, group=group)
+
+    def meta_written(self) -> None:
+        """meta.json is durable: delete the part files of the episodes it lists."""
         self._meta_dirty = self._meta_urgent = self._info_dirty = False
         self._meta_written_at = time.monotonic()
-        self._meta_write_s = self._meta_written_at - started
         for index in sorted(self._unlink_when_listed):
-            part_path(self.dir, index).unlink(missing_ok=True)
+            if self.deleter is not None:
+                self.deleter.delete(part_path(self.dir, index))
+            else:
+                part_path(self.dir, index).unlink(missing_ok=True)
         self._unlink_when_listed.clear()
         if self.spooled and not self.meta.is_recording and not self.open:
             self._remove_empty_spool()
@@ -474,6 +494,10 @@ class Recording:
     def _remove_empty_spool(self) -> None:
         """A closed recording's spool folder goes once empty (orphans or failed parts keep it)."""
         if self._orphans is not None or not self.dir.is_dir():
+            return
+        self._dir_made = False
+        if self.deleter is not None:  # after its parts' deletes
+            self.deleter.remove_empty_folder(self.dir)
             return
         try:
             self.dir.rmdir()

@@ -13,6 +13,7 @@ written once: an existing one is kept).
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from platform_recorder.layout import (
@@ -23,8 +24,10 @@ from platform_recorder.layout import (
     npz_index,
     npz_name,
 )
+from platform_recorder.episode_lists import EpisodeLists, read_meta
 from platform_recorder.manifest import encode_manifest
 from platform_recorder.meta import MetaEncoder, RecordingMeta, iso_time
+from platform_recorder.storage.durable_files import SyncGroup, write_unsynced
 from platform_recorder.storage.interface import ObjectNotFoundError, Storage
 from platform_recorder.writing.recording_json import encode_info, info_from_meta
 
@@ -47,6 +50,7 @@ class RecordingObjects:
         self._unlisted = bool(self.sizes)  # files the manifest may not list yet
         self._unsynced = False  # npz renames in a folder not yet made durable
         self._meta_encoder = MetaEncoder()
+        self.lists = EpisodeLists()  # its sealed episode lists (platform_recorder.episode_lists)
 
     @classmethod
     def load(
@@ -60,7 +64,7 @@ class RecordingObjects:
             InvalidMetaError: its meta.json is not a recording's.
         """
         try:
-            meta = RecordingMeta.from_json(json.loads(storage.get(f"{session_id}/{META_FILE}")))
+            meta, lists = read_meta(storage, session_id, storage.get(f"{session_id}/{META_FILE}"))
         except ObjectNotFoundError:
             return None
         prefix = f"{session_id}/"
@@ -70,6 +74,7 @@ class RecordingObjects:
             if is_finished_name(key[len(prefix) :])
         }
         objects = cls(storage, session_id, sizes)
+        objects.lists = lists
         try:
             info = _decode(storage.get(objects.key(RECORDING_FILE)))
         except (ObjectNotFoundError, ValueError, TypeError):
@@ -97,6 +102,8 @@ class RecordingObjects:
         """Write recording.json (`info`) and/or meta.json (`meta`, stamped `updated_at`), after
         making the episode files they may name durable (a folder) or listed (an object store);
         then the manifest (object stores)."""
+        if meta is not None:
+            self.lists.seal(meta.episodes, self._put_list)
         if self._unsynced:
             self.storage.sync_folder(self.prefix)
             self._unsynced = False
@@ -108,11 +115,55 @@ class RecordingObjects:
             self.sizes[RECORDING_FILE] = len(data)
         if meta is not None:
             meta.updated_at = iso_time()
-            data = self._meta_encoder.encode(meta)
+            data = self._meta_encoder.encode(self.lists.file_body(meta))
             self.storage.put_atomic(self.key(META_FILE), data)
             self.sizes[META_FILE] = len(data)
         if self.storage.needs_manifest:
             self.write_manifest()
+
+    def stage(self, meta: RecordingMeta | None = None, info: dict[str, Any] | None = None,
+              group: SyncGroup | None = None) -> list[tuple[str, str]]:
+        """`save`, in two steps for a folder storage (see platform_recorder.writing.meta_batches):
+        write the new recording.json and meta.json into temporary files added to `group` (not
+        yet durable, not yet in place) and return them (temporary path, path) for `publish`,
+        which renames them once the group and the storage's pending episode files are
+        committed. An object store: written now (`save`), nothing returned."""
+        root = self.storage.local_root
+        if root is None or group is None:
+            self.save(meta=meta, info=info)
+            return []
+        staged: list[tuple[str, str]] = []
+        if info is not None:
+            data = encode_info(info)
+            staged.append(self._stage_file(root, RECORDING_FILE, data, group))
+        if meta is not None:
+            self.lists.seal(meta.episodes, self._put_list)
+            meta.updated_at = iso_time()
+            data = self._meta_encoder.encode(self.lists.file_body(meta))
+            staged.append(self._stage_file(root, META_FILE, data, group))
+        self._unsynced = False  # the batch syncs the storage's pending files before publishing
+        return staged
+
+    def _put_list(self, name: str, data: bytes) -> None:
+        """A sealed episode list: durable (a folder) or listed (an object store) before the
+        meta.json that names it, as an episode file."""
+        self.storage.put_atomic(self.key(name), data, sync_folder=False)
+        self.sizes[name] = len(data)
+        self._unsynced = self._unlisted = True
+
+    def _stage_file(self, root: Any, name: str, data: bytes, group: SyncGroup) -> tuple[str, str]:
+        target = os.fspath(root / self.key(name))
+        tmp = target + ".tmp"
+        write_unsynced(tmp, data)
+        group.add_file(tmp)
+        self.sizes[name] = len(data)
+        return tmp, target
+
+    def publish(self, staged: list[tuple[str, str]], group: SyncGroup) -> None:
+        """Rename `stage`d files into place; the renames are durable once `group` is committed."""
+        for tmp, target in staged:
+            os.replace(tmp, target)
+            group.add_file(target)
 
     def write_manifest(self) -> None:
         """manifest.json: every finished file of the recording (meta.json, recording.json, the

@@ -17,6 +17,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError, decompress_event, entries
+from platform_contracts.log_lines import session_fields
 from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
 from platform_recorder.layout import META_FILE, NOT_RECORDINGS, check_recording_id
 from platform_recorder.meta import RecordingMeta
@@ -25,6 +26,8 @@ from platform_recorder.storage.interface import Storage
 from platform_recorder.storage.opening import as_storage
 from platform_recorder.writing.held_observations import light_split_event
 from platform_recorder.writing.lives import LifePlace, check_life_name, join_life, set_life_place
+from platform_recorder.writing.meta_batches import MetaBatch
+from platform_recorder.writing.part_deleter import PartDeleter
 from platform_recorder.writing.recording import Recording
 from platform_recorder.writing.recording_json import new_recording_info, sub_session_info
 from platform_recorder.writing.recording_objects import RecordingObjects
@@ -54,6 +57,8 @@ class RecordingWriter:
             While any does, call `flush_due()` now and then (`process` does it too).
         spool: the local folder of the part files (`<spool>/<id>/`); required unless `storage`
             is a local folder (`Storage.local_root`), whose recording folders then hold them.
+        background_deletes: listed episodes' part files are deleted on a thread of their own
+            (`part_deleter`; the service's way), not before `process` returns.
     """
 
     def __init__(
@@ -62,6 +67,7 @@ class RecordingWriter:
         max_cached: int = 256,
         meta_interval: float = 0.0,
         spool: Path | None = None,
+        background_deletes: bool = False,
     ) -> None:
         self.storage = as_storage(storage)
         if spool is None:
@@ -74,15 +80,18 @@ class RecordingWriter:
         self.meta_interval = meta_interval
         self._sessions: OrderedDict[str, Recording] = OrderedDict()
         self._absent: OrderedDict[str, None] = OrderedDict()
+        self._deleter = PartDeleter() if background_deletes else None
 
     def local_dir(self, session_id: str) -> Path:
         """The folder of a recording's part files."""
         return self.parts_root / session_id
 
     def _load(self, session_id: str) -> Recording | None:
-        return Recording.load(
-            self.storage, session_id, self.local_dir(session_id), self.meta_interval, self.spooled
-        )
+        self.wait_deletes()  # what is read back is what the deletes asked so far left
+        rec = Recording.load(self.storage, session_id, self.local_dir(session_id), self.meta_interval, self.spooled)
+        if rec is not None:
+            rec.deleter = self._deleter
+        return rec
 
     def _new(self, session_id: str, meta: RecordingMeta, info: dict[str, Any]) -> Recording:
         """A new recording: its meta.json and recording.json are written now."""
@@ -90,6 +99,7 @@ class RecordingWriter:
         objects.save(meta=meta, info=info)
         self._absent.pop(session_id, None)
         rec = Recording(objects, self.local_dir(session_id), meta, info, self.meta_interval, self.spooled)
+        rec.deleter = self._deleter
         self._sessions[session_id] = rec
         return rec
 
@@ -142,9 +152,10 @@ class RecordingWriter:
             rec.sync(durable)
         durable.commit()
         now = time.monotonic()
+        metas = MetaBatch()
         for rec in touched.values():
-            rec.settle(now)
-        self.flush_due(now)
+            rec.settle(now, metas=metas)
+        self.flush_due(now, metas)
         return counts
 
     @property
@@ -152,19 +163,26 @@ class RecordingWriter:
         """Some recording's meta.json lags behind its finished episodes (see `flush_due`)."""
         return any(rec.meta_pending for rec in self._sessions.values())
 
-    def flush_due(self, now: float | None = None) -> None:
-        """Write the meta.json files that lagged `meta_interval` or more; drop idle state."""
+    def flush_due(self, now: float | None = None, metas: MetaBatch | None = None) -> None:
+        """Write the meta.json files that lagged `meta_interval` or more (and `metas`), together;
+        drop idle state. When one is due, every lagging one is written with it: the recordings of
+        a vector session then share one batch an interval rather than each its own."""
         now = time.monotonic() if now is None else now
-        for rec in self._sessions.values():
-            if rec.meta_due(now):
-                rec.write_meta()
+        metas = MetaBatch() if metas is None else metas
+        lagging = [rec for rec in self._sessions.values() if rec.meta_pending]
+        if len(metas) or any(rec.meta_due(now) for rec in lagging):
+            for rec in lagging:
+                metas.add(rec)
+        metas.write(self.storage)
         self._evict()
 
     def flush(self) -> None:
         """Write every lagging meta.json now (before stopping)."""
+        metas = MetaBatch()
         for rec in self._sessions.values():
             if rec.meta_pending:
-                rec.write_meta()
+                metas.add(rec)
+        metas.write(self.storage)
 
     def _step(
         self, event: events_pb2.StepEvent, entry: EntryBytes | None, size: int, fallback: str,
@@ -212,13 +230,10 @@ class RecordingWriter:
         touched[rec.session_id] = rec
         if rec.meta.is_sub_session:
             return "closed"
-        sub_event = events_pb2.SessionEvent()
-        sub_event.CopyFrom(event)
-        sub_event.ClearField("last_seq")  # the parent's count, not theirs
         for sub_id in sub_session_ids(self.storage, rec.session_id):
             sub = self._get(sub_id)
             if sub is not None and sub.meta.parent_session_id == rec.session_id:
-                sub.request_close(sub_event)
+                sub.request_close(event)  # its last_seq counts the parent's events (finishing.apply_close)
                 touched[sub_id] = sub
         return "closed"
 
@@ -243,7 +258,8 @@ class RecordingWriter:
             if event.session_id in NOT_RECORDINGS:
                 raise InvalidRecordingIdError(f"{event.session_id!r} is a folder of the recorder's own")
         except InvalidRecordingIdError as exc:
-            log.error("session %s env %s cannot be recorded: %s", event.session_id, event.options.env_id, exc)
+            log.error("session %s env %s cannot be recorded: %s", event.session_id, event.options.env_id, exc,
+                      extra=session_fields(event.session_id, event.options.team))
             return "ignored"
         if event.session_id in self._sessions or self.storage.exists(f"{event.session_id}/{META_FILE}"):
             return "duplicate"
@@ -255,7 +271,8 @@ class RecordingWriter:
             info.update(life=place.name, life_offset=place.offset)
         rec = self._new(event.session_id, meta, info)
         log.info("recording session %s env %s%s", event.session_id, meta.env_id,
-                 f" into life {place.name} from step {place.offset}" if place is not None else "")
+                 f" into life {place.name} from step {place.offset}" if place is not None else "",
+                 extra=session_fields(event.session_id, event.options.team))
         touched[event.session_id] = rec
         return "started"
 
@@ -313,6 +330,11 @@ class RecordingWriter:
                 rec.close_files()
                 del self._sessions[session_id]
 
+    def wait_deletes(self) -> None:
+        """Return once the part files deleted so far are gone (`background_deletes`)."""
+        if self._deleter is not None:
+            self._deleter.wait()
+
     def reset(self) -> None:
         """Forget every in-memory state (after a failed batch); it is reloaded from disk."""
         for rec in self._sessions.values():
@@ -328,6 +350,8 @@ class RecordingWriter:
             log.error("could not write every meta.json before stopping: %s", exc)
         finally:
             self.reset()
+            if self._deleter is not None:
+                self._deleter.stop()
 
 
 def _subject_session(subject: str) -> str:

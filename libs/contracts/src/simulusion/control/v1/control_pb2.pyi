@@ -933,6 +933,8 @@ class HostHeartbeat(_message.Message):
     TIME_FIELD_NUMBER: _builtins.int
     INSTANCES_FIELD_NUMBER: _builtins.int
     STEP_ADDRESS_FIELD_NUMBER: _builtins.int
+    GPUS_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
     host_id: _builtins.str
     address: _builtins.str
     capacity: _builtins.int
@@ -940,6 +942,15 @@ class HostHeartbeat(_message.Message):
     time: _builtins.float
     step_address: _builtins.str
     """host:port of the step link (framed EnvRequest/EnvResponse over TCP)"""
+    gpus: _builtins.int
+    """The most GPUs one instance may have on this host (PLATFORM_ENVHOST_GPUS): the broker places
+    an entry asking for `gpus` only on a host offering at least that many.
+    """
+    started_at: _builtins.float
+    """When this env host process started (Unix seconds): another value under the same host_id is a
+    new process, which runs only the instances it lists (the broker forgets the placements it
+    was still waiting to see on the old one).
+    """
     @_builtins.property
     def instances(self) -> _containers.RepeatedCompositeFieldContainer[Global___InstanceInfo]: ...
     def __init__(
@@ -952,10 +963,12 @@ class HostHeartbeat(_message.Message):
         time: _builtins.float = ...,
         instances: _abc.Iterable[Global___InstanceInfo] | None = ...,
         step_address: _builtins.str = ...,
+        gpus: _builtins.int = ...,
+        started_at: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "host_id", b"host_id", "instances", b"instances", "running", b"running", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "gpus", b"gpus", "host_id", b"host_id", "instances", b"instances", "running", b"running", "started_at", b"started_at", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -103,6 +103,7 @@ class EnvRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
+    FRAME_SCHEDULE_FIELD_NUMBER: _builtins.int
     SPEC_FIELD_NUMBER: _builtins.int
     RESET_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
@@ -122,6 +123,13 @@ class EnvRequest(_message.Message):
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """W3C trace context (traceparent, tracestate) of this request, so one trace follows a step."""
+
+    @_builtins.property
+    def frame_schedule(self) -> Global___FrameSchedule:
+        """Which frames asked with `render_later` are drawn: the env host appends it (merged into the
+        request's bytes, as `render_later`) once it knows the session's place in its thinned life.
+        The instance keeps it for the session's later requests.
+        """
 
     @_builtins.property
     def spec(self) -> Global___SpecRequest: ...
@@ -164,6 +172,7 @@ class EnvRequest(_message.Message):
         *,
         id: _builtins.int = ...,
         trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        frame_schedule: Global___FrameSchedule | None = ...,
         spec: Global___SpecRequest | None = ...,
         reset: Global___ResetRequest | None = ...,
         step: Global___StepRequest | None = ...,
@@ -180,9 +189,9 @@ class EnvRequest(_message.Message):
         take_frames: Global___TakeFramesRequest | None = ...,
         world_changes: Global___WorldChangesRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "world_changes", b"world_changes"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "frame_schedule", b"frame_schedule", "hold", b"hold", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "world_changes", b"world_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "trace_context", b"trace_context", "world_changes", b"world_changes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "close", b"close", "command", b"command", "export_state", b"export_state", "frame_schedule", b"frame_schedule", "hold", b"hold", "id", b"id", "import_state", b"import_state", "render", b"render", "reset", b"reset", "restore", b"restore", "restore_saved", b"restore_saved", "save_snapshot", b"save_snapshot", "snapshot", b"snapshot", "spec", b"spec", "step", b"step", "take_frames", b"take_frames", "trace_context", b"trace_context", "world_changes", b"world_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["spec", "reset", "step", "snapshot", "restore", "render", "close", "hold", "export_state", "import_state", "batch", "save_snapshot", "restore_saved", "take_frames", "world_changes"]  # noqa: Y015
     _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
@@ -1222,6 +1231,43 @@ class LaterFrame(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LaterFrame: _TypeAlias = LaterFrame  # noqa: Y015
+
+@_typing.final
+class FrameSchedule(_message.Message):
+    """A thinned life's frames (platform_contracts.frame_thinning): the instance draws a
+    `render_later` step's frame only when life step `offset + n` keeps one (n: the steps the
+    instance has taken, this one included), and a reset's only for the life's first row
+    (`first_session`, before any step); a frame not drawn comes as a LaterFrame without `frame`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFSET_FIELD_NUMBER: _builtins.int
+    FIRST_SESSION_FIELD_NUMBER: _builtins.int
+    FRAME_EVERY_FIELD_NUMBER: _builtins.int
+    MAX_FRAMES_FIELD_NUMBER: _builtins.int
+    offset: _builtins.int
+    """the life steps before the session's first"""
+    first_session: _builtins.bool
+    """the session is the life's first (its first reset row is step 0)"""
+    frame_every: _builtins.int
+    """the life's settings (its first session's)"""
+    max_frames: _builtins.int
+    def __init__(
+        self,
+        *,
+        offset: _builtins.int = ...,
+        first_session: _builtins.bool = ...,
+        frame_every: _builtins.int = ...,
+        max_frames: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_session", b"first_session", "frame_every", b"frame_every", "max_frames", b"max_frames", "offset", b"offset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FrameSchedule: _TypeAlias = FrameSchedule  # noqa: Y015
 
 @_typing.final
 class TakeFramesRequest(_message.Message):

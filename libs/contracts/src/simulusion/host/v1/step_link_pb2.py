@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from simulusion.env.v1 import environment_pb2 as simulusion_dot_env_dot_v1_dot_environment__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"simulusion/host/v1/step_link.proto\x12\x12simulusion.host.v1\x1a#simulusion/env/v1/environment.proto\"\xb2\x01\n\x0cStepLinkOpen\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12I\n\rtrace_context\x18\x02 \x03(\x0b\x32\x32.simulusion.host.v1.StepLinkOpen.TraceContextEntry\x12\x0e\n\x06ticket\x18\x03 \x01(\t\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"9\n\x0eStepLinkOpened\x12\'\n\x05\x65rror\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Errorb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"simulusion/host/v1/step_link.proto\x12\x12simulusion.host.v1\x1a#simulusion/env/v1/environment.proto\"\xc7\x01\n\x0cStepLinkOpen\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12I\n\rtrace_context\x18\x02 \x03(\x0b\x32\x32.simulusion.host.v1.StepLinkOpen.TraceContextEntry\x12\x0e\n\x06ticket\x18\x03 \x01(\t\x12\x13\n\x0bvia_gateway\x18\x04 \x01(\x08\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"9\n\x0eStepLinkOpened\x12\'\n\x05\x65rror\x18\x01 \x01(\x0b\x32\x18.simulusion.env.v1.Errorb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,9 +35,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._loaded_options = None
   _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._serialized_options = b'8\001'
   _globals['_STEPLINKOPEN']._serialized_start=96
-  _globals['_STEPLINKOPEN']._serialized_end=274
-  _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._serialized_start=223
-  _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._serialized_end=274
-  _globals['_STEPLINKOPENED']._serialized_start=276
-  _globals['_STEPLINKOPENED']._serialized_end=333
+  _globals['_STEPLINKOPEN']._serialized_end=295
+  _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._serialized_start=244
+  _globals['_STEPLINKOPEN_TRACECONTEXTENTRY']._serialized_end=295
+  _globals['_STEPLINKOPENED']._serialized_start=297
+  _globals['_STEPLINKOPENED']._serialized_end=354
 # @@protoc_insertion_point(module_scope)

@@ -53,10 +53,15 @@ class StepLinkOpen(_message.Message):
     SESSION_ID_FIELD_NUMBER: _builtins.int
     TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
     TICKET_FIELD_NUMBER: _builtins.int
+    VIA_GATEWAY_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     ticket: _builtins.str
     """A step ticket for this session, issued by the gateway (HS256 JWT signed with
     PLATFORM_STEP_TICKET_SECRET). Required by an env host that has the secret set.
+    """
+    via_gateway: _builtins.bool
+    """Set by the gateway on its own links; the SDK's direct links leave it unset. Only for the
+    env host's step latency metrics (the path a step took); it grants nothing.
     """
     @_builtins.property
     def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
@@ -66,10 +71,11 @@ class StepLinkOpen(_message.Message):
         session_id: _builtins.str = ...,
         trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         ticket: _builtins.str = ...,
+        via_gateway: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id", "ticket", b"ticket", "trace_context", b"trace_context"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id", "ticket", b"ticket", "trace_context", b"trace_context", "via_gateway", b"via_gateway"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

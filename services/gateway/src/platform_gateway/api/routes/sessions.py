@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Query, Response, status
+from platform_bus.recent_spans import gather_recent_spans
 from platform_contracts import limits
 from platform_contracts.session_kwargs import WAD
 
@@ -35,7 +36,9 @@ from platform_gateway.schemas.sessions import (
     WorldChangesPublic,
 )
 from platform_gateway.session_directory import gone_error
+from platform_gateway.schemas.traces import SessionTracePublic
 from platform_gateway.session_options import options_from_body
+from platform_gateway.session_traces import MAX_STEPS, session_trace
 from platform_gateway.team_access import TeamAccess
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -203,6 +206,20 @@ async def world_changes(session_id: str, commands: CommandsDep) -> WorldChangesP
     oldest first. 404 for an unknown session; 410 once it has ended: a recorded session's changes are then
     in its recording's `world_changes` (GET /v0/recordings/{id})."""
     return WorldChangesPublic.model_validate(await commands.world_changes(session_id))
+
+
+@router.get("/{session_id}/trace", response_model=SessionTracePublic)
+async def session_trace_route(session_id: str, broker: BrokerDep, gateway: GatewayDep,
+                              steps: Annotated[int, Query(ge=1, le=MAX_STEPS, description="how many of the "
+                                                          "newest traced steps")] = 20) -> SessionTracePublic:
+    """The session's newest traced steps as spans, from every service's memory of its last minutes
+    (each hop's name, service, start and duration: the web app's trace view). A step is traced when
+    its client traces it (an SDK with tracing on) or the env host starts a trace for it
+    (`OTEL_TRACES_SAMPLER`); the services answer within about a second, the ones that do not are
+    left out. 404 for an unknown session."""
+    await broker.get_session(session_id)
+    answers = await gather_recent_spans(gateway.nc, session_id, steps)
+    return session_trace(session_id, answers, steps)
 
 
 @router.get(

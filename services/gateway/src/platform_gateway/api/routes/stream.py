@@ -24,6 +24,7 @@ the broker or the env host cannot be reached, 1011 other failures.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket, WebSocketDisconnect
@@ -31,6 +32,7 @@ from fastapi.responses import JSONResponse
 from simulusion.env.v1 import environment_pb2 as env_pb
 
 from platform_gateway import wire
+from platform_gateway.command_spans import TRACEPARENT, command_span, page_forward, traced_forward
 from platform_gateway.identity.authenticator import Authenticator
 from platform_gateway.api.errors import error_body
 from platform_gateway.errors import (
@@ -44,6 +46,7 @@ from platform_gateway.errors import (
 )
 from platform_gateway.gateway import Gateway
 from platform_gateway.json_ops import message_head, parse_command, run_command
+from platform_gateway.metrics import BROWSER_PATH, GATEWAY_PATH
 from platform_gateway.stream_json import answer_text
 from platform_gateway.schemas.stream import openapi_components
 
@@ -96,16 +99,27 @@ async def session_stream(websocket: WebSocket, session_id: str) -> None:
 async def _serve(websocket: WebSocket, gateway: Gateway, session_id: str) -> None:
     streams = gateway.streams
     receive, send, exchange = websocket.receive, websocket.send, streams.exchange
+    from_page = "origin" in websocket.headers  # every browser sends it on a WebSocket handshake; the SDK does not
+    metrics = gateway.metrics
+    took, path = metrics.stream_seconds.took, BROWSER_PATH if from_page else GATEWAY_PATH
+    clock = time.perf_counter
     while True:
         message = await receive()
         data = message.get("bytes")
         if data is not None:
+            started = clock()
             try:
-                response = await exchange(session_id, data)
+                if TRACEPARENT in data:  # a traced SDK's request: the gateway's span (command_spans)
+                    response = await traced_forward(session_id, data, exchange)
+                elif from_page:  # the Session page's steps: traced as its JSON commands are
+                    response = await page_forward(session_id, data, exchange)
+                else:
+                    response = await exchange(session_id, data)
             except GatewayError as exc:
                 await _fail_binary(websocket, data, exc)
                 return
             await send({"type": "websocket.send", "bytes": response})
+            took(path, clock() - started)
             if wire.error_code(response) == _UNAVAILABLE:
                 streams.forget(session_id)
                 error = env_pb.EnvResponse.FromString(response).error
@@ -161,10 +175,12 @@ async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str,
     """Answer one JSON command (and send the frame it announces); False when the socket was closed."""
     ident, op = None, None
     jpeg: bytes | None = None
+    started = time.perf_counter()
     try:
         ident, op, message = message_head(text)
         command = parse_command(message, session_id)
-        result, jpeg = await run_command(gateway.commands, session_id, command)
+        with command_span(session_id, str(op)):
+            result, jpeg = await run_command(gateway.commands, session_id, command)
     except GatewayError as exc:
         error: dict[str, Any] = {"status": exc.status, **error_body(exc)}
         error["field"] = error.get("field") or getattr(exc, "field", "") or None  # always there: null for none
@@ -177,6 +193,7 @@ async def _text_command(websocket: WebSocket, gateway: Gateway, session_id: str,
     await websocket.send_text(answer_text({"id": ident, "op": op, "result": result}))
     if jpeg is not None:
         await websocket.send_bytes(jpeg)
+    gateway.metrics.stream_seconds.took(BROWSER_PATH, time.perf_counter() - started)
     return True
 
 

@@ -11,7 +11,10 @@ s0 = max(1, frame_every):
   than M frames come before it. The spacing doubles each time a twentieth of M is used, so M
   frames last about 52,000 x M steps (the M-th is kept at about (2**19 - 1 + 2**19) * M / 20 * s0).
 
-Nothing here depends on a session: any reader can recompute the schedule.
+Nothing here depends on a session: any reader can recompute the schedule. The environment
+server draws only the frames kept (`platform_sdk.server.frame_schedule`, told the life's place by
+the env host) and the recorder keeps them (`platform_recorder.writing.life_columns`): both use
+this rule.
 """
 
 from __future__ import annotations
