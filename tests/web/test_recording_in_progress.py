@@ -13,7 +13,7 @@ import numpy as np
 import platform_sdk
 import pytest
 from platform_testing.waiting import wait_for
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 
 @pytest.fixture
@@ -43,6 +43,31 @@ def test_the_recordings_page_shows_the_steps_so_far_of_a_session_still_stepping(
     step(env, 8)  # the page reads the list again while a recording records
     expect(in_progress).to_have_attribute("data-steps", "20", timeout=15_000)
     expect(page.get_by_test_id(f"steps-{sid}")).to_contain_text("20 (20 in progress)")
+
+
+def test_the_recordings_page_opened_before_a_sessions_recording_exists_shows_it_once_it_does(
+    page: Page, stepping
+) -> None:
+    # The recorder creates a recording from the session's first events; under load the page can
+    # be opened before that. The first read of the list answers as the recorder would then.
+    sid, env = stepping
+    reads: list[str] = []
+
+    def not_yet_on_the_first_read(route: Route) -> None:
+        reads.append(route.request.url)
+        if len(reads) == 1:
+            route.fulfill(status=200, content_type="application/json", body='{"count": 0, "data": []}')
+        else:
+            route.continue_()
+
+    page.route(lambda url: "/v0/recordings?" in url, not_yet_on_the_first_read)
+    step(env, 3)
+    page.goto(f"/recordings?session_id={sid}")
+    expect(page.get_by_test_id("recordings-empty")).to_contain_text("appears here with its first steps")
+    in_progress = page.get_by_test_id(f"in-progress-{sid}")
+    expect(in_progress).to_have_attribute("data-steps", "3", timeout=15_000)
+    expect(page.get_by_test_id(f"status-{sid}")).to_have_text("recording")
+    assert len(reads) >= 2 and all(f"session_id={sid}" in url for url in reads), reads
 
 
 def test_the_replay_page_opens_the_open_episode_with_its_frame_and_plots(

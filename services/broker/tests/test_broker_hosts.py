@@ -102,3 +102,16 @@ def test_a_host_that_restarted_or_was_lost_forgets_the_placements_it_never_liste
     assert hosts.get("b") is None
     hosts.on_heartbeat(restarted)
     assert hosts.get("b").free == 2
+
+
+def test_a_session_opened_and_closed_between_two_beats_stops_counting_when_a_beat_lists_it_ended():
+    clock = Clock()
+    hosts = HostRegistry(clock=clock)
+    hosts.on_heartbeat(beat("b", 2))
+    hosts.note_placed("b", "s-1")
+    hosts.note_placed("b", "s-2")
+    clock.now += 1.0
+    ended = beat("b", 2)  # s-1 started and stopped before this beat; s-2 still starting
+    ended.ended_session_ids.append("s-1")
+    hosts.on_heartbeat(ended)
+    assert hosts.get("b").free == 1, "s-1 ended and counts no more; s-2 is still on its way"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -175,3 +176,27 @@ async def test_lifecycle_events_carry_the_sessions_options_whole(envhost: EnvHos
     started, crashed = await lifecycle_events(js, crashing, 2)
     assert started.options == unframed
     assert crashed.kind == bus_pb.SESSION_EVENT_KIND_CRASHED and crashed.options == unframed
+
+
+async def test_a_stopped_session_is_named_in_the_next_heartbeats_ended_list(envhost_factory: Any,
+                                                                           nats_client: Any) -> None:
+    # A session started and stopped between two beats is in no beat's instances: the broker,
+    # which counts a placement until a beat lists it, hears of its end here instead.
+    host = envhost_factory(PLATFORM_ENVHOST_HEARTBEAT_INTERVAL="0.2")
+    session_id = new_session_id()
+    assert not (await start_session(nats_client, host.host_id, session_id)).HasField("error")
+    assert (await stop_session(nats_client, host.host_id, session_id)).stopped
+    beats: asyncio.Queue[control_pb.HostHeartbeat] = asyncio.Queue()
+
+    async def on_beat(msg: Any) -> None:
+        beat = control_pb.HostHeartbeat.FromString(msg.data)
+        if beat.host_id == host.host_id:
+            beats.put_nowait(beat)
+
+    sub = await nats_client.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_beat)
+    try:
+        beat = await asyncio.wait_for(beats.get(), 10)
+    finally:
+        await sub.unsubscribe()
+    assert list(beat.ended_session_ids) == [session_id]
+    assert not beat.instances and beat.running == 0

@@ -67,9 +67,10 @@ class HostRegistry:
                      heartbeat.capacity)
         now = self._clock()
         previous = self._hosts.get(heartbeat.host_id)
-        listed = {instance.session_id for instance in heartbeat.instances}
-        # Placements no beat has listed yet stay counted, unless the host is a new process (it
-        # restarted, or was silent past the live window: its instances died with it).
+        listed = {instance.session_id for instance in heartbeat.instances} | set(heartbeat.ended_session_ids)
+        # Placements no beat has listed yet (as running or as ended) stay counted, unless the host
+        # is a new process (it restarted, or was silent past the live window: its instances died
+        # with it).
         same_process = (previous is not None and self._is_live(previous)
                         and previous.heartbeat.started_at == heartbeat.started_at)
         carried = previous.pending if previous is not None and same_process else {}

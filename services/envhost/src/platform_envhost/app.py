@@ -140,7 +140,8 @@ class EnvHost:
         assert self._table is not None and self._service is not None
         return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
                                self._service.instance_infos(with_log_tail=False), step_address=self.step_address,
-                               gpus=self.settings.gpus_offered, started_at=self.started_at)
+                               gpus=self.settings.gpus_offered, started_at=self.started_at,
+                               ended_session_ids=self._table.recently_ended())
 
     async def stop(self, waiting_for: Callable[[str], None] = lambda step: None) -> None:
         """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect; each

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 # A dead instance is kept this long, so its session's requests answer UNAVAILABLE, not NOT_FOUND.
 DEAD_TTL_S = 600.0
+# How long a stopped instance's session stays in the heartbeat's `ended_session_ids` (as long as
+# the broker counts a placement no beat has listed).
+ENDED_KEPT_S = 120.0
 STOP_TIMEOUT_S = 5.0
 # A stop waits this long for a request in flight to finish (its frame is then taken for the
 # recording); a longer one (a slow step: a heavy robot's substeps, a slow user environment) is
@@ -108,6 +111,7 @@ class InstanceTable:
         self._instances: dict[str, Instance] = {}
         self._starting: dict[str, asyncio.Future[Instance]] = {}
         self._pooled: set[str] = set()  # slot ids of warm pool instances not claimed yet
+        self._ended: dict[str, float] = {}  # session id -> when its instance was stopped (or failed to start)
         self._tasks: set[asyncio.Task[Any]] = set()
         # Told the environment id of each instance that dies unasked, a warm one too (the metrics).
         self.on_dead: Callable[[str], None] | None = None
@@ -131,6 +135,16 @@ class InstanceTable:
         """Instances holding a slot: starting, running or being stopped."""
         busy = sum(1 for i in self._instances.values() if i.state in (State.RUNNING, State.STOPPING))
         return busy + len(self._starting)
+
+    def recently_ended(self) -> list[str]:
+        """Sessions whose instances were stopped, or failed to start, in the last `ENDED_KEPT_S`
+        seconds (the heartbeat's `ended_session_ids`)."""
+        kept_since = time.monotonic() - ENDED_KEPT_S
+        self._ended = {sid: at for sid, at in self._ended.items() if at >= kept_since}
+        return list(self._ended)
+
+    def _note_ended(self, session_id: str) -> None:
+        self._ended[session_id] = time.monotonic()
 
     async def start(self, session_id: str, entry: control_pb.CatalogEntry, options: SessionOptions, *,
                     pooled: bool = False) -> tuple[Instance, bool]:
@@ -164,6 +178,7 @@ class InstanceTable:
             instance = await self._launch(session_id, entry, options)
         except BaseException as exc:
             self._pooled.discard(session_id)
+            self._note_ended(session_id)
             future.set_exception(exc if isinstance(exc, Exception) else StartFailed("start cancelled"))
             future.exception()  # retrieved: waiters get it through their own await
             raise
@@ -343,6 +358,7 @@ class InstanceTable:
         self._wads.remove(_UNSAFE_NAME.sub("_", session_id))
         self._instances.pop(session_id, None)
         self._pooled.discard(session_id)
+        self._note_ended(session_id)
         return instance
 
     async def stop_all(self) -> list[Instance]:

@@ -10,8 +10,8 @@
 //   filter-life, filter-session (text), filter-clear, recordings-count, recordings-error,
 //   recordings-empty; in each row the cells env-<id>, episodes-<id>, steps-<id> (every step
 //   written so far), return-<id>, life-<id>, status-<id>, snapshots-<id>, and in-progress-<id> (the
-//   episode being recorded: data-episode, data-steps). While a recording records, the list is
-//   read again every few seconds; below the table the team's newest saved snapshots
+//   episode being recorded: data-episode, data-steps). While a recording records, or while the
+//   session filter matches no recording yet, the list is read again every few seconds; below the table the team's newest saved snapshots
 //   (whichever session saved them: SavedSnapshotsTable's) and recordings-snapshots-link.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
@@ -90,13 +90,16 @@ export function RecordingsPage() {
     return () => { live = false; };
   }, [filters, reload]);
 
-  // A recording in progress grows: read the list again while one is listed.
+  // A recording in progress grows: read the list again while one is listed, and while the list
+  // is filtered to a session with no recording yet (the recorder creates it with the session's
+  // first steps, which the page may be opened before).
   const recording = recordings?.some((r) => r.status === "recording") ?? false;
+  const awaitingSession = Boolean(filters.session_id) && recordings !== null && recordings.length === 0 && !error;
   useEffect(() => {
-    if (!recording) return;
+    if (!recording && !awaitingSession) return;
     const timer = window.setTimeout(() => setReload((n) => n + 1), RECORDING_POLL_MS);
     return () => window.clearTimeout(timer);
-  }, [recording, recordings]);
+  }, [recording, awaitingSession, recordings]);
 
   const knownEnvs = useMemo(() => {
     const ids = new Set(envIds);
@@ -133,7 +136,9 @@ export function RecordingsPage() {
       ) : recordings.length === 0 && !error ? (
         <p className="muted" data-testid="recordings-empty">
           No recordings{filters.env_id || filters.life || filters.session_id ? " match these filters" : " yet"}.
-          Start a session with recording on (the Options dialog, or <code>platform_sdk.connect(..., record=True)</code>).
+          {awaitingSession
+            ? " A recorded session's recording appears here with its first steps; this list is read again every few seconds."
+            : <> Start a session with recording on (the Options dialog, or <code>platform_sdk.connect(..., record=True)</code>).</>}
         </p>
       ) : (
         <>

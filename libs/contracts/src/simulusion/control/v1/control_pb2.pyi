@@ -935,6 +935,7 @@ class HostHeartbeat(_message.Message):
     STEP_ADDRESS_FIELD_NUMBER: _builtins.int
     GPUS_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_SESSION_IDS_FIELD_NUMBER: _builtins.int
     host_id: _builtins.str
     address: _builtins.str
     capacity: _builtins.int
@@ -953,6 +954,13 @@ class HostHeartbeat(_message.Message):
     """
     @_builtins.property
     def instances(self) -> _containers.RepeatedCompositeFieldContainer[Global___InstanceInfo]: ...
+    @_builtins.property
+    def ended_session_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Sessions whose instances this host stopped or failed to start in the last two minutes: a
+        session opened and closed between two beats is in no beat's `instances`, and the broker,
+        which counts a placement against its host until a beat lists it, stops counting it here.
+        """
+
     def __init__(
         self,
         *,
@@ -965,10 +973,11 @@ class HostHeartbeat(_message.Message):
         step_address: _builtins.str = ...,
         gpus: _builtins.int = ...,
         started_at: _builtins.float = ...,
+        ended_session_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "gpus", b"gpus", "host_id", b"host_id", "instances", b"instances", "running", b"running", "started_at", b"started_at", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "ended_session_ids", b"ended_session_ids", "gpus", b"gpus", "host_id", b"host_id", "instances", b"instances", "running", b"running", "started_at", b"started_at", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
