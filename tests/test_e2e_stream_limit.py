@@ -1,13 +1,14 @@
 """The sessions stream's limit (PLATFORM_JETSTREAM_MAX_BYTES) on the whole platform: the recorder
 deletes the step events it has written, so the stream holds only its backlog; with the recorder
 stopped, a recorded vector run fills the stream, then its steps wait (the env host says why in
-its log and its metric) and nothing is dropped; once the recorder is back, the steps go on and
+its log, its metric and the session's `stream_full_since`) and nothing is dropped; once the recorder is back, the steps go on and
 every one is recorded, once."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,12 @@ def _stream_state(stack: PlatformStack) -> tuple[int, int]:
         return int(info.state.bytes), int(info.config.max_bytes or -1)
 
     return asyncio.run(ask())
+
+
+def _session(stack: PlatformStack, session_id: str) -> dict[str, Any]:
+    answer = httpx.get(f"{stack.url}/v0/sessions/{session_id}", timeout=30)
+    answer.raise_for_status()
+    return dict(answer.json())
 
 
 def _refusals(stack: PlatformStack) -> float:
@@ -89,6 +96,9 @@ def test_a_full_stream_makes_steps_wait_and_loses_nothing(tmp_path: Path) -> Non
             held, limit = _stream_state(stack)
             assert LIMIT - 256 * 1024 < held <= limit, (held, limit)
             assert _refusals(stack) > 0
+            full_since = wait_for(lambda: _session(stack, sid)["stream_full_since"], timeout=30,
+                                  what="the session to say its host's events wait for a full stream")
+            assert time.time() - 300 < full_since <= time.time()
             waited_at = stepper.steps
 
             stack.start_service("recorder")
@@ -99,6 +109,9 @@ def test_a_full_stream_makes_steps_wait_and_loses_nothing(tmp_path: Path) -> Non
             stepper.stopping.set()
             stepper.join(60)
         assert stepper.error is None, repr(stepper.error)
+        # (stepping flat out, the stream may fill again: the recorder is slower than this run)
+        wait_for(lambda: _session(stack, sid)["stream_full_since"] is None, timeout=60,
+                 what="the session to say events flow again once its steps stop")
         envs.close()
 
         taken = stepper.steps

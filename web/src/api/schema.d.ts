@@ -3546,6 +3546,11 @@ export interface components {
              */
             state: string;
             /**
+             * Stream Full Since
+             * @description seconds since the epoch: since when the platform's event stream has been full (PLATFORM_JETSTREAM_MAX_BYTES; the recorder is that far behind, or stopped) for the env host of this session; its step events wait on that host, and once they fill its backlog its steps wait too, until the recorder catches up (nothing is lost). null: events flow
+             */
+            stream_full_since?: number | null;
+            /**
              * Team
              * @description the team that owns it (the caller's, set by the platform)
              * @default default

@@ -225,21 +225,26 @@ class Handlers:
         session = await self._existing(request.session_id)
         if session.state == RUNNING and self.catch_up is not None and await self.catch_up(session.id):
             session = await self._existing(request.session_id)
-        return control_pb2.SessionReply(session=self._with_step_address(session))
+        return control_pb2.SessionReply(session=self._with_host_state(session))
 
     async def list_sessions(self, request: control_pb2.ListSessionsRequest) -> control_pb2.ListSessionsReply:
         states = (*OPEN_STATES, *ENDED_STATES) if request.include_closed else OPEN_STATES
         listed = await self.store.list(states, request.team or None)
-        sessions = [self._with_step_address(session) for session in listed]
+        sessions = [self._with_host_state(session) for session in listed]
         return control_pb2.ListSessionsReply(sessions=sessions)
 
-    def _with_step_address(self, session: control_pb2.SessionInfo) -> control_pb2.SessionInfo:
-        """Fill a missing step address from the live host's heartbeat (a row written before the
-        column existed, or before its env host advertised a step link), when it is the same host."""
-        if not session.step_address and session.state in OPEN_STATES:
-            host = self.hosts.get(session.host_id)
-            if host is not None and host.address == session.host_address:
-                session.step_address = host.step_address
+    def _with_host_state(self, session: control_pb2.SessionInfo) -> control_pb2.SessionInfo:
+        """An open session with what its live host's last heartbeat says: whether the sessions
+        stream refuses that host's events for being full, and a missing step address (a row
+        written before the column existed, or before its env host advertised a step link)."""
+        if session.state not in OPEN_STATES:
+            return session
+        host = self.hosts.get(session.host_id)
+        if host is None or host.address != session.host_address:
+            return session
+        if not session.step_address:
+            session.step_address = host.step_address
+        session.stream_full_since = host.heartbeat.stream_full_since
         return session
 
     async def close_session(self, request: control_pb2.CloseSessionRequest) -> control_pb2.SessionReply:

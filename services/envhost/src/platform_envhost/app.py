@@ -141,7 +141,8 @@ class EnvHost:
         return build_heartbeat(self.host_id, self.address, self.settings.envhost_capacity, self._table.running,
                                self._service.instance_infos(with_log_tail=False), step_address=self.step_address,
                                gpus=self.settings.gpus_offered, started_at=self.started_at,
-                               ended_session_ids=self._table.recently_ended())
+                               ended_session_ids=self._table.recently_ended(),
+                               stream_full_since=self._publisher.full_since if self._publisher is not None else 0.0)
 
     async def stop(self, waiting_for: Callable[[str], None] = lambda step: None) -> None:
         """Stop every instance (CLOSED "env host stopped"), flush the events, disconnect; each

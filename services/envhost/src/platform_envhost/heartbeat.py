@@ -19,10 +19,12 @@ log = logging.getLogger(__name__)
 def build_heartbeat(host_id: str, address: str, capacity: int, running: int,
                     instances: list[control_pb.InstanceInfo], *, step_address: str = "",
                     gpus: int = 0, started_at: float = 0.0,
-                    ended_session_ids: list[str] | None = None) -> control_pb.HostHeartbeat:
+                    ended_session_ids: list[str] | None = None,
+                    stream_full_since: float = 0.0) -> control_pb.HostHeartbeat:
     return control_pb.HostHeartbeat(host_id=host_id, address=address, capacity=capacity, running=running,
                                     time=time.time(), instances=instances, step_address=step_address, gpus=gpus,
-                                    started_at=started_at, ended_session_ids=ended_session_ids or [])
+                                    started_at=started_at, ended_session_ids=ended_session_ids or [],
+                                    stream_full_since=stream_full_since)
 
 
 async def heartbeat_loop(nc: Any, interval: float, beat: Callable[[], control_pb.HostHeartbeat]) -> None:

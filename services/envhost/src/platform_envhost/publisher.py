@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -105,6 +106,7 @@ class EventPublisher:
         self.too_large = 0  # messages refused: larger than the server's max payload
         self.stream_full = 0  # publishes refused because the stream was full (retried)
         self._said_full = False
+        self.full_since = 0.0  # when (Unix seconds) the stream began refusing events for being full; 0: it takes them
 
     @property
     def nc(self) -> Any:
@@ -284,12 +286,14 @@ class EventPublisher:
             log.info("JetStream publish recovered after %d retries", attempt)
         if self._said_full:
             self._said_full = False
+            self.full_since = 0.0
             log.warning("the sessions stream takes events again: the recorder has caught up with its backlog")
 
     def _note_full(self, waiting: int) -> None:
         self.stream_full += 1
         if not self._said_full:
             self._said_full = True
+            self.full_since = time.time()
             log.warning("the sessions stream is full (its limit PLATFORM_JETSTREAM_MAX_BYTES reached: the recorder "
                         "is that far behind, or stopped): %d session events wait here, and once %d do, recorded "
                         "sessions' steps wait for the recorder to catch up", waiting, self._backlog)

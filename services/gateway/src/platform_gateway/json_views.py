@@ -43,6 +43,7 @@ def session_to_json(info: ctl.SessionInfo) -> dict[str, Any]:
         "host_id": info.host_id or None,
         "reason": info.reason or None,
         "log_tail": info.log_tail or None,
+        "stream_full_since": info.stream_full_since or None,
     }
 
 

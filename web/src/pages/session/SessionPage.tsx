@@ -27,6 +27,7 @@ import { SnapshotsPanel } from "./SnapshotsPanel";
 import { TracePanel } from "./TracePanel";
 import { usePageLifetime } from "./usePageLifetime";
 import { usePlay } from "./usePlay";
+import { StreamFullNotice, useStreamFullSince } from "./StreamFullNotice";
 import { WorldChangesPanel } from "./WorldChangesPanel";
 import "./session.css";
 
@@ -98,6 +99,8 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
   const [resumeFrom] = useState(asked); // as the page opened: the URL loses it once resumed
   const play = usePlay(session, resumeFrom);
   const lifetime = usePageLifetime(session, play.phase === "closed" || play.phase === "crashed");
+  const streamFullSince = useStreamFullSince(session.id, session.stream_full_since,
+    play.phase !== "closed" && play.phase !== "crashed");
   const [, setParams] = useSearchParams();
   const ready = play.phase === "ready";
   const ended = play.view.ended;
@@ -140,6 +143,7 @@ function LiveSession({ session, resumeFrom: asked }: { session: SessionInfo; res
             ) : null}
             <CommandProgress pending={play.pending} />
           </div>
+          <StreamFullNotice since={streamFullSince} />
           {ended ? <EpisodeEnd ended={ended} steps={play.view.step} info={play.view.info} onReset={play.reset} /> : null}
           {lifetime.keepError ? <p className="error" role="alert" data-testid="keep-error">{lifetime.keepError}</p> : null}
           {play.error ? (

@@ -128,6 +128,13 @@ class SessionPublic(SessionBase):
     host_id: str | None = None
     reason: str | None = Field(default=None, description="why the session closed or crashed")
     log_tail: str | None = Field(default=None, description="the instance's last log lines when it crashed")
+    stream_full_since: float | None = Field(
+        default=None,
+        description="seconds since the epoch: since when the platform's event stream has been full "
+        "(PLATFORM_JETSTREAM_MAX_BYTES; the recorder is that far behind, or stopped) for the env host of this "
+        "session; its step events wait on that host, and once they fill its backlog its steps wait too, until "
+        "the recorder catches up (nothing is lost). null: events flow",
+    )
 
 
 class SessionKeep(JsonBody):

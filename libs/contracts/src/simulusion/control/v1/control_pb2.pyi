@@ -89,6 +89,7 @@ class SessionInfo(_message.Message):
     LOG_TAIL_FIELD_NUMBER: _builtins.int
     STEP_ADDRESS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    STREAM_FULL_SINCE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     host_id: _builtins.str
     host_address: _builtins.str
@@ -102,6 +103,10 @@ class SessionInfo(_message.Message):
     """the instance's last log lines when it crashed"""
     step_address: _builtins.str
     """the env host's step link (host:port), the gateway's fast path"""
+    stream_full_since: _builtins.float
+    """An open session's host's `stream_full_since` (from its last heartbeat): its step events wait
+    on the host for the stream to take them; once that backlog fills, its steps wait too. 0: no wait.
+    """
     @_builtins.property
     def spec(self) -> _environment_pb2.SpecResponse: ...
     @_builtins.property
@@ -122,10 +127,11 @@ class SessionInfo(_message.Message):
         log_tail: _builtins.str = ...,
         step_address: _builtins.str = ...,
         options: _options_pb2.SessionOptions | None = ...,
+        stream_full_since: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "spec", b"spec", "state", b"state", "step_address", b"step_address"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "host_address", b"host_address", "host_id", b"host_id", "id", b"id", "last_active_at", b"last_active_at", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "spec", b"spec", "state", b"state", "step_address", b"step_address", "stream_full_since", b"stream_full_since"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -936,6 +942,7 @@ class HostHeartbeat(_message.Message):
     GPUS_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
     ENDED_SESSION_IDS_FIELD_NUMBER: _builtins.int
+    STREAM_FULL_SINCE_FIELD_NUMBER: _builtins.int
     host_id: _builtins.str
     address: _builtins.str
     capacity: _builtins.int
@@ -951,6 +958,10 @@ class HostHeartbeat(_message.Message):
     """When this env host process started (Unix seconds): another value under the same host_id is a
     new process, which runs only the instances it lists (the broker forgets the placements it
     was still waiting to see on the old one).
+    """
+    stream_full_since: _builtins.float
+    """Since when (Unix seconds) the sessions stream has refused this host's events for being full
+    (PLATFORM_JETSTREAM_MAX_BYTES: the recorder is that far behind, or stopped); 0: it takes them.
     """
     @_builtins.property
     def instances(self) -> _containers.RepeatedCompositeFieldContainer[Global___InstanceInfo]: ...
@@ -974,10 +985,11 @@ class HostHeartbeat(_message.Message):
         gpus: _builtins.int = ...,
         started_at: _builtins.float = ...,
         ended_session_ids: _abc.Iterable[_builtins.str] | None = ...,
+        stream_full_since: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "ended_session_ids", b"ended_session_ids", "gpus", b"gpus", "host_id", b"host_id", "instances", b"instances", "running", b"running", "started_at", b"started_at", "step_address", b"step_address", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "capacity", b"capacity", "ended_session_ids", b"ended_session_ids", "gpus", b"gpus", "host_id", b"host_id", "instances", b"instances", "running", b"running", "started_at", b"started_at", "step_address", b"step_address", "stream_full_since", b"stream_full_since", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
