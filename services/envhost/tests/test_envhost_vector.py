@@ -9,6 +9,7 @@ from typing import Any
 from envhost_testkit import (
     EnvHostProcess,
     events_of,
+    lifecycle_events,
     new_session_id,
     recorded_messages,
     stop_session,
@@ -89,6 +90,10 @@ async def test_requests_outside_a_batch_are_recorded_under_sub_session_0(
     assert [(e.session_id, e.seq, e.episode_step) for e in last] == [
         (first_sub, 3, 2), (subjects.sub_session_id(session_id, 1), 2, 1)]
     await stop_session(nats_client, envhost.host_id, session_id)
+    _, close = await lifecycle_events(js, session_id, 2)
+    # each sub-environment's last published seq, for its recording to check against
+    assert close.kind == bus_pb.SESSION_EVENT_KIND_CLOSED
+    assert (close.last_seq, list(close.sub_last_seqs)) == (3, [3, 2])
 
 
 async def test_agent_data_of_sub_requests_is_checked_per_sub_environment(

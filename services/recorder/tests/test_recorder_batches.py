@@ -130,26 +130,61 @@ def test_events_after_the_parent_closed_are_recorded_and_closed(tmp_path: Path) 
     assert meta.episodes[0]["length"] == 2 and not list((tmp_path / sub).glob("*.part"))
 
 
-@pytest.mark.parametrize("published", [3, 0], ids=["env-host-close", "broker-close"])
-def test_a_vector_close_says_of_its_sub_sessions_only_whether_the_tail_was_known(
-    tmp_path: Path, published: int, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(("published", "per_sub"), [(3, [3, 2]), (3, []), (0, [])],
+                         ids=["env-host-close", "older-env-host-close", "broker-close"])
+def test_a_vector_close_gives_each_sub_session_its_own_published_last_seq(
+    tmp_path: Path, published: int, per_sub: list[int], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The close of a vector session counts its own events: its sub-sessions' recordings say the
-    tail may be missing only when that count was not known (the broker's close, 0), and its own
-    recording (which holds none) logs no "only seq 0 was recorded"."""
+    """The close of a vector session names each sub-environment's last published seq
+    (`sub_last_seqs`): each sub-session's recording takes its own and checks it against what it
+    recorded. Without them (an older env host) only whether the tail was known is kept, and the
+    broker's close (0) says the tail may be missing. Its own recording (which holds none) logs no
+    "only seq 0 was recorded"."""
     sid = "s-cccccccccccc"
     subs = [subjects.sub_session_id(sid, i) for i in range(2)]
     writer = RecordingWriter(tmp_path)
     events = [episode_events(sub, 1, 0, 2, last="") for sub in subs]
     batches = [batch_msg(sid, events[0][i], events[1][i]) for i in range(3)]
+    batches[2] = batch_msg(sid, events[0][2])  # sub-environment 1 published its seq 3 to no one
+    close = closed(sid, last_seq=published)
+    close.sub_last_seqs.extend(per_sub)
     with caplog.at_level(logging.ERROR):
-        writer.process([*msgs(started(sid, spec=vector_spec(2))), *batches, *msgs(closed(sid, last_seq=published))])
+        writer.process([*msgs(started(sid, spec=vector_spec(2))), *batches, *msgs(close)])
     assert "only seq 0 was recorded" not in caplog.text
-    for sub in subs:
+    assert not caplog.records, caplog.text
+    for index, sub in enumerate(subs):
         meta = read_meta(tmp_path, sub)
-        assert meta.status == "closed" and meta.last_seq == 3 and meta.published_last_seq is None
+        assert meta.status == "closed" and meta.last_seq == 3 - index
+        assert meta.published_last_seq == (per_sub[index] if per_sub else None)
         assert meta.tail_may_be_missing is (True if not published else None)
     assert read_meta(tmp_path, sid).published_last_seq == (published or None)
+
+
+def test_a_sub_session_published_past_what_it_recorded_is_logged_by_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sid = "s-dddddddddddd"
+    sub = subjects.sub_session_id(sid, 1)
+    writer = RecordingWriter(tmp_path)
+    close = closed(sid, last_seq=2)
+    close.sub_last_seqs.extend([2, 5])
+    with caplog.at_level(logging.ERROR):
+        writer.process([*msgs(started(sid, spec=vector_spec(2))),
+                        batch_msg(sid, *episode_events(sub, 1, 0, 1, last="")), *msgs(close)])
+    assert read_meta(tmp_path, sub).published_last_seq == 5
+    assert sub in caplog.text and "closed after publishing seq 5 but only seq 2 was recorded" in caplog.text
+
+
+def test_sub_session_recordings_of_a_durable_session_are_durable(tmp_path: Path) -> None:
+    sid = "s-eeeeeeeeeeee"
+    sub = subjects.sub_session_id(sid, 0)
+    start = started(sid, spec=vector_spec(2))
+    start.options.durable = True
+    writer = RecordingWriter(tmp_path)
+    writer.process([*msgs(start), batch_msg(sid, *episode_events(sub, 1, 0, 2, last="")),
+                    *msgs(closed(sid, last_seq=0, reason="env host lost"))])
+    meta = read_meta(tmp_path, sub)
+    assert meta.durable is True and meta.tail_may_be_missing is False, "every answered step of a durable session was stored"
 
 
 def test_what_is_not_a_sub_session_of_a_recording_is_ignored(tmp_path: Path) -> None:

@@ -29,6 +29,10 @@ def session_event(instance: Instance, kind: bus_pb.SessionEventKind.ValueType, h
     )
     if kind == bus_pb.SESSION_EVENT_KIND_STARTED:
         event.spec.CopyFrom(instance.spec)
+    elif instance.records.vector:
+        builders = instance.records.builders
+        event.sub_last_seqs.extend(builders[i].seq if i in builders else 0
+                                   for i in range(max(instance.options.num_envs, max(builders, default=-1) + 1)))
     elif kind == bus_pb.SESSION_EVENT_KIND_CRASHED:
         event.reason = reason or instance.failure
         event.log_tail = instance.log_tail

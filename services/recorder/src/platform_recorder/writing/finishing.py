@@ -106,12 +106,14 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
     whether steps answered after its `last_seq` may be missing (`tail_may_be_missing`: not for a
     durable session, whose every answered step was stored).
 
-    A vector session's close counts the vector session's events: its own recording (which holds
-    none) keeps it unchecked, and a sub-environment's recording takes from it only whether it was
-    known (0: the tail may be missing, as above).
+    A vector session's close counts sub-environment 0's events in `last_seq` and each
+    sub-environment's in `sub_last_seqs`: its own recording (which holds none) keeps `last_seq`
+    unchecked, and a sub-environment's recording takes its own entry (checked against what it
+    recorded), or, from an env host that sent none, only whether `last_seq` was known (0: the
+    tail may be missing, as above).
     """
     if meta.is_sub_session:
-        _close_sub_session(meta, event)
+        _close_sub_session(meta, event, last_seq, where)
         return
     if not meta.is_recording:
         if event.last_seq and not meta.published_last_seq:
@@ -133,17 +135,25 @@ def apply_close(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: i
         meta.tail_may_be_missing = not meta.durable
 
 
-def _close_sub_session(meta: RecordingMeta, event: events_pb2.SessionEvent) -> None:
-    """`apply_close` for a sub-environment's recording: how its vector session ended; its own
-    published last seq is not known, only whether the vector session's was."""
+def _close_sub_session(meta: RecordingMeta, event: events_pb2.SessionEvent, last_seq: int, where: str) -> None:
+    """`apply_close` for a sub-environment's recording: how its vector session ended, and the
+    last seq published for it (the event's `sub_last_seqs` entry of its index)."""
+    index = meta.env_index if meta.env_index is not None else -1
+    published = event.sub_last_seqs[index] if 0 <= index < len(event.sub_last_seqs) else 0
     if not meta.is_recording:
+        if published and not meta.published_last_seq:
+            meta.published_last_seq = published
+            _check_published(published, last_seq, where)
         return
     meta.status = RecordingStatus.CRASHED if event.kind == events_pb2.SESSION_EVENT_KIND_CRASHED else RecordingStatus.CLOSED
     meta.reason = event.reason
     if event.log_tail:
         meta.log_tail = event.log_tail
     meta.closed_at = iso_time(event.time)
-    if not event.last_seq:
+    if published:
+        meta.published_last_seq = published
+        _check_published(published, last_seq, where)
+    elif not event.last_seq:
         meta.tail_may_be_missing = not meta.durable
 
 

@@ -37,7 +37,7 @@ def split_sub_session_id(session_id: str) -> tuple[str, int] | None:
 
 def sub_session_meta(parent: RecordingMeta, session_id: str, index: int) -> RecordingMeta:
     """meta.json of sub-session `session_id` (sub-environment `index`) of the parent's recording:
-    what it takes from the parent's (env id, kwargs, host, spaces, start time) and, when the
+    what it takes from the parent's (env id, kwargs, host, spaces, start time, durable) and, when the
     parent already closed (events arriving after its close: recorded, and the recording closed at
     once), how it ended."""
     meta = RecordingMeta(
@@ -52,10 +52,12 @@ def sub_session_meta(parent: RecordingMeta, session_id: str, index: int) -> Reco
         created_at=parent.created_at,
         parent_session_id=parent.session_id,
         env_index=index,
+        durable=parent.durable,
     )
     if not parent.is_recording:
         meta.status, meta.reason = parent.status, parent.reason
         meta.log_tail, meta.closed_at = parent.log_tail, parent.closed_at
+        meta.tail_may_be_missing = parent.tail_may_be_missing
     return meta
 
 

@@ -261,6 +261,7 @@ class SessionEvent(_message.Message):
     SPEC_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    SUB_LAST_SEQS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     kind: Global___SessionEventKind.ValueType
     env_kwargs_json: _builtins.str
@@ -279,6 +280,12 @@ class SessionEvent(_message.Message):
     def options(self) -> _options_pb2.SessionOptions:
         """the session's options, whole"""
 
+    @_builtins.property
+    def sub_last_seqs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """A vector session's close: the last step event seq published for each sub-environment's
+        recording, by index (`last_seq` is sub-environment 0's); empty for other sessions.
+        """
+
     def __init__(
         self,
         *,
@@ -292,10 +299,11 @@ class SessionEvent(_message.Message):
         spec: _environment_pb2.SpecResponse | None = ...,
         last_seq: _builtins.int = ...,
         options: _options_pb2.SessionOptions | None = ...,
+        sub_last_seqs: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_kwargs_json", b"env_kwargs_json", "host_id", b"host_id", "kind", b"kind", "last_seq", b"last_seq", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "session_id", b"session_id", "spec", b"spec", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["env_kwargs_json", b"env_kwargs_json", "host_id", b"host_id", "kind", b"kind", "last_seq", b"last_seq", "log_tail", b"log_tail", "options", b"options", "reason", b"reason", "session_id", b"session_id", "spec", b"spec", "sub_last_seqs", b"sub_last_seqs", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
