@@ -102,7 +102,9 @@ def publish(url: str, index: int, events: int, size: int, ready: multiprocessing
         publisher = EventPublisher(nc)
         await publisher.start()
         payload = bytes(size)
-        subjects = [f"platform.session.bench{index}x{session}.step" for session in range(8)]
+        from platform_contracts.subjects import session_steps
+
+        subjects = [session_steps(f"bench{index}x{session}") for session in range(8)]
         ready.set()
         while not go.is_set():
             await asyncio.sleep(0.001)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import simplejpeg
+from platform_contracts import subjects
 from platform_contracts.values import tensor_from_array
 from platform_sdk import PlatformWarning
 from platform_sdk.recordings import (
@@ -77,7 +78,7 @@ def record_life(root: Path, frame_every: int) -> None:
 
     def subject(event: object) -> str:
         sid = event.session_id  # type: ignore[attr-defined]
-        return f"platform.session.{sid}.{'step' if isinstance(event, events_pb2.StepEvent) else 'lifecycle'}"
+        return subjects.session_steps(sid) if isinstance(event, events_pb2.StepEvent) else subjects.session_lifecycle(sid)
 
     sessions = {
         "s1": [*episode("s1", 1, 0, 3, True), *episode("s1", 5, 1, 2, False)],

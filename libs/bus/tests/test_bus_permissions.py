@@ -13,7 +13,7 @@ from typing import Any
 
 import nats
 import pytest
-from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, KeyValueConfig
 from platform_bus import NatsCredentials, NatsUnreachableError, connect, flush_queued
 from platform_bus.permissions import (
     SERVICE_PERMISSIONS,
@@ -251,11 +251,19 @@ async def test_session_events_go_from_the_env_host_to_the_durable_consumers(clie
     last = await bjs.get_last_msg(STREAM, subjects.session_lifecycle(session))
     assert last.data == b"closed by the broker"
 
-    # The recorder's durable consumer of everything (as platform_recorder.writing.consumer makes it).
-    config = ConsumerConfig(name=subjects.RECORDER_CONSUMER, durable_name=subjects.RECORDER_CONSUMER,
-                            filter_subject=subjects.SESSION_EVENTS_WILDCARD, ack_policy=AckPolicy.ALL)
+    # The recorder's durable consumer of the session's partition (as platform_recorder.writing.consumer
+    # makes it), and the key-value bucket of its leases (platform_recorder.partitions).
+    partition = subjects.session_partition(session)
+    consumer = subjects.recorder_consumer(partition)
+    config = ConsumerConfig(name=consumer, durable_name=consumer,
+                            filter_subject=subjects.partition_events(partition), ack_policy=AckPolicy.ALL)
     await rjs.add_consumer(STREAM, config=config)
-    assert (await rjs.consumer_info(STREAM, subjects.RECORDER_CONSUMER)).config.filter_subject == "platform.session.>"
+    assert (await rjs.consumer_info(STREAM, consumer)).config.filter_subject == f"platform.session.*.*.{partition}"
+    leases = await rjs.create_key_value(config=KeyValueConfig(bucket=subjects.RECORDER_LEASES_BUCKET, ttl=10))
+    revision = await leases.create(f"partition.{partition}", b"recorder-1")
+    await leases.update(f"partition.{partition}", b"recorder-1", last=revision)
+    assert (await leases.get(f"partition.{partition}")).value == b"recorder-1"
+    await leases.delete(f"partition.{partition}")
     inbox = recorder.nc.new_inbox()
     pulled: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -263,7 +271,7 @@ async def test_session_events_go_from_the_env_host_to_the_durable_consumers(clie
         await pulled.put(msg)
 
     await recorder.nc.subscribe(inbox, cb=on_msg)
-    await recorder.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{subjects.RECORDER_CONSUMER}",
+    await recorder.nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{consumer}",
                               json.dumps({"batch": 100, "expires": int(2e9)}).encode(), reply=inbox)
     mine: list[Any] = []
     while len(mine) < len(published) + 1:
@@ -272,7 +280,7 @@ async def test_session_events_go_from_the_env_host_to_the_durable_consumers(clie
             mine.append(msg)
     await mine[-1].ack()  # AckPolicy.ALL: the last acks them all
     assert [m.subject for m in mine] == [*published, subjects.session_lifecycle(session)]
-    await rjs.delete_consumer(STREAM, subjects.RECORDER_CONSUMER)
+    await rjs.delete_consumer(STREAM, consumer)
     for client in (envhost, broker, recorder):
         assert client.errors == [], client.errors
 
@@ -288,12 +296,14 @@ REFUSED = [
     ("broker", "publish", subjects.session_step_batches("victim")),
     ("broker", "publish", subjects.RECORDER_DELETE_RECORDING),
     ("broker", "subscription", subjects.RECORDER_LIST_RECORDINGS),
-    ("broker", "publish", f"$JS.API.CONSUMER.DELETE.{STREAM}.{subjects.RECORDER_CONSUMER}"),
+    ("broker", "publish", f"$JS.API.CONSUMER.DELETE.{STREAM}.{subjects.recorder_consumer(0)}"),
+    ("broker", "publish", f"$KV.{subjects.RECORDER_LEASES_BUCKET}.partition.0"),
     ("envhost", "publish", subjects.BROKER_CREATE_SESSION),
     ("envhost", "publish", subjects.RECORDER_DELETE_RECORDING),
     ("envhost", "subscription", "platform.broker.>"),
     ("envhost", "subscription", subjects.session_lifecycle("victim")),
-    ("envhost", "publish", f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{subjects.RECORDER_CONSUMER}"),
+    ("envhost", "publish", f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{subjects.recorder_consumer(0)}"),
+    ("envhost", "publish", f"$KV.{subjects.RECORDER_LEASES_BUCKET}.member.0"),
     *[(name, "publish", f"$JS.API.STREAM.DELETE.{STREAM}") for name in SERVICES],
     *[(name, "publish", f"$JS.API.STREAM.{verb}.{STREAM}") for name in SERVICES if name != "recorder"
       for verb in ("PURGE", "UPDATE")],

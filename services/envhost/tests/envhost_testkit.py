@@ -214,14 +214,19 @@ async def stored_count(js: Any, subject: str) -> int:
     return sum((info.state.subjects or {}).values())
 
 
+def any_partition(subject: str) -> str:
+    """`subject` with any partition (a session with a life has its life's: see subjects.session_partition)."""
+    return subject.rsplit(".", 1)[0] + ".*"
+
+
 async def lifecycle_events(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[bus_pb.SessionEvent]:
-    msgs = await read_subject(js, subjects.session_lifecycle(session_id), count, timeout)
+    msgs = await read_subject(js, any_partition(subjects.session_lifecycle(session_id)), count, timeout)
     return [bus_pb.SessionEvent.FromString(m.data) for m in msgs]
 
 
 def events_of(message: Any) -> list[bus_pb.StepEvent]:
     """The step events of a `.step` (one) or `.steps` (a StepEventBatch) message."""
-    if message.subject.endswith(".steps"):
+    if subjects.session_event_kind(message.subject) == "steps":
         return list(parse_batch(message.data))
     return [bus_pb.StepEvent.FromString(message.data)]
 
@@ -229,7 +234,6 @@ def events_of(message: Any) -> list[bus_pb.StepEvent]:
 async def recorded_messages(js: Any, session_id: str, count: int, timeout: float = 15.0) -> list[Any]:
     """The messages holding the session's first `count` step events, single (`.step`) or gathered
     (`.steps`), in stream order (the last one may hold more)."""
-    steps, batches = subjects.session_steps(session_id), subjects.session_step_batches(session_id)
     sub = await js.subscribe(f"platform.session.{session_id}.>", ordered_consumer=True)
     try:
         messages: list[Any] = []
@@ -240,7 +244,7 @@ async def recorded_messages(js: Any, session_id: str, count: int, timeout: float
             if remaining <= 0:
                 raise TimeoutError(f"{events} of {count} step events of session {session_id} within {timeout}s")
             message = await sub.next_msg(timeout=remaining)
-            if message.subject in (steps, batches):
+            if subjects.session_event_kind(message.subject) in ("step", "steps"):
                 messages.append(message)
                 events += len(events_of(message))
         return messages
@@ -255,7 +259,6 @@ async def recorded_events(js: Any, session_id: str, count: int, timeout: float =
 
 async def events_until_closed(js: Any, session_id: str, timeout: float = 15.0) -> list[bus_pb.StepEvent]:
     """Every step event of a session stored before its CLOSED (or CRASHED), in stream order."""
-    steps, batches = subjects.session_steps(session_id), subjects.session_step_batches(session_id)
     sub = await js.subscribe(f"platform.session.{session_id}.>", ordered_consumer=True)
     try:
         events: list[bus_pb.StepEvent] = []
@@ -265,9 +268,10 @@ async def events_until_closed(js: Any, session_id: str, timeout: float = 15.0) -
             if remaining <= 0:
                 raise TimeoutError(f"no CLOSED or CRASHED of session {session_id} within {timeout}s")
             message = await sub.next_msg(timeout=remaining)
-            if message.subject in (steps, batches):
+            kind = subjects.session_event_kind(message.subject)
+            if kind in ("step", "steps"):
                 events.extend(events_of(message))
-            elif message.subject == subjects.session_lifecycle(session_id):
+            elif kind == "lifecycle":
                 kind = bus_pb.SessionEvent.FromString(message.data).kind
                 if kind in (bus_pb.SESSION_EVENT_KIND_CLOSED, bus_pb.SESSION_EVENT_KIND_CRASHED):
                     return events
@@ -277,6 +281,6 @@ async def events_until_closed(js: Any, session_id: str, timeout: float = 15.0) -
 
 async def stored_step_messages(js: Any, session_id: str) -> int:
     """Messages on the session's two step subjects."""
-    return (await stored_count(js, subjects.session_steps(session_id))
-            + await stored_count(js, subjects.session_step_batches(session_id)))
+    return (await stored_count(js, any_partition(subjects.session_steps(session_id)))
+            + await stored_count(js, any_partition(subjects.session_step_batches(session_id))))
 

@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 import numpy as np
+from platform_contracts import subjects
 from platform_contracts.session_kwargs import lift
 from platform_contracts.step_batches import parse_batch
 from platform_envhost.instance_table import launch_spec
@@ -269,8 +270,8 @@ class ScriptedRouter:
         await self.router.drain(instance)
         events: list[bus_pb.StepEvent] = []
         for message in self.publisher.messages:
-            if message.subject.endswith(".steps"):
+            if subjects.session_event_kind(message.subject) == "steps":
                 events.extend(parse_batch(message.payload))
-            elif message.subject.endswith(".step"):
+            elif subjects.session_event_kind(message.subject) == "step":
                 events.append(bus_pb.StepEvent.FromString(message.payload))
         return events

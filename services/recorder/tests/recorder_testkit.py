@@ -283,14 +283,41 @@ def read_recording_info(root: Recordings, recording_id: str) -> dict[str, Any]:
 
 
 async def consumer_drained(js: Any) -> bool:
-    """True when the recorder's consumer has delivered and acked everything in the stream."""
+    """True when every partition's recorder consumer has delivered and acked everything in the stream."""
     from nats.js.errors import NotFoundError
 
-    try:
-        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
-    except NotFoundError:  # the recorder has not created it yet
-        return False
-    return not info.num_pending and not info.num_ack_pending
+    for consumer in subjects.RECORDER_CONSUMERS:
+        try:
+            info = await js.consumer_info(subjects.SESSIONS_STREAM, consumer)
+        except NotFoundError:  # the recorder has not created it yet
+            return False
+        if info.num_pending or info.num_ack_pending:
+            return False
+    return True
+
+
+async def delivered_total(js: Any) -> int:
+    """Messages delivered so far by every partition's recorder consumer (0 for one not made yet)."""
+    total = 0
+    for consumer in subjects.RECORDER_CONSUMERS:
+        try:
+            info = await js.consumer_info(subjects.SESSIONS_STREAM, consumer)
+        except Exception:  # noqa: BLE001 - not created yet
+            continue
+        total += info.delivered.consumer_seq if info.delivered else 0
+    return total
+
+
+def same_partition_ids(prefix: str, count: int, partition: int = 0) -> list[str]:
+    """`count` session ids starting with `prefix` whose events are all in `partition`."""
+    found: list[str] = []
+    n = 0
+    while len(found) < count:
+        candidate = f"{prefix}-{n}x"
+        if subjects.session_partition(candidate) == partition:
+            found.append(candidate)
+        n += 1
+    return found
 
 
 async def wait_drained(js: Any, timeout: float = 30.0) -> None:
@@ -310,6 +337,8 @@ class RecorderProcess:
             "PLATFORM_NATS_URL": nats_url,
             "PLATFORM_RECORDINGS": str(root),
             "PLATFORM_RECORDER_FETCH_TIMEOUT": "0.2",
+            # a killed recorder's partitions are taken by its successor this long after
+            "PLATFORM_RECORDER_LEASE_S": "2",
             **env,
         }
         self.log_path = log_path

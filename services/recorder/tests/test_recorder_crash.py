@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from platform_contracts import subjects
 from platform_testing.nats_server import NatsServer
 from platform_recorder.episode_lists import LIST_SIZE
 from platform_recorder.layout import episode_list_name
@@ -27,6 +26,7 @@ from recorder_testkit import (
     load_episode,
     publish,
     read_meta,
+    delivered_total,
     started,
     wait_drained,
     wait_for,
@@ -36,11 +36,7 @@ KILLS = 5
 
 
 async def _delivered(js: Any) -> int:
-    try:
-        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
-    except Exception:  # noqa: BLE001 - not created yet
-        return 0
-    return info.delivered.stream_seq if info.delivered else 0
+    return await delivered_total(js)
 
 
 @pytest.mark.timeout(240)
@@ -134,7 +130,8 @@ async def test_sigkill_and_restart_lose_and_duplicate_nothing(
     assert [e["length"] for e in meta.episodes] == [20] * 10 and meta.last_seq == len(others)
     positions = [load_episode(root, other, i)["observations.position"][:, 0] for i in range(10)]
     assert [int(x) for p in positions for x in p] == list(range(1, len(others) + 1))
-    assert sorted(p.name for p in root.iterdir()) == sorted([sid, other])
+    # the recordings, and the recorders' partition lock files (platform_recorder.writing.partition_locks)
+    assert sorted(p.name for p in root.iterdir()) == sorted([".partition-locks", sid, other])
 
 
 def _meta(root: Path, sid: str) -> RecordingMeta | None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium import spaces as gs
+from platform_contracts import subjects
 from platform_contracts.frames import OBSERVATION, jpeg_bytes
 from platform_contracts.spaces import space_to_proto
 from platform_contracts.step_batches import EntryForm, compress_event, entries, frame_event, frame_step_event
@@ -74,7 +75,7 @@ def write(root: Path, events: list[Any], framed: Any = split_framed, **life: Any
     messages = [(subject_of(e), e.SerializeToString()) for e in (started("s1", spec=spec(), **life),)]
     for i in range(0, len(events), 10):
         batch = b"".join(framed(e) for e in events[i : i + 10])
-        messages.append((subject_of(events[0]).rsplit(".", 1)[0] + ".steps", batch))
+        messages.append((subjects.session_step_batches("s1"), batch))
     end = closed("s1", last_seq=len(events))
     messages.append((subject_of(end), end.SerializeToString()))
     RecordingWriter(root).process(messages)

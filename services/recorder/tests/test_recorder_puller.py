@@ -14,7 +14,19 @@ from nats.js.api import AckPolicy
 from platform_contracts import subjects
 from platform_recorder.service import RecorderService
 from platform_recorder.writing.consumer import open_consumer, rewind
-from recorder_testkit import episode_events, load_episode, publish, read_meta, started, wait_drained, wait_for
+from recorder_testkit import (
+    episode_events,
+    load_episode,
+    publish,
+    read_meta,
+    same_partition_ids,
+    started,
+    wait_drained,
+    wait_for,
+)
+
+# The puller tests run partition 0's consumer on sessions of that partition.
+CONSUMER = subjects.recorder_consumer(0)
 
 
 def stream_seqs(msgs: list[Any]) -> list[int]:
@@ -28,24 +40,25 @@ async def publish_steps(js: Any, session_id: str, count: int) -> None:
 
 async def test_batches_come_in_stream_order_and_gather(recorder_js: tuple[Any, Any], unique_prefix: str) -> None:
     nc, js = recorder_js
-    puller = await open_consumer(nc, js, ack_wait=30, batch=4, expires=0.5)
+    first_session, second_session = same_partition_ids(unique_prefix, 2)
+    puller = await open_consumer(nc, js, 0, ack_wait=30, batch=4, expires=0.5)
     try:
         assert puller.batch == 4
         start = time.monotonic()
         assert await puller.next_batch(timeout=0.3, gather=0.05) == []  # nothing yet
         assert 0.25 < time.monotonic() - start < 2
-        await publish_steps(js, f"{unique_prefix}-a", 10)
+        await publish_steps(js, first_session, 10)
         batches = [await puller.next_batch(timeout=2, gather=0.05) for _ in range(3)]
         assert [len(b) for b in batches] == [4, 4, 2]
         assert [s for b in batches for s in stream_seqs(b)] == list(range(1, 11))
         await batches[-1][-1].ack()  # AckPolicy.ALL: acks all ten
-        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+        info = await js.consumer_info(subjects.SESSIONS_STREAM, CONSUMER)
         assert info.config.ack_policy == AckPolicy.ALL
         await wait_for_acked(js, 10)
 
         # a batch gathers for `gather` seconds after its first message
         async def trickle() -> None:
-            for event in episode_events(f"{unique_prefix}-b", 1, 0, 2, last=""):
+            for event in episode_events(second_session, 1, 0, 2, last=""):
                 await publish(js, event)
                 await asyncio.sleep(0.1)
 
@@ -60,7 +73,7 @@ async def test_batches_come_in_stream_order_and_gather(recorder_js: tuple[Any, A
 async def wait_for_acked(js: Any, floor: int) -> None:
     deadline = time.monotonic() + 10
     while True:
-        info = await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
+        info = await js.consumer_info(subjects.SESSIONS_STREAM, CONSUMER)
         if info.ack_floor and info.ack_floor.stream_seq >= floor:
             return
         assert time.monotonic() < deadline, f"ack floor {info.ack_floor} never reached {floor}"
@@ -71,8 +84,8 @@ async def test_after_a_rewind_delivery_restarts_from_the_ack_floor(
     recorder_js: tuple[Any, Any], unique_prefix: str
 ) -> None:
     nc, js = recorder_js
-    puller = await open_consumer(nc, js, ack_wait=30, batch=3, expires=0.5)
-    events = episode_events(f"{unique_prefix}-r", 1, 0, 5, last="")  # 6 events
+    puller = await open_consumer(nc, js, 0, ack_wait=30, batch=3, expires=0.5)
+    events = episode_events(same_partition_ids(unique_prefix, 1)[0], 1, 0, 5, last="")  # 6 events
     try:
         for event in events[:4]:
             await publish(js, event)
@@ -86,7 +99,7 @@ async def test_after_a_rewind_delivery_restarts_from_the_ack_floor(
             await publish(js, event)
         await asyncio.sleep(0.2)
         await puller.quiesce()
-        await rewind(js, ack_wait=30, batch=3)
+        await rewind(js, 0, ack_wait=30, batch=3)
         await puller.restart()
         again: list[Any] = []
         while len(again) < 3:
@@ -142,7 +155,8 @@ async def test_a_message_lost_on_the_way_is_never_acked_unwritten(
     recorder writes what came before it, rewinds, and gets the rest again in order; acking past
     the gap would have acked the lost message unwritten (AckPolicy.ALL)."""
     _, js = recorder_js
-    puller = recorder_service.loop.puller
+    sid = f"{unique_prefix}-lost"
+    puller = recorder_service.partitions[subjects.session_partition(sid)].loop.puller
     take = puller._on_msg
     lost: list[int] = []
 
@@ -153,7 +167,6 @@ async def test_a_message_lost_on_the_way_is_never_acked_unwritten(
         take(msg)
 
     puller._on_msg = losing_one  # type: ignore[method-assign]
-    sid = f"{unique_prefix}-lost"
     caplog.set_level(logging.WARNING, logger="platform_recorder.writing.puller")
     await publish(js, started(sid))
     for event in episode_events(sid, 1, 0, 8):
@@ -176,7 +189,8 @@ async def test_pull_requests_ask_for_at_most_max_bytes(
     for n in range(12):
         await js.publish(subjects.session_step_batches(f"{unique_prefix}-big"), b"\x00" * (megabytes << 20),
                          headers={"Nats-Msg-Id": f"{unique_prefix}-big:batch:{n + 1}"}, timeout=10)
-    puller = await open_consumer(nc, js, ack_wait=30, batch=256, expires=0.5)
+    puller = await open_consumer(nc, js, subjects.session_partition(f"{unique_prefix}-big"), ack_wait=30, batch=256,
+                                 expires=0.5)
     puller.max_bytes = 5 << 20  # what the next requests ask for: two of these messages fit
     take = puller._on_msg
     ends_at_max_bytes: list[str] = []

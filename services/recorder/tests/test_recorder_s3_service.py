@@ -28,6 +28,7 @@ from recorder_testkit import (
     RecorderProcess,
     closed,
     consumer_drained,
+    delivered_total,
     episode_events,
     load_episode,
     publish,
@@ -173,11 +174,9 @@ async def test_sigkill_and_restart_with_s3_write_every_step_once(
     publishing, reading = asyncio.create_task(publisher()), asyncio.create_task(reader())
     try:
         while kills < KILLS or not publishing.done():
-            before = (await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)).delivered
+            before = await delivered_total(js)
             deadline = time.monotonic() + 30
-            while (
-                await js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
-            ).delivered == before and not await consumer_drained(js):
+            while await delivered_total(js) == before and not await consumer_drained(js):
                 assert time.monotonic() < deadline, log_path.read_text()[-3000:]
                 assert recorder.process is not None and recorder.process.poll() is None, log_path.read_text()[
                     -3000:

@@ -19,7 +19,8 @@ API answers among them) and publish there (its answers to requests it serves). E
 answers `platform.traces.recent` (its recent spans, for the gateway's trace view). Who may touch the
 `PLATFORM_SESSIONS` stream: the env host, the broker and the recorder may create it and read its
 info (whoever starts first makes it); the broker and the recorder each run their own durable
-consumer on it; the recorder alone may purge it (the step events it has written:
+consumer on it (the recorder one a session partition, and the key-value bucket of its leases);
+the recorder alone may purge it (the step events it has written:
 platform_recorder.writing.stream_trimmer) and update it (its limit, PLATFORM_JETSTREAM_MAX_BYTES);
 no service may delete it.
 """
@@ -85,6 +86,18 @@ def _durable_consumer(consumer: str) -> tuple[str, ...]:
     )
 
 
+def _leases_bucket() -> tuple[str, ...]:
+    """Make the recorders' leases bucket (a key-value bucket: the stream KV_<bucket>), read and
+    write its keys."""
+    bucket = subjects.RECORDER_LEASES_BUCKET
+    stream = f"KV_{bucket}"
+    return (
+        f"{_JS_API}.STREAM.CREATE.{stream}", f"{_JS_API}.STREAM.INFO.{stream}",
+        f"{_JS_API}.STREAM.MSG.GET.{stream}", f"{_JS_API}.DIRECT.GET.{stream}", f"{_JS_API}.DIRECT.GET.{stream}.>",
+        f"$KV.{bucket}.>",
+    )
+
+
 _ANY_HOST = "*"
 _ENVHOST_CONTROL = tuple(subject(_ANY_HOST) for subject in (
     subjects.envhost_start, subjects.envhost_stop, subjects.envhost_list, subjects.envhost_claim))
@@ -116,10 +129,13 @@ SERVICE_PERMISSIONS: Mapping[str, Permissions] = {
                  subjects.RECORDER_SAVE_SNAPSHOT, subjects.RECORDER_GET_SNAPSHOT, INBOX),
         subscribe=(*_ENVHOST_CONTROL, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
     ),
-    # Consumes every session event through its durable consumer, deletes the step events it has
-    # written from the stream and gives it its limit; answers the recorder subjects.
+    # Consumes the session events of the partitions it holds through their durable consumers,
+    # keeps its leases of them in their key-value bucket, deletes the step events it has written
+    # from the stream and gives it its limit; answers the recorder subjects.
     "recorder": Permissions(
-        publish=(*_stream_setup(), *_stream_upkeep(), *_durable_consumer(subjects.RECORDER_CONSUMER), INBOX),
+        publish=(*_stream_setup(), *_stream_upkeep(),
+                 *(subject for consumer in subjects.RECORDER_CONSUMERS for subject in _durable_consumer(consumer)),
+                 *_leases_bucket(), INBOX),
         subscribe=(_RECORDER, subjects.METRICS_COLLECT, subjects.TRACES_RECENT, INBOX),
     ),
     # Answers the machines subjects (the users' GPU machines over SSH, experiments on them); asks

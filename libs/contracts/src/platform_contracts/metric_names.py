@@ -120,8 +120,11 @@ STREAM_FULL_REFUSALS = _counter("simulusion_envhost_stream_full_refusals_total",
 # The recorder, and JetStream as it sees it.
 RECORDER = ("recorder",)
 RECORDER_PENDING = _gauge("simulusion_recorder_pending_messages",
-                          "messages of the sessions stream not yet delivered to the recorder's consumer (its lag)",
-                          (), RECORDER)
+                          "messages of the sessions stream not yet delivered to the consumers of the partitions "
+                          "this recorder holds (its lag)", (), RECORDER)
+RECORDER_PARTITIONS = _gauge("simulusion_recorder_partitions",
+                             "session partitions this recorder writes (of platform_contracts.subjects.SESSION_PARTITIONS)",
+                             (), RECORDER)
 RECORDER_ACK_PENDING = _gauge("simulusion_recorder_ack_pending_messages",
                               "messages delivered to the recorder and not acknowledged yet", (), RECORDER)
 RECORDER_WRITTEN_BYTES = _counter("simulusion_recorder_written_bytes_total",
@@ -147,7 +150,7 @@ EXPORTED: tuple[MetricSpec, ...] = (
     HTTP_REQUESTS, HTTP_REQUEST_DURATION, STREAM_REQUEST_DURATION, METRICS_REPLIES,
     SESSIONS, SESSIONS_CREATED, SESSION_CREATE_FAILURES, LIVE_ENV_HOSTS,
     INSTANCES, INSTANCE_CRASHES, STEP_DURATION, STEP_EVENTS_QUEUED, STREAM_FULL_REFUSALS,
-    RECORDER_PENDING, RECORDER_ACK_PENDING, RECORDER_WRITTEN_BYTES, RECORDER_WRITTEN_STEPS,
+    RECORDER_PENDING, RECORDER_PARTITIONS, RECORDER_ACK_PENDING, RECORDER_WRITTEN_BYTES, RECORDER_WRITTEN_STEPS,
     STREAM_MESSAGES, STREAM_BYTES, STREAM_MAX_BYTES, STREAM_CONSUMERS,
     MACHINES, EXPERIMENTS, EVALS,
 )

@@ -5,24 +5,46 @@ from __future__ import annotations
 # JetStream stream holding every session's lifecycle, step and snapshot events.
 SESSIONS_STREAM = "PLATFORM_SESSIONS"
 SESSION_EVENTS_WILDCARD = "platform.session.>"
-# Durable consumer names on SESSIONS_STREAM.
-RECORDER_CONSUMER = "recorder"
+# Durable consumer names on SESSIONS_STREAM (the recorder's: one a partition, `recorder_consumer`).
 BROKER_CONSUMER = "broker"
 
+# A session's events carry its partition as their last token (`platform.session.<id>.<kind>.<p>`):
+# recorders share the work by partition, each partition written by one recorder at a time
+# through its own durable consumer (platform_recorder.partitions). The count is fixed: every
+# publisher and every recorder must agree on it, and at most this many recorders share the work.
+SESSION_PARTITIONS = 8
+_FNV_OFFSET, _FNV_PRIME = 0x811C9DC5, 0x01000193
 
-def session_lifecycle(session_id: str) -> str:
+
+def session_partition(session_id: str, life: str = "") -> int:
+    """The partition of a session's events: FNV-1a (32 bits) of its life's name (every session of
+    a life in one partition, so that one recorder joins them to it in order) or else of its id,
+    modulo the count. A vector session's sub-environments' events go on the vector session's
+    subjects, so a sub-session's recording is in its parent's partition."""
+    value = _FNV_OFFSET
+    for byte in (life or session_id).encode():
+        value = ((value ^ byte) * _FNV_PRIME) & 0xFFFFFFFF
+    return value % SESSION_PARTITIONS
+
+
+def _session_subject(session_id: str, kind: str, life: str) -> str:
+    return f"platform.session.{session_id}.{kind}.{session_partition(session_id, life)}"
+
+
+# `life`: the session's life (options.life), '' for none: it decides the partition.
+def session_lifecycle(session_id: str, life: str = "") -> str:
     """Subject of a session's SessionEvent messages."""
-    return f"platform.session.{session_id}.lifecycle"
+    return _session_subject(session_id, "lifecycle", life)
 
 
-def session_steps(session_id: str) -> str:
+def session_steps(session_id: str, life: str = "") -> str:
     """Subject of a session's StepEvent messages (recorded sessions only)."""
-    return f"platform.session.{session_id}.step"
+    return _session_subject(session_id, "step", life)
 
 
-def session_step_batches(session_id: str) -> str:
+def session_step_batches(session_id: str, life: str = "") -> str:
     """Subject of a session's StepEventBatch messages (holds, vector sessions; recorded only)."""
-    return f"platform.session.{session_id}.steps"
+    return _session_subject(session_id, "steps", life)
 
 
 def sub_session_id(session_id: str, index: int) -> str:
@@ -30,16 +52,49 @@ def sub_session_id(session_id: str, index: int) -> str:
     return f"{session_id}-{index}"
 
 
-def session_snapshots(session_id: str) -> str:
+def session_snapshots(session_id: str, life: str = "") -> str:
     """Subject of a session's SnapshotEvent messages."""
-    return f"platform.session.{session_id}.snapshot"
+    return _session_subject(session_id, "snapshot", life)
 
 
-SESSION_LIFECYCLE_WILDCARD = "platform.session.*.lifecycle"
-# Every session's step events, single and gathered: what the recorder deletes from the stream once
-# written (platform_recorder.writing.stream_trimmer).
-SESSION_STEPS_WILDCARD = "platform.session.*.step"
-SESSION_STEP_BATCHES_WILDCARD = "platform.session.*.steps"
+def session_event_kind(subject: str) -> str:
+    """`lifecycle`, `step`, `steps` or `snapshot` of a session event's subject ('' for another)."""
+    parts = subject.split(".")
+    return parts[3] if len(parts) == 5 else ""
+
+
+def session_of_subject(subject: str) -> str:
+    """The session id of a session event's subject ('' for another subject)."""
+    parts = subject.split(".")
+    return parts[2] if len(parts) == 5 else ""
+
+
+SESSION_LIFECYCLE_WILDCARD = "platform.session.*.lifecycle.*"
+# Every session's step events, single and gathered.
+SESSION_STEPS_WILDCARD = "platform.session.*.step.*"
+SESSION_STEP_BATCHES_WILDCARD = "platform.session.*.steps.*"
+
+
+def partition_events(partition: int) -> str:
+    """Every event of the sessions in `partition`: a recorder's consumer filter."""
+    return f"platform.session.*.*.{partition}"
+
+
+def partition_step_subjects(partition: int) -> tuple[str, str]:
+    """The step subjects (single and gathered) of `partition`: what its recorder deletes from the
+    stream once written (platform_recorder.writing.stream_trimmer)."""
+    return f"platform.session.*.step.{partition}", f"platform.session.*.steps.{partition}"
+
+
+def recorder_consumer(partition: int) -> str:
+    """The recorders' durable consumer of `partition`."""
+    return f"recorder-p{partition}"
+
+
+RECORDER_CONSUMERS = tuple(recorder_consumer(p) for p in range(SESSION_PARTITIONS))
+# The key-value bucket of the recorders' leases (platform_recorder.partitions): `partition.<p>`
+# names the recorder writing partition p, `member.<slot>` a live recorder.
+RECORDER_LEASES_BUCKET = "platform-recorder-leases"
 
 # Broker request/reply (protobuf messages of simulusion.control.v1).
 BROKER_CREATE_SESSION = "platform.broker.sessions.create"

@@ -47,6 +47,8 @@ class PlatformStack:
                  services: Sequence[str] = SERVICES, start_timeout: float = 90.0) -> None:
         self.root = Path(root)
         extra_env = {"PLATFORM_CACHE_DIR": str(self.root.resolve() / "cache"),
+                     # a killed recorder's successor takes its session partitions this long after
+                     "PLATFORM_RECORDER_LEASE_S": "3",
                      "PLATFORM_SSH_KEY": str(self.root.resolve() / "ssh" / "id_ed25519"), **(extra_env or {})}
         self.platform = LocalPlatform(self.root / "data", None, extra_env,
                                       recordings_dir=self.root / "recordings", base_env=clean_env(),

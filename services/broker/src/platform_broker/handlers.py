@@ -63,7 +63,7 @@ class Handlers:
         self._clock = clock
         # Applies a running session's last lifecycle event if it ended it (LifecycleConsumer.catch_up),
         # so that a read right after a client got a 410 says "crashed"; None: the table as it is.
-        self.catch_up: Callable[[str], Awaitable[bool]] | None = None
+        self.catch_up: Callable[[str, str], Awaitable[bool]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         # Told of every answered create (BrokerMetrics.created): its request and reply.
         self.on_create: Callable[[control_pb2.CreateSessionRequest, control_pb2.SessionReply], None] | None = None
@@ -223,7 +223,7 @@ class Handlers:
 
     async def get_session(self, request: control_pb2.GetSessionRequest) -> control_pb2.SessionReply:
         session = await self._existing(request.session_id)
-        if session.state == RUNNING and self.catch_up is not None and await self.catch_up(session.id):
+        if session.state == RUNNING and self.catch_up is not None and await self.catch_up(session.id, session.options.life):
             session = await self._existing(request.session_id)
         return control_pb2.SessionReply(session=self._with_host_state(session))
 

@@ -59,14 +59,14 @@ class LifecycleConsumer:
                 await asyncio.wait_for(self._psub.unsubscribe(), UNSUBSCRIBE_TIMEOUT_S)
             self._psub = None
 
-    async def catch_up(self, session_id: str) -> bool:
+    async def catch_up(self, session_id: str, life: str = "") -> bool:
         """Apply the session's last lifecycle event now if it ended the session (CRASHED or CLOSED),
         ahead of the consumer; True when that changed the session. An env host stores a session's
         CRASHED before it answers the session's clients (410), so a read of the session after
-        that answer says how it ended. Best effort: without JetStream, the table stays as it is."""
+        that answer says how it ended (`life`: the session's, whose partition its subject names). Best effort: without JetStream, the table stays as it is."""
         try:
             msg = await asyncio.wait_for(
-                self.js.get_last_msg(subjects.SESSIONS_STREAM, subjects.session_lifecycle(session_id)),
+                self.js.get_last_msg(subjects.SESSIONS_STREAM, subjects.session_lifecycle(session_id, life)),
                 CATCH_UP_TIMEOUT_S)
             event = events_pb2.SessionEvent.FromString(msg.data or b"")
         except (TimeoutError, NatsError, DecodeError):  # no event (NotFoundError), or JetStream away

@@ -91,7 +91,7 @@ class SessionEndings:
         return sent
 
     async def _send(self, event: events_pb2.SessionEvent) -> bool:
-        subject = subjects.session_lifecycle(event.session_id)
+        subject = subjects.session_lifecycle(event.session_id, event.options.life)
         try:
             await publish_to_stream(self.js, subject, event.SerializeToString(), timeout=self.timeout,
                                     headers={MSG_ID_HEADER: ending_msg_id(event)})

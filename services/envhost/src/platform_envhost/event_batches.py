@@ -1,6 +1,6 @@
 """StepEventBatch messages: several step events of one session in one JetStream message.
 
-A hold's steps and a vector step's sub-environment steps go on `platform.session.<id>.steps`
+A hold's steps and a vector step's sub-environment steps go on `platform.session.<id>.steps.<p>`
 as one `StepEventBatch`, with the Nats-Msg-Id `<id>:batch:<n>` (n counting the session's
 batches from 1, so a retried publish is stored once). Events that would not fit in one NATS
 message (the server's max payload) are split over several batches, in order. An event of a few
@@ -26,9 +26,9 @@ class BatchCounter:
 
     __slots__ = ("count", "session_id", "subject")
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, life: str = "") -> None:
         self.session_id = session_id
-        self.subject = subjects.session_step_batches(session_id)
+        self.subject = subjects.session_step_batches(session_id, life)
         self.count = 0
 
     def next_msg_id(self) -> str:

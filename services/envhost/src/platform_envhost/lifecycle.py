@@ -38,7 +38,8 @@ def session_event(instance: Instance, kind: bus_pb.SessionEventKind.ValueType, h
         event.log_tail = instance.log_tail
     headers = dict(trace_headers or {})
     headers[MSG_ID] = f"{instance.session_id}:{_KIND_NAMES[kind]}"
-    return Outgoing(subjects.session_lifecycle(instance.session_id), event.SerializeToString(), headers)
+    return Outgoing(subjects.session_lifecycle(instance.session_id, instance.options.life), event.SerializeToString(),
+                    headers)
 
 
 def instance_info(instance: Instance, *, with_log_tail: bool = True) -> control_pb.InstanceInfo:

@@ -43,20 +43,22 @@ class SessionRecords:
     events carry in `world_changes`."""
 
     def __init__(self, session_id: str, record: bool, vector: bool,
-                 world_changes: WorldChangeLog | None = None) -> None:
+                 world_changes: WorldChangeLog | None = None, life: str = "") -> None:
         self.session_id = session_id
+        self.life = life  # the session's life: its events' partition (platform_contracts.subjects)
         self.record = record
         self.vector = vector
         self.world_changes = world_changes
         self.builders: dict[int, StepEventBuilder] = {}
         self.agent_names: dict[int, AgentNames] = {}
-        self.batches = BatchCounter(session_id)
+        self.batches = BatchCounter(session_id, life)
 
     def builder(self, index: int) -> StepEventBuilder:
         builder = self.builders.get(index)
         if builder is None:
             event_id = subjects.sub_session_id(self.session_id, index) if self.vector else self.session_id
-            builder = self.builders[index] = StepEventBuilder(event_id, self.session_id, self.world_changes, index)
+            builder = self.builders[index] = StepEventBuilder(event_id, self.session_id, self.world_changes, index,
+                                                                   life=self.life)
         return builder
 
 
@@ -140,9 +142,10 @@ class Instance:
         """The session's step records; made anew when the instance is given to another session
         (a claimed warm pool instance) or its record setting changes."""
         records = self._records
-        if records is None or records.session_id != self.session_id or records.record != self.record:
+        if (records is None or records.session_id != self.session_id or records.record != self.record
+                or records.life != self.options.life):
             records = self._records = SessionRecords(self.session_id, self.record, self.num_envs > 1,
-                                                     self.world_changes)
+                                                     self.world_changes, self.options.life)
         return records
 
     def builder(self, index: int = 0) -> StepEventBuilder | None:

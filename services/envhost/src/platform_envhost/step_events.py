@@ -48,10 +48,11 @@ class StepEventBuilder:
         subject_session_id: the session whose subjects carry them (default: `session_id`).
         world_changes: the session's log of applied world changes (None: not kept).
         env_index: the sub-environment the events are of (0 for a single environment).
+        life: the session's life ('' for none): with the session, it decides the subjects' partition.
     """
 
     def __init__(self, session_id: str, subject_session_id: str | None = None,
-                 world_changes: WorldChangeLog | None = None, env_index: int = 0) -> None:
+                 world_changes: WorldChangeLog | None = None, env_index: int = 0, *, life: str = "") -> None:
         self.session_id = session_id
         self.world_changes = world_changes
         self.env_index = env_index
@@ -59,8 +60,8 @@ class StepEventBuilder:
         self.episode = -1
         self.episode_step = 0
         parent = subject_session_id or session_id
-        self._step_subject = subjects.session_steps(parent)
-        self._snapshot_subject = subjects.session_snapshots(parent)
+        self._step_subject = subjects.session_steps(parent, life)
+        self._snapshot_subject = subjects.session_snapshots(parent, life)
 
     def build(self, request: env_pb.EnvRequest, response: env_pb.EnvResponse, now: float,
               headers: dict[str, str], agent: values_pb.DataMap | None = None) -> list[Outgoing]:

@@ -7,6 +7,7 @@ import logging
 import os
 import contextlib
 import sys
+from typing import Any
 from pathlib import Path
 
 from platform_bus import GracefulShutdown, NatsUnreachableError, connect
@@ -85,18 +86,21 @@ async def _run(settings: Settings) -> int:
         gather=settings.recorder_gather,
         stream=settings.stream_shape,
         spool=settings.recorder_spool if settings.uses_s3 else None,
+        recorder_id=settings.recorder_name,
+        lease_s=settings.recorder_lease_s,
     )
     try:
         await service.start()
     except Exception as exc:  # noqa: BLE001 - any start failure is one line and exit 1
         await nc.close()
         return _fail(f"cannot start: {type(exc).__name__}: {exc}")
-    assert service.task is not None
+    assert service.failed is not None
     waiter = asyncio.create_task(stop.wait())
-    await asyncio.wait([waiter, service.task], return_when=asyncio.FIRST_COMPLETED)
-    failed = service.task.done() and not stop.is_set()
-    if failed and service.task.exception() is not None:
-        log.error("the consumer loop failed: %s", service.task.exception())
+    watched: list[asyncio.Future[Any]] = [waiter, service.failed]
+    await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+    failed = service.failed.done() and not stop.is_set()
+    if failed and service.failed.exception() is not None:
+        log.error("a consumer loop failed: %s", service.failed.exception())
     waiter.cancel()
     log.info("stopping")
     shutdown.begin()  # the deadline holds however the recorder stops

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 from platform_bus.stream_settings import SessionsStreamFields
@@ -32,6 +34,10 @@ class Settings(S3Settings, SessionsStreamFields):
             catches up from JetStream; 0 keeps the default priority.
         recorder_meta_interval: seconds a recording's meta.json may lag behind its finished
             episodes (their events are durable in part files meanwhile); 0: every batch.
+        recorder_id: this recorder's name among the recorders sharing the session partitions
+            (PLATFORM_RECORDER_ID; default the host's name and the process id).
+        recorder_lease_s: seconds a recorder's lease of a partition lasts unrenewed: a dead
+            recorder's partitions are taken over this long after its last renewal.
     """
 
     model_config = SettingsConfigDict(env_prefix="PLATFORM_", extra="ignore")
@@ -47,11 +53,18 @@ class Settings(S3Settings, SessionsStreamFields):
     recorder_gather: float = Field(0.2, ge=0, le=5)
     recorder_meta_interval: float = Field(1.0, ge=0, le=60)
     recorder_nice: int = Field(19, ge=0, le=19)
+    recorder_id: str = Field("", max_length=128)
+    recorder_lease_s: float = Field(10.0, ge=2, le=300)
     # jetstream_replicas, jetstream_max_bytes: from SessionsStreamFields
 
     @property
     def nats_servers(self) -> list[str]:
         return [s.strip() for s in self.nats_url.split(",") if s.strip()]
+
+    @property
+    def recorder_name(self) -> str:
+        """PLATFORM_RECORDER_ID, or the host's name and the process id."""
+        return self.recorder_id or f"{socket.gethostname()}-{os.getpid()}"
 
     @property
     def uses_s3(self) -> bool:

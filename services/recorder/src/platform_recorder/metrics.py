@@ -1,10 +1,11 @@
-"""The recorder's metrics: its lag (messages of the sessions stream its consumer has yet to get,
-and those it has not acked), what it wrote, and JetStream's sessions stream (both read at
+"""The recorder's metrics: the partitions it holds, its lag (messages of the sessions stream their
+consumers have yet to get, and those it has not acked), what it wrote, and JetStream's sessions stream (both read at
 scrape time from the consumer's and the stream's info); the written tallies are the part
 writers' own (`writing.part_files.WRITTEN`), so writing pays no metric call."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from platform_bus.metrics_registry import ServiceMetrics
@@ -14,9 +15,11 @@ from platform_recorder.writing.part_files import WRITTEN
 
 
 class RecorderMetrics:
-    def __init__(self, js: Any, replica: str | None = None) -> None:
+    def __init__(self, js: Any, replica: str | None = None, held: Callable[[], list[int]] = lambda: [0]) -> None:
         self.service = ServiceMetrics("recorder", replica)
         self._js = js
+        self._held = held
+        self._partitions = self.service.gauge(metric_names.RECORDER_PARTITIONS)
         self._pending = self.service.gauge(metric_names.RECORDER_PENDING)
         self._ack_pending = self.service.gauge(metric_names.RECORDER_ACK_PENDING)
         self._messages = self.service.gauge(metric_names.STREAM_MESSAGES)
@@ -29,9 +32,15 @@ class RecorderMetrics:
         self.service.on_scrape(self._stream)
 
     async def _consumer(self) -> None:
-        info = await self._js.consumer_info(subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER)
-        self._pending.set(info.num_pending or 0)
-        self._ack_pending.set(info.num_ack_pending or 0)
+        held = self._held()
+        pending = ack_pending = 0
+        for partition in held:
+            info = await self._js.consumer_info(subjects.SESSIONS_STREAM, subjects.recorder_consumer(partition))
+            pending += info.num_pending or 0
+            ack_pending += info.num_ack_pending or 0
+        self._partitions.set(len(held))
+        self._pending.set(pending)
+        self._ack_pending.set(ack_pending)
 
     async def _stream(self) -> None:
         info = await self._js.stream_info(subjects.SESSIONS_STREAM)

@@ -1,4 +1,9 @@
-"""The pull -> write -> fsync -> ack loop on the durable JetStream consumer.
+"""The pull -> write -> fsync -> ack loop on a session partition's durable JetStream consumer.
+
+A recorder runs one loop per partition it holds (platform_recorder.partitions); the loops share
+one RecordingWriter, one batch at a time (`write_lock`), and a loop writes only while its
+recorder still holds the partition (`may_write`): a batch fetched after the lease was lost is
+left unacked, for the partition's next holder.
 
 Ordering after a restart: JetStream redelivers messages that a dead recorder fetched but never
 acked only after `ack_wait`, and meanwhile hands out newer ones. Written in that order a session's
@@ -15,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -38,11 +43,11 @@ tracer = trace.get_tracer("platform_recorder")
 MAX_LINKS = 32
 
 
-def consumer_config(ack_wait: float, batch: int, start_seq: int | None = None) -> api.ConsumerConfig:
+def consumer_config(partition: int, ack_wait: float, batch: int, start_seq: int | None = None) -> api.ConsumerConfig:
     return api.ConsumerConfig(
-        name=subjects.RECORDER_CONSUMER,
-        durable_name=subjects.RECORDER_CONSUMER,
-        filter_subject=subjects.SESSION_EVENTS_WILDCARD,
+        name=subjects.recorder_consumer(partition),
+        durable_name=subjects.recorder_consumer(partition),
+        filter_subject=subjects.partition_events(partition),
         # Acking a batch's last message acks the whole batch: one ack per batch, not per step.
         ack_policy=api.AckPolicy.ALL,
         deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE if start_seq else api.DeliverPolicy.ALL,
@@ -53,9 +58,9 @@ def consumer_config(ack_wait: float, batch: int, start_seq: int | None = None) -
     )
 
 
-async def rewind(js: Any, ack_wait: float, batch: int) -> None:
-    """Make the consumer deliver again, in stream order, everything after its ack floor."""
-    stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
+async def rewind(js: Any, partition: int, ack_wait: float, batch: int) -> None:
+    """Make the partition's consumer deliver again, in stream order, everything after its ack floor."""
+    stream, name = subjects.SESSIONS_STREAM, subjects.recorder_consumer(partition)
     info = await js.consumer_info(stream, name)
     if not info.num_ack_pending:
         return
@@ -72,22 +77,26 @@ async def rewind(js: Any, ack_wait: float, batch: int) -> None:
         # servers before 2.14 have no consumer reset: re-create the consumer from the floor
         log.info("consumer reset unavailable (%s): re-creating it from stream seq %d", exc, floor + 1)
         await js.delete_consumer(stream, name)
-        await js.add_consumer(stream, config=consumer_config(ack_wait, batch, start_seq=floor + 1))
+        await js.add_consumer(stream, config=consumer_config(partition, ack_wait, batch, start_seq=floor + 1))
 
 
-async def open_consumer(nc: Any, js: Any, ack_wait: float, batch: int, expires: float,
-                        shape: streams.StreamShape = streams.StreamShape()) -> Puller:
-    """Create (or resume, in stream order) the recorder's durable consumer, on the stream made
-    (or given its limit: the recorder owns the backlog) as `shape` says; return a started puller."""
+async def prepare_stream(js: Any, shape: streams.StreamShape = streams.StreamShape()) -> None:
+    """Make the sessions stream as `shape` says, or give it its limit (the recorder owns the
+    backlog)."""
     await streams.ensure_sessions_stream(js, shape)
     await streams.apply_stream_limit(js, shape.max_bytes)
-    stream, name = subjects.SESSIONS_STREAM, subjects.RECORDER_CONSUMER
+
+
+async def open_consumer(nc: Any, js: Any, partition: int, ack_wait: float, batch: int, expires: float) -> Puller:
+    """Create (or resume, in stream order) the durable consumer of `partition`; return a started
+    puller."""
+    stream, name = subjects.SESSIONS_STREAM, subjects.recorder_consumer(partition)
     try:
         await js.consumer_info(stream, name)
     except NotFoundError:
-        await js.add_consumer(stream, config=consumer_config(ack_wait, batch))
+        await js.add_consumer(stream, config=consumer_config(partition, ack_wait, batch))
     else:
-        await rewind(js, ack_wait, batch)
+        await rewind(js, partition, ack_wait, batch)
     puller = Puller(nc, stream, name, batch, expires=expires)
     await puller.start()
     return puller
@@ -124,15 +133,19 @@ def _write_spans(traced: Sequence[tuple[Context, trace.SpanContext, str]], start
     """A span `recorder.write` per traced message, a child of the step that sent it (so each
     step's trace shows its write), timed as the batch's write."""
     for ctx, _, subject in traced:
-        parts = subject.split(".")  # platform.session.<id>.step(s)
         span = tracer.start_span("recorder.write", context=ctx, kind=trace.SpanKind.CONSUMER, start_time=start_ns,
-                                 attributes={"session.id": parts[2] if len(parts) > 3 else "",
+                                 attributes={"session.id": subjects.session_of_subject(subject),
                                              "messaging.destination.name": subject})
         span.end(end_time=end_ns)
 
 
 class ConsumerLoop:
-    """Pulls batches, hands them to the writer, acks when durable."""
+    """Pulls a partition's batches, hands them to the writer, acks when durable.
+
+    `write_lock`: held around every use of the writer (shared by the recorder's loops);
+    `may_write`: whether the recorder still holds the partition, asked before each batch (once
+    False, the loop ends and leaves the batch unacked).
+    """
 
     def __init__(
         self,
@@ -143,8 +156,14 @@ class ConsumerLoop:
         fetch_timeout: float,
         ack_wait: float,
         gather: float = 0.2,
+        partition: int = 0,
+        write_lock: asyncio.Lock | None = None,
+        may_write: Callable[[], bool] = lambda: True,
     ) -> None:
         self.js = js
+        self.partition = partition
+        self.write_lock = write_lock or asyncio.Lock()
+        self.may_write = may_write
         self.puller = puller
         self.writer = writer
         self.batch = batch
@@ -155,7 +174,7 @@ class ConsumerLoop:
         # acked, at most ~`gather` seconds (plus the write) after it arrived.
         self.gather = gather
         self.batches = 0
-        self.trimmer = StreamTrimmer(js)  # deletes the written step events from the stream
+        self.trimmer = StreamTrimmer(js, partition)  # deletes the written step events from the stream
         self._stopping = asyncio.Event()
         self._must_rewind = False
 
@@ -177,6 +196,12 @@ class ConsumerLoop:
                 continue
             if self.puller.gap:  # a message was lost on the way: those before it are written, then rewind
                 self._must_rewind = True
+            if self._stopping.is_set():
+                return  # the batch stays unacked: delivered again
+            if not self.may_write():
+                log.info("partition %d is no longer this recorder's: its loop stops (%d messages left unacked)",
+                         self.partition, len(msgs))
+                return
             await self.trimmer.trim_when_due()
             if not msgs:
                 await self._idle()
@@ -191,16 +216,17 @@ class ConsumerLoop:
     async def _idle(self) -> None:
         """Nothing to fetch: write the meta.json files that lag (busy, `process` does it)."""
         if self.writer.meta_pending:
-            try:
-                await asyncio.to_thread(self.writer.flush_due)
-            except Exception:  # rebuilt from the part files by the next batch or start
-                log.exception("could not write a lagging meta.json")
-                self.writer.reset()
+            async with self.write_lock:
+                try:
+                    await asyncio.to_thread(self.writer.flush_due)
+                except Exception:  # rebuilt from the part files by the next batch or start
+                    log.exception("could not write a lagging meta.json")
+                    self.writer.reset()
 
     async def _rewind(self) -> bool:
         try:
             await self.puller.quiesce()
-            await rewind(self.js, self.ack_wait, self.batch)
+            await rewind(self.js, self.partition, self.ack_wait, self.batch)
             await self.puller.restart()
         except (NatsError, OSError) as exc:  # NATS unreachable for now: try again before the next pull
             log.warning("cannot rewind the consumer yet: %s", exc)
@@ -212,20 +238,20 @@ class ConsumerLoop:
         """Write a batch and ack it; on failure ack nothing (the batch is delivered again)."""
         traced = _traced_messages(msgs)
         items = [(m.subject, m.data) for m in msgs]
-        try:
-            if not traced:
-                counts = await asyncio.to_thread(self.writer.process, items)
-            else:
-                started = time.time_ns()
-                with _batch_span(traced, len(msgs)):
+        async with self.write_lock:
+            try:
+                if not traced:
                     counts = await asyncio.to_thread(self.writer.process, items)
-                _write_spans(traced, started, time.time_ns())
-        except Exception:
-            log.exception(
-                "a batch of %d messages could not be written; it will be delivered again", len(msgs)
-            )
-            self.writer.reset()
-            return False
+                else:
+                    started = time.time_ns()
+                    with _batch_span(traced, len(msgs)):
+                        counts = await asyncio.to_thread(self.writer.process, items)
+                    _write_spans(traced, started, time.time_ns())
+            except Exception:
+                log.exception("partition %d: a batch of %d messages could not be written; it will be delivered again",
+                              self.partition, len(msgs))
+                self.writer.reset()
+                return False
         if msgs:
             await msgs[-1].ack()  # AckPolicy.ALL: acks every message of the batch, all durable now
             self.trimmer.written(msgs[-1].metadata.sequence.stream)

@@ -158,8 +158,11 @@ class Puller:
             status = headers.get("Status", "")
             if status == "100":  # a heartbeat (not asked for)
                 return
-            ended = status in ("404", "408") or (status == "409" and "MaxBytes" in headers.get("Description", ""))
-            if not ended:  # 404/408: no messages, expired; 409 MaxBytes: the next one would pass max_bytes
+            description = headers.get("Description", "")
+            ended = status in ("404", "408") or (status == "409" and ("MaxBytes" in description
+                                                                       or description == "Batch Completed"))
+            if not ended:  # 404/408: no messages, expired; 409 MaxBytes: the next one would pass max_bytes;
+                # 409 Batch Completed: every message asked for was delivered
                 log.warning("pull request ended with status %s %s", status, headers.get("Description", ""))
             self._credit = 0
         waiter = self._waiter

@@ -4,8 +4,9 @@ The stream would otherwise keep every step of every recorded session (the record
 acks them, but the stream's retention is by limits): it grows with everything ever recorded
 until its limit (PLATFORM_JETSTREAM_MAX_BYTES) refuses new events. So after each batch is
 durable, the highest stream sequence it held is noted, and about every `interval` seconds (the
-consumer loop calls `trim_when_due` on each turn) the step subjects (`platform.session.*.step` and `.steps`) are purged below the next one: one purge
-request a subject, whatever the number of sessions. A purge that fails (NATS away) is tried
+consumer loop calls `trim_when_due` on each turn) its partition's step subjects
+(`platform.session.*.step.<p>` and `.steps.<p>`) are purged below the next one: one purge request a
+subject, whatever the number of sessions. Each partition's consumer loop has its own trimmer. A purge that fails (NATS away) is tried
 again at the next interval; a recorder that dies before purging leaves events that its
 successor writes again as duplicates (recognised by seq) and then purges.
 
@@ -26,7 +27,6 @@ from platform_contracts import subjects
 log = logging.getLogger(__name__)
 
 TRIM_INTERVAL_S = 1.0
-TRIMMED_SUBJECTS = (subjects.SESSION_STEPS_WILDCARD, subjects.SESSION_STEP_BATCHES_WILDCARD)
 
 
 class StreamTrimmer:
@@ -34,13 +34,15 @@ class StreamTrimmer:
 
     Args:
         js: a nats-py JetStreamContext.
+        partition: the session partition whose step events it deletes.
         interval: seconds between purges (when something new was written).
         clock: seconds, monotonic.
     """
 
-    def __init__(self, js: Any, interval: float = TRIM_INTERVAL_S,
+    def __init__(self, js: Any, partition: int, interval: float = TRIM_INTERVAL_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._js = js
+        self.step_subjects = subjects.partition_step_subjects(partition)
         self.interval = interval
         self._clock = clock
         self._tried_at = clock()
@@ -65,7 +67,7 @@ class StreamTrimmer:
         if through <= self.trimmed_through:
             return True
         try:
-            for subject in TRIMMED_SUBJECTS:
+            for subject in self.step_subjects:
                 await self._js.purge_stream(subjects.SESSIONS_STREAM, seq=through + 1, subject=subject)
         except (NatsError, OSError) as exc:
             self.failures += 1

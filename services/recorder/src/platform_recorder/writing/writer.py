@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import DecodeError
+from platform_contracts import subjects
 from platform_contracts.step_batches import EntryBytes, EntryForm, NotABatchError, decompress_event, entries
 from platform_contracts.log_lines import session_fields
 from platform_recorder.errors import InvalidLifeNameError, InvalidRecordingIdError
@@ -103,9 +104,11 @@ class RecordingWriter:
         self._sessions[session_id] = rec
         return rec
 
-    def recover(self) -> int:
-        """Finish what a crash left behind in every recording with part files; count them."""
+    def recover(self, mine: Callable[[RecordingMeta], bool] = lambda meta: True) -> int:
+        """Finish what a crash left behind in every recording with part files that is `mine`
+        (a partition's, when several recorders share the spool); count them."""
         self.parts_root.mkdir(parents=True, exist_ok=True)
+        self.reset()  # another recorder may have written these recordings since they were read
         count = 0
         for folder in sorted(p for p in self.parts_root.iterdir() if p.is_dir()):
             if not any(folder.glob("*.part")):
@@ -120,6 +123,9 @@ class RecordingWriter:
                 log.warning("%s: part files of a recording that has no meta.json in %s, left alone",
                             folder, self.storage.description)
                 continue
+            if not mine(rec.meta):
+                rec.close_files()
+                continue
             rec.settle()
             self._sessions[rec.session_id] = rec
             count += 1
@@ -131,13 +137,13 @@ class RecordingWriter:
         counts: Counter[str] = Counter()
         touched: dict[str, Recording] = {}
         for subject, data in messages:
-            kind = subject.rsplit(".", 1)[-1]
+            kind = subjects.session_event_kind(subject)
             try:
                 if kind == "step":
                     event = events_pb2.StepEvent.FromString(data)
-                    counts[self._step(event, EntryBytes(data, EntryForm.PLAIN), len(data), _subject_session(subject), touched)] += 1
+                    counts[self._step(event, EntryBytes(data, EntryForm.PLAIN), len(data), subjects.session_of_subject(subject), touched)] += 1
                 elif kind == "steps":  # gathered steps, a hold's, or one of each sub-environment
-                    fallback = _subject_session(subject)
+                    fallback = subjects.session_of_subject(subject)
                     for event, entry, size in _batch_events(data):
                         counts[self._step(event, entry, size, fallback, touched)] += 1
                 elif kind == "lifecycle":
@@ -335,6 +341,22 @@ class RecordingWriter:
         if self._deleter is not None:
             self._deleter.wait()
 
+    def release(self, mine: Callable[[RecordingMeta], bool]) -> None:
+        """Write out and forget the state of the recordings that are `mine` (a partition's that
+        another recorder takes next): their meta.json files, and their part files' deletes."""
+        ours = [rec for rec in self._sessions.values() if mine(rec.meta)]
+        try:
+            metas = MetaBatch()
+            for rec in ours:
+                rec.settle(force=True, metas=metas)
+            metas.write(self.storage)
+        finally:
+            for rec in ours:
+                rec.close_files()
+                del self._sessions[rec.session_id]
+            self._absent.clear()
+            self.wait_deletes()
+
     def reset(self) -> None:
         """Forget every in-memory state (after a failed batch); it is reloaded from disk."""
         for rec in self._sessions.values():
@@ -352,11 +374,6 @@ class RecordingWriter:
             self.reset()
             if self._deleter is not None:
                 self._deleter.stop()
-
-
-def _subject_session(subject: str) -> str:
-    parts = subject.split(".")
-    return parts[2] if len(parts) >= 4 else ""
 
 
 def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None, int]]:
