@@ -19,7 +19,8 @@ def lifecycle_events(nats_url: str, session_id: str, count: int) -> list[events_
     async def read() -> list[events_pb2.SessionEvent]:
         nc = await nats.connect(nats_url)
         try:
-            sub = await nc.jetstream().subscribe(subjects.session_lifecycle(session_id), ordered_consumer=True)
+            sub = await nc.jetstream().subscribe(subjects.session_lifecycle(session_id, "robot-1"),
+                                                 ordered_consumer=True)
             return [events_pb2.SessionEvent.FromString((await sub.next_msg(timeout=15)).data)
                     for _ in range(count)]
         finally:

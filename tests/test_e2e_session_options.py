@@ -20,7 +20,8 @@ def started_event(nats_url: str, session_id: str) -> events_pb2.SessionEvent:
     async def read() -> events_pb2.SessionEvent:
         nc = await nats.connect(nats_url)
         try:
-            sub = await nc.jetstream().subscribe(subjects.session_lifecycle(session_id), ordered_consumer=True)
+            # any partition: a session of a life has its life's (subjects.session_partition)
+            sub = await nc.jetstream().subscribe(f"platform.session.{session_id}.lifecycle.*", ordered_consumer=True)
             msg = await sub.next_msg(timeout=10)
             return events_pb2.SessionEvent.FromString(msg.data)
         finally:

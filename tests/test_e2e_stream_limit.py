@@ -42,6 +42,20 @@ def _stream_state(stack: PlatformStack) -> tuple[int, int]:
     return asyncio.run(ask())
 
 
+def _where_it_differs(folder: Path, recording: EpisodeFolder, seqs: list[int]) -> str:
+    """What a recording's episodes hold around the first seq out of place: the entries there and
+    the files in its folder (a failure must say enough to find its cause)."""
+    wrong = next((i for i, seq in enumerate(seqs) if seq != i + 1), len(seqs))
+    entries = [e for e in recording.episodes if e["first_seq"] <= wrong + 40 and e["last_seq"] >= wrong - 40]
+    files = sorted(p.name for p in folder.iterdir() if not p.name.endswith(".npz"))
+    npz = sorted(p.name for p in folder.glob("*.npz"))
+    listed = {e["file"] for e in recording.episodes}
+    return (f"{folder.name}: {len(seqs)} events recorded; the first out of place at index {wrong} "
+            f"({seqs[wrong - 2: wrong + 2]}); the entries around it: {entries}; other files: {files}; "
+            f"{len(npz)} npz files, unlisted: {sorted(set(npz) - listed)}; meta: "
+            f"{ {k: recording.meta.get(k) for k in ('last_seq', 'missing_seqs', 'orphan_seqs', 'published_last_seq')} }")
+
+
 def _session(stack: PlatformStack, session_id: str) -> dict[str, Any]:
     answer = httpx.get(f"{stack.url}/v0/sessions/{session_id}", timeout=30)
     answer.raise_for_status()
@@ -129,6 +143,6 @@ def test_a_full_stream_makes_steps_wait_and_loses_nothing(tmp_path: Path) -> Non
             seqs: list[int] = []
             for entry in recording.episodes:
                 seqs += [entry["first_seq"], *np.load(folder / entry["file"])["seq"].tolist()]
-            assert seqs == list(range(1, taken + 2)), f"{folder.name}: every event recorded once, in order"
+            assert seqs == list(range(1, taken + 2)), _where_it_differs(folder, recording, seqs)
         wait_for(lambda: _stream_state(stack)[0] < LIMIT // 4, timeout=30,
                  what="the written step events to be deleted from the stream")

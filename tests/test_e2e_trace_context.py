@@ -37,14 +37,19 @@ from simulusion.machines.v1 import machines_pb2
 
 def platform_subjects() -> dict[str, re.Pattern[str]]:
     """Every subject of `platform_contracts.subjects` by name: its constants as they are, its
-    functions of one id with any token for the id."""
+    functions of one id with any token for the id (and a session's, any partition)."""
     found: dict[str, re.Pattern[str]] = {}
     for name, value in vars(subjects).items():
         if isinstance(value, str) and value.startswith("platform.") and not set(value) & {"*", ">"}:
             found[name] = re.compile(re.escape(value))
         elif inspect.isfunction(value) and value.__module__ == subjects.__name__:
-            if len(inspect.signature(value).parameters) == 1 and value("ID").startswith("platform."):
-                found[name] = re.compile(re.escape(value("ID")).replace("ID", r"[^.]+"))
+            required = [p for p in inspect.signature(value).parameters.values() if p.default is inspect.Parameter.empty]
+            subject = value("ID") if len(required) == 1 else None
+            if isinstance(subject, str) and subject.startswith("platform.") and not set(subject) & {"*", ">"}:
+                pattern = re.escape(subject).replace("ID", r"[^.]+")
+                if subjects.session_of_subject(subject) == "ID":  # its partition's token: any
+                    pattern = pattern.rsplit(r"\.", 1)[0] + r"\.[0-9]+"
+                found[name] = re.compile(pattern)
     return found
 
 
