@@ -9,7 +9,6 @@ import asyncio
 import httpx
 import nats
 import platform_sdk
-from platform_contracts import subjects
 from simulusion.bus.v1 import events_pb2
 
 OPTION_NAMES = ("env_id", "kwargs", "record", "jpeg_quality", "record_frames", "num_envs", "life", "frame_every",
