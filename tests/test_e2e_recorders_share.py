@@ -6,6 +6,7 @@ part files; every step of every session is recorded exactly once, in order."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -20,7 +21,10 @@ from platform_testing.platform import PlatformStack, clean_env, running_platform
 from platform_testing.waiting import wait_for
 
 SESSIONS = 8
-LEASE_S = "3"
+LEASE_S = "5"
+# platform_recorder.partitions' log lines: a partition taken, and one released or lost
+TAKES = re.compile(r"takes partition (\d+)$")
+LETS_GO = re.compile(r"releasing partition (\d+)$|partition (\d+) was taken over")
 
 
 class SecondRecorder:
@@ -38,13 +42,13 @@ class SecondRecorder:
         return self.log_path.read_text()
 
     def held(self) -> set[int]:
-        """The partitions it took and did not release since (from its log)."""
+        """The partitions it took and did not release or lose since (from its log)."""
         held: set[int] = set()
         for line in self.log().splitlines():
-            if "takes partition" in line:
-                held.add(int(line.rsplit(" ", 1)[1]))
-            elif "releasing partition" in line or "was taken over" in line:
-                held.discard(int(line.rsplit("partition ", 1)[1].split()[0]))
+            if taken := TAKES.search(line):
+                held.add(int(taken.group(1)))
+            elif gone := LETS_GO.search(line):
+                held.discard(int(gone.group(1) or gone.group(2)))
         return held
 
     def stop(self) -> int | None:
