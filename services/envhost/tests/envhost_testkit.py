@@ -284,3 +284,18 @@ async def stored_step_messages(js: Any, session_id: str) -> int:
     return (await stored_count(js, any_partition(subjects.session_steps(session_id)))
             + await stored_count(js, any_partition(subjects.session_step_batches(session_id))))
 
+
+async def next_heartbeat(nc: Any, host_id: str, timeout: float = 10.0) -> control_pb.HostHeartbeat:
+    """The next heartbeat of env host `host_id` heard on `nc`."""
+    beats: asyncio.Queue[control_pb.HostHeartbeat] = asyncio.Queue()
+
+    async def on_beat(msg: Any) -> None:
+        beat = control_pb.HostHeartbeat.FromString(msg.data)
+        if beat.host_id == host_id:
+            beats.put_nowait(beat)
+
+    sub = await nc.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_beat)
+    try:
+        return await asyncio.wait_for(beats.get(), timeout)
+    finally:
+        await sub.unsubscribe()

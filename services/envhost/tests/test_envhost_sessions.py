@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -13,6 +12,7 @@ from envhost_testkit import (
     CARTPOLE,
     EnvHostProcess,
     lifecycle_events,
+    next_heartbeat,
     new_session_id,
     start_session,
     stop_session,
@@ -186,17 +186,6 @@ async def test_a_stopped_session_is_named_in_the_next_heartbeats_ended_list(envh
     session_id = new_session_id()
     assert not (await start_session(nats_client, host.host_id, session_id)).HasField("error")
     assert (await stop_session(nats_client, host.host_id, session_id)).stopped
-    beats: asyncio.Queue[control_pb.HostHeartbeat] = asyncio.Queue()
-
-    async def on_beat(msg: Any) -> None:
-        beat = control_pb.HostHeartbeat.FromString(msg.data)
-        if beat.host_id == host.host_id:
-            beats.put_nowait(beat)
-
-    sub = await nats_client.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_beat)
-    try:
-        beat = await asyncio.wait_for(beats.get(), 10)
-    finally:
-        await sub.unsubscribe()
+    beat = await next_heartbeat(nats_client, host.host_id)
     assert list(beat.ended_session_ids) == [session_id]
     assert not beat.instances and beat.running == 0

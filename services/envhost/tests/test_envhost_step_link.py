@@ -10,34 +10,18 @@ from typing import Any
 from envhost_testkit import (
     EnvHostProcess,
     lifecycle_events,
+    next_heartbeat,
     new_session_id,
     recorded_events,
     start_session,
     stop_session,
 )
-from platform_contracts import subjects
 from platform_contracts.framing import encode_frame, read_frame
-from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
 from simulusion.env.v1 import values_pb2
 from simulusion.host.v1 import step_link_pb2 as link_pb
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-
-async def _heartbeat(nc: Any, host_id: str, timeout: float = 10.0) -> control_pb.HostHeartbeat:
-    beats: asyncio.Queue[control_pb.HostHeartbeat] = asyncio.Queue()
-
-    async def on_beat(msg: Any) -> None:
-        beat = control_pb.HostHeartbeat.FromString(msg.data)
-        if beat.host_id == host_id:
-            beats.put_nowait(beat)
-
-    sub = await nc.subscribe(subjects.ENVHOST_HEARTBEAT, cb=on_beat)
-    try:
-        return await asyncio.wait_for(beats.get(), timeout)
-    finally:
-        await sub.unsubscribe()
 
 
 async def test_steps_over_the_link(envhost: EnvHostProcess, nats_client: Any, open_link: Any) -> None:
@@ -144,7 +128,7 @@ async def test_default_step_listen_is_advertised_in_heartbeats(envhost_factory: 
                                                                open_link: Any) -> None:
     # No PLATFORM_ENVHOST_STEP_LISTEN: the gRPC listen host with a free port.
     host = envhost_factory(PLATFORM_ENVHOST_STEP_LISTEN="", PLATFORM_ENVHOST_HEARTBEAT_INTERVAL="0.2")
-    beat = await _heartbeat(nats_client, host.host_id)
+    beat = await next_heartbeat(nats_client, host.host_id)
     assert beat.address == host.address
     step_host, _, step_port = beat.step_address.rpartition(":")
     assert step_host == "127.0.0.1" and int(step_port) > 0 and beat.step_address != host.address
@@ -161,4 +145,4 @@ async def test_default_step_listen_is_advertised_in_heartbeats(envhost_factory: 
 async def test_advertised_step_address_is_the_setting(envhost_factory: Any, nats_client: Any) -> None:
     host = envhost_factory(PLATFORM_ENVHOST_STEP_ADVERTISE="steps.example:7777",
                            PLATFORM_ENVHOST_HEARTBEAT_INTERVAL="0.2")
-    assert (await _heartbeat(nats_client, host.host_id)).step_address == "steps.example:7777"
+    assert (await next_heartbeat(nats_client, host.host_id)).step_address == "steps.example:7777"
