@@ -1,8 +1,8 @@
 """The platform across network namespaces (tests/cluster): a NATS cluster of three with the
-sessions stream stored on all three, two env hosts, the broker, the gateway and one recorder
-each on a machine of its own, PostgreSQL and S3 in the root namespace. The bus's faults: one
-NATS server killed, the broker and the gateway restarted. (Several recorders sharing the step
-stream, with handover, are not built yet: one recorder runs here.)"""
+sessions stream stored on all three, two env hosts, the broker, the gateway and two recorders
+each on a machine of its own, PostgreSQL and S3 in the root namespace. The faults: one NATS
+server killed, one recorder killed (the other takes its partitions and finishes its
+recordings), the broker and the gateway restarted."""
 
 from __future__ import annotations
 
@@ -10,12 +10,16 @@ import json
 import signal
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
 import platform_sdk
 import pytest
-from cluster.clients import assert_running_and_stepping, closed_recording, heartbeats, recorded_actions, session, stream_servers
+from cluster.clients import (assert_running_and_stepping, closed_recording, heartbeats, partition_holders, recorded_actions,
+                             session, stream_servers)
+from cluster.platform import RECORDER_LEASE_S
+from platform_contracts import subjects
 from cluster.platform import NATS_SERVERS, ClusterPlatform, monitor_url
 from platform_testing.waiting import wait_for
 
@@ -87,6 +91,71 @@ def test_killing_one_nats_server_loses_no_step_and_no_recording(cluster: Cluster
     cluster.start_service(victim)
     wait_for(lambda: _stream_in_step_on_all_three(cluster), timeout=60,
              what=f"{victim}, started again, to catch up with the sessions stream")
+
+
+class RecordedStepper:
+    """One recorded CartPole session stepped with random actions, keeping each episode's actions."""
+
+    def __init__(self, cluster: ClusterPlatform, seed: int) -> None:
+        self.env = platform_sdk.connect("cartpole", url=cluster.url, record=True)
+        self.rng = np.random.default_rng(seed)
+        self.episodes: list[list[int]] = []
+        self.ended = True
+
+    def step(self, steps: int) -> None:
+        for _ in range(steps):
+            if self.ended:
+                self.env.reset(seed=len(self.episodes))
+                self.episodes.append([])
+            action = int(self.rng.integers(0, 2))
+            _, _, terminated, truncated, _ = self.env.step(action)
+            self.episodes[-1].append(action)
+            self.ended = terminated or truncated
+
+
+def _shared_by_both(cluster: ClusterPlatform) -> dict[int, str] | None:
+    """Every partition held, half by each recorder; else None."""
+    holders = partition_holders(cluster)
+    share = subjects.SESSION_PARTITIONS // len(cluster.recorders)
+    counts = Counter(holders.values())
+    return holders if len(holders) == subjects.SESSION_PARTITIONS and set(counts.values()) == {share} \
+        and set(counts) == set(cluster.recorders) else None
+
+
+def test_killing_one_recorder_hands_its_recordings_to_the_other(cluster: ClusterPlatform) -> None:
+    holders = wait_for(lambda: _shared_by_both(cluster), timeout=60, what="both recorders holding half the partitions")
+    steppers = [RecordedStepper(cluster, seed) for seed in range(6)]
+    try:
+        for stepper in steppers:
+            stepper.step(150)
+        first = steppers[0].env.session_id
+        victim = holders[subjects.session_partition(first)]
+        survivor = next(name for name in cluster.recorders if name != victim)
+        orphaned = [s.env.session_id for s in steppers if holders[subjects.session_partition(s.env.session_id)] == victim]
+        cluster.kill(victim)
+        # steps go on while the dead recorder's leases run out and the survivor takes them over
+        until = time.monotonic() + 2 * RECORDER_LEASE_S
+        while time.monotonic() < until:
+            for stepper in steppers:
+                stepper.step(10)
+        wait_for(lambda: set(partition_holders(cluster).values()) == {survivor}
+                 and len(partition_holders(cluster)) == subjects.SESSION_PARTITIONS,
+                 timeout=30, what=f"{survivor} holding every partition after {victim} was killed")
+        for stepper in steppers:
+            stepper.step(50)
+    finally:
+        for stepper in steppers:
+            stepper.env.close()
+    for stepper in steppers:
+        store, meta = closed_recording(cluster, stepper.env.session_id)
+        assert recorded_actions(store, meta) == stepper.episodes, f"session {stepper.env.session_id}"
+        assert meta.last_seq == sum(map(len, stepper.episodes)) + len(stepper.episodes)
+        assert meta.published_last_seq == meta.last_seq
+    assert orphaned and first in orphaned  # the handover was exercised: these were the dead one's
+    assert f"takes partition {subjects.session_partition(first)}" in cluster.log(survivor)
+    cluster.start_service(victim)  # and it comes back to take its share again
+    wait_for(lambda: _shared_by_both(cluster), timeout=60, what=f"{victim}, started again, taking its share")
+    cluster.check()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "term"])

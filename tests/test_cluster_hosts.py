@@ -29,7 +29,8 @@ CUT_S = 30.0
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPlatform]:
-    with ClusterPlatform(tmp_path_factory.mktemp("cluster"), CAPACITY, GPUS, CATALOG) as platform:
+    with ClusterPlatform(tmp_path_factory.mktemp("cluster"), CAPACITY, GPUS, CATALOG,
+                         recorders=1) as platform:  # these tests record nothing
         heartbeats(platform, [platform.envhost_id(name) for name in platform.envhosts])
         yield platform
 

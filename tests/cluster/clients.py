@@ -1,5 +1,6 @@
 """What the cluster tests do as clients, from the root namespace: hear the env hosts' heartbeats,
-read a session's state, step on REST, wait for a recording in S3."""
+read a session's state, step on REST, wait for a recording in S3, see which recorder holds
+which session partition."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import httpx
 import nats
+from nats.js.errors import KeyNotFoundError
 from platform_contracts import subjects
 from platform_recorder.meta import RecordingMeta
 from platform_recorder.reading.recording_store import RecordingStore
@@ -122,5 +124,28 @@ def stream_servers(cluster: ClusterPlatform) -> tuple[int, dict[str, bool]]:
         servers = {info.cluster.leader or "": True}
         servers.update({peer.name: bool(peer.current) for peer in info.cluster.replicas or []})
         return info.config.num_replicas or 1, servers
+
+    return asyncio.run(ask())
+
+
+def partition_holders(cluster: ClusterPlatform) -> dict[int, str]:
+    """Which recorder holds each session partition now (the leases bucket's `partition.<p>`
+    keys: platform_recorder.partitions); a partition nobody holds is left out."""
+
+    async def ask() -> dict[int, str]:
+        nc = await nats.connect(cluster.nats_urls, connect_timeout=5)
+        try:
+            kv = await nc.jetstream().key_value(subjects.RECORDER_LEASES_BUCKET)
+            holders = {}
+            for partition in range(subjects.SESSION_PARTITIONS):
+                try:
+                    entry = await kv.get(f"partition.{partition}")
+                except KeyNotFoundError:
+                    continue
+                if entry.value:
+                    holders[partition] = entry.value.decode()
+            return holders
+        finally:
+            await nc.close()
 
     return asyncio.run(ask())

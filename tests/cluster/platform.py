@@ -3,8 +3,11 @@
 - `nats-1..3`: a NATS cluster of three servers, each on its machine, JetStream on all three; the
   services get all three URLs (PLATFORM_NATS_URL) and the sessions stream is stored on three
   (PLATFORM_JETSTREAM_REPLICAS=3);
-- `broker`, `gateway`, `recorder`: one machine each; `envhost-<x>`: one machine per env host,
-  its gRPC and step link bound to that machine's address (so that is what it advertises);
+- `broker`, `gateway`: one machine each; `envhost-<x>`: one machine per env host, its gRPC and
+  step link bound to that machine's address (so that is what it advertises);
+- `recorder-1`, `recorder-2`: two recorders, each on its machine, sharing the session partitions
+  (platform_recorder.partitions, 5 s leases) and one spool folder (what a ReadWriteMany volume
+  is to the chart's recorders: the part files a dead recorder left are there for the other);
 - PostgreSQL (the root namespace's, 127.0.0.1:5432: a database of its own, dropped at the end)
   through a forwarder on the bridge's address; S3: moto's server on the bridge's address.
 
@@ -41,6 +44,7 @@ from cluster.network import ClusterNetwork, Machine
 NATS_SERVERS = ("nats-1", "nats-2", "nats-3")
 NATS_PORT, ROUTE_PORT, MONITOR_PORT, GATEWAY_PORT, ENVHOST_PORT, STEP_LINK_PORT = 4222, 6222, 8222, 8000, 7000, 7001
 REPLICAS = 3
+RECORDER_LEASE_S = 5
 FORWARDING = re.compile(r"^forwarding$")
 JETSTREAM_LEADER = re.compile(r"JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader")
 FORWARDER = Path(__file__).with_name("forwarder.py")
@@ -59,12 +63,14 @@ class ClusterPlatform:
         gpus: env host name -> the GPUs it offers an instance (PLATFORM_ENVHOST_GPUS; default 0).
         catalog: the broker's catalog.toml (PLATFORM_CATALOG), as text; empty: the built-ins.
         extra_env: variables for every service, over the harness's.
+        recorders: how many recorders (`recorder-1`, ...), each on its machine.
     """
 
     def __init__(self, root: Path, envhosts: Mapping[str, int], gpus: Mapping[str, int] | None = None,
-                 catalog: str = "", extra_env: Mapping[str, str] | None = None) -> None:
+                 catalog: str = "", extra_env: Mapping[str, str] | None = None, recorders: int = 2) -> None:
         self.root = root
         self.envhosts = dict(envhosts)
+        self.recorders = tuple(f"recorder-{n}" for n in range(1, recorders + 1))
         self.gpus = dict(gpus or {})
         self.catalog = catalog
         self.extra_env = dict(extra_env or {})
@@ -108,7 +114,7 @@ class ClusterPlatform:
 
     def _start(self) -> None:
         self.network.start()
-        for name in (*NATS_SERVERS, "broker", "gateway", "recorder", *self.envhosts):
+        for name in (*NATS_SERVERS, "broker", "gateway", *self.recorders, *self.envhosts):
             self.network.add(name)
         bridge = self.network.gateway_address
         admin_sql(f'CREATE DATABASE "{self.database}"')
@@ -126,7 +132,7 @@ class ClusterPlatform:
             self.supervisor[name].wait_for_line(READY, 30)
         for name in NATS_SERVERS:
             self.supervisor[name].wait_for_line(JETSTREAM_LEADER, 60)
-        for name in ("broker", "recorder", *self.envhosts, "gateway"):
+        for name in ("broker", *self.recorders, *self.envhosts, "gateway"):
             self.start_service(name, wait=False)
         self.wait_ready()
 
@@ -217,6 +223,10 @@ class ClusterPlatform:
         env = {**self.s3.env(self.bucket), "PLATFORM_DATABASE_URL": self.database_url,
                "PLATFORM_JETSTREAM_REPLICAS": str(REPLICAS), "PLATFORM_CACHE_DIR": str(workdir / "cache")}
         module = name
+        if name in self.recorders:
+            module = "recorder"
+            env.update({"PLATFORM_RECORDER_ID": name, "PLATFORM_RECORDER_LEASE_S": str(RECORDER_LEASE_S),
+                        "PLATFORM_RECORDER_SPOOL": str(self.root / "recorder-spool")})
         if name in self.envhosts:
             module = "envhost"
             env.update({"PLATFORM_ENVHOST_ID": self.envhost_id(name),
