@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from platform_testing.platform import PlatformStack, clean_env, running_platform
+from platform_testing.waiting import wait_for
 
 ENV = "menagerie-franka-emika-panda-reach"
 AGENTS = '''
@@ -175,8 +176,19 @@ def test_over_several_seeds_every_agent_runs_from_each_seeds_snapshot(platform, 
     assert document["snapshot_id"] == snapshots[0][0]
     recordings = {run["recording_id"] for agent in (a, b) for run in agent["runs"]}
     assert len(recordings) == 4
-    for recording in recordings:
-        assert http.get(f"/v0/recordings/{recording}").json()["env_id"] == "cartpole"
+    for recording in recordings:  # the recorder may still be writing the last runs' (it lags the steps)
+        found = wait_for(lambda: _found(http, f"/v0/recordings/{recording}"), timeout=60,
+                         what=f"recording {recording} at the gateway")
+        assert found["env_id"] == "cartpole"
+
+
+def _found(http: httpx.Client, path: str) -> dict | None:
+    """The JSON `path` answers, or None while it answers 404."""
+    answer = http.get(path)
+    if answer.status_code == 404:
+        return None
+    answer.raise_for_status()
+    return answer.json()
 
 
 def test_seeds_must_be_a_positive_count(platform, tmp_path):
