@@ -18,9 +18,8 @@ import platform_sdk
 import pytest
 from cluster.clients import (assert_running_and_stepping, closed_recording, heartbeats, partition_holders, recorded_actions,
                              session, stream_servers)
-from cluster.platform import RECORDER_LEASE_S
+from cluster.platform import NATS_SERVERS, RECORDER_LEASE_S, ClusterPlatform, monitor_url
 from platform_contracts import subjects
-from cluster.platform import NATS_SERVERS, ClusterPlatform, monitor_url
 from platform_testing.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(600)
@@ -52,47 +51,6 @@ def test_the_sessions_stream_is_stored_on_all_three_servers(cluster: ClusterPlat
     wait_for(lambda: _stream_in_step_on_all_three(cluster), what="the sessions stream on all three servers")
 
 
-def test_killing_one_nats_server_loses_no_step_and_no_recording(cluster: ClusterPlatform) -> None:
-    rng = np.random.default_rng(7)
-    episodes: list[list[int]] = []  # what the client stepped, by episode
-    ended = [True]
-
-    def run(env: platform_sdk.RemoteEnv, steps: int) -> None:
-        for _ in range(steps):
-            if ended[0]:
-                env.reset(seed=len(episodes))
-                episodes.append([])
-            action = int(rng.integers(0, 2))
-            _, _, terminated, truncated, _ = env.step(action)
-            episodes[-1].append(action)
-            ended[0] = terminated or truncated
-
-    with platform_sdk.connect("cartpole", url=cluster.url, record=True) as env:
-        assert env.step_path == "direct"
-        host = next(name for name in cluster.envhosts if cluster.envhost_id(name) == env.session["host_id"])
-        run(env, 200)
-        victim = _server_of(cluster, f"envhost-{cluster.envhost_id(host)}")  # the env host's server
-        cluster.kill(victim)
-        # The env host reconnects to another server meanwhile; the session outlives the env
-        # host's fence and the broker's live window (nothing takes the failover for a lost host).
-        until = time.monotonic() + FENCE_AND_WINDOW_S
-        while time.monotonic() < until:
-            run(env, 20)
-            time.sleep(0.05)
-        assert session(cluster, env.session_id)["state"] == "running"
-        sid = env.session_id
-    store, meta = closed_recording(cluster, sid)
-    assert recorded_actions(store, meta) == episodes
-    assert meta.last_seq == sum(map(len, episodes)) + len(episodes)  # a reset and its steps each
-    cluster.check()  # no service died: they carried on through the other two servers
-    with platform_sdk.connect("cartpole", url=cluster.url) as env:  # and a new session works
-        env.reset(seed=1)
-        assert env.step(0)[1] == 1.0
-    cluster.start_service(victim)
-    wait_for(lambda: _stream_in_step_on_all_three(cluster), timeout=60,
-             what=f"{victim}, started again, to catch up with the sessions stream")
-
-
 class RecordedStepper:
     """One recorded CartPole session stepped with random actions, keeping each episode's actions."""
 
@@ -113,6 +71,35 @@ class RecordedStepper:
             self.ended = terminated or truncated
 
 
+def test_killing_one_nats_server_loses_no_step_and_no_recording(cluster: ClusterPlatform) -> None:
+    stepper = RecordedStepper(cluster, 7)
+    with stepper.env as env:
+        assert env.step_path == "direct"
+        host = next(name for name in cluster.envhosts if cluster.envhost_id(name) == env.session["host_id"])
+        stepper.step(200)
+        victim = _server_of(cluster, f"envhost-{cluster.envhost_id(host)}")  # the env host's server
+        cluster.kill(victim)
+        # The env host reconnects to another server meanwhile; the session outlives the env
+        # host's fence and the broker's live window (nothing takes the failover for a lost host).
+        until = time.monotonic() + FENCE_AND_WINDOW_S
+        while time.monotonic() < until:
+            stepper.step(20)
+            time.sleep(0.05)
+        assert session(cluster, env.session_id)["state"] == "running"
+        sid = env.session_id
+    store, meta = closed_recording(cluster, sid)
+    episodes = stepper.episodes  # what the client stepped, by episode
+    assert recorded_actions(store, meta) == episodes
+    assert meta.last_seq == sum(map(len, episodes)) + len(episodes)  # a reset and its steps each
+    cluster.check()  # no service died: they carried on through the other two servers
+    with platform_sdk.connect("cartpole", url=cluster.url) as env:  # and a new session works
+        env.reset(seed=1)
+        assert env.step(0)[1] == 1.0
+    cluster.start_service(victim)
+    wait_for(lambda: _stream_in_step_on_all_three(cluster), timeout=60,
+             what=f"{victim}, started again, to catch up with the sessions stream")
+
+
 def _shared_by_both(cluster: ClusterPlatform) -> dict[int, str] | None:
     """Every partition held, half by each recorder; else None."""
     holders = partition_holders(cluster)
@@ -120,6 +107,12 @@ def _shared_by_both(cluster: ClusterPlatform) -> dict[int, str] | None:
     counts = Counter(holders.values())
     return holders if len(holders) == subjects.SESSION_PARTITIONS and set(counts.values()) == {share} \
         and set(counts) == set(cluster.recorders) else None
+
+
+def _all_held_by(cluster: ClusterPlatform, recorder: str) -> bool:
+    """Every partition held, all by `recorder`."""
+    holders = partition_holders(cluster)
+    return len(holders) == subjects.SESSION_PARTITIONS and set(holders.values()) == {recorder}
 
 
 def test_killing_one_recorder_hands_its_recordings_to_the_other(cluster: ClusterPlatform) -> None:
@@ -138,9 +131,7 @@ def test_killing_one_recorder_hands_its_recordings_to_the_other(cluster: Cluster
         while time.monotonic() < until:
             for stepper in steppers:
                 stepper.step(10)
-        wait_for(lambda: set(partition_holders(cluster).values()) == {survivor}
-                 and len(partition_holders(cluster)) == subjects.SESSION_PARTITIONS,
-                 timeout=30, what=f"{survivor} holding every partition after {victim} was killed")
+        wait_for(lambda: _all_held_by(cluster, survivor), timeout=30, what=f"{survivor} holding every partition after {victim} was killed")
         for stepper in steppers:
             stepper.step(50)
     finally:
