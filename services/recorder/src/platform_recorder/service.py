@@ -79,7 +79,8 @@ class RecorderService:
         self.ack_wait = ack_wait
         self.stream = stream
         self.gather = gather
-        self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool, background_deletes=True)
+        self.writer = RecordingWriter(self.storage, meta_interval=meta_interval, spool=spool, background_deletes=True,
+                                      finish_pool=True)
         self.api = RecordingsApi(nc, self.storage, parts_root=self.writer.parts_root)
         self.snapshots = SavedSnapshotsApi(nc, SavedSnapshotStore(self.storage))
         self.comparisons = ComparisonsApi(nc, ComparisonStore(self.storage))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,78 @@ from simulusion.bus.v1 import events_pb2
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class PreparedEpisode:
+    """An episode's finished form, before anything is stored (`prepare_episode`).
+
+    Attributes:
+        index: its file index.
+        entry: its meta entry.
+        npz: the bytes of its npz file; None when its arrays could not be built.
+        error: why they could not ("" when they could), and `trace` the traceback's text.
+    """
+
+    index: int
+    entry: dict[str, Any]
+    npz: bytes | memoryview | None = None
+    error: str = ""
+    trace: str = ""
+
+
+def prepare_episode(
+    index: int,
+    events: Sequence[events_pb2.StepEvent],
+    where: str,
+    spec: Mapping[str, Any] | None = None,
+    life: LifePlace | None = None,
+    endless: bool = False,
+    held: HeldObservations | None = None,
+) -> PreparedEpisode:
+    """An episode's npz bytes and meta entry, built from its events; nothing is written (so it
+    may run in another process: `finish_pool`). An episode whose arrays cannot be built gets an
+    entry naming the error, and no npz.
+
+    `spec`: recording.json's (observation labels). `life`: the session's place in its life
+    (`life_start`, thinned frames). `endless`: the file is one of an endless run's (its entry
+    names its first `episode`, its `restarts` in place, and `continued` when it begins in the
+    middle of an episode). `held`: the observation data of events read back light.
+    """
+    ordered = sorted(events, key=lambda e: e.seq)
+    extra = _entry_extras(ordered, life, endless)
+    try:
+        arrays, summary = build_episode(ordered, f"{where} episode {index}", spec, life, held, endless)
+        npz = encode_npz(arrays)
+    except Exception as exc:  # noqa: BLE001 - kept with its traceback: a bad episode must not stop the recorder
+        entry = {
+            "index": index,
+            "file": None,
+            "error": f"{type(exc).__name__}: {exc}",
+            "length": sum(1 for e in ordered if e.WhichOneof("kind") == "step"),
+            "first_seq": ordered[0].seq,
+            "last_seq": ordered[-1].seq,
+            **extra,
+        }
+        return PreparedEpisode(index, entry, None, entry["error"], traceback.format_exc())
+    return PreparedEpisode(index, {"index": index, "file": npz_name(index), **summary, **extra}, npz)
+
+
+def store_episode(objects: RecordingObjects, local_dir: Path, prepared: PreparedEpisode, where: str) -> dict[str, Any]:
+    """Write a prepared episode's npz into the storage (unless it is there); return its meta
+    entry. In a folder the npz is not yet durable: `objects.save` makes it so before meta.json
+    names it. One that could not be built keeps its events in `episode-NNNNNN.failed.part`
+    (beside its part file: the local folder)."""
+    index = prepared.index
+    if prepared.npz is None:
+        failed = local_dir / f"{episode_stem(index)}.failed.part"
+        log.error("%s episode %d: cannot build its arrays; the events stay in %s\n%s", where, index, failed,
+                  prepared.trace.rstrip())
+        part_path(local_dir, index).replace(failed)
+        fsync_dir(local_dir)
+    elif not objects.has_episode(index):
+        objects.put_episode(index, prepared.npz)
+    return prepared.entry
+
+
 def finish_episode(
     objects: RecordingObjects,
     local_dir: Path,
@@ -34,37 +108,8 @@ def finish_episode(
     endless: bool = False,
     held: HeldObservations | None = None,
 ) -> dict[str, Any]:
-    """Write the npz of an episode into the storage (unless it is there); return its meta entry.
-    In a folder the npz is not yet durable: `objects.save` makes it so before meta.json names it.
-
-    An episode whose arrays cannot be built keeps its events in `episode-NNNNNN.failed.part`
-    (beside its part file: the local folder). `spec`: recording.json's (observation labels).
-    `life`: the session's place in its life (`life_start`, thinned frames). `endless`: the file is
-    one of an endless run's (its entry names its first `episode`, its `restarts` in place, and
-    `continued` when it begins in the middle of an episode). `held`: the observation data of events read back light.
-    """
-    where = f"{where} episode {index}"
-    ordered = sorted(events, key=lambda e: e.seq)
-    extra = _entry_extras(ordered, life, endless)
-    try:
-        arrays, summary = build_episode(ordered, where, spec, life, held, endless)
-    except Exception as exc:  # keep the data: a bad episode must not stop the recorder
-        failed = local_dir / f"{episode_stem(index)}.failed.part"
-        log.exception("%s: cannot build its arrays; the events stay in %s", where, failed)
-        part_path(local_dir, index).replace(failed)
-        fsync_dir(local_dir)
-        return {
-            "index": index,
-            "file": None,
-            "error": f"{type(exc).__name__}: {exc}",
-            "length": sum(1 for e in ordered if e.WhichOneof("kind") == "step"),
-            "first_seq": ordered[0].seq,
-            "last_seq": ordered[-1].seq,
-            **extra,
-        }
-    if not objects.has_episode(index):
-        objects.put_episode(index, encode_npz(arrays))
-    return {"index": index, "file": npz_name(index), **summary, **extra}
+    """`prepare_episode` and `store_episode` in one: the episode's npz written, its meta entry."""
+    return store_episode(objects, local_dir, prepare_episode(index, events, where, spec, life, endless, held), where)
 
 
 def _entry_extras(

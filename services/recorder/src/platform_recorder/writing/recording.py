@@ -10,7 +10,7 @@ Per batch the writer calls `append` for each event (in order), then `sync` (writ
 records, one write per run of events bound for the same part file, and make the touched part
 files durable, together with every other recording's of the batch: `durable_files.SyncGroup`;
 from here the events may be acked), then `settle` (finish ended episodes:
-npz; then, at most every `meta_interval` seconds unless something urgent changed, meta.json
+npz, built here or, for a busy batch, by `finish_pool`'s worker and stored at a later settle; then, at most every `meta_interval` seconds unless something urgent changed, meta.json
 listing them (then the manifest, on S3), and only then delete their parts; every step is
 idempotent, so a crash anywhere in it is repaired by `load`). Until meta.json lists a finished
 episode its part file stays: the events stay durable where `load` finds them.
@@ -35,7 +35,8 @@ from platform_recorder.storage.durable_files import SyncGroup, fsync_dir
 from platform_recorder.storage.interface import Storage
 from platform_recorder.writing.endless_files import is_full, is_restart, route_endless
 from platform_recorder.writing.episodes import START_KINDS
-from platform_recorder.writing.finishing import apply_close, finish_episode
+from platform_recorder.writing.finish_pool import FinishHandle, FinishJob, FinishPool
+from platform_recorder.writing.finishing import PreparedEpisode, apply_close, finish_episode, store_episode
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.life_columns import recorded_steps
 from platform_recorder.writing.lives import close_in_life, place_from_meta
@@ -156,6 +157,8 @@ class Recording:
         self._meta_urgent = False  # ... at the next settle whatever the interval
         self._meta_written_at = time.monotonic()
         self.deleter: PartDeleter | None = None  # deletes listed parts off this thread (else in line)
+        self.finish_pool: FinishPool | None = None  # prepares finished episodes (else in line)
+        self._finishing: dict[int, FinishHandle] = {}  # episodes being prepared by `finish_pool`
         self._dir_made = False  # `dir` is known to exist (`_make_local_dir`)
 
     @property
@@ -167,11 +170,23 @@ class Recording:
         """Nothing pending (all synced and settled): the state can be dropped and reloaded later."""
         return (
             not self._to_finish and self._close is None and not self._touched and not self._meta_dirty
+            and not self._finishing
         )
 
     @property
     def meta_pending(self) -> bool:
-        """meta.json is behind the finished episodes (see `meta_due`)."""
+        """meta.json is behind the finished episodes (see `meta_due`), or episodes are being
+        prepared that it will list."""
+        return self._meta_dirty or bool(self._finishing)
+
+    @property
+    def preparing(self) -> bool:
+        """Finished episodes are being prepared (`finish_pool`), not yet listed."""
+        return bool(self._finishing)
+
+    @property
+    def meta_dirty(self) -> bool:
+        """meta.json is behind what is in memory (written when due: `meta_due`)."""
         return self._meta_dirty
 
     # ---------------------------------------------------------------- recovery
@@ -246,7 +261,7 @@ class Recording:
         reason: OrphanReason | None = None
         if routed is None:
             reason = OrphanReason.ENDLESS_FILES_FINISHED
-        elif index in self.finished or (state is None and self.objects.has_episode(index)):
+        elif index in self.finished or index in self._finishing or (state is None and self.objects.has_episode(index)):
             reason = OrphanReason.EPISODE_FINISHED
         elif kind in START_KINDS and state is not None and state.has_start and not self._restarts(event, state):
             reason = OrphanReason.EPISODE_STARTED
@@ -407,10 +422,16 @@ class Recording:
             # the earlier ones are finished once no seq is missing, as their late events could be.
             newest = max(self.open)
             self._to_finish.update(i for i in self.open if i < newest)
-        finished: list[tuple[int, dict[str, Any] | None]] = [
-            (index, self._finish_files(index)) for index in sorted(self._to_finish)
-        ]
+        finished: list[tuple[int, dict[str, Any] | None]] = []
+        for index in sorted(self._to_finish):
+            # an episode with no open state here (what a recovery found: an empty part, or an
+            # npz already written) is finished in line: only those with events are `_finishing`
+            if self.finish_pool is None or index not in self.open:
+                finished.append((index, self._finish_files(index)))
+            else:
+                self._finishing[index] = self.finish_pool.submit(self._finish_job(index))
         self._to_finish.clear()
+        finished += self._take_prepared(wait=force or self._close is not None or closing)
         if self._close is not None:
             self._apply_close(self._close)
             self._close = None
@@ -427,8 +448,32 @@ class Recording:
                           self.meta.status)
             self._life_due = False
 
+    def collect_prepared(self) -> None:
+        """List the episodes `finish_pool` has prepared since (meta.json is then behind)."""
+        finished = self._take_prepared(wait=False)
+        if finished:
+            self._list(finished)
+
+    def _take_prepared(self, wait: bool) -> list[tuple[int, dict[str, Any] | None]]:
+        """The episodes `finish_pool` prepared, stored (their npz written): (index, meta entry or
+        None for an empty part), each once; with `wait`, all of them (sent off first if queued)."""
+        out: list[tuple[int, dict[str, Any] | None]] = []
+        for index in sorted(self._finishing):
+            handle = self._finishing[index]
+            if not wait and not handle.done():
+                continue
+            del self._finishing[index]
+            prepared = handle.result()
+            out.append((index, None if prepared is None else self._store(prepared)))
+        return out
+
+    def _store(self, prepared: PreparedEpisode) -> dict[str, Any]:
+        return store_episode(self.objects, self.dir, prepared, self.where)
+
     def session_steps(self) -> int:
         """The steps of the session recorded so far: the life steps it takes."""
+        if self._finishing:
+            self._list(self._take_prepared(wait=True))
         open_events = [state.events if state.events is not None else read_part(state.writer.path, held=HeldObservations())
                        for state in self.open.values()]
         return recorded_steps(self.meta.episodes, open_events, self.life)
@@ -504,12 +549,25 @@ class Recording:
         except OSError:
             return
 
-    def _finish_files(self, index: int) -> dict[str, Any] | None:
-        """Write the npz of an episode (unless it exists) and return its meta entry."""
+    def _finish_job(self, index: int) -> FinishJob:
+        """What `finish_pool` needs to prepare an episode (its part file is complete and durable:
+        `settle` synced it), which is no longer open here."""
+        state = self._close_episode(index)
+        kept = (state.events, state.held) if state is not None and state.events is not None else None
+        return FinishJob(str(part_path(self.dir, index)), index, self.where, self.info.get("spec"), self.life,
+                         self.endless, kept)
+
+    def _close_episode(self, index: int) -> OpenEpisode | None:
+        """The open state of an episode that is finishing, its part file closed (None if none)."""
         state = self.open.pop(index, None)
         if state is not None:
             state.writer.close()
             self._touched.discard(state.writer)
+        return state
+
+    def _finish_files(self, index: int) -> dict[str, Any] | None:
+        """Write the npz of an episode (unless it exists) and return its meta entry."""
+        state = self._close_episode(index)
         if state is not None and state.events is not None:
             events, held = state.events, state.held
         else:

@@ -27,6 +27,7 @@ from platform_recorder.storage.interface import Storage
 from platform_recorder.storage.opening import as_storage
 from platform_recorder.writing.held_observations import light_split_event
 from platform_recorder.writing.lives import LifePlace, check_life_name, join_life, set_life_place
+from platform_recorder.writing.finish_pool import FinishPool
 from platform_recorder.writing.meta_batches import MetaBatch
 from platform_recorder.writing.part_deleter import PartDeleter
 from platform_recorder.writing.recording import Recording
@@ -60,6 +61,9 @@ class RecordingWriter:
             is a local folder (`Storage.local_root`), whose recording folders then hold them.
         background_deletes: listed episodes' part files are deleted on a thread of their own
             (`part_deleter`; the service's way), not before `process` returns.
+        finish_pool: finished episodes of busy batches are prepared in a worker process
+            (`finish_pool`; the service's way) and listed by a later `process` or `flush_due`,
+            not before `process` returns.
     """
 
     def __init__(
@@ -69,6 +73,7 @@ class RecordingWriter:
         meta_interval: float = 0.0,
         spool: Path | None = None,
         background_deletes: bool = False,
+        finish_pool: bool = False,
     ) -> None:
         self.storage = as_storage(storage)
         if spool is None:
@@ -82,6 +87,7 @@ class RecordingWriter:
         self._sessions: OrderedDict[str, Recording] = OrderedDict()
         self._absent: OrderedDict[str, None] = OrderedDict()
         self._deleter = PartDeleter() if background_deletes else None
+        self._finish_pool = FinishPool() if finish_pool else None
 
     def local_dir(self, session_id: str) -> Path:
         """The folder of a recording's part files."""
@@ -91,7 +97,7 @@ class RecordingWriter:
         self.wait_deletes()  # what is read back is what the deletes asked so far left
         rec = Recording.load(self.storage, session_id, self.local_dir(session_id), self.meta_interval, self.spooled)
         if rec is not None:
-            rec.deleter = self._deleter
+            rec.deleter, rec.finish_pool = self._deleter, self._finish_pool
         return rec
 
     def _new(self, session_id: str, meta: RecordingMeta, info: dict[str, Any]) -> Recording:
@@ -100,7 +106,7 @@ class RecordingWriter:
         objects.save(meta=meta, info=info)
         self._absent.pop(session_id, None)
         rec = Recording(objects, self.local_dir(session_id), meta, info, self.meta_interval, self.spooled)
-        rec.deleter = self._deleter
+        rec.deleter, rec.finish_pool = self._deleter, self._finish_pool
         self._sessions[session_id] = rec
         return rec
 
@@ -161,6 +167,8 @@ class RecordingWriter:
         metas = MetaBatch()
         for rec in touched.values():
             rec.settle(now, metas=metas)
+        if self._finish_pool is not None:
+            self._finish_pool.dispatch()
         self.flush_due(now, metas)
         return counts
 
@@ -175,7 +183,10 @@ class RecordingWriter:
         a vector session then share one batch an interval rather than each its own."""
         now = time.monotonic() if now is None else now
         metas = MetaBatch() if metas is None else metas
-        lagging = [rec for rec in self._sessions.values() if rec.meta_pending]
+        if self._finish_pool is not None:
+            for rec in self._sessions.values():
+                rec.collect_prepared()
+        lagging = [rec for rec in self._sessions.values() if rec.meta_dirty]
         if len(metas) or any(rec.meta_due(now) for rec in lagging):
             for rec in lagging:
                 metas.add(rec)
@@ -183,10 +194,12 @@ class RecordingWriter:
         self._evict()
 
     def flush(self) -> None:
-        """Write every lagging meta.json now (before stopping)."""
+        """Write every lagging meta.json now (before stopping), with every episode being prepared."""
         metas = MetaBatch()
         for rec in self._sessions.values():
-            if rec.meta_pending:
+            if rec.preparing:
+                rec.settle(force=True)  # lists what is being prepared
+            if rec.meta_dirty:
                 metas.add(rec)
         metas.write(self.storage)
 
@@ -363,6 +376,8 @@ class RecordingWriter:
             rec.close_files()
         self._sessions.clear()
         self._absent.clear()
+        if self._finish_pool is not None:
+            self._finish_pool.drop_queued()  # what is in the worker comes back to no one
 
     def close(self) -> None:
         """Write what lags, then forget every state."""
@@ -374,6 +389,8 @@ class RecordingWriter:
             self.reset()
             if self._deleter is not None:
                 self._deleter.stop()
+            if self._finish_pool is not None:
+                self._finish_pool.close()
 
 
 def _batch_events(data: bytes) -> list[tuple[events_pb2.StepEvent, EntryBytes | None, int]]:
