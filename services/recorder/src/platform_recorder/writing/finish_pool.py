@@ -11,15 +11,20 @@ durable meta.json lists its episode, and a result that never comes back (a crash
 redone from the part file.
 
 Small batches (a lockstep session's episode or two) are prepared in line: a round trip to the
-worker would cost more than it saves. The worker starts with the first busy batch, from a fork
-server (the writer runs beside other threads: no plain fork). A worker that dies is replaced, and
+worker would cost more than it saves. The worker starts with the first busy batch, spawned (the
+writer runs beside other threads: no plain fork), and dies with the recorder (Linux's parent-death
+signal: a recorder killed outright leaves no worker behind). A worker that dies is replaced, and
 its tasks are prepared in line.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
+import os
+import signal
+import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -70,6 +75,19 @@ def prepare_from_part(job: FinishJob) -> PreparedEpisode | None:
     if isinstance(prepared.npz, memoryview):
         prepared.npz = bytes(prepared.npz)  # sent back pickled
     return prepared
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """The worker's initializer: it is killed when the recorder that started it dies (Linux), and
+    leaves at once if that has already happened."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(0)
 
 
 def prepare_all(jobs: Sequence[FinishJob]) -> list[PreparedEpisode | None]:
@@ -164,7 +182,8 @@ class FinishPool:
         """The worker's future of `jobs`; None when no worker can take it (prepared in line)."""
         for attempt in range(2):
             if self._executor is None:
-                self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"))
+                self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                     initializer=die_with_parent, initargs=(os.getpid(),))
             try:
                 future = self._executor.submit(prepare_all, [replace(job, kept=None) for job in jobs])
             except (BrokenProcessPool, RuntimeError) as exc:
