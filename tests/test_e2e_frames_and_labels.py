@@ -12,6 +12,7 @@ import platform_sdk
 import pytest
 import simplejpeg
 from platform_contracts.frames import jpeg_bytes
+from platform_contracts.painted_frames import cartpole_frame, painted_jpeg
 from platform_envs.adapters.dmc import make_env
 from platform_sdk.labels import LabelError
 from platform_testing.waiting import wait_for
@@ -119,3 +120,25 @@ def test_recorded_atari_frames_are_the_jpegs_of_its_screens_encoded_by_the_recor
     assert len(frames) == len(observations) == 41, "the reset's frame and one per step"
     assert [bytes(f) for f in frames] == [jpeg_bytes(o, 60) for o in observations]
     assert np.array_equal(simplejpeg.decode_jpeg(bytes(frames[-1])), last_render)
+
+
+def test_recorded_cartpole_frames_are_painted_by_the_recorder_from_the_observations(platform_stack):
+    """CartPole's picture follows from its observation: the environment server sends no picture
+    while the session steps (`platform_sdk.server.painted`); the recorder paints each recorded
+    observation and encodes it. The picture is the one the server's `render` draws."""
+    with platform_sdk.connect("cartpole", url=platform_stack.url, record=True, record_frames=True,
+                              jpeg_quality=70) as env:
+        sid = env.session_id
+        env.reset(seed=2)
+        for action in (1, 1, 0, 1, 1):
+            env.step(action)
+        last_render = env.render()  # the server's pygame picture, as JPEG, decoded
+    meta = _closed_recording(Path(platform_stack.recordings) / sid)
+    data = np.load(Path(platform_stack.recordings) / sid / meta["episodes"][0]["file"])
+    frames, observations = data["frames"], data["observations"]
+    assert len(frames) == len(observations) == 6, "the reset's frame and one per step"
+    marker = cartpole_frame(0.5, 2.4, 70)
+    assert [bytes(f) for f in frames] == [painted_jpeg(marker, o) for o in observations]
+    last_recorded = simplejpeg.decode_jpeg(bytes(frames[-1]))
+    assert last_recorded.shape == last_render.shape == (400, 600, 3)
+    assert np.abs(last_recorded.astype(int) - last_render.astype(int)).mean() < 3

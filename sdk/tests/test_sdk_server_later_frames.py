@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 import gymnasium
 import numpy as np
 import platform_testing.env_server_client as helpers
+import simplejpeg
+from platform_contracts.painted_frames import painted_array
 from gymnasium import spaces as gs
 from platform_sdk.server.instance import EnvInstance
 from simulusion.env.v1 import environment_pb2 as env_pb
@@ -113,8 +115,15 @@ def test_the_server_process_sends_later_frames_over_grpc() -> None:
         taken = client.ok(take_frames=env_pb.TakeFramesRequest())
         assert [f.request_id for f in taken.later_frames] == [step.id]
         rendered = client.ok(render=env_pb.RenderRequest()).render.frame  # nothing moved since
-        assert taken.later_frames[0].frame == rendered
         assert (rendered.encoding, rendered.width, rendered.height) == ("jpeg", 600, 400)
+        # CartPole's recorded frames are painted from the observation by the recorder
+        # (platform_sdk.server.painted): the same picture, drawn off the step path
+        later = taken.later_frames[0].frame
+        assert (later.encoding, later.width, later.height) == ("painted:cartpole", 600, 400)
+        tensor = step.step.observation.tensor
+        painted = painted_array(later, np.frombuffer(tensor.data, dtype=np.dtype(tensor.dtype)))
+        shown = simplejpeg.decode_jpeg(rendered.data)
+        assert np.abs(painted.astype(int) - shown.astype(int)).mean() < 3
 
 
 class _Screen(gymnasium.Env):

@@ -15,7 +15,7 @@ from platform_recorder.writing.part_files import part_files
 from platform_recorder.writing.writer import RecordingWriter
 from recorder_testkit import closed, episode_events, load_episode, read_meta, started, subject_of
 
-EPISODES = 2 * MIN_POOLED  # a batch with enough of them to go to the worker
+EPISODES = MIN_POOLED // 4 + 1  # a batch of episodes of 3 steps that weighs enough to go to the worker
 
 
 def msgs(*events: Any) -> list[tuple[str, bytes]]:

@@ -158,6 +158,11 @@ class WorldChangeTimeline(gymnasium.Wrapper[Any, Any, Any, Any]):
         self._has_sensor_kinds = self._sensors is not None
 
     @property
+    def keeps_observation(self) -> bool:
+        """The observations it passes on are the hosted environment's (no sensor changes)."""
+        return not self._has_sensor_kinds
+
+    @property
     def render_is_observation(self) -> bool:
         """As the hosted environment says, unless sensor changes can make the observation differ
         from what it renders."""

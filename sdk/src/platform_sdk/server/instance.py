@@ -38,6 +38,7 @@ from platform_sdk.server.frames import encode_frame, frame_array
 from platform_sdk.server.holds import answer_hold
 from platform_sdk.server.frame_schedule import FrameSchedule
 from platform_sdk.server.later_frames import NOT_DRAWN, RENDER_IS_OBSERVATION, LaterFrames
+from platform_sdk.server.painted import frame_painter
 from platform_sdk.server.spec import build_spec, jsonable_metadata, spec_metadata
 from platform_sdk.server.state_transfer import answer_export_state, answer_import_state
 
@@ -81,6 +82,7 @@ class EnvInstance:
     ) -> None:
         self.env = env
         self.timeline: WorldChangeTimeline | None = timeline_of(env)
+        self.painter = frame_painter(env)  # its recorded frames are painted by the recorder (`painted`)
         self.env_id = env_id
         self.jpeg_quality = jpeg_quality
         self.endless = endless
@@ -194,11 +196,14 @@ class EnvInstance:
 
     def later_frame(self, copy: bool = False) -> Any:
         """The current frame for `render_later`: the rendered array (`rendered`; a copy with
-        `copy`), or `RENDER_IS_OBSERVATION`, rendering nothing, when the hosted environment says
+        `copy`), or, rendering nothing: `RENDER_IS_OBSERVATION` when the hosted environment says
         its `render()` is always exactly its observation (`render_is_observation = True`, as
-        `platform_envs.adapters.atari` does). Read on the hosted object only: a wrapper that
-        changes the observation does not pass it on (Gymnasium wrappers forward no attributes)."""
+        `platform_envs.adapters.atari` does; read on the hosted object only: a wrapper that
+        changes the observation does not pass it on, Gymnasium wrappers forward no attributes),
+        or a painted `Frame` (`painted`: CartPole) that the recorder draws from the observation."""
         self.check_renders()
+        if self.painter is not None:
+            return self.painter(self.jpeg_quality)
         if getattr(self.env, "render_is_observation", False) is True:
             return RENDER_IS_OBSERVATION
         frame = self.rendered()
@@ -208,6 +213,7 @@ class EnvInstance:
         """Host `env` (a restored or imported copy) from now on, at `observation` and `info`."""
         previous, self.env = self.env, env
         self.timeline = timeline_of(env)
+        self.painter = frame_painter(env)
         self.observation, self.info = observation, info
         self.has_reset = True
         if previous is not env:

@@ -13,7 +13,8 @@ encoded at all: it is sent as a `Frame` of encoding "observation" (checked when 
 be encoded), and the recorder encodes it from the observation it records anyway. An environment
 that says so itself (`render_is_observation`, see `EnvInstance.later_frame`) is not even
 rendered: its frame is kept as `RENDER_IS_OBSERVATION` (a render and a comparison cost ~30 µs of
-a Pong step, most of it before the answer).
+a Pong step, most of it before the answer). Nor is one whose picture the recorder paints from the
+observation (CartPole, `painted`): its frame is kept as the painted `Frame` itself.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class LaterFrames:
             self._encoded.append(later)
 
     def _encoded_frame(self, frame: Any, observation: Any) -> env_pb.Frame:
+        if isinstance(frame, env_pb.Frame):  # painted by the recorder (`painted`)
+            return frame
         if frame is RENDER_IS_OBSERVATION:
             marker = observation_frame(observation, self._quality)
             if marker is None:

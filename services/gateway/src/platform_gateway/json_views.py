@@ -195,8 +195,9 @@ def saved_snapshot_json(saved: env_pb.SavedSnapshot) -> dict[str, Any]:
 
 
 def frame_jpeg(frame: env_pb.Frame, observation: values_pb.Value | None = None) -> bytes:
-    """The frame as JPEG bytes: raw RGB frames, and a frame that is its `observation` (an Atari
-    screen, encoding "observation"), are encoded here.
+    """The frame as JPEG bytes: raw RGB frames, a frame that is its `observation` (an Atari
+    screen, encoding "observation") and a frame painted from it (CartPole, "painted:"), are
+    encoded here.
 
     Raises:
         ValueError: an "observation" frame without its image observation.
@@ -209,6 +210,13 @@ def frame_jpeg(frame: env_pb.Frame, observation: values_pb.Value | None = None) 
         from platform_contracts.frames import observation_jpeg  # imports simplejpeg: only when needed
 
         return observation_jpeg(frame, observation.tensor.data)
+    if frame.encoding.startswith("painted:"):  # platform_contracts.painted_frames
+        if observation is None or observation.WhichOneof("kind") != "tensor":
+            raise ValueError("a painted frame came without its observation")
+        from platform_contracts.painted_frames import painted_jpeg
+
+        tensor = observation.tensor
+        return painted_jpeg(frame, np.frombuffer(tensor.data, dtype=np.dtype(tensor.dtype)))
     import simplejpeg
 
     array = np.frombuffer(frame.data, dtype=np.uint8).reshape(frame.height, frame.width, 3)

@@ -41,8 +41,10 @@ from simulusion.bus.v1 import events_pb2
 
 log = logging.getLogger(__name__)
 
-# A batch with fewer episodes to finish than this prepares them in line.
-MIN_POOLED = 16
+# A batch whose episodes to finish weigh less than this prepares them in line (`FinishJob.weight`:
+# 16 CartPole episodes without frames; one of ~20 steps with frames to paint).
+MIN_POOLED = 256
+FRAME_WEIGHT = 16  # a frame to paint or encode costs about as much as 16 steps without one
 # Tasks sent and not yet taken back; the writer waits for the oldest beyond this (so a worker
 # slower than the writer bounds the episodes in flight instead of letting them pile up).
 MAX_IN_FLIGHT = 3
@@ -60,6 +62,7 @@ class FinishJob:
     life: LifePlace | None
     endless: bool
     kept: tuple[list[events_pb2.StepEvent], HeldObservations] | None = None
+    weight: int = 16  # the work it is: its steps, plus FRAME_WEIGHT a frame to paint or encode
 
 
 def prepare_from_part(job: FinishJob) -> PreparedEpisode | None:
@@ -144,10 +147,10 @@ class FinishPool:
     """Prepares episodes for the writer, in a worker process when a batch has enough of them.
 
     `submit` queues a job; `dispatch` (the writer calls it once its batch is settled) sends the
-    queued jobs as one task, or prepares them in line when they are fewer than `min_pooled`.
+    queued jobs as one task, or prepares them in line when they weigh less than `min_pooled`.
 
     Args:
-        min_pooled: the fewest queued jobs sent to the worker.
+        min_pooled: the least weight of queued jobs sent to the worker (`FinishJob.weight`).
         max_in_flight: tasks in the worker beyond which `dispatch` waits for the oldest.
     """
 
@@ -170,7 +173,8 @@ class FinishPool:
         if not handles:
             return
         jobs = [handle.job for handle in handles]
-        task = _Task(jobs, self._send(jobs) if len(jobs) >= self.min_pooled else None)
+        weight = sum(job.weight for job in jobs)
+        task = _Task(jobs, self._send(jobs) if weight >= self.min_pooled else None)
         for position, handle in enumerate(handles):
             handle._task, handle.position = task, position
         if not task.future.done():

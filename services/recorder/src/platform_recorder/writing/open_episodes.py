@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from platform_contracts.frames import OBSERVATION
+from platform_contracts.painted_frames import is_painted
 from platform_contracts.step_batches import EntryForm
 from simulusion.bus.v1 import events_pb2
 
@@ -32,6 +34,7 @@ class OpenEpisode:
     episode: int = -1  # the env host's (last) episode number of its events (an endless run's files differ)
     first_episode: int = -1  # ... and its first (an endless file spans several, one per restart)
     steps: int = 0  # its step events
+    frames_to_encode: int = 0  # its frames the recorder paints or encodes (`observation_frames`)
     last_seq: int = 0  # the highest seq of its events
     restart_pending: bool = False  # its last event is an ended step (endless: its restart's reset follows)
     # What its part file holds, parsed (None: too large, read it back when finishing), and the
@@ -50,6 +53,9 @@ class OpenEpisode:
         self.first_episode = episode if self.first_episode < 0 else min(self.first_episode, episode)
         if kind == "step":
             self.steps += 1
+        frame = event.step.result.frame if kind == "step" else event.reset.frame if kind == "reset" else None
+        if frame is not None and (frame.encoding == OBSERVATION or is_painted(frame)):
+            self.frames_to_encode += 1
         if event.seq > self.last_seq:
             self.last_seq = int(event.seq)
             self.restart_pending = kind == "step" and _ended(event)

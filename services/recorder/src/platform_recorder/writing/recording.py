@@ -35,7 +35,7 @@ from platform_recorder.storage.durable_files import SyncGroup, fsync_dir
 from platform_recorder.storage.interface import Storage
 from platform_recorder.writing.endless_files import is_full, is_restart, route_endless
 from platform_recorder.writing.episodes import START_KINDS
-from platform_recorder.writing.finish_pool import FinishHandle, FinishJob, FinishPool
+from platform_recorder.writing.finish_pool import FRAME_WEIGHT, FinishHandle, FinishJob, FinishPool
 from platform_recorder.writing.finishing import PreparedEpisode, apply_close, finish_episode, store_episode
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.life_columns import recorded_steps
@@ -554,8 +554,9 @@ class Recording:
         `settle` synced it), which is no longer open here."""
         state = self._close_episode(index)
         kept = (state.events, state.held) if state is not None and state.events is not None else None
+        weight = 16 if state is None else 1 + state.steps + FRAME_WEIGHT * state.frames_to_encode
         return FinishJob(str(part_path(self.dir, index)), index, self.where, self.info.get("spec"), self.life,
-                         self.endless, kept)
+                         self.endless, kept, weight)
 
     def _close_episode(self, index: int) -> OpenEpisode | None:
         """The open state of an episode that is finishing, its part file closed (None if none)."""
