@@ -6,7 +6,9 @@ Each run is timed from its process's start to its exit (the whole command, as a 
 it). Prints each case's median wall time and steps/s with the spread of its rounds, and the
 ratios recorded / unrecorded (goal: at least 0.8), from the medians and run by run (each
 recorded run against the unrecorded run of its round). A recorded run's next round starts once
-the recorder has written it all, so its finishing work never slows the next run.
+the recorder has written it all, so its finishing work never slows the next run; how long after
+the command's exit that was is printed too (the recorder's catch-up: it paints and encodes the
+frames of CartPole, `platform_contracts.painted_frames`).
 
     uv run python bench/agent_record_rate.py                      # starts its own platform
     uv run python bench/agent_record_rate.py --rounds 5 --steps 20000
@@ -64,16 +66,20 @@ def main() -> int:
     platform = LocalPlatform(data_dir / "data", recordings_dir=recordings)
     platform.start()
     times: dict[str, list[float]] = {case: [] for case in CASES}
+    catch_up: dict[str, list[float]] = {case: [] for case in CASES}
     try:
         for round_number in range(args.rounds):
             for case in CASES:
                 life = f"bench-{os.getpid()}-{round_number}"
                 seconds, summary = run_command(platform.url, args.steps, case, life, args.max_frames)
                 times[case].append(seconds)
-                print(f"round {round_number + 1} {case:>14}: {seconds:6.2f} s ({args.steps / seconds:6.0f} steps/s)",
-                      flush=True)
+                line = f"round {round_number + 1} {case:>14}: {seconds:6.2f} s ({args.steps / seconds:6.0f} steps/s)"
                 if case != "unrecorded":
+                    exited = time.perf_counter()
                     wait_recorded(recordings / summary["session_id"])
+                    catch_up[case].append(time.perf_counter() - exited)
+                    line += f", recorded {catch_up[case][-1]:.1f} s after"
+                print(line, flush=True)
     finally:
         platform.stop()
     print(f"\nagents.run cartpole random --endless --steps {args.steps}: medians of {args.rounds} alternating rounds")
@@ -85,7 +91,8 @@ def main() -> int:
         if case != "unrecorded":
             paired = [a / b for a, b in zip(times["unrecorded"], times[case], strict=True)]
             line += (f"; rate / unrecorded {base / median:.2f} "
-                     f"(run by run median {statistics.median(paired):.2f}, {spread(paired)})")
+                     f"(run by run median {statistics.median(paired):.2f}, {spread(paired)}); "
+                     f"recorded {statistics.median(catch_up[case]):.1f} s after the exit ({spread(catch_up[case])} s)")
         print(line, flush=True)
     return 0
 

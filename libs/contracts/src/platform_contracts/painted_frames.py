@@ -42,24 +42,36 @@ def cartpole_frame(length: float, x_threshold: float, quality: int) -> env_pb.Fr
                         data=_CARTPOLE_CONSTANTS.pack(length, x_threshold))
 
 
-def _fill_convex(canvas: np.ndarray, corners: list[tuple[float, float]], colour: tuple[int, int, int]) -> None:
-    """Fill the convex polygon `corners` (x right, y down, in pixels; either winding) on `canvas`:
-    the pixels whose centres lie inside it."""
+def _fill_box(canvas: np.ndarray, left: float, right: float, top: float, bottom: float,
+              colour: tuple[int, int, int]) -> None:
+    """Fill the pixels whose centres lie within half a pixel of the box (x right, y down)."""
     height, width = canvas.shape[:2]
-    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
-    x0, x1 = max(0, math.floor(min(xs))), min(width, math.ceil(max(xs)) + 1)
-    y0, y1 = max(0, math.floor(min(ys))), min(height, math.ceil(max(ys)) + 1)
+    x0, x1 = max(0, math.ceil(left - 0.5)), min(width, math.floor(right + 0.5) + 1)
+    y0, y1 = max(0, math.ceil(top - 0.5)), min(height, math.floor(bottom + 0.5) + 1)
+    if x0 < x1 and y0 < y1:
+        canvas[y0:y1, x0:x1] = colour
+
+
+def _fill_bar(canvas: np.ndarray, start: tuple[float, float], direction: tuple[float, float], length: float,
+              back: float, half_width: float, colour: tuple[int, int, int]) -> None:
+    """Fill a rotated rectangle (x right, y down): from `back` behind `start` to `length` ahead of
+    it along the unit vector `direction`, `half_width` to each side; the pixels whose centres lie
+    within half a pixel of it."""
+    height, width = canvas.shape[:2]
+    (sx, sy), (dx, dy) = start, direction
+    ends = [(sx + dx * a + dy * b, sy + dy * a - dx * b) for a in (-back, length) for b in (-half_width, half_width)]
+    x0 = max(0, math.floor(min(x for x, _ in ends)) - 1)
+    x1 = min(width, math.ceil(max(x for x, _ in ends)) + 2)
+    y0 = max(0, math.floor(min(y for _, y in ends)) - 1)
+    y1 = min(height, math.ceil(max(y for _, y in ends)) + 2)
     if x0 >= x1 or y0 >= y1:
         return
-    px = np.arange(x0, x1, dtype=np.float64)[None, :]
-    py = np.arange(y0, y1, dtype=np.float64)[:, None]
-    inside_all = np.ones((y1 - y0, x1 - x0), dtype=bool)
-    area = sum(xs[i] * ys[(i + 1) % len(xs)] - xs[(i + 1) % len(xs)] * ys[i] for i in range(len(xs)))
-    sign = 1.0 if area >= 0 else -1.0
-    for i in range(len(corners)):
-        (ax, ay), (bx, by) = corners[i], corners[(i + 1) % len(corners)]
-        inside_all &= sign * ((bx - ax) * (py - ay) - (by - ay) * (px - ax)) >= -0.5 * math.hypot(bx - ax, by - ay)
-    canvas[y0:y1, x0:x1][inside_all] = colour
+    px = np.arange(x0, x1, dtype=np.float32) - np.float32(sx)
+    py = np.arange(y0, y1, dtype=np.float32)[:, None] - np.float32(sy)
+    along = px * np.float32(dx) + py * np.float32(dy)
+    across = px * np.float32(dy) - py * np.float32(dx)
+    inside = (along >= -back - 0.5) & (along <= length + 0.5) & (np.abs(across) <= half_width + 0.5)
+    canvas[y0:y1, x0:x1][inside] = colour
 
 
 def _fill_disc(canvas: np.ndarray, cx: int, cy: int, radius: int, colour: tuple[int, int, int]) -> None:
@@ -84,17 +96,12 @@ def paint_cartpole(observation: np.ndarray, constants: bytes) -> np.ndarray:
     cart_y, axle_offset = 100.0, 30.0 / 4.0  # the top of the track, pygame's y (up, before the flip)
     canvas = np.full((height, width, 3), 255, dtype=np.uint8)
 
-    def screen(x: float, y: float) -> tuple[float, float]:  # pygame's y up -> the image's row
-        return x, height - 1 - y
-
-    cart = [(-25.0, -15.0), (-25.0, 15.0), (25.0, 15.0), (25.0, -15.0)]
-    _fill_convex(canvas, [screen(x + cart_x, y + cart_y) for x, y in cart], (0, 0, 0))
-    angle = -float(observation[2])
-    cos_a, sin_a = math.cos(angle), math.sin(angle)
-    left, right, top, bottom = -pole_width / 2, pole_width / 2, pole_length - pole_width / 2, -pole_width / 2
-    pole = [(x * cos_a - y * sin_a + cart_x, x * sin_a + y * cos_a + cart_y + axle_offset)
-            for x, y in ((left, bottom), (left, top), (right, top), (right, bottom))]
-    _fill_convex(canvas, [screen(x, y) for x, y in pole], (202, 152, 101))
+    row = height - 1  # pygame's y (up, before Gymnasium flips the picture) -> the image's row: row - y
+    _fill_box(canvas, cart_x - 25.0, cart_x + 25.0, row - (cart_y + 15.0), row - (cart_y - 15.0), (0, 0, 0))
+    # the pole: from the axle, along its angle (0: straight up; positive: leaning right)
+    angle = float(observation[2])
+    _fill_bar(canvas, (cart_x, row - (cart_y + axle_offset)), (math.sin(angle), -math.cos(angle)),
+              pole_length - pole_width / 2, pole_width / 2, pole_width / 2, (202, 152, 101))
     axle_x, axle_y = int(cart_x), int(cart_y + axle_offset)
     _fill_disc(canvas, axle_x, height - 1 - axle_y, int(pole_width / 2), (129, 132, 203))
     canvas[height - 1 - int(cart_y), :] = 0  # the track
