@@ -99,6 +99,7 @@ class RecorderService:
         """Serve, then take this recorder's share of the partitions (each: finish what was left
         in the spool, then consume)."""
         self._failed = asyncio.get_running_loop().create_future()
+        self.writer.start_finish_pool()
         await prepare_stream(self._js, self.stream)
         await self.api.start()
         await self.snapshots.start()

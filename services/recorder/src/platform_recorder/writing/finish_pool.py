@@ -11,7 +11,8 @@ durable meta.json lists its episode, and a result that never comes back (a crash
 redone from the part file.
 
 Small batches (a lockstep session's episode or two) are prepared in line: a round trip to the
-worker would cost more than it saves. The worker starts with the first busy batch, spawned (the
+worker would cost more than it saves. The worker is spawned when the recorder starts (`start`:
+its imports, ~0.5 s of CPU, are then done before the first busy batch; else with that batch; the
 writer runs beside other threads: no plain fork), and dies with the recorder (Linux's parent-death
 signal: a recorder killed outright leaves no worker behind). A worker that dies is replaced, and
 its tasks are prepared in line.
@@ -162,6 +163,17 @@ class FinishPool:
         self._executor: ProcessPoolExecutor | None = None
         self.pooled_tasks = 0  # tasks sent to the worker so far
 
+    def start(self) -> None:
+        """Start the worker now (it imports what it needs while nothing waits for it)."""
+        if self._executor is None:
+            self._executor = self._new_executor()
+            self._executor.submit(prepare_all, [])
+
+    @staticmethod
+    def _new_executor() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
+
     def submit(self, job: FinishJob) -> FinishHandle:
         handle = FinishHandle(self, job)
         self._queued.append(handle)
@@ -186,8 +198,7 @@ class FinishPool:
         """The worker's future of `jobs`; None when no worker can take it (prepared in line)."""
         for attempt in range(2):
             if self._executor is None:
-                self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                     initializer=die_with_parent, initargs=(os.getpid(),))
+                self._executor = self._new_executor()
             try:
                 future = self._executor.submit(prepare_all, [replace(job, kept=None) for job in jobs])
             except (BrokenProcessPool, RuntimeError) as exc:

@@ -89,6 +89,11 @@ class RecordingWriter:
         self._deleter = PartDeleter() if background_deletes else None
         self._finish_pool = FinishPool() if finish_pool else None
 
+    def start_finish_pool(self) -> None:
+        """Start the finishing worker now rather than with the first busy batch (`finish_pool`)."""
+        if self._finish_pool is not None:
+            self._finish_pool.start()
+
     def local_dir(self, session_id: str) -> Path:
         """The folder of a recording's part files."""
         return self.parts_root / session_id
