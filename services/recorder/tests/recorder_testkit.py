@@ -282,30 +282,29 @@ def read_recording_info(root: Recordings, recording_id: str) -> dict[str, Any]:
     return json.loads(RecordingStore(root).read(recording_id, RECORDING_FILE, 0, MAX_READ_BYTES))
 
 
-async def consumer_drained(js: Any) -> bool:
-    """True when every partition's recorder consumer has delivered and acked everything in the stream."""
+async def recorder_consumers(js: Any) -> dict[str, Any | None]:
+    """Every partition's recorder consumer's info (None for one the recorder has not made yet)."""
     from nats.js.errors import NotFoundError
 
+    infos: dict[str, Any | None] = {}
     for consumer in subjects.RECORDER_CONSUMERS:
         try:
-            info = await js.consumer_info(subjects.SESSIONS_STREAM, consumer)
-        except NotFoundError:  # the recorder has not created it yet
-            return False
-        if info.num_pending or info.num_ack_pending:
-            return False
-    return True
+            infos[consumer] = await js.consumer_info(subjects.SESSIONS_STREAM, consumer)
+        except NotFoundError:
+            infos[consumer] = None
+    return infos
+
+
+async def consumer_drained(js: Any) -> bool:
+    """True when every partition's recorder consumer has delivered and acked everything in the stream."""
+    infos = (await recorder_consumers(js)).values()
+    return all(info is not None and not info.num_pending and not info.num_ack_pending for info in infos)
 
 
 async def delivered_total(js: Any) -> int:
     """Messages delivered so far by every partition's recorder consumer (0 for one not made yet)."""
-    total = 0
-    for consumer in subjects.RECORDER_CONSUMERS:
-        try:
-            info = await js.consumer_info(subjects.SESSIONS_STREAM, consumer)
-        except Exception:  # noqa: BLE001 - not created yet
-            continue
-        total += info.delivered.consumer_seq if info.delivered else 0
-    return total
+    infos = (await recorder_consumers(js)).values()
+    return sum(info.delivered.consumer_seq for info in infos if info is not None and info.delivered)
 
 
 def same_partition_ids(prefix: str, count: int, partition: int = 0) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from platform_recorder.writing.finish_pool import MIN_POOLED
+from platform_recorder.writing.finish_pool import MIN_POOLED, WORKER_NICENESS
 from platform_recorder.writing.part_files import part_files
 from platform_recorder.writing.writer import RecordingWriter
 from recorder_testkit import closed, episode_events, load_episode, read_meta, started, subject_of
@@ -51,6 +51,9 @@ def test_a_busy_batch_is_prepared_in_the_worker_and_gives_the_files_prepared_in_
     assert pooled._finish_pool is not None and pooled._finish_pool.pooled_tasks == 2
     assert worker_pids(pooled) and all(pid != os.getpid() for pid in worker_pids(pooled))
     pooled.process(msgs(closed("s1", last_seq=2 * EPISODES * 4)))  # the close waits for every episode
+    # the worker (which has run its tasks by now) yields to the stepping processes
+    assert all(os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICENESS
+               for pid in worker_pids(pooled))
     meta, expected = read_meta(tmp_path / "pooled", "s1"), read_meta(tmp_path / "in-line", "s1")
     assert meta is not None and expected is not None and meta.status == "closed"
     assert [e["index"] for e in meta.episodes] == list(range(2 * EPISODES))

@@ -14,8 +14,10 @@ Small batches (a lockstep session's episode or two) are prepared in line: a roun
 worker would cost more than it saves. The worker is spawned when the recorder starts (`start`:
 its imports, ~0.5 s of CPU, are then done before the first busy batch; else with that batch; the
 writer runs beside other threads: no plain fork), and dies with the recorder (Linux's parent-death
-signal: a recorder killed outright leaves no worker behind). A worker that dies is replaced, and
-its tasks are prepared in line.
+signal: a recorder killed outright leaves no worker behind). It runs at a lower priority (`nice`
++10): on a machine whose cores the sessions also step on, it takes the time they leave (the
+recording lags a little more while they run and catches up after; JetStream holds the backlog)
+rather than slowing them. A worker that dies is replaced, and its tasks are prepared in line.
 """
 
 from __future__ import annotations
@@ -82,11 +84,14 @@ def prepare_from_part(job: FinishJob) -> PreparedEpisode | None:
 
 
 _PR_SET_PDEATHSIG = 1
+WORKER_NICENESS = 10
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """The worker's initializer: it is killed when the recorder that started it dies (Linux), and
-    leaves at once if that has already happened."""
+def worker_setup(parent_pid: int) -> None:
+    """The worker's initializer: it yields the processor to the sessions (`WORKER_NICENESS`), is
+    killed when the recorder that started it dies (Linux), and leaves at once if that has already
+    happened."""
+    os.nice(WORKER_NICENESS)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -172,7 +177,7 @@ class FinishPool:
     @staticmethod
     def _new_executor() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=die_with_parent, initargs=(os.getpid(),))
+                                   initializer=worker_setup, initargs=(os.getpid(),))
 
     def submit(self, job: FinishJob) -> FinishHandle:
         handle = FinishHandle(self, job)
