@@ -132,7 +132,9 @@ async def test_a_session_recording_frames_records_a_frame_per_held_step(
     response = await link.request(hold(0, 3))
     assert response.hold.steps == 3 and len(response.hold.frames) == 0 and len(response.hold.kept) == 0
     events = await recorded_events(js, session_id, 4)
-    assert events[0].reset.frame.encoding == "jpeg"
+    # the reset's frame is CartPole's painted one (the recorder paints it from the observation:
+    # platform_contracts.painted_frames); a hold renders the frames of its steps
+    assert events[0].reset.frame.encoding == "painted:cartpole"
     assert [e.step.result.frame.encoding for e in events[1:]] == ["jpeg"] * 3
     with_frames = await link.request(hold(0, 2, frames=True))
     assert [f.encoding for f in with_frames.hold.frames] == ["jpeg"] * 2 and len(with_frames.hold.kept) == 0

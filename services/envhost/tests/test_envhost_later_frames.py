@@ -9,11 +9,15 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import simplejpeg
 from envhost_testkit import EnvHostProcess, events_until_closed, new_session_id, recorded_events, stop_session
 from simulusion.control.v1 import control_pb2 as control_pb
 from simulusion.env.v1 import environment_pb2 as env_pb
+from platform_contracts.painted_frames import painted_array
 from step_path_kit import start
 
+PAINTED = "painted:cartpole"  # CartPole's recorded frames: painted by the recorder from the observation
 PONG = control_pb.CatalogEntry(id="pong", factory="platform_envs.adapters.atari:make_env",
                                kwargs_json='{"game": "pong"}')
 
@@ -60,7 +64,7 @@ async def test_the_last_frame_of_a_quiet_client_is_taken_and_recorded(
     assert all(a.step.frame_later and not a.step.HasField("frame") for a in answers)
     events = await recorded_events(js, session_id, 3, timeout=10)  # no request, no stop: the timer takes it
     assert [e.WhichOneof("kind") for e in events] == ["reset", "step", "step"]
-    assert _frames(events) == ["jpeg"] * 3 and not events[-1].step.result.frame_later
+    assert _frames(events) == [PAINTED] * 3 and not events[-1].step.result.frame_later
     await stop_session(nats_client, envhost.host_id, session_id)
 
 
@@ -75,8 +79,13 @@ async def test_frames_owed_go_before_an_unread_answer_and_before_the_stop(
     assert (await stop_session(nats_client, envhost.host_id, session_id)).stopped
     events = await events_until_closed(js, session_id)
     assert [e.WhichOneof("kind") for e in events] == ["reset", "step", "step"]
-    assert _frames(events) == ["jpeg"] * 3
-    assert events[1].step.result.frame == rendered.render.frame  # nothing moved in between
+    assert _frames(events) == [PAINTED] * 3
+    # nothing moved in between: the recorded frame, painted from its observation, is the picture
+    # `render` drew
+    result = events[1].step.result
+    painted = painted_array(result.frame, np.frombuffer(result.observation.tensor.data, np.float32))
+    shown = simplejpeg.decode_jpeg(rendered.render.frame.data)
+    assert np.abs(painted.astype(int) - shown.astype(int)).mean() < 3
 
 
 async def test_an_instance_that_dies_owing_a_frame_leaves_its_steps_recorded(
@@ -90,7 +99,7 @@ async def test_an_instance_that_dies_owing_a_frame_leaves_its_steps_recorded(
     assert [e.WhichOneof("kind") for e in events] == ["reset", "step", "step", "step"]
     assert [e.seq for e in events] == [1, 2, 3, 4]
     # The frames that came are kept; the last one may have been taken before the kill or lost.
-    assert _frames(events)[:3] == ["jpeg"] * 3 and _frames(events)[3] in ("jpeg", "")
+    assert _frames(events)[:3] == [PAINTED] * 3 and _frames(events)[3] in (PAINTED, "")
 
 
 async def test_an_environment_server_that_renders_no_frames_later_gets_render(

@@ -140,12 +140,15 @@ async def test_an_auto_reset_step_is_recorded_as_the_ending_step_then_a_reset(
     last_step, reset = parsed[-2], parsed[-1]
     result = last_step.step.result
     assert result.observation == ended.auto_reset.final_observation and result.terminated
-    assert result.frame.encoding == "jpeg" and not result.HasField("auto_reset")
+    # CartPole's recorded frames are painted by the recorder from each event's observation
+    # (platform_contracts.painted_frames): the ending step's from the final observation, the
+    # reset's from the new episode's first
+    assert result.frame.encoding == "painted:cartpole" and not result.HasField("auto_reset")
     assert (reset.WhichOneof("kind"), reset.episode, reset.episode_step) == ("reset", 1, 0)
-    assert reset.reset.observation == ended.observation and reset.reset.frame.encoding == "jpeg"
-    assert reset.reset.frame != result.frame and not reset.reset.frame_later  # the new episode's first frame
+    assert reset.reset.observation == ended.observation and reset.reset.frame.encoding == "painted:cartpole"
+    assert reset.reset.observation != result.observation and not reset.reset.frame_later
     for event, answer in zip(parsed[1:-2], answers[:-1], strict=True):
-        assert event.step.result.frame.encoding == "jpeg" and not event.step.result.frame_later
+        assert event.step.result.frame.encoding == "painted:cartpole" and not event.step.result.frame_later
         expected = env_pb.StepResponse()
         expected.CopyFrom(answer)
         expected.frame_later = False
