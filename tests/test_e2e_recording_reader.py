@@ -59,7 +59,10 @@ def test_cartpole_with_frames_and_agent_data_reads_back_as_the_sdk_saw_it(platfo
         assert episode.frame_count == steps + 1, "the reset's frame and one per step"
         first, last = episode.frames(0), episode.frames(-1)
         assert first.shape == (400, 600, 3) and first.dtype == np.uint8
-        np.testing.assert_array_equal(last, record["last_frame"])  # the same state, the same JPEG
+        # the same state, the same picture: CartPole's recorded frames are painted by the recorder
+        # from the observation (platform_contracts.painted_frames), Gymnasium's but for its
+        # anti-aliased edges
+        assert np.abs(last.astype(int) - record["last_frame"].astype(int)).mean() < 3
     assert [e["index"] for e in folder.episodes] == [0, 1]
 
 
