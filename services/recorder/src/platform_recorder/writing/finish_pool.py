@@ -77,10 +77,7 @@ def prepare_from_part(job: FinishJob) -> PreparedEpisode | None:
         events = read_part(Path(job.path), held=held)
     if not events:
         return None
-    prepared = prepare_episode(job.index, events, job.where, job.spec, job.life, job.endless, held)
-    if isinstance(prepared.npz, memoryview):
-        prepared.npz = bytes(prepared.npz)  # sent back pickled
-    return prepared
+    return prepare_episode(job.index, events, job.where, job.spec, job.life, job.endless, held)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -100,8 +97,17 @@ def worker_setup(parent_pid: int) -> None:
 
 
 def prepare_all(jobs: Sequence[FinishJob]) -> list[PreparedEpisode | None]:
-    """A task: `prepare_from_part` of each job, in order (run in the worker)."""
+    """`prepare_from_part` of each job, in order."""
     return [prepare_from_part(job) for job in jobs]
+
+
+def prepare_to_send(jobs: Sequence[FinishJob]) -> list[PreparedEpisode | None]:
+    """A task of the worker: `prepare_all`, with each npz as bytes (a memoryview is not pickled)."""
+    prepared = prepare_all(jobs)
+    for episode in prepared:
+        if episode is not None and isinstance(episode.npz, memoryview):
+            episode.npz = bytes(episode.npz)
+    return prepared
 
 
 class FinishHandle:
@@ -205,7 +211,7 @@ class FinishPool:
             if self._executor is None:
                 self._executor = self._new_executor()
             try:
-                future = self._executor.submit(prepare_all, [replace(job, kept=None) for job in jobs])
+                future = self._executor.submit(prepare_to_send, [replace(job, kept=None) for job in jobs])
             except (BrokenProcessPool, RuntimeError) as exc:
                 log.warning("the recorder's finishing worker is gone (%s); starting another", exc)
                 self._executor.shutdown(wait=False, cancel_futures=True)

@@ -32,14 +32,13 @@ class PreparedEpisode:
     Attributes:
         index: its file index.
         entry: its meta entry.
-        npz: the bytes of its npz file; None when its arrays could not be built.
-        error: why they could not ("" when they could), and `trace` the traceback's text.
+        npz: the bytes of its npz file; None when its arrays could not be built (its entry's
+            `error` says why, and `trace` holds the traceback's text).
     """
 
     index: int
     entry: dict[str, Any]
     npz: bytes | memoryview | None = None
-    error: str = ""
     trace: str = ""
 
 
@@ -76,7 +75,7 @@ def prepare_episode(
             "last_seq": ordered[-1].seq,
             **extra,
         }
-        return PreparedEpisode(index, entry, None, entry["error"], traceback.format_exc())
+        return PreparedEpisode(index, entry, None, traceback.format_exc())
     return PreparedEpisode(index, {"index": index, "file": npz_name(index), **summary, **extra}, npz)
 
 
@@ -95,21 +94,6 @@ def store_episode(objects: RecordingObjects, local_dir: Path, prepared: Prepared
     elif not objects.has_episode(index):
         objects.put_episode(index, prepared.npz)
     return prepared.entry
-
-
-def finish_episode(
-    objects: RecordingObjects,
-    local_dir: Path,
-    index: int,
-    events: Sequence[events_pb2.StepEvent],
-    where: str,
-    spec: Mapping[str, Any] | None = None,
-    life: LifePlace | None = None,
-    endless: bool = False,
-    held: HeldObservations | None = None,
-) -> dict[str, Any]:
-    """`prepare_episode` and `store_episode` in one: the episode's npz written, its meta entry."""
-    return store_episode(objects, local_dir, prepare_episode(index, events, where, spec, life, endless, held), where)
 
 
 def _entry_extras(

@@ -35,8 +35,8 @@ from platform_recorder.storage.durable_files import SyncGroup, fsync_dir
 from platform_recorder.storage.interface import Storage
 from platform_recorder.writing.endless_files import is_full, is_restart, route_endless
 from platform_recorder.writing.episodes import START_KINDS
-from platform_recorder.writing.finish_pool import FRAME_WEIGHT, FinishHandle, FinishJob, FinishPool
-from platform_recorder.writing.finishing import PreparedEpisode, apply_close, finish_episode, store_episode
+from platform_recorder.writing.finish_pool import FRAME_WEIGHT, FinishHandle, FinishJob, FinishPool, prepare_from_part
+from platform_recorder.writing.finishing import PreparedEpisode, apply_close, store_episode
 from platform_recorder.writing.held_observations import HeldObservations
 from platform_recorder.writing.life_columns import recorded_steps
 from platform_recorder.writing.lives import close_in_life, place_from_meta
@@ -568,19 +568,8 @@ class Recording:
 
     def _finish_files(self, index: int) -> dict[str, Any] | None:
         """Write the npz of an episode (unless it exists) and return its meta entry."""
-        state = self._close_episode(index)
-        if state is not None and state.events is not None:
-            events, held = state.events, state.held
-        else:
-            events, held = None, HeldObservations()
-        if events is None:  # too large to have been kept: read back light
-            events = read_part(part_path(self.dir, index), held=held)
-        if not events:
-            return None
-        return finish_episode(
-            self.objects, self.dir, index, events, self.where, self.info.get("spec"), self.life, self.endless,
-            held,
-        )
+        prepared = prepare_from_part(self._finish_job(index))  # its kept events, or its part read back
+        return None if prepared is None else self._store(prepared)
 
     def _apply_close(self, event: events_pb2.SessionEvent) -> None:
         apply_close(self.meta, event, self.last_seq, self.where)
