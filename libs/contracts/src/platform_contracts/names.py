@@ -59,3 +59,18 @@ def label_problem(label: str) -> str | None:
     if found is not None:
         return f"it holds the character U+{ord(found.group()):04X} at position {found.start()}: use {LABEL_RULE}"
     return None
+
+
+# -- training runs (`/v0/runs`, `platform_sdk.runs`) -------------------------------------------
+# A run's id may be chosen by its client, so that logging starts while the platform is away.
+MAX_RUN_ID_LENGTH = 68
+RUN_ID_PATTERN = r"^run-[A-Za-z0-9_-]{1,64}$"
+RUN_ID = re.compile(RUN_ID_PATTERN)
+RUN_ID_RULE = "'run-' followed by 1-64 letters, digits, '_' or '-'"  # RUN_ID_PATTERN in words
+# A metric's name, as the libraries that log them write them: "loss/actor", "agent/episode/returns",
+# "env_runners/episode_return_mean".
+MAX_METRIC_NAME_LENGTH = 128
+METRIC_NAME_PATTERN = rf"^[A-Za-z0-9_][A-Za-z0-9_.:/-]{{0,{MAX_METRIC_NAME_LENGTH - 1}}}$"
+METRIC_NAME = re.compile(METRIC_NAME_PATTERN)
+METRIC_NAME_RULE = (f"1-{MAX_METRIC_NAME_LENGTH} letters, digits, '_', '.', ':', '/' or '-', beginning with a "
+                    "letter, a digit or '_'")  # METRIC_NAME_PATTERN in words
