@@ -103,7 +103,8 @@ def lines(n: int) -> str:
 
 def test_logs_env_token_and_exit(api: httpx.Client, platform: PlatformStack, machine: str, repo: Path) -> None:
     command = ('printf %s "$PLATFORM_TOKEN" > ../token.txt; printf "%s\\n" "$CUDA_VISIBLE_DEVICES" > ../gpus.txt; '
-               'printf "%s\\n" "$PLATFORM_URL" > ../url.txt; bash train.sh 25 0.2')
+               'printf "%s\\n" "$PLATFORM_URL" > ../url.txt; printf "%s\\n" "$PLATFORM_EXPERIMENT_ID" > ../x.txt; '
+               'bash train.sh 25 0.2')
     x = start(api, machine, repo, command, gpus=1, env={"SEED": "7"})
     assert x["status"] == "running" and x["machine_name"] == "box" and x["env_names"] == ["SEED"]
     assert len(x["gpu_uuids"]) == 1 and x["token_id"].startswith("tok-")
@@ -127,6 +128,7 @@ def test_logs_env_token_and_exit(api: httpx.Client, platform: PlatformStack, mac
 
     # the environment: its GPU, a URL that reaches the platform, a token that works until the end
     assert (run_dir / "gpus.txt").read_text().strip() == x["gpu_uuids"][0]
+    assert (run_dir / "x.txt").read_text().strip() == x["id"]  # a training run started there belongs to it
     token = wait_for("the token file", lambda: (run_dir / "token.txt").exists() and (run_dir / "token.txt").read_text())
     assert token.startswith("sim_")
     done = ended(api, x["id"])

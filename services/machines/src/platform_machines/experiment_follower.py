@@ -126,7 +126,8 @@ class ExperimentFollower:
 
     async def _launch(self, conn: asyncssh.SSHClientConnection, launch: Launch) -> None:
         experiment = await self.store.get(self.id)
-        env = {**launch.env, "PLATFORM_URL": experiment.platform_url}
+        # PLATFORM_EXPERIMENT_ID: a training run the command starts (platform_sdk.runs) belongs to it
+        env = {**launch.env, "PLATFORM_URL": experiment.platform_url, "PLATFORM_EXPERIMENT_ID": self.id}
         log_start = "" if launch.upload is None else await self._upload(conn, launch.upload)
         script = launch_script(self.id, experiment.repository, experiment.ref, experiment.command, env,
                                self.settings.fail_fast, uploaded=launch.upload is not None, log_start=log_start)

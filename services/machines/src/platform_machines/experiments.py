@@ -36,7 +36,7 @@ from platform_machines.ssh_connections import SshDialer
 
 log = logging.getLogger(__name__)
 
-RESERVED_ENV = ("CUDA_VISIBLE_DEVICES", "PLATFORM_URL", "PLATFORM_TOKEN")
+RESERVED_ENV = ("CUDA_VISIBLE_DEVICES", "PLATFORM_URL", "PLATFORM_TOKEN", "PLATFORM_EXPERIMENT_ID")
 MAX_ENV = 200
 STOP_WAIT_S = 10.0  # after a cancel, how long removing a machine waits for a follower to see the end
 
