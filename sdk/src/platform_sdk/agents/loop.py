@@ -105,6 +105,9 @@ class AgentLoop:
         self.step_work: list[dict[str, float]] = [{} for _ in range(n)]
         self.work_totals: dict[str, float] = {}
         self.work_reports: dict[str, int] = {}
+        # recorded with every stream's step beside the agent's readouts (the run command's
+        # training mode marks its greedy test episodes here: agent.test_episode)
+        self.step_data: dict[str, Any] = {}
         self.started = False
         self._unreported = True  # the outcomes held now have been given to no act yet
         self._finish_called = False
@@ -192,7 +195,7 @@ class AgentLoop:
         the agent reports its own."""
         n = self.streams
         if self._readouts is None:
-            return [{COMPUTE_S: compute_s} for _ in range(n)]
+            return [{COMPUTE_S: compute_s, **self.step_data} for _ in range(n)]
         readouts = self._readouts()
         if not isinstance(readouts, list | tuple) or len(readouts) != n:
             raise AgentError(f"{type(self.agent).__name__}.readouts() must return a list of {n} dict(s), one per "
@@ -202,7 +205,7 @@ class AgentLoop:
         for i, values in enumerate(readouts):
             if not isinstance(values, dict):
                 raise AgentError(f"{type(self.agent).__name__}.readouts() must return dicts, got {type(values).__name__}")
-            entry = dict(values)
+            entry = {**self.step_data, **values}
             entry.setdefault(COMPUTE_S, compute_s)
             if entry.get(REFUSED):
                 self.refused += 1

@@ -24,6 +24,7 @@ from platform_sdk.agents.loading import AgentLoadError, load_agent
 from platform_sdk.agents.loop import AgentLoop
 from platform_sdk.agents.run_options import PROG, parse_args
 from platform_sdk.agents.summary import RunSummary, WindowTally, episode_line
+from platform_sdk.agents.training import Training, TrainingState, state_path
 
 
 def out(line: str) -> None:
@@ -62,6 +63,7 @@ class Runner:
         self.loop: AgentLoop | None = None
         self.total_reward = 0.0
         self.summary = RunSummary(env=args.env or "?", life=args.life)
+        self.training: Training | None = None
 
     def where(self, stopped: bool = False) -> str:
         """The session, environment and step at fault (`stopped`: how far the run got)."""
@@ -80,6 +82,11 @@ class Runner:
         for option, method in (("save", "save"), ("load", "load")):
             if getattr(self.args, option) is not None and optional_method(self.agent, method) is None:
                 return self._refuse(f"argument --{option}: {type(self.agent).__name__} has no {method}(path) method")
+        needs = (("resume", "load", "load(path) method"), ("test_every", "set_training", "set_training(bool) method "
+                 "(told False for a greedy test episode)"), ("epsilon", "set_epsilon", "set_epsilon(value) method"))
+        for option, method, what in needs:
+            if getattr(self.args, option, None) not in (None, False) and optional_method(self.agent, method) is None:
+                return self._refuse(f"argument --{option.replace('_', '-')}: {type(self.agent).__name__} has no {what}")
         return None
 
     def run(self) -> int:
@@ -114,6 +121,9 @@ class Runner:
             out_err(f"{PROG}: interrupted: {self.where(stopped=True)}"
                     f"{'; the agent is saved in ' + str(self.args.save) if self.summary.saved else ''}")
         self.summary.ended = ended
+        if self.training is not None:
+            self.summary.training = self.training.summary()
+            self.training.close(ended)
         out(self.summary.as_json(self.loop, self.args.endless, self.total_reward))
         return code
 
@@ -132,11 +142,28 @@ class Runner:
         out(f"session {self.env.session_id} ({args.env}) {how}{', recording' if args.record else ''}{life}")
         starts = [self.env.resumed] if args.saved_snapshot else None
         seeds = [args.seed] if args.seed is not None and starts is None else None
-        self.loop = loop = AgentLoop(self.agent, [self.env], episodes=args.episodes, seeds=seeds,
+        episodes = args.episodes
+        resumed = self._resumed_state() if args.training else None
+        if resumed is not None and episodes is not None:
+            episodes = max(episodes - resumed.episodes, 0)
+        if args.training:
+            self.training = Training(args, self.agent, resumed or TrainingState())
+            run = self.training.open_run(self.env.session_id, args.record)
+            out(f"training run {run.id}: {run.url}")
+            if self.training.goal_reached or episodes == 0:
+                out(f"{PROG}: the checkpoint at {args.save} is of a finished run: nothing to do")
+                return
+        self.loop = loop = AgentLoop(self.agent, [self.env], episodes=episodes, seeds=seeds,
                                      max_steps=args.max_steps, starts=starts)
         loop.start()
         if args.load is not None:
             self.agent.load(args.load)
+        if resumed is not None:
+            self.agent.load(args.save)
+        if self.training is not None:
+            self.training.begin_episode(loop)
+            self._train(loop)
+            return
         self.summary.agent = agent_info(self.agent)
         tally = WindowTally()
         saves_due = args.save_every
@@ -162,6 +189,42 @@ class Runner:
         loop.finish()
         self.summary.agent = agent_info(self.agent)
 
+    def _resumed_state(self) -> TrainingState | None:
+        """The runner's state at the last checkpoint when resuming from one (None: a fresh start)."""
+        if not self.args.resume:
+            return None
+        path = state_path(self.args.save)
+        if not path.exists():
+            out(f"no checkpoint at {path}: starting afresh")
+            return None
+        state = TrainingState.load(path)
+        out(f"resuming from the checkpoint after episode {state.episodes} ({path})")
+        return state
+
+    def _train(self, loop: AgentLoop) -> None:
+        """The training mode's loop: one line per episode, tests, checkpoints, until the goal or
+        the episodes or steps asked for."""
+        args, training = self.args, self.training
+        assert training is not None
+        self.summary.agent = agent_info(self.agent)
+        while not loop.done and (args.steps is None or loop.iterations < args.steps):
+            ended = loop.step()
+            self.total_reward += loop.rewards[0] or 0.0
+            for record in ended:
+                for line in training.end_episode(record):
+                    out(line)
+                if training.checkpoint_due():
+                    self._save()
+                    out(f"checkpoint after episode {training.state.episodes}: {training.save_state()}")
+                if training.goal_reached:
+                    break
+            if training.goal_reached:
+                break
+            if ended:
+                training.begin_episode(loop)
+        loop.finish()
+        self.summary.agent = agent_info(self.agent)
+
     def _finish_early(self) -> None:
         """A run stopped by Ctrl-C or the platform still gives the agent the outcomes no act saw
         (the episode that ended just before), so what it saves includes them."""
@@ -181,6 +244,8 @@ class Runner:
             out_err(f"{PROG}: saving the agent to {self.args.save} failed: {type(exc).__name__}: {exc}")
             return
         self.summary.saved = str(self.args.save)
+        if final and self.training is not None and (self.args.checkpoint_every or self.args.resume):
+            self.training.save_state()  # the agent saved last: --resume continues from here
         if not final:
             out(f"saved the agent to {self.args.save} after {len(self.loop.finished)} episodes, "
                 f"{self.loop.iterations} steps")

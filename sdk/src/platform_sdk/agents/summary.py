@@ -47,6 +47,7 @@ class RunSummary:
     life: str | None = None
     saved: str | None = None
     agent: dict[str, Any] = field(default_factory=dict)
+    training: dict[str, Any] | None = None  # the training mode's tally (agents/training.py)
 
     def as_json(self, loop: AgentLoop | None, endless: bool, total_reward: float) -> str:
         finished = loop.finished if loop is not None else []
@@ -77,6 +78,8 @@ class RunSummary:
         if self.life is not None:
             body["life"] = self.life
         body["saved"] = self.saved
+        if self.training is not None:
+            body["training"] = self.training
         return json.dumps(body, default=_jsonable)
 
 
