@@ -61,11 +61,27 @@ def test_endless_takes_steps_window_and_life() -> None:
     (["--agent", "a:b", "--env", "cartpole", "--endless", "--max-steps", "2"], "never ends an episode"),
     (["--agent", "a:b", "--env", "cartpole", "--life", "x"], "--life: needs --record"),
     (["--agent", "a:b", "--env", "cartpole", "--frame-every", "2"], "needs --life NAME"),
+    (["--agent", "a:b", "--env", "cartpole", "--reward-goal", "5"], "--reward-goal: the goal is over test episodes"),
+    (["--agent", "a:b", "--env", "cartpole", "--test-every", "1"], "--test-every: at least 2"),
+    (["--agent", "a:b", "--env", "cartpole", "--checkpoint-every", "3"], "--checkpoint-every: needs --save PATH"),
+    (["--agent", "a:b", "--env", "cartpole", "--save", "x", "--checkpoint-every", "3", "--save-every", "2"],
+     "--checkpoint-every saves the agent too"),
+    (["--agent", "a:b", "--env", "cartpole", "--epsilon", "exp:1,0,3"], "decay must be in (0, 1]"),
+    (["--agent", "a:b", "--env", "cartpole", "--run", "r", "--endless"], "--endless: the training mode and --run"),
 ])
 def test_bad_run_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                 expected: str) -> None:
     line = one_error_line(capsys, run_options.parse_args, argv)
     assert line.startswith("platform-agent: error: ") and expected in line, line
+
+
+def test_the_training_mode_and_its_defaults() -> None:
+    args = run_options.parse_args(["--agent", "a:b", "--env", "cartpole", "--test-every", "5", "--reward-goal", "195",
+                                   "--epsilon", "linear:1,0.05,200", "--save", "x", "--checkpoint-every", "10"])
+    assert args.training and (args.window, args.episodes) == (100, None)  # until the goal
+    assert not run_options.parse_args(["--agent", "a:b", "--env", "cartpole"]).training
+    only_run = run_options.parse_args(["--agent", "a:b", "--env", "cartpole", "--run", "r", "--episodes", "3"])
+    assert only_run.training and only_run.test_every is None
 
 
 def test_save_takes_a_path_and_is_not_save_every() -> None:
