@@ -70,8 +70,8 @@ ISOLATED_ELSEWHERE = {
 
 
 def _blue_resources(blue: httpx.Client, folder: Path) -> dict[str, str]:
-    """Blue's session (running, recorded, one finished episode), saved snapshot, comparison and
-    WAD: their ids by the path parameter that names each."""
+    """Blue's session (running, recorded, one finished episode), saved snapshot, comparison, WAD
+    and training run: their ids by the path parameter that names each."""
     session = _ok(blue.post("/v0/sessions", json={"env_id": "cartpole", "record": True}), 201)["id"]
     _ok(blue.post(f"/v0/sessions/{session}/reset", json={"seed": 1}))
     _ok(blue.post(f"/v0/sessions/{session}/hold", json={"action": 0, "steps": 200}))  # the episode ends
@@ -82,6 +82,8 @@ def _blue_resources(blue: httpx.Client, folder: Path) -> dict[str, str]:
     wad = write_corridor_wad(folder / "blue.wad")
     uploaded = _ok(blue.post("/v0/doom/wads", params={"name": "blue.wad"}, content=wad.read_bytes(),
                              headers={"Content-Type": "application/octet-stream"}), 201)["id"]
+    run = _ok(blue.post("/v0/runs", json={"name": "blue-run", "tags": ["blue"]}), 201)["id"]
+    _ok(blue.post(f"/v0/runs/{run}/metrics", json={"points": [{"name": "loss", "step": 0, "value": 1.0}]}))
     for _ in range(100):  # the recorder has written the finished episode
         recording = blue.get(f"/v0/recordings/{session}")
         if recording.status_code == 200 and recording.json().get("episodes"):
@@ -90,7 +92,7 @@ def _blue_resources(blue: httpx.Client, folder: Path) -> dict[str, str]:
     else:
         raise AssertionError(f"blue's recording {session} has no finished episode: {recording.text}")
     return {"session_id": session, "recording_id": session, "snapshot_id": snapshot,
-            "comparison_id": comparison, "wad_id": uploaded}
+            "comparison_id": comparison, "wad_id": uploaded, "run_id": run}
 
 
 def _missing_like(value: str) -> str:

@@ -752,6 +752,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Runs
+         * @description Your runs, newest first: of one experiment, group or tag when asked, at most `limit`.
+         */
+        get: operations["list_runs_v0_runs_get"];
+        put?: never;
+        /**
+         * Create Run
+         * @description Start a run. With an `id` of a run of yours, answers it (200) with the body merged in (tags,
+         *     session and recording ids unioned, hparams updated): a client's retry is idempotent.
+         */
+        post: operations["create_run_v0_runs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Run
+         * @description One run, with each of its series' final value.
+         */
+        get: operations["get_run_v0_runs__run_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Run
+         * @description Remove a run and its metrics.
+         */
+        delete: operations["delete_run_v0_runs__run_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Run
+         * @description Change a run's state, or add to its tags, hparams, sessions, recordings or summary (lists
+         *     unioned, dicts merged).
+         */
+        patch: operations["update_run_v0_runs__run_id__patch"];
+        trace?: never;
+    };
+    "/v0/runs/{run_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Metrics
+         * @description The run's series by name, each sorted by step.
+         */
+        get: operations["read_metrics_v0_runs__run_id__metrics_get"];
+        put?: never;
+        /**
+         * Log Metrics
+         * @description Write up to 5000 points. A point is keyed by (run, name, step): sending it again replaces it,
+         *     so a retry after a lost answer never duplicates.
+         */
+        post: operations["log_metrics_v0_runs__run_id__metrics_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/sessions": {
         parameters: {
             query?: never;
@@ -2795,6 +2874,55 @@ export interface components {
             /** Team */
             team: string;
         };
+        /** MetricInfoPublic */
+        MetricInfoPublic: {
+            /** Last Step */
+            last_step: number;
+            /**
+             * Last Value
+             * @description the value at `last_step`: the run's final value of the metric
+             */
+            last_value: number;
+            /** Name */
+            name: string;
+            /** Points */
+            points: number;
+        };
+        /** MetricPointIn */
+        MetricPointIn: {
+            /** Frames */
+            frames?: number | null;
+            /**
+             * Name
+             * @example train/episode_return
+             */
+            name: string;
+            /** Step */
+            step: number;
+            /**
+             * Time
+             * @description unix seconds; default: when the gateway receives it
+             */
+            time?: number | null;
+            /**
+             * Value
+             * @description finite (NaN and infinity are refused, naming the point)
+             */
+            value: number;
+        };
+        /** MetricPointsIn */
+        MetricPointsIn: {
+            /**
+             * Points
+             * @description a point of the same (name, step) as a stored one replaces it
+             */
+            points: components["schemas"]["MetricPointIn"][];
+        };
+        /** MetricsAccepted */
+        MetricsAccepted: {
+            /** Accepted */
+            accepted: number;
+        };
         /**
          * OpenEpisodePublic
          * @description The episode a recording in progress is recording, as written so far (it is in no
@@ -3253,6 +3381,129 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** RunCreate */
+        RunCreate: {
+            /** Experiment Id */
+            experiment_id?: string | null;
+            /**
+             * Group
+             * @description runs of one group are the seeds of one configuration, charted as their mean and min-max band; default: the name
+             */
+            group?: string | null;
+            /** Hparams */
+            hparams?: {
+                [key: string]: boolean | number | string | null;
+            };
+            /**
+             * Id
+             * @description 'run-' and 1-64 letters, digits, '_' or '-'; chosen by the client so that logging can start while the platform is away, and a retry is idempotent (an existing run of yours is answered, 200, with what is given merged into it); left out: 'run-<uuid4 hex>'
+             * @example run-ppo-cartpole-s1
+             */
+            id?: string | null;
+            /** Name */
+            name: string;
+            /** Recording Ids */
+            recording_ids?: string[];
+            /** Seed */
+            seed?: number | null;
+            /** Session Ids */
+            session_ids?: string[];
+            /** Tags */
+            tags?: string[];
+        };
+        /** RunMetricsPublic */
+        RunMetricsPublic: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Series
+             * @description by name, each sorted by step
+             */
+            series: {
+                [key: string]: components["schemas"]["SeriesPublic"];
+            };
+        };
+        /** RunPublic */
+        RunPublic: {
+            /**
+             * Created At
+             * @description ISO 8601, UTC
+             * @example 2026-12-07T06:00:00.000Z
+             */
+            created_at: string;
+            /** Experiment Id */
+            experiment_id: string | null;
+            /** Group */
+            group: string;
+            /** Hparams */
+            hparams: {
+                [key: string]: boolean | number | string | null;
+            };
+            /**
+             * Id
+             * @example run-ppo-cartpole-s1
+             */
+            id: string;
+            /**
+             * Metrics
+             * @description every series of the run with its final value, by name
+             */
+            metrics: components["schemas"]["MetricInfoPublic"][];
+            /** Name */
+            name: string;
+            /** Recording Ids */
+            recording_ids: string[];
+            /** Seed */
+            seed: number | null;
+            /** Session Ids */
+            session_ids: string[];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "running" | "finished" | "failed";
+            /** Summary */
+            summary: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** Tags */
+            tags: string[];
+            /**
+             * Updated At
+             * @description ISO 8601, UTC: the last change or metric point written
+             */
+            updated_at: string;
+        };
+        /**
+         * RunUpdate
+         * @description What to change: lists are unioned with the run's, dicts merged into its.
+         */
+        RunUpdate: {
+            /** Hparams */
+            hparams?: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** Recording Ids */
+            recording_ids?: string[];
+            /** Session Ids */
+            session_ids?: string[];
+            /** State */
+            state?: ("running" | "finished" | "failed") | null;
+            /** Summary */
+            summary?: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** Tags */
+            tags?: string[];
+        };
+        /** RunsPublic */
+        RunsPublic: {
+            /**
+             * Data
+             * @description newest first
+             */
+            data: components["schemas"]["RunPublic"][];
+        };
         /** SaveSnapshotAnswer */
         SaveSnapshotAnswer: {
             /**
@@ -3343,6 +3594,17 @@ export interface components {
             count: number;
             /** Data */
             data: components["schemas"]["SavedSnapshotPublic"][];
+        };
+        /** SeriesPublic */
+        SeriesPublic: {
+            /** Frames */
+            frames: (number | null)[];
+            /** Step */
+            step: number[];
+            /** Time */
+            time: number[];
+            /** Value */
+            value: number[];
         };
         /** SessionCreate */
         SessionCreate: {
@@ -6690,6 +6952,442 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    list_runs_v0_runs_get: {
+        parameters: {
+            query?: {
+                experiment_id?: string | null;
+                group?: string | null;
+                tag?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunsPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    create_run_v0_runs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCreate"];
+            };
+        };
+        responses: {
+            /** @description a run of that `id` is yours already: what the body gives is merged into it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the `id` is taken by another team's run */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 2097152 bytes (2 MiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    get_run_v0_runs__run_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a run's id: 'run-' and 1-64 of [A-Za-z0-9_-] */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    delete_run_v0_runs__run_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a run's id: 'run-' and 1-64 of [A-Za-z0-9_-] */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    update_run_v0_runs__run_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a run's id: 'run-' and 1-64 of [A-Za-z0-9_-] */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 2097152 bytes (2 MiB) (declared or sent) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    read_metrics_v0_runs__run_id__metrics_get: {
+        parameters: {
+            query?: {
+                /** @description comma-separated metric names; default: every series */
+                names?: string | null;
+                /** @description at most this many points per series, thinned evenly keeping the first and last */
+                max_points?: number;
+            };
+            header?: never;
+            path: {
+                /** @description a run's id: 'run-' and 1-64 of [A-Za-z0-9_-] */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunMetricsPublic"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+        };
+    };
+    log_metrics_v0_runs__run_id__metrics_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a run's id: 'run-' and 1-64 of [A-Za-z0-9_-] */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MetricPointsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricsAccepted"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body came too slowly (no byte for PLATFORM_BODY_TIMEOUT seconds, or under PLATFORM_MIN_UPLOAD_RATE bytes/s on average after PLATFORM_UPLOAD_GRACE seconds) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorPublic"];
+                };
+            };
+            /** @description the body is over this route's limit, 4194304 bytes (4 MiB) (declared or sent) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

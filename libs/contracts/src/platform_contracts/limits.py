@@ -93,6 +93,13 @@ MAX_COMMAND_BODY_BYTES = 1024 * 1024
 MAX_COMPARISON_BODY_BYTES = 2 * MAX_COMPARISON_BYTES
 # Every other route (tokens, teams, members, snapshots' labels, restores, tickets): a few fields.
 MAX_DEFAULT_BODY_BYTES = 64 * 1024
+# A training run's metric points (POST /v0/runs/{id}/metrics): up to 5000 points, each a name
+# of up to 128 characters, a step, a value, a time and frames: ~250 bytes at their longest,
+# with room for spacing. A run's create or change (POST /v0/runs, PATCH /v0/runs/{id}): up to
+# 256 hparams (and summary values) of up to 1 KiB and 256 session and recording ids.
+MAX_RUN_POINTS_PER_REQUEST = 5000
+MAX_RUN_METRICS_BODY_BYTES = 4 * 1024 * 1024
+MAX_RUN_BODY_BYTES = 2 * 1024 * 1024
 # An experiment (POST /v0/experiments): its command, and its variables (names of at most 128
 # characters); the body's limit holds all of them at their longest even with every character
 # escaped in JSON (6 bytes each), so a valid experiment is never a 413.

@@ -23,6 +23,7 @@ from platform_gateway.page_sessions import PageSessions
 from platform_gateway.preview_warmer import PreviewWarmer, warmed_ids
 from platform_gateway.previews import PreviewCache
 from platform_gateway.recorder import RecorderClient
+from platform_gateway.run_store import RunDirectory
 from platform_gateway.session_directory import SessionDirectory
 from platform_gateway.session_streams import SessionStreams
 from platform_gateway.step_tickets import StepTickets
@@ -50,6 +51,7 @@ class Gateway:
     identity: Authenticator
     access: TeamAccess
     pages: PageSessions
+    runs: RunDirectory
     metrics: GatewayMetrics = field(default_factory=GatewayMetrics)
     _sweeper: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
@@ -85,6 +87,7 @@ class Gateway:
             access=TeamAccess(settings.mode == "managed", broker, recorder, wads, machines, experiments, evals),
             pages=PageSessions(_closer(broker, streams), settings.page_session_grace_s,
                                settings.page_left_grace_s),
+            runs=RunDirectory(settings.database_url, identity.tokens.engine if identity.tokens is not None else None),
         )
 
     async def start(self) -> None:
@@ -113,6 +116,7 @@ class Gateway:
         await self.streams.close()
         if self.identity.directory is not None:
             await self.identity.directory.close()
+        await self.runs.close()
         if self.identity.tokens is not None:
             await self.identity.tokens.engine.dispose()
 

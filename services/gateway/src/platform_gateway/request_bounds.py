@@ -30,9 +30,11 @@ _BY_PATH: dict[str, int] = {
     "/v0/comparisons": limits.MAX_COMPARISON_BODY_BYTES,
     "/v0/doom/wads": limits.MAX_WAD_BYTES,
     "/v0/experiments": limits.MAX_EXPERIMENT_BODY_BYTES,
+    "/v0/runs": limits.MAX_RUN_BODY_BYTES,
 }
 _SESSIONS = "/v0/sessions/"
 _COMMANDS = ("/reset", "/step", "/hold")  # under /v0/sessions/{session_id}
+_RUNS = "/v0/runs/"  # a run's change, and its metric points (`/v0/runs/{run_id}/metrics`)
 _BODY_METHODS = ("post", "put", "patch")
 # A Content-Length of fewer digits is below every limit.
 _FITS_DIGITS = len(str(min(limits.MAX_DEFAULT_BODY_BYTES, limits.MAX_COMMAND_BODY_BYTES,
@@ -48,6 +50,8 @@ def body_limit(path: str) -> int:
         return limit
     if path.startswith(_SESSIONS) and path.endswith(_COMMANDS):
         return limits.MAX_COMMAND_BODY_BYTES
+    if path.startswith(_RUNS):
+        return limits.MAX_RUN_METRICS_BODY_BYTES if path.endswith("/metrics") else limits.MAX_RUN_BODY_BYTES
     return limits.MAX_DEFAULT_BODY_BYTES
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from platform_gateway.api.deps import TeamGuardDep, TokenDep
 from platform_gateway.api.routes import comparisons, doom, envs, episodes, recordings, sessions, snapshots, stream, tokens
-from platform_gateway.api.routes import evals, experiments, identity, machines, members, teams, usage, wheels
+from platform_gateway.api.routes import evals, experiments, identity, machines, members, runs, teams, usage, wheels
 from platform_gateway.schemas.sessions import ErrorPublic
 
 _UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {
@@ -30,7 +30,7 @@ def api_router(auth_required: bool, managed: bool = False) -> APIRouter:
     dependencies = ([TokenDep] if auth_required else []) + ([TeamGuardDep] if managed else [])
     responses: dict[int | str, dict[str, Any]] = dict(_UNAUTHENTICATED) if auth_required else {}
     for resource in (envs, sessions, recordings, episodes, snapshots, comparisons, doom, machines, experiments, evals,
-                     tokens,
+                     runs, tokens,
                      teams, members, usage):
         router.include_router(resource.router, dependencies=dependencies, responses=responses)
     router.include_router(wheels.router, dependencies=dependencies, responses=responses)
