@@ -23,11 +23,12 @@ PUBLIC = {
     "SessionNotFoundError",
     "connect",
     "make_vec",
+    "register_catalog",
     "resume",
     "upload_wad",
 }
 NOT_ERRORS = {"Held", "PendingHold", "PlatformWarning", "RemoteEnv", "RemoteVectorEnv", "connect", "make_vec", "resume",
-              "upload_wad"}
+              "upload_wad", "register_catalog"}
 
 
 def test_public_exports_are_pinned():

@@ -26,6 +26,7 @@ __all__ = [
     "SessionNotFoundError",
     "connect",
     "make_vec",
+    "register_catalog",
     "resume",
     "upload_wad",
 ]
@@ -37,6 +38,7 @@ _LAZY = {
     "upload_wad": "platform_sdk.client.wads",
     "make_vec": "platform_sdk.client.vector_env",
     "RemoteVectorEnv": "platform_sdk.client.vector_env",
+    "register_catalog": "platform_sdk.gym_ids",
     "Held": "platform_sdk.client.holds",
     "PendingHold": "platform_sdk.client.holds",
     "InvalidRequestError": "platform_sdk.errors",
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from platform_sdk.client.resume import resume
     from platform_sdk.client.vector_env import RemoteVectorEnv, make_vec
     from platform_sdk.client.wads import upload_wad
+    from platform_sdk.gym_ids import register_catalog
     from platform_sdk.errors import (
         EnvironmentCrashedError,
         InvalidActionError,
