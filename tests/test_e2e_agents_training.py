@@ -185,7 +185,9 @@ def test_resume_after_the_runner_is_killed_continues_the_same_run(platform_stack
     assert [int(m[1]) for m in episodes_of(done.stdout)] == list(range(5, 13))
     summary = summary_of(done.stdout)
     assert summary["training"]["run_id"] == run_id and summary["training"]["episodes"] == 12
-    assert summary["agent"]["loaded_episodes"] == 4  # the agent continued from its checkpoint
+    # the agent continued from its checkpoint, saved when episode 4 ended: its act had seen 3 ends
+    # (an outcome reaches the agent with its next act)
+    assert summary["agent"]["loaded_episodes"] == 3
     http = httpx.Client(base_url=url, timeout=30)
     wait_for(lambda: http.get(f"/v0/runs/{run_id}").json().get("state") == "finished", timeout=30,
              what=f"run {run_id} finished")

@@ -146,6 +146,10 @@ class Training:
         return bool(every) and self.state.episodes % every == 0
 
     def save_state(self) -> Path:
+        """Write the runner's state once the run holds every episode logged so far, so a resume
+        from this checkpoint has all of them in the run (if the platform is away, up to 30 s)."""
+        if self.run is not None:
+            self.run.flush(timeout=30.0)
         path = state_path(self.args.save)
         self.state.save(path)
         return path
