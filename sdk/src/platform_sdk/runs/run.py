@@ -11,7 +11,8 @@
 once a second. While the platform cannot be reached (a restart, a cut link) they stay queued, up
 to `max_queued` points, and are sent when it is back; the run is made with an id chosen here, so
 a retry never makes two. `finish()` (or leaving the `with` block) sends what is left and marks
-the run finished, or failed when the block raised; at exit a run not finished is still flushed.
+the run finished, or failed when the block raised. At exit a run not finished is sent and marked
+finished, or failed when the interpreter is ending on an uncaught exception.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import atexit
 import dataclasses
 import logging
 import os
+import sys
 import uuid
 import weakref
 from collections.abc import Iterable, Mapping
@@ -168,6 +170,13 @@ class Run:
         if self.finished:
             return True
         self.update(state=state)
+        return self.close(timeout)
+
+    def close(self, timeout: float = 30.0) -> bool:
+        """Send what is left and stop this handle's thread, leaving the run's state as it is (a
+        handle that only adds to a run another process finishes, such as an RLlib env runner's)."""
+        if self.finished:
+            return True
         sent = self._sender.stop(timeout)
         self.finished = True
         _open_runs.discard(self)
@@ -196,9 +205,23 @@ def start_run(name: str, **options: Any) -> Run:
     return Run(name, **options)
 
 
+_uncaught: list[BaseException] = []
+_previous_excepthook = sys.excepthook
+
+
+def _note_uncaught(kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
+    _uncaught.append(value)
+    _previous_excepthook(kind, value, traceback)
+
+
+sys.excepthook = _note_uncaught
+
+
 @atexit.register
-def _flush_open_runs() -> None:
-    """A script that ends without `finish()` still sends what it logged (its state stays running)."""
+def _finish_open_runs() -> None:
+    """A script that ends without `finish()` still sends what it logged: its runs are finished,
+    or failed when it ends on an uncaught exception."""
+    state = "failed" if _uncaught else "finished"
     for run in list(_open_runs):
-        if not run.flush(timeout=10.0):
+        if not run.finish(state, timeout=10.0):
             log.warning("run %s: %d points were not sent before exit", run.id, len(run._queue))
