@@ -3,21 +3,20 @@ order, taken in batches the API accepts."""
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from platform_contracts.names import METRIC_NAME, METRIC_NAME_RULE
 
 MAX_POINTS_PER_REQUEST = 5000  # what POST /v0/runs/{id}/metrics takes at once
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(NamedTuple):
+    """One value of one metric at one step (a tuple: `log` makes one per value, so it stays cheap)."""
+
     name: str
     step: int
     value: float
@@ -69,6 +68,7 @@ class PointQueue:
         self.dropped = 0
         self._points: deque[Point] = deque()
         self._skipped: set[str] = set()
+        self._names: set[str] = set()  # names already checked
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -77,15 +77,19 @@ class PointQueue:
     def add(self, values: Mapping[str, Any], step: int, frames: int | None, at: float | None) -> list[str]:
         """Queue one point per finite value; returns the names whose value was NaN or infinite and
         skipped for the first time (the caller warns once per name)."""
-        step = checked_count("step", step)
-        frames = None if frames is None else checked_count("frames", frames)
+        if type(step) is not int or step < 0:
+            step = checked_count("step", step)
+        if frames is not None and (type(frames) is not int or frames < 0):
+            frames = checked_count("frames", frames)
         now = time.time() if at is None else float(at)
         points = []
         newly_skipped = []
+        names = self._names
         for name, value in values.items():
-            checked_name(name)
+            if name not in names:
+                names.add(checked_name(name))
             number = float(value)
-            if not math.isfinite(number):
+            if number - number != 0.0:  # NaN or infinite (math.isfinite, without the call)
                 if name not in self._skipped:
                     self._skipped.add(name)
                     newly_skipped.append(name)
