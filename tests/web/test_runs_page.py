@@ -130,6 +130,14 @@ def test_runs_are_listed_charted_as_bands_and_open_their_page(page: Page, made_r
         DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_IMAGE)
 
+    # a group's name filters by it (and the field shows it)
+    other.get_by_test_id("run-row-group").click()
+    expect(rows).to_have_count(1)
+    expect(page.get_by_test_id("runs-filter-group")).to_have_value("dqn-cartpole")
+    page.get_by_test_id("runs-filter-group").fill("ppo-cartpole")
+    page.get_by_test_id("runs-filter-group").press("Enter")
+    expect(rows).to_have_count(3)
+
     first_seed.get_by_test_id("run-row-name").get_by_role("link").click()
     expect(page.get_by_test_id("run-page")).to_be_visible()
     expect(page.get_by_test_id("run-name")).to_have_text("ppo")

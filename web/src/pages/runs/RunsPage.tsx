@@ -4,7 +4,7 @@
 // (lib/runs/runs.ts), smoothed by an exponential moving average (TensorBoard's), against steps,
 // frames or wall time since each run's first point.
 // data-testid: runs-page, runs-filter-tag, runs-filter-group, runs-filter-experiment, runs-table,
-// run-row (data-run-id), run-tick, run-row-name, run-row-final-<metric>, run-row-hparam-<name>,
+// run-row (data-run-id), run-tick, run-row-name, run-row-group (a button: filters by the group), run-row-final-<metric>, run-row-hparam-<name>,
 // runs-empty, runs-error, runs-metric, runs-axis, runs-smoothing, runs-smoothing-value,
 // runs-chart (RunsChart.tsx), runs-chart-hint.
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -100,7 +100,7 @@ export function RunsPage() {
         {FILTERS.map(([name, label, testId]) => (
           <label key={name}>
             {label}
-            <input data-testid={testId} defaultValue={filters[name]} placeholder="any"
+            <input key={filters[name]} data-testid={testId} defaultValue={filters[name]} placeholder="any"
               onBlur={(e) => setFilter(name, e.target.value.trim())}
               onKeyDown={(e) => { if (e.key === "Enter") setFilter(name, (e.target as HTMLInputElement).value.trim()); }} />
           </label>
@@ -125,7 +125,8 @@ export function RunsPage() {
                   <td><input type="checkbox" data-testid="run-tick" aria-label={`chart ${run.name}`} checked={ticked.has(run.id)}
                     onChange={(e) => tick(run.id, e.target.checked)} /></td>
                   <td data-testid="run-row-name"><Link to={`/runs/${encodeURIComponent(run.id)}`}>{run.name}</Link></td>
-                  <td><button type="button" className="link-button" onClick={() => setFilter("group", run.group)}>{run.group}</button></td>
+                  <td><button type="button" className="link-button" data-testid="run-row-group" title="only this group"
+                    onClick={() => setFilter("group", run.group)}>{run.group}</button></td>
                   <td className="num">{run.seed ?? "–"}</td>
                   <td className={`runs-state-${run.state}`}>{run.state}</td>
                   <td>{run.tags.map((t) => <span key={t} className="runs-tag">{t}</span>)}</td>
