@@ -6,7 +6,7 @@ Every operation gets examples, coverage cases (boundaries, missing and wrong-typ
 fuzzed requests, bounded (MAX_EXAMPLES fuzzed cases an operation, no shrinking) so the whole run
 takes about two minutes on two cores. A case with ids in its path is sent twice: as generated,
 then with ids of things that exist (a live CartPole session, the catalog's `cartpole`, a saved
-snapshot, a recording with a finished episode and its frames), so the routes are reached beyond
+snapshot, a recording with a finished episode and its frames, a training run with points), so the routes are reached beyond
 their 404: steps, holds, snapshots, closing, episodes, arrays, frames, downloads.
 """
 
@@ -48,8 +48,13 @@ def real_ids(platform_stack) -> Iterator[ContractIds]:
     saved = http.post(f"/v0/sessions/{first}/saved-snapshots", json={"label": "contract"})
     assert saved.status_code == 201, saved.text
     episode = wait_for(lambda: _finished_episode(http, first), timeout=60, what="the recorded episode")
+    run = http.post("/v0/runs", json={"id": "run-contract", "name": "contract", "hparams": {"lr": 0.1}})
+    assert run.status_code == 201, run.text
+    points = [{"name": "loss", "step": step, "value": 1 / (step + 1), "frames": step} for step in range(10)]
+    assert http.post("/v0/runs/run-contract/metrics", json={"points": points}).status_code == 200
     fixed = {"env_id": "cartpole", "recording_id": first, "snapshot_id": saved.json()["id"],
-             "index": 0, "name": episode["array_names"][0], "frame": 1}  # the episode, its first frame
+             "index": 0, "name": episode["array_names"][0], "frame": 1,  # the episode, its first frame
+             "run_id": "run-contract"}
     ids = ContractIds(http, fixed, made=[first])
     yield ids
     ids.close_all()

@@ -23,6 +23,8 @@ import { EvalComparePage } from "./pages/evals/EvalComparePage";
 import { EvalPage } from "./pages/evals/EvalPage";
 import { EvalsPage } from "./pages/evals/EvalsPage";
 import { NewEvalPage } from "./pages/evals/NewEvalPage";
+import { RunPage } from "./pages/runs/RunPage";
+import { RunsPage } from "./pages/runs/RunsPage";
 import { SnapshotsPage } from "./pages/snapshots/SnapshotsPage";
 import { SignInPage } from "./pages/signin/SignInPage";
 import { TeamPage } from "./pages/team/TeamPage";
@@ -81,6 +83,7 @@ export function App() {
             <NavLink to="/comparisons">Comparisons</NavLink>
             <NavLink to="/machines" data-testid="nav-machines">Machines</NavLink>
             <NavLink to="/experiments" data-testid="nav-experiments">Experiments</NavLink>
+            <NavLink to="/runs" data-testid="nav-runs">Runs</NavLink>
             <NavLink to="/evals" data-testid="nav-evals">Evals</NavLink>
             <NavLink to="/usage" data-testid="nav-usage">Usage</NavLink>
             <NavLink to="/team" data-testid="nav-team">Team</NavLink>
@@ -110,6 +113,8 @@ export function App() {
             <Route path="/experiments" element={<ExperimentsPage />} />
             <Route path="/experiments/new" element={<NewExperimentPage />} />
             <Route path="/experiments/:experimentId" element={<ExperimentPage />} />
+            <Route path="/runs" element={<RunsPage />} />
+            <Route path="/runs/:runId" element={<RunPage />} />
             <Route path="/evals" element={<EvalsPage />} />
             <Route path="/evals/new" element={<NewEvalPage />} />
             <Route path="/evals/compare" element={<EvalComparePage />} />

@@ -133,3 +133,24 @@ async def test_the_routes_say_what_to_fix(start_gateway: Any, tmp_path: Path) ->
     await refused("PATCH", f"/v0/runs/{run['id']}", 422, "state", json={"state": "done"})
     await refused("DELETE", "/v0/runs/run-unknown", 404, "run-unknown")
     assert (await http.delete(f"/v0/runs/{run['id']}")).status_code == 204
+
+
+async def test_the_routes_on_postgresql(start_gateway: Any, postgres_database: str) -> None:
+    gateway = await start_gateway(database_url=postgres_database)
+    http = gateway.http
+    body = {"id": "run-pg-1", "name": "ppo", "group": "ppo-cartpole", "seed": 1, "tags": ["pg"],
+            "hparams": {"lr": 0.0003, "algo": "ppo"}}
+    assert (await http.post("/v0/runs", json=body)).status_code == 201
+    assert (await http.post("/v0/runs", json={**body, "tags": ["again"]})).json()["tags"] == ["pg", "again"]
+    points = [{"name": "train/return", "step": step, "value": step / 2, "frames": step * 4} for step in range(5000)]
+    for _ in range(2):  # the second time replaces them
+        answer = await http.post("/v0/runs/run-pg-1/metrics", json={"points": points})
+        assert answer.status_code == 200 and answer.json() == {"accepted": 5000}, answer.text
+    series = (await http.get("/v0/runs/run-pg-1/metrics", params={"max_points": 1000})).json()["series"]
+    assert len(series["train/return"]["step"]) == 1000 and series["train/return"]["value"][-1] == 4999 / 2
+    listed = (await http.get("/v0/runs", params={"tag": "again"})).json()["data"]
+    assert [r["id"] for r in listed] == ["run-pg-1"]
+    assert listed[0]["metrics"] == [{"name": "train/return", "points": 5000, "last_step": 4999, "last_value": 2499.5}]
+    assert (await http.patch("/v0/runs/run-pg-1", json={"state": "finished"})).json()["state"] == "finished"
+    assert (await http.delete("/v0/runs/run-pg-1")).status_code == 204
+    assert (await http.get("/v0/runs/run-pg-1/metrics")).status_code == 404

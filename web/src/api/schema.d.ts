@@ -7291,7 +7291,7 @@ export interface operations {
     read_metrics_v0_runs__run_id__metrics_get: {
         parameters: {
             query?: {
-                /** @description comma-separated metric names; default: every series */
+                /** @description metric names separated by commas; default: every series */
                 names?: string | null;
                 /** @description at most this many points per series, thinned evenly keeping the first and last */
                 max_points?: number;

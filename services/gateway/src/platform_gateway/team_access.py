@@ -3,7 +3,8 @@
 Every resource belongs to a team: a session (`SessionOptions.team`, set here from the caller,
 never from the request), its recordings (meta.json `team`), saved snapshots (`team`),
 comparisons (`team`), GPU machines, their experiments and evals (`team`) and Doom WADs (the teams that uploaded them). A caller reaches only its own
-team's:
+team's (training runs are the gateway's own rows: `run_store` reads and writes only the team
+`list_filter` gives, so `/v0/runs/{run_id}` needs no guard here):
 
 - a route whose path names a resource (`/sessions/{session_id}/...`, `/recordings/{recording_id}`,
   ...) passes `TeamAccess.guard` first (the API router installs it on every route, so a new

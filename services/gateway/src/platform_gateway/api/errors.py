@@ -21,7 +21,14 @@ from starlette.exceptions import HTTPException
 
 from platform_gateway.errors import GatewayError, SessionGoneError
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN, STORED_ID_RULE
-from platform_gateway.schemas.runs import METRIC_NAME_PATTERN, METRIC_NAME_RULE, RUN_ID_PATTERN, RUN_ID_RULE
+from platform_gateway.schemas.runs import (
+    METRIC_NAME_PATTERN,
+    METRIC_NAME_RULE,
+    METRIC_NAMES_PATTERN,
+    RUN_ID_PATTERN,
+    RUN_ID_RULE,
+    TEXT_PATTERN,
+)
 
 _PARAMETER = re.compile(r"\\\{[^}]*\\\}")  # a path parameter of re.escape(template)
 _METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
@@ -112,6 +119,8 @@ _PATTERN_RULES = {
     names.LABEL_PATTERN: f"a label: use {names.LABEL_RULE}",
     RUN_ID_PATTERN: f"a run id: use {RUN_ID_RULE}",
     METRIC_NAME_PATTERN: f"a metric name: use {METRIC_NAME_RULE}",
+    METRIC_NAMES_PATTERN: f"metric names separated by commas, each {METRIC_NAME_RULE}",
+    TEXT_PATTERN: "text without control characters (tabs and line breaks included)",
 }
 
 

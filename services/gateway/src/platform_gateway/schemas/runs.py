@@ -1,4 +1,5 @@
 """Training runs (`/v0/runs`): the bodies and answers (the contract: docs/training.md, "The API").
+Bodies are strict (`JsonBody`).
 
 Non-finite numbers are refused where they are taken (a metric point's value, hparams, summary):
 JSON has no NaN or infinity, and a chart cannot draw them.
@@ -10,8 +11,9 @@ import datetime as dt
 from typing import Annotated, Literal
 
 from platform_contracts import limits
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from platform_gateway.schemas.json_body import JsonBody
 from platform_gateway.run_store import MetricInfo, Run, Series
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 
@@ -19,6 +21,8 @@ RUN_ID_PATTERN = r"^run-[A-Za-z0-9_-]{1,64}$"
 RUN_ID_RULE = "'run-' and 1-64 letters, digits, '_' or '-'"
 METRIC_NAME_PATTERN = r"^[A-Za-z0-9_./-]{1,128}$"
 METRIC_NAME_RULE = "1-128 letters, digits, '_', '.', '/' or '-' (no spaces)"
+# `GET /v0/runs/{id}/metrics?names=`: metric names separated by commas
+METRIC_NAMES_PATTERN = r"^[A-Za-z0-9_./,-]*$"
 # A run's name, group and tags: any text without control characters
 TEXT_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
@@ -37,9 +41,7 @@ Hparams = Annotated[dict[Annotated[str, Field(min_length=1, max_length=128)], Sc
                     Field(max_length=MAX_HPARAMS)]
 
 
-class RunCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunCreate(JsonBody):
     id: str | None = Field(default=None, pattern=RUN_ID_PATTERN,
                            description=f"{RUN_ID_RULE}; chosen by the client so that logging can start while the "
                                        "platform is away, and a retry is idempotent (an existing run of yours is "
@@ -49,7 +51,7 @@ class RunCreate(BaseModel):
     group: str | None = Field(default=None, min_length=1, max_length=128, pattern=TEXT_PATTERN,
                               description="runs of one group are the seeds of one configuration, charted as their "
                                           "mean and min-max band; default: the name")
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     hparams: Hparams = Field(default_factory=dict)
     experiment_id: LinkedId | None = None
@@ -57,10 +59,8 @@ class RunCreate(BaseModel):
     recording_ids: list[LinkedId] = Field(default_factory=list, max_length=MAX_LINKED_IDS)
 
 
-class RunUpdate(BaseModel):
+class RunUpdate(JsonBody):
     """What to change: lists are unioned with the run's, dicts merged into its."""
-
-    model_config = ConfigDict(extra="forbid")
 
     state: RunState | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
@@ -113,9 +113,7 @@ class RunsPublic(BaseModel):
     data: list[RunPublic] = Field(description="newest first")
 
 
-class MetricPointIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MetricPointIn(JsonBody):
     name: str = Field(pattern=METRIC_NAME_PATTERN, examples=["train/episode_return"])
     step: int = Field(ge=0, le=2**62)
     value: float = Field(description="finite (NaN and infinity are refused, naming the point)")
@@ -124,9 +122,7 @@ class MetricPointIn(BaseModel):
     frames: int | None = Field(default=None, ge=0, le=2**62)
 
 
-class MetricPointsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MetricPointsIn(JsonBody):
     points: list[MetricPointIn] = Field(min_length=1, max_length=MAX_POINTS_PER_REQUEST,
                                         description="a point of the same (name, step) as a stored one replaces it")
 

@@ -8,7 +8,6 @@ as a missing one does, and listings hold the caller's team's only.
 from __future__ import annotations
 
 import math
-import re
 import time
 import uuid
 from typing import Annotated
@@ -19,9 +18,9 @@ from platform_gateway.api.deps import AccessDep, GatewayDep, IdentityDep
 from platform_gateway.errors import ConflictError, InvalidArgumentError, NotFoundError
 from platform_gateway.run_store import Point, RunIdTakenError, RunStore
 from platform_gateway.schemas.runs import (
-    METRIC_NAME_PATTERN,
-    METRIC_NAME_RULE,
+    METRIC_NAMES_PATTERN,
     RUN_ID_PATTERN,
+    TEXT_PATTERN,
     MetricPointsIn,
     MetricsAccepted,
     RunCreate,
@@ -39,7 +38,6 @@ router = APIRouter(
 )
 
 RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN, description="a run's id: 'run-' and 1-64 of [A-Za-z0-9_-]")]
-_METRIC_NAME = re.compile(METRIC_NAME_PATTERN)
 MAX_LISTED = 1000
 MAX_SERIES_POINTS = 1_000_000
 
@@ -78,9 +76,9 @@ async def create_run(body: RunCreate, response: Response, runs: RunsDep, access:
 
 @router.get("", response_model=RunsPublic)
 async def list_runs(runs: RunsDep, access: AccessDep, identity: IdentityDep,
-                    experiment_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-                    group: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
-                    tag: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+                    experiment_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=TEXT_PATTERN)] = None,
+                    group: Annotated[str | None, Query(min_length=1, max_length=128, pattern=TEXT_PATTERN)] = None,
+                    tag: Annotated[str | None, Query(min_length=1, max_length=64, pattern=TEXT_PATTERN)] = None,
                     limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 200) -> RunsPublic:
     """Your runs, newest first: of one experiment, group or tag when asked, at most `limit`."""
     found = await runs.list(access.list_filter(identity), experiment_id=experiment_id, group=group, tag=tag,
@@ -140,19 +138,14 @@ async def log_metrics(run_id: RunId, body: MetricPointsIn, runs: RunsDep, access
 @router.get("/{run_id}/metrics", response_model=RunMetricsPublic)
 async def read_metrics(run_id: RunId, runs: RunsDep, access: AccessDep, identity: IdentityDep,
                        names: Annotated[str | None, Query(
-                           max_length=20_000, description="comma-separated metric names; default: every series")] = None,
+                           max_length=20_000, pattern=METRIC_NAMES_PATTERN,
+                           description="metric names separated by commas; default: every series")] = None,
                        max_points: Annotated[int, Query(
                            ge=2, le=MAX_SERIES_POINTS,
                            description="at most this many points per series, thinned evenly keeping the first and "
                                        "last")] = 10_000) -> RunMetricsPublic:
     """The run's series by name, each sorted by step."""
-    wanted = None
-    if names is not None:
-        wanted = [name.strip() for name in names.split(",") if name.strip()]
-        for name in wanted:
-            if not _METRIC_NAME.fullmatch(name):
-                raise InvalidArgumentError(f"names: {name!r} is not a metric name: use {METRIC_NAME_RULE}, "
-                                           "separated by commas", field="names")
+    wanted = None if names is None else [name for name in names.split(",") if name]
     if not await runs.exists(run_id, access.list_filter(identity)):
         raise unknown_run(run_id)
     found = await runs.series(run_id, wanted, max_points)
