@@ -3396,7 +3396,7 @@ export interface components {
             };
             /**
              * Id
-             * @description 'run-' and 1-64 letters, digits, '_' or '-'; chosen by the client so that logging can start while the platform is away, and a retry is idempotent (an existing run of yours is answered, 200, with what is given merged into it); left out: 'run-<uuid4 hex>'
+             * @description 'run-' followed by 1-64 letters, digits, '_' or '-'; chosen by the client so that logging can start while the platform is away, and a retry is idempotent (an existing run of yours is answered, 200, with what is given merged into it); left out: 'run-<uuid4 hex>'
              * @example run-ppo-cartpole-s1
              */
             id?: string | null;

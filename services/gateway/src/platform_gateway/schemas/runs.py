@@ -10,19 +10,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from platform_contracts import limits
+from platform_contracts import limits, names
 from pydantic import BaseModel, Field
 
 from platform_gateway.schemas.json_body import JsonBody
 from platform_gateway.run_store import MetricInfo, Run, Series
 from platform_gateway.schemas.recordings import STORED_ID_PATTERN
 
-RUN_ID_PATTERN = r"^run-[A-Za-z0-9_-]{1,64}$"
-RUN_ID_RULE = "'run-' and 1-64 letters, digits, '_' or '-'"
-METRIC_NAME_PATTERN = r"^[A-Za-z0-9_./-]{1,128}$"
-METRIC_NAME_RULE = "1-128 letters, digits, '_', '.', '/' or '-' (no spaces)"
+# one rule for the API and its client (platform_sdk.runs): platform_contracts.names
+RUN_ID_PATTERN = names.RUN_ID_PATTERN
+RUN_ID_RULE = names.RUN_ID_RULE
+METRIC_NAME_PATTERN = names.METRIC_NAME_PATTERN
+METRIC_NAME_RULE = names.METRIC_NAME_RULE
 # `GET /v0/runs/{id}/metrics?names=`: metric names separated by commas
-METRIC_NAMES_PATTERN = r"^[A-Za-z0-9_./,-]*$"
+METRIC_NAMES_PATTERN = r"^[A-Za-z0-9_.:/,-]*$"
 # A run's name, group and tags: any text without control characters
 TEXT_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
