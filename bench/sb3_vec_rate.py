@@ -1,7 +1,8 @@
 """Steps/s of Stable-Baselines3's VecEnv on the platform: one batched session's SB3 face
 (`platform_sdk.make_vec(..., auto_reset=True).sb3()`, one round trip per step) against the
 baseline users have today, SB3's `DummyVecEnv` of N one-session `platform_sdk.connect` CartPoles
-(N round trips per step, plus a reset's after each episode), measured in the same run.
+(N round trips per step, plus a reset's after each episode), measured in the same run; and, for
+what the face itself costs, the same batched session stepped through Gymnasium's vector API.
 
 Rounds alternate baseline and face; each figure is the median over the rounds with its spread
 (min-max), and the ratio is face / baseline of the medians. Round trips per step are counted at
@@ -42,9 +43,13 @@ class SendCounter:
 
 
 def measure(venv: Any, num_envs: int, seconds: float, counter: SendCounter) -> tuple[float, float]:
-    """(steps/s, round trips per vector step) of `venv` stepping random CartPole actions."""
-    venv.seed(0)
-    venv.reset()
+    """(steps/s, round trips per vector step) of `venv` (SB3's VecEnv, or Gymnasium's vector API
+    for the reference row) stepping random CartPole actions."""
+    if hasattr(venv, "step_async"):
+        venv.seed(0)
+        venv.reset()
+    else:
+        venv.reset(seed=0)
     actions = np.random.default_rng(0).integers(0, 2, (1000, num_envs))
     batches, sent, start = 0, counter.count, time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -67,7 +72,12 @@ def main() -> int:
     args = parser.parse_args()
 
     import platform_sdk
-    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    try:
+        from stable_baselines3.common.vec_env import DummyVecEnv
+    except ModuleNotFoundError:
+        print("sb3_vec_rate: Stable-Baselines3 is not installed: uv sync --all-packages --group sb3", file=sys.stderr)
+        return 2
 
     counter = SendCounter()
     with platform_url(args.url, "sb3-vec-rate") as url:
@@ -76,6 +86,8 @@ def main() -> int:
                 "DummyVecEnv of connect": lambda n=n: DummyVecEnv(
                     [lambda: platform_sdk.connect("cartpole", url=url) for _ in range(n)]),
                 "make_vec(...).sb3()": lambda n=n: platform_sdk.make_vec("cartpole", n, url=url, auto_reset=True).sb3(),
+                # the reference: the same batched session through Gymnasium's API, without the face
+                "make_vec, Gymnasium API": lambda n=n: platform_sdk.make_vec("cartpole", n, url=url, auto_reset=True),
             }
             rates: dict[str, list[float]] = {name: [] for name in makers}
             trips: dict[str, list[float]] = {name: [] for name in makers}
