@@ -110,6 +110,36 @@ def test_the_venv_holds_only_the_client_dependencies(client: Client) -> None:
     assert "platform-contracts" not in names  # its code is inside the wheel
 
 
+def test_gymnasium_ids_from_the_wheel(client: Client) -> None:
+    """`platform_sdk.gym_ids` and its built-in table are in the wheel: `gym.make` and `gym.make_vec`
+    by id, the platform and token from PLATFORM_URL and PLATFORM_TOKEN."""
+    assert client.install.returncode == 0, client.install.stderr
+    script = textwrap.dedent("""
+        import json
+        import gymnasium as gym
+        import numpy as np
+        import platform_sdk.gym_ids
+
+        env = gym.make("simulusion/cartpole")
+        env.reset(seed=0)
+        single = env.step(0)[1]
+        env.close()
+        envs = gym.make_vec("simulusion/cartpole", 4)
+        envs.reset(seed=0)
+        rewards = envs.step(np.zeros(4, dtype=np.int64))[1]
+        envs.close()
+        print(json.dumps({"file": platform_sdk.gym_ids.__file__, "single": single, "vector": rewards.tolist(),
+                          "spec": envs.spec.id}))
+    """)
+    folder = client.root / "by-id"
+    folder.mkdir(exist_ok=True)
+    done = client.run([str(client.python), "-c", script], cwd=folder)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["file"].startswith(str(client.venv)), result
+    assert result == {**result, "single": 1.0, "vector": [1.0] * 4, "spec": "simulusion/cartpole"}
+
+
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "gateway-websocket"])
 def test_a_session_runs_from_the_wheel(client: Client, direct: bool) -> None:
     """Both step paths: the env host's step link, and the gateway's WebSocket (the SDK's own client)."""

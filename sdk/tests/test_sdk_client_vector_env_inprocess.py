@@ -117,3 +117,40 @@ def test_restore_returns_each_sub_environments_restore_time_in_infos() -> None:
     assert infos["restore_s"].shape == (3,) and (infos["restore_s"] > 0).all() and infos["_restore_s"].all()
     assert infos["_start"].all()  # the snapshots' own infos (the reset's) beside it
     remote.close()
+
+
+def test_sb3_face_of_a_batched_session_gives_what_it_gives_over_sync_vector_env() -> None:
+    """`RemoteVectorEnv.sb3()` (Dict observations, infos, auto-reset in the step) against the same
+    face over `SyncVectorEnv` in SAME_STEP mode."""
+    from platform_sdk.client.sb3_vec import as_sb3_vec_env
+
+    remote, local = _envs(_DictCounter, 3, AutoresetMode.SAME_STEP)
+    face, reference = remote.sb3(), as_sb3_vec_env(local)
+    face.seed(4)
+    reference.seed(4)
+    _assert_same(face.reset(), reference.reset())
+    assert face.reset_infos == [{"start": s} for s in (i["start"] for i in reference.reset_infos)]
+    rng = np.random.default_rng(2)
+    ended = 0
+    for _ in range(40):
+        actions = rng.integers(0, 3, 3)
+        got, want = face.step(actions), reference.step(actions)
+        for g, w in zip(got[:3], want[:3], strict=True):
+            _assert_same(g, w)
+        for g, w in zip(got[3], want[3], strict=True):
+            assert sorted(g) == sorted(w)
+            for key in w:
+                _assert_same(g[key], w[key])
+        ended += int(got[2].sum())
+    assert ended > 10
+    face.close()
+
+
+def test_sb3_face_needs_same_step_and_renders_every_sub_environment() -> None:
+    remote, _ = _envs(lambda: gym.make("CartPole-v1", render_mode="rgb_array"), 2, AutoresetMode.NEXT_STEP)
+    with pytest.raises(ValueError, match="SAME_STEP"):
+        remote.sb3()
+    remote.reset(seed=0)
+    frames = remote.render()
+    assert len(frames) == 2 and frames[0].shape == (400, 600, 3) and frames[0].dtype == np.uint8
+    remote.close()

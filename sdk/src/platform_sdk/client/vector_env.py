@@ -11,7 +11,7 @@ cached serialized parts (`batch_requests`), and the observations are decoded tog
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -27,10 +27,13 @@ from platform_sdk import errors
 from platform_sdk.client.batch_requests import DiscreteStepRequests
 from platform_sdk.client.observation_stack import ObservationStack
 from platform_sdk.client.remote_env import SessionOpener
-from platform_sdk.client.results import restored_info
+from platform_sdk.client.results import decode_frame, restored_info
 from platform_sdk.client.session import PlatformSession
 from platform_sdk.client.session_settings import SessionSettings
 from platform_sdk.client.stream import SessionStream
+
+if TYPE_CHECKING:
+    from platform_sdk.client.sb3_vec import SB3VecFace
 
 
 def make_vec(
@@ -262,6 +265,27 @@ class RemoteVectorEnv(PlatformSession, VectorEnv):
                 f"session {getattr(self, 'session_id', '?')} ({self.env_id}) is closed: reset() opens a new session "
                 "with the same settings", session_id=getattr(self, "session_id", None))
         return super()._ready_stream()
+
+    def render(self) -> tuple[np.ndarray, ...]:
+        """Every sub-environment's current frame as an RGB array, in one round trip (decoding
+        JPEG frames needs the `frames` extra)."""
+        batch = env_pb.BatchRequest()
+        for i in range(self.num_envs):
+            batch.requests.add(index=i).request.render.SetInParent()
+        return tuple(decode_frame(response.render.frame)
+                     for response in self._batch(env_pb.EnvRequest(batch=batch), "render"))
+
+    def sb3(self) -> SB3VecFace:
+        """This session with Stable-Baselines3's `VecEnv` interface, for SB3's algorithms
+        (`PPO("MlpPolicy", env.sb3())`): an SB3 `VecEnv` when SB3 is installed
+        (`platform_sdk.client.sb3_vec`). Needs autoreset mode SAME_STEP (`auto_reset=True`).
+
+        Raises:
+            ValueError: the session's autoreset mode is not SAME_STEP.
+        """
+        from platform_sdk.client.sb3_vec import as_sb3_vec_env
+
+        return as_sb3_vec_env(self)
 
     # -- snapshots of every sub-environment ---------------------------------------------------
     def snapshot(self) -> list[str]:
