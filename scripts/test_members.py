@@ -33,6 +33,9 @@ import web_node
 REPO = Path(__file__).resolve().parents[1]
 ENVS = REPO / ".venvs"
 CROSS_SERVICE = "tests"
+# What only tests/ needs beyond the workspace's dev group: Stable-Baselines3 and its torch (with
+# PyPI's CUDA wheels, several GB), kept out of `make setup` so that `make run` never fetches them.
+CROSS_SERVICE_GROUPS = ("sb3",)
 WEB = "web"
 
 
@@ -117,6 +120,14 @@ def sync(suite: Suite) -> bool:
     frozen = ["--frozen"] if (REPO / "uv.lock").is_file() else []
     command = [*uv_command(), "sync", "--quiet", "--package", suite.name, *frozen]
     return subprocess.run(command, cwd=REPO, env=env).returncode == 0
+
+
+def sync_workspace_for_tests() -> bool:
+    """The workspace's environment with the groups tests/ needs besides the default ones."""
+    frozen = ["--frozen"] if (REPO / "uv.lock").is_file() else []
+    groups = [arg for group in CROSS_SERVICE_GROUPS for arg in ("--group", group)]
+    command = [*uv_command(), "sync", "--quiet", "--all-packages", *groups, *frozen]
+    return subprocess.run(command, cwd=REPO).returncode == 0
 
 
 def parallel_args(suite: Suite, pytest_args: list[str]) -> list[str]:
@@ -207,9 +218,9 @@ def run(suite: Suite, pytest_args: list[str], sync_only: bool) -> Outcome:
     outcome = Outcome(suite)
     where = f".venvs/{suite.name}" if suite.isolated else "the workspace's environment"
     print(f"\n==> {suite.name} ({suite.folder}) in {where}", flush=True)
-    if suite.isolated:
+    if suite.isolated or suite.name == CROSS_SERVICE:
         started = time.monotonic()
-        outcome.ok = sync(suite)
+        outcome.ok = sync(suite) if suite.isolated else sync_workspace_for_tests()
         outcome.sync_s = time.monotonic() - started
         if not outcome.ok:
             outcome.result = "uv sync failed"

@@ -1,17 +1,21 @@
 """Stable-Baselines3 on one batched session: `make_vec(..., auto_reset=True).sb3()` is an SB3
 `VecEnv` that gives what SB3's `DummyVecEnv` of local CartPoles gives, step for step, and PPO
-learns the same curve on it. Needs the root project's `sb3` group (SB3 and torch:
-`uv sync --all-packages --group sb3`); skipped without it."""
+learns the same curve on it. Needs the root project's `sb3` group (SB3 and torch), which
+`make test` installs for tests/ (scripts/test_members.py); by hand: `uv sync --all-packages --group sb3`."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 import platform_sdk
-import pytest
 
-pytest.importorskip("stable_baselines3")
+try:
+    import stable_baselines3  # noqa: F401
+except ImportError as exc:  # a failure naming what is missing, not a skip
+    raise ImportError("Stable-Baselines3 is missing: `make test` installs the root project's sb3 group "
+                      "(uv sync --all-packages --group sb3)") from exc
 
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
@@ -84,7 +88,6 @@ def _learn(venv: VecEnv) -> list[float]:
 
 
 def test_ppo_learns_the_same_curve_as_on_dummy_vec_env(platform_stack):
-    torch = pytest.importorskip("torch")
     torch.set_num_threads(1)  # the same arithmetic in both runs, and no fight for the test machine's cores
     remote = _learn(platform_sdk.make_vec("cartpole", NUM_ENVS, url=platform_stack.url, auto_reset=True).sb3())
     local = _learn(_local())
