@@ -152,7 +152,10 @@ def run_pytest(suite: Suite, pytest_args: list[str]) -> tuple[bool, str]:
     """pytest on the suite's folder from the repository root (the root's pytest options and
     conftest.py apply), in parallel processes where the suite takes them (`parallel_args`);
     returns (passed, pytest's closing line)."""
-    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *parallel_args(suite, pytest_args), *pytest_args]
+    # the slowest tests of tests/ are listed at the end: where make test's time goes
+    durations = ["--durations=30", "--durations-min=10"] if suite.name == CROSS_SERVICE and not pytest_args else []
+    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *parallel_args(suite, pytest_args), *durations,
+               *pytest_args]
     process = subprocess.Popen(command, cwd=REPO, env=child_env(suite.env_dir), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, bufsize=1)
     assert process.stdout is not None
