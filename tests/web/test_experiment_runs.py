@@ -144,6 +144,12 @@ def test_the_experiment_page_shows_its_runs_roles_and_headline_curve_while_it_ru
     expect(chart).to_have_attribute("data-lines", "2")
     expect(runners.get_by_test_id("experiment-run-role-healthy")).to_have_text("4")
 
+    # a read that brings nothing new keeps the canvas as it is (a reader's zoom stays)
+    page.evaluate("() => { document.querySelector('[data-testid=experiment-runs-chart] canvas').dataset.kept = '1'; }")
+    reads = int(section.get_attribute("data-reads") or "0")
+    expect(section).to_have_attribute("data-reads", str(reads + 1), timeout=POLL_WAIT)
+    expect(chart.locator("canvas[data-kept='1']")).to_have_count(1)
+
     page.get_by_test_id("experiment-runs-metric").select_option("episode/score")
     expect(chart).to_have_attribute("data-points", "3")
     expect(chart.get_by_test_id("experiment-runs-chart-legend-item")).to_have_text(["scripted"])

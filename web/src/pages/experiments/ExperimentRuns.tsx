@@ -5,7 +5,8 @@
 // env_runners/episode_return_mean, else episode/score, else the first metric). Read again every
 // 5 s while the experiment is active (and briefly after it ended while a run is still running;
 // lib/runs/experimentRuns.ts), each run's series read again only when it logged a later point.
-// data-testid: experiment-runs (data-polling: "true" while it reads the runs again), experiment-runs-all,
+// data-testid: experiment-runs (data-polling: "true" while it reads the runs again; data-reads: how many
+// times it has read them), experiment-runs-all,
 // experiment-runs-empty, experiment-runs-error, experiment-run (data-run-id, data-state), experiment-run-link,
 // experiment-run-state, experiment-run-roles, experiment-run-role (data-role), experiment-run-role-count,
 // -healthy, -where, -other; experiment-runs-metric, experiment-runs-chart (RunsChart.tsx).
@@ -18,7 +19,7 @@ import { isActive } from "../../lib/experiments/status";
 import {
   degraded, headlineMetric, roleLabel, rolesOf, runsRefreshMs, seriesKey, summaryText,
 } from "../../lib/runs/experimentRuns";
-import { chartOf, metricNames, type SeriesData } from "../../lib/runs/runs";
+import { type ChartData, chartOf, metricNames, type SeriesData } from "../../lib/runs/runs";
 import { RunsChart } from "../runs/RunsChart";
 import "../runs/runs.css";
 import "./experimentRuns.css";
@@ -84,11 +85,15 @@ export function ExperimentRuns({ experimentId, experiment }: Props) {
     void load();
   }, [load]);
 
-  // once more when the experiment ends: its runs are likely marked finished by then
-  const endedAt = experiment?.ended_at ?? 0;
-  useEffect(() => { if (endedAt) void load(); }, [endedAt, load]);
+  // once more when the experiment ends while the page is open: its runs are likely finished by then
+  const active = experiment ? isActive(experiment.status) : null;
+  const wasActive = useRef<boolean | null>(null);
+  useEffect(() => {
+    if (wasActive.current === true && active === false) void load();
+    wasActive.current = active;
+  }, [active, load]);
 
-  const delay = runsRefreshMs(experiment ? { active: isActive(experiment.status), ended_at: experiment.ended_at } : null,
+  const delay = runsRefreshMs(experiment ? { active: active === true, ended_at: experiment.ended_at } : null,
     list, Date.now() / 1000);
   useEffect(() => {
     if (delay === null) return undefined;
@@ -123,13 +128,21 @@ export function ExperimentRuns({ experimentId, experiment }: Props) {
     }));
   }, [charted, metric]);
 
+  // the same chart object while nothing drawn changed, so a poll that brings no new point keeps
+  // the canvas (and a zoom the reader dragged) as it is
+  const drawn = useRef<{ key: string; chart: ChartData } | null>(null);
   const chart = useMemo(() => {
-    const byRun = new Map(charted.map((r) => [r.id, series.get(`${r.id}\n${metric}`)?.data]));
-    return chartOf(charted, byRun, "step", 0);
+    const byRun = new Map(charted.map((r) => [r.id, series.get(`${r.id}\n${metric}`)]));
+    const key = [metric, ...charted.map((r) => `${r.id}\t${r.name}\t${r.group}\t${r.seed ?? ""}\t${byRun.get(r.id)?.last ?? "none"}\t${byRun.get(r.id)?.data ? 1 : 0}`)].join("\n");
+    if (drawn.current?.key !== key) {
+      drawn.current = { key, chart: chartOf(charted, new Map([...byRun].map(([id, s]) => [id, s?.data])), "step", 0) };
+    }
+    return drawn.current.chart;
   }, [charted, series, metric]);
 
   return (
-    <section className="experiments-panel experiment-runs" data-testid="experiment-runs" data-polling={delay !== null ? "true" : "false"}>
+    <section className="experiments-panel experiment-runs" data-testid="experiment-runs" data-polling={delay !== null ? "true" : "false"}
+      data-reads={loads}>
       <header className="experiment-runs-head">
         <h2>Training runs</h2>
         {list && list.length > 0 ? (
