@@ -22,6 +22,7 @@ import {
 } from "../../lib/experiments/status";
 import { useNow } from "../machines/useElapsed";
 import { ExperimentLog } from "./ExperimentLog";
+import { ExperimentRuns } from "./ExperimentRuns";
 import { useLogFollower } from "./useLogFollower";
 import "./experiments.css";
 
@@ -140,6 +141,7 @@ export function ExperimentPage() {
           {cancelError && !asking ? <p className="error" role="alert">{cancelError}</p> : null}
         </section>
       ) : null}
+      <ExperimentRuns experimentId={experimentId} experiment={experiment} />
       <ExperimentLog log={log} state={state} queued={queued} neverStarted={Boolean(experiment?.ended_at && !experiment.started_at)} />
       <ConfirmDialog open={asking} title="Cancel this experiment?" confirmLabel="Cancel the experiment" busyLabel="Cancelling…"
         busy={cancelling} error={asking ? cancelError : null} testId="experiment-cancel-dialog"

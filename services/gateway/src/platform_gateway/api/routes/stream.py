@@ -135,7 +135,8 @@ async def _serve(websocket: WebSocket, gateway: Gateway, session_id: str) -> Non
 
 
 async def _authorized(websocket: WebSocket, authenticator: Authenticator) -> bool:
-    if not authenticator.required:
+    if not authenticator.required:  # the open platform's identity, for routes that check access by it
+        websocket.state.identity = await authenticator.identify(None)
         return True
     token = websocket.query_params.get("token")
     header = websocket.headers.get("authorization", "")
