@@ -14,7 +14,6 @@ platform that never logs a run opens no database for it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from platform_database import DatabaseUnavailableError, create_tables, open_engine
+from platform_database import create_tables
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from platform_gateway.errors import UnavailableError
+from platform_gateway.tables_on_first_use import TablesOnFirstUse
 
 metadata = sa.MetaData()
 
@@ -345,7 +344,13 @@ def _run(row: sa.Row[Any], metrics: list[MetricInfo]) -> Run:
                updated_at=m["updated_at"], metrics=metrics)
 
 
-class RunDirectory:
+async def _run_store(engine: AsyncEngine) -> RunStore:
+    store = RunStore(engine)
+    await store.create_tables()
+    return store
+
+
+class RunDirectory(TablesOnFirstUse[RunStore]):
     """The run store, its tables made on first use.
 
     Args:
@@ -354,28 +359,4 @@ class RunDirectory:
     """
 
     def __init__(self, url: str, engine: AsyncEngine | None = None) -> None:
-        self.url = url
-        self._engine = engine
-        self._owned = engine is None
-        self._store: RunStore | None = None
-        self._lock = asyncio.Lock()
-
-    async def open(self) -> RunStore:
-        """Raises UnavailableError: the database cannot be opened (one line naming it)."""
-        if self._store is not None:
-            return self._store
-        async with self._lock:
-            if self._store is None:
-                if self._engine is None:
-                    self._engine = open_engine(self.url)
-                store = RunStore(self._engine)
-                try:
-                    await store.create_tables()
-                except DatabaseUnavailableError as exc:
-                    raise UnavailableError(str(exc)) from None
-                self._store = store
-        return self._store
-
-    async def close(self) -> None:
-        if self._owned and self._engine is not None:
-            await self._engine.dispose()
+        super().__init__(url, engine, _run_store)

@@ -5,17 +5,21 @@ platform that never asks for them opens no database."""
 
 from __future__ import annotations
 
-import asyncio
-
-from platform_database import DatabaseUnavailableError, open_engine
 from platform_database.teams import TeamStore
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from platform_gateway.errors import UnavailableError
 from platform_gateway.identity.members import MemberStore
+from platform_gateway.tables_on_first_use import TablesOnFirstUse
 
 
-class TeamDirectory:
+async def _team_stores(engine: AsyncEngine) -> tuple[TeamStore, MemberStore]:
+    teams, members = TeamStore(engine), MemberStore(engine)
+    await teams.create_tables()
+    await members.create_tables()
+    return teams, members
+
+
+class TeamDirectory(TablesOnFirstUse[tuple[TeamStore, MemberStore]]):
     """The teams and members stores, their tables made on first use.
 
     Args:
@@ -24,39 +28,10 @@ class TeamDirectory:
     """
 
     def __init__(self, url: str, engine: AsyncEngine | None = None) -> None:
-        self.url = url
-        self._engine = engine
-        self._owned = engine is None
-        self._stores: tuple[TeamStore, MemberStore] | None = None
-        self._lock = asyncio.Lock()
-
-    async def open(self) -> tuple[TeamStore, MemberStore]:
-        """The stores, their tables made the first time.
-
-        Raises:
-            UnavailableError: the database cannot be opened (one line naming it, password hidden).
-        """
-        if self._stores is not None:
-            return self._stores
-        async with self._lock:
-            if self._stores is None:
-                if self._engine is None:
-                    self._engine = open_engine(self.url)
-                teams, members = TeamStore(self._engine), MemberStore(self._engine)
-                try:
-                    await teams.create_tables()
-                    await members.create_tables()
-                except DatabaseUnavailableError as exc:
-                    raise UnavailableError(str(exc)) from None
-                self._stores = (teams, members)
-        return self._stores
+        super().__init__(url, engine, _team_stores)
 
     async def teams(self) -> TeamStore:
         return (await self.open())[0]
 
     async def members(self) -> MemberStore:
         return (await self.open())[1]
-
-    async def close(self) -> None:
-        if self._owned and self._engine is not None:
-            await self._engine.dispose()
