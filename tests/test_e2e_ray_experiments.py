@@ -5,8 +5,8 @@ the setup (a link to `.venvs/rllib` of platform_testing.training_venvs: nothing 
 then RLlib's PPO (tests/training/rllib_ppo.py, committed into the repository cloned) with
 `RAY_ADDRESS` set: its two env runners (one CPU each, one CPU per node) land one on each node.
 Then: the run is finished with its roles on two nodes, the workers' process groups (sessions:
-Ray's workers make their own process groups) are gone, and a cancel mid-run stops head and
-worker. The request's checks (422s) are a test of their own."""
+Ray's workers make their own process groups) are gone, and, after the machines service
+restarted mid-run, a cancel stops head and worker. The request's checks (422s) are a test of their own."""
 
 from __future__ import annotations
 
@@ -144,18 +144,25 @@ def test_ppo_across_two_machines(api: httpx.Client, machines: tuple[str, str], r
         wait_for(lambda sid=sid: not session_alive(sid), timeout=30, what=f"session {sid}'s processes gone")
 
 
-def test_cancel_stops_head_and_workers(api: httpx.Client, machines: tuple[str, str], repo: Path, rllib_venv: Path,
-                                       ray_tmp: str) -> None:
+def test_restart_then_cancel_stops_head_and_workers(api: httpx.Client, platform: PlatformStack,
+                                                    machines: tuple[str, str], repo: Path, rllib_venv: Path,
+                                                    ray_tmp: str) -> None:
+    """The machines service restarted mid-run keeps the worker (its row says it), and a cancel then
+    stops the head's and the worker's process groups."""
     command = 'python rllib_ppo.py ppo-ray-cancelled 1000 2 2 "$RAY_ADDRESS"'
     made = api.post("/experiments", json=ray_request(machines, repo, rllib_venv, ray_tmp, command))
     assert made.status_code == 201, made.text
     x = made.json()
-    wait_for(lambda: '"iteration": 1' in whole_log_so_far(api, x["id"]), timeout=180, what="a first iteration")
+    wait_for(lambda: "nodes; running the command" in whole_log_so_far(api, x["id"]), timeout=180,
+             what="the cluster up and the command started")
     x = api.get(f"/experiments/{x['id']}").json()
+    assert x["ray"]["workers"][0]["state"] == "running"
     sessions = run_sessions(x)
     assert all(session_alive(sid) for sid in sessions)
-    cancelled = api.post(f"/experiments/{x['id']}/cancel")
-    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    platform.restart("machines")
+    cancelled = wait_for(lambda: (lambda r: r if r.status_code != 503 else None)(
+        api.post(f"/experiments/{x['id']}/cancel")), timeout=60, what="the machines service back")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled", cancelled.text
     assert wait_ended(api, x["id"], timeout=60)["status"] == "cancelled"
     wait_for(lambda: api.get(f"/experiments/{x['id']}").json()["ray"]["workers"][0]["state"] == "stopped",
              timeout=30, what="the worker stopped")

@@ -2982,7 +2982,7 @@ export interface components {
              * Setup
              * @description run by bash in the checkout on every machine (head and workers) before Ray starts: it makes the virtual environment; empty: none
              * @default
-             * @example uv venv .venv && uv pip install -p .venv "ray[rllib]==2.60.0" torch "$PLATFORM_URL/v0/wheels/platform-sdk"
+             * @example uv venv .venv && uv pip install -p .venv "ray[rllib]==2.60.0" torch wheels/platform_sdk-0.1.0-py3-none-any.whl
              */
             setup: string;
             /**

@@ -21,7 +21,7 @@ class RayCreate(BaseModel):
                     "the same checkout and runs `ray start --address <head>:<port> --block`. The platform assigns "
                     "none of their GPUs: Ray sees all a worker machine has")
     setup: str = Field("", max_length=8192, examples=['uv venv .venv && uv pip install -p .venv "ray[rllib]==2.60.0" '
-                                                      'torch "$PLATFORM_URL/v0/wheels/platform-sdk"'],
+                                                      'torch wheels/platform_sdk-0.1.0-py3-none-any.whl'],
                        description="run by bash in the checkout on every machine (head and workers) before Ray "
                                    "starts: it makes the virtual environment; empty: none")
     venv: str = Field(".venv", max_length=255, description="the checkout's virtual environment (or an absolute path) "
