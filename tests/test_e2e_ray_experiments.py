@@ -180,7 +180,7 @@ def whole_log_so_far(api: httpx.Client, experiment_id: str) -> str:
         offset = page["next_offset"]
 
 
-def test_bad_ray_requests(api: httpx.Client, machines: tuple[str, str], repo: Path) -> None:
+def test_bad_ray_requests(api: httpx.Client, machines: tuple[str, str], repo: Path, tmp_path: Path) -> None:
     head, worker = machines
 
     def post(**ray: Any) -> httpx.Response:
@@ -195,6 +195,12 @@ def test_bad_ray_requests(api: httpx.Client, machines: tuple[str, str], repo: Pa
         answer = post(**ray)
         assert answer.status_code == 422, answer.text
         assert answer.json()["field"].startswith("ray.") and words in answer.json()["detail"], answer.text
+    with SshServer(tmp_path / "sshd-down") as down:  # a machine that stops answering is not ready
+        gone = str(add_machine(api, down, "gone")["id"])
+    assert api.post(f"/machines/{gone}/check").json()["status"] != "ready"
+    not_ready = post(workers=[gone])
+    assert not_ready.status_code == 422 and "not ready" in not_ready.json()["detail"], not_ready.text
+    assert not_ready.json()["field"] == "ray.workers" and "'gone'" in not_ready.json()["detail"]
     too_many = post(workers=[f"m-{i:012d}" for i in range(17)])
     assert too_many.status_code == 422 and "workers" in too_many.text
     assert post(port=0).status_code == 422
