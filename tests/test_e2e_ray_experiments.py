@@ -6,7 +6,8 @@ then RLlib's PPO (tests/training/rllib_ppo.py, committed into the repository clo
 `RAY_ADDRESS` set: its two env runners (one CPU each, one CPU per node) land one on each node.
 Then: the run is finished with its roles on two nodes, the workers' process groups (sessions:
 Ray's workers make their own process groups) are gone, and, after the machines service
-restarted mid-run, a cancel stops head and worker. The request's checks (422s) are a test of their own."""
+restarted mid-run, a cancel stops head and worker; a worker whose setup fails cancels the
+experiment. The request's checks (422s) are a test of their own."""
 
 from __future__ import annotations
 
@@ -168,6 +169,21 @@ def test_restart_then_cancel_stops_head_and_workers(api: httpx.Client, platform:
              timeout=30, what="the worker stopped")
     for sid in sessions:
         wait_for(lambda sid=sid: not session_alive(sid), timeout=30, what=f"session {sid}'s processes gone")
+
+
+def test_a_worker_failing_before_it_joins_stops_the_experiment(api: httpx.Client, machines: tuple[str, str],
+                                                               repo: Path, rllib_venv: Path, ray_tmp: str) -> None:
+    body = ray_request(machines, repo, rllib_venv, ray_tmp, "sleep 600")
+    body["ray"]["setup"] = f'case "$PWD" in *-worker-*) echo "no disk for a venv here"; exit 3;; esac; ' \
+                           f'ln -sfn {rllib_venv} .venv'
+    made = api.post("/experiments", json=body)
+    assert made.status_code == 201, made.text
+    done = wait_ended(api, made.json()["id"], timeout=90)
+    worker = done["ray"]["workers"][0]
+    assert worker["state"] == "failed" and "no disk for a venv here" in worker["state_reason"], worker
+    assert done["status"] == "cancelled" and "Ray worker 1 on machine 'worker' failed" in done["status_reason"]
+    wait_for(lambda: not session_alive(int((Path(done["run_dir"]) / "pgid").read_text())), timeout=30,
+             what="the head's processes gone")
 
 
 def whole_log_so_far(api: httpx.Client, experiment_id: str) -> str:

@@ -59,7 +59,7 @@ class Experiments:
         self._followers: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[None]] = set()  # queue starts and their watchers
         self._removing: set[str] = set()  # machines whose queue must not start any more
-        self.ray = RayWorkers(store, machines, dialer, settings)  # the Ray workers of experiments that have them
+        self.ray = RayWorkers(store, machines, dialer, settings, self._stop_for_worker)  # Ray workers, if any
 
     async def resume(self) -> None:
         """Follow again every experiment that was active when the service stopped, and start
@@ -158,6 +158,13 @@ class Experiments:
                 f"experiment {ended.id} on machine '{ended.machine_name}': the command failed at once "
                 f"(exit {ended.exit_code}): {tail.strip()[-1000:] or 'no output'}", field="command")
         return ended
+
+    async def _stop_for_worker(self, experiment_id: str, reason: str) -> None:
+        """A Ray worker failed before it joined: its experiment cannot have its cluster."""
+        try:
+            await self.cancel(experiment_id, reason)
+        except ExperimentUnavailableError as exc:
+            log.warning("%s", exc)
 
     async def start_queued(self, machine_id: str) -> None:
         """Start the machine's queued experiments, oldest first, while its GPUs allow; the first

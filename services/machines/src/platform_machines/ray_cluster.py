@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -39,11 +39,14 @@ log = logging.getLogger(__name__)
 READY = "ready"
 ENDED_GRACE_POLLS = 10  # a worker that exits on its own this soon before the experiment's end just stopped
 
+Stop = Callable[[str, str], Awaitable[None]]  # (experiment id, reason): cancel the experiment
+
 
 class RayWorkers:
     def __init__(self, store: ExperimentStore, machines: MachineStore, dialer: SshDialer,
-                 settings: FollowSettings) -> None:
+                 settings: FollowSettings, stop_experiment: Stop | None = None) -> None:
         self.store = store
+        self.stop_experiment = stop_experiment  # a worker that fails before it joined stops its experiment
         self.machines = machines
         self.dialer = dialer
         self.settings = settings
@@ -142,6 +145,16 @@ class RayWorkers:
         assert experiment.ray is not None
         return experiment, experiment.ray.workers[n]
 
+    async def _failed(self, experiment_id: str, n: int, reason: str) -> None:
+        """The worker failed: before it joined, the head would wait for it in vain, so the
+        experiment is cancelled saying why; after, Ray goes on without the node."""
+        before = (await self._worker(experiment_id, n))[1]
+        worker = await self._set(experiment_id, n, state="failed", reason=reason)
+        experiment = await self.store.get(experiment_id)
+        if before.state == "starting" and not experiment.ended and self.stop_experiment is not None:
+            await self.stop_experiment(experiment_id, f"Ray worker {n + 1} on machine '{worker.machine_name}' "
+                                                      f"failed before it joined the head: {reason}")
+
     async def _set(self, experiment_id: str, n: int, **values: Any) -> RayWorker:
         """One worker's state changed (the others' are kept: one change at a time per experiment)."""
         lock = self._locks.setdefault(experiment_id, asyncio.Lock())
@@ -179,21 +192,21 @@ class RayWorkers:
                     await self._watch(conn, experiment_id, n)
                     return
             except MachineNotFoundError:
-                await self._set(experiment_id, n, state="failed", reason="its machine was removed")
+                await self._failed(experiment_id, n, "its machine was removed")
                 return
             except InvalidExperimentError as exc:
-                await self._set(experiment_id, n, state="failed", reason=str(exc))
+                await self._failed(experiment_id, n, str(exc))
                 return
             except (MachineError, asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
                 if variables is not None:
-                    await self._set(experiment_id, n, state="failed", reason=f"cannot start: {exc}")
+                    await self._failed(experiment_id, n, f"cannot start: {exc}")
                     return
                 now = time.monotonic()
                 unreachable_since = unreachable_since or now
                 log.warning("experiment %s: Ray worker %d: connection lost (%s); dialling again", experiment_id,
                             n + 1, exc)
                 if now - unreachable_since >= self.settings.lost_after:
-                    await self._set(experiment_id, n, state="failed", reason=(
+                    await self._failed(experiment_id, n, (
                         f"its machine could not be reached for {self.settings.lost_after:g} s ({exc}): its "
                         "processes may still run there"))
                     return
@@ -264,5 +277,4 @@ class RayWorkers:
             await asyncio.sleep(self.settings.poll_interval)
         await conn.run("bash -s", input=cancel_command(worker_run_id(experiment_id, n), 0.0), check=False)
         what = {"dead": "its processes are gone", "gone": "its run folder is gone"}.get(state, f"it exited ({state})")
-        await self._set(experiment_id, n, state="failed", reason=f"{what} while the experiment ran: "
-                        f"{tail.strip()[-600:] or 'no output'}")
+        await self._failed(experiment_id, n, f"{what} while the experiment ran: {tail.strip()[-600:] or 'no output'}")
