@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from platform_database import open_engine
 from platform_machines.errors import InvalidExperimentError
 from platform_machines.experiment_store import ExperimentStore, StoredExperiment
+from platform_machines.ray_cluster import worker_variables
 from platform_machines.ray_script import head_command, worker_command, worker_poll_command
 from platform_machines.ray_spec import RaySpec, RayWorker, checked_spec, ray_from_json, worker_run_id
 
@@ -70,3 +71,8 @@ def test_the_shell_parses() -> None:
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
     assert "--num-cpus 1 --block" in worker_command(spec, "10.0.0.1")
     assert "ray start --address 10.0.0.1:6379" in worker_command(spec, "10.0.0.1")
+
+
+def test_a_worker_gets_none_of_the_heads_gpus() -> None:
+    head = {"CUDA_VISIBLE_DEVICES": "GPU-abc", "PLATFORM_TOKEN": "sim_x", "SEED": "1"}
+    assert worker_variables(head) == {"PLATFORM_TOKEN": "sim_x", "SEED": "1"}

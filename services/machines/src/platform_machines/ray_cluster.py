@@ -42,6 +42,12 @@ ENDED_GRACE_POLLS = 10  # a worker that exits on its own this soon before the ex
 Stop = Callable[[str, str], Awaitable[None]]  # (experiment id, reason): cancel the experiment
 
 
+def worker_variables(head: Mapping[str, str]) -> dict[str, str]:
+    """A worker's variables: the head's less its CUDA_VISIBLE_DEVICES (the head machine's GPUs:
+    a worker's own are not assigned, Ray there sees all its machine has)."""
+    return {name: value for name, value in head.items() if name != "CUDA_VISIBLE_DEVICES"}
+
+
 class RayWorkers:
     def __init__(self, store: ExperimentStore, machines: MachineStore, dialer: SshDialer,
                  settings: FollowSettings, stop_experiment: Stop | None = None) -> None:
@@ -94,7 +100,7 @@ class RayWorkers:
         """Launch and keep every worker of an experiment whose head just started."""
         assert experiment.ray is not None
         for n in range(len(experiment.ray.workers)):
-            self._spawn(experiment.id, n, dict(variables), upload)
+            self._spawn(experiment.id, n, worker_variables(variables), upload)
 
     async def resume(self) -> None:
         """Keep again the workers not stopped yet (after the service restarted): those of an
