@@ -3,10 +3,13 @@ its results recorded into a platform run: what docs/training.md gives, run by
 tests/test_e2e_rllib.py in a virtual environment of Ray RLlib and the served client wheel.
 
 Usage: python rllib_ppo.py RUN_NAME ITERATIONS ENV_RUNNERS ENVS_PER_RUNNER [RAY_ADDRESS]
+RLLIB_CPUS_PER_ENV_RUNNER (default 0.5): the CPUs each env runner asks Ray for (1 on nodes of one
+CPU each spreads the runners over the nodes).
 Prints one JSON line per iteration: {"iteration", "episode_return_mean", "env_steps"}.
 """
 
 import json
+import os
 import sys
 
 import ray
@@ -25,7 +28,7 @@ config = (
     PPOConfig()
     .environment("platform_sdk.gym_ids:simulusion/cartpole")
     .env_runners(num_env_runners=runners, num_envs_per_env_runner=envs, gym_env_vectorize_mode="vector_entry_point",
-                 rollout_fragment_length=128, num_cpus_per_env_runner=0.5)
+                 rollout_fragment_length=128, num_cpus_per_env_runner=float(os.environ.get("RLLIB_CPUS_PER_ENV_RUNNER", "0.5")))
     .training(train_batch_size_per_learner=128 * envs * max(runners, 1), minibatch_size=128, num_epochs=2)
     .debugging(seed=0)
     .callbacks(run_callback(name, tags=["rllib"]))

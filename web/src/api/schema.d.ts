@@ -302,7 +302,8 @@ export interface paths {
          *     with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). When fewer GPUs are free
          *     than asked for, it is `queued` (with its `queue_position`) and starts as soon as they are. A repository that
          *     does not clone, a folder that may not be uploaded, a command that fails at once (for one that starts at once),
-         *     more GPUs than the machine has: 422 saying what to fix.
+         *     more GPUs than the machine has: 422 saying what to fix. With `ray`: a Ray head here and Ray workers on the other
+         *     machines given, stopped when it ends (a worker machine unknown, repeated, the head itself or not ready: 422).
          */
         post: operations["create_experiment_v0_experiments_post"];
         delete?: never;
@@ -2278,6 +2279,8 @@ export interface components {
              * @description the machine's id (GET /v0/machines)
              */
             machine: string;
+            /** @description run the command on a Ray cluster across your machines; null: no Ray */
+            ray?: components["schemas"]["RayCreate"] | null;
             /**
              * Ref
              * @description a branch, tag or commit to check out; empty: the default branch
@@ -2389,6 +2392,8 @@ export interface components {
              * @description while queued: its place on its machine's queue (1: the next to start); 0 otherwise
              */
             queue_position: number;
+            /** @description its Ray cluster: the head runs on its machine, the workers' states here; null: no Ray */
+            ray?: components["schemas"]["RayPublic"] | null;
             /** Ref */
             ref: string;
             /**
@@ -2953,6 +2958,92 @@ export interface components {
              * @description seconds after its last stream closes that the session closes unless a stream opens again (PLATFORM_PAGE_LEFT_GRACE_S); null: it stays open (kept, or recording)
              */
             closes_in_s: number | null;
+        };
+        /**
+         * RayCreate
+         * @description Run Ray across your machines (docs/training.md, "Distributed training"): a Ray head on the experiment's
+         *     machine, a Ray worker on each machine of `workers`, each in the checkout's virtual environment; the command
+         *     runs on the head with RAY_ADDRESS set once every worker joined; all stop when the experiment ends.
+         */
+        RayCreate: {
+            /**
+             * Head Address
+             * @description the head as the workers reach it; empty: the experiment machine's SSH host
+             * @default
+             */
+            head_address: string;
+            /**
+             * Port
+             * @description the head's port (Ray's GCS), reached by the workers
+             * @default 6379
+             */
+            port: number;
+            /**
+             * Setup
+             * @description run by bash in the checkout on every machine (head and workers) before Ray starts: it makes the virtual environment; empty: none
+             * @default
+             * @example uv venv .venv && uv pip install -p .venv "ray[rllib]==2.60.0" torch wheels/platform_sdk-0.1.0-py3-none-any.whl
+             */
+            setup: string;
+            /**
+             * Start Args
+             * @description more arguments of every `ray start` (head and workers)
+             * @default
+             * @example --num-cpus 4
+             */
+            start_args: string;
+            /**
+             * Venv
+             * @description the checkout's virtual environment (or an absolute path) whose bin/ is put first on PATH: `ray` and `python` are its
+             * @default .venv
+             */
+            venv: string;
+            /**
+             * Workers
+             * @description machine ids of your team (not the experiment's machine, no repeats, each ready); each gets the same checkout and runs `ray start --address <head>:<port> --block`. The platform assigns none of their GPUs: Ray sees all a worker machine has
+             */
+            workers?: string[];
+        };
+        /** RayPublic */
+        RayPublic: {
+            /**
+             * Head Address
+             * @description the head as the workers reach it
+             */
+            head_address: string;
+            /** Port */
+            port: number;
+            /** Setup */
+            setup: string;
+            /** Start Args */
+            start_args: string;
+            /** Venv */
+            venv: string;
+            /** Workers */
+            workers: components["schemas"]["RayWorkerPublic"][];
+        };
+        /** RayWorkerPublic */
+        RayWorkerPublic: {
+            /** Machine Id */
+            machine_id: string;
+            /** Machine Name */
+            machine_name: string;
+            /**
+             * Run Dir
+             * @description its folder on its machine (checkout/, log)
+             */
+            run_dir: string;
+            /**
+             * State
+             * @description starting (setup, joining), running (joined the head), stopped, failed
+             * @enum {string}
+             */
+            state: "starting" | "running" | "stopped" | "failed";
+            /**
+             * State Reason
+             * @description why it failed or was stopped
+             */
+            state_reason: string;
         };
         /**
          * RecordingPublic

@@ -72,14 +72,18 @@ def roles(algorithm: Any) -> dict[str, Any]:
     return out
 
 
-def _runner_nodes(runners: Any, remote: int) -> Iterable[str]:
+def _node() -> str:
+    """The Ray node this runs on: its id's first 12 hex digits (two nodes of one host share an IP)."""
     import ray
 
+    return str(ray.get_runtime_context().get_node_id())[:12]
+
+
+def _runner_nodes(runners: Any, remote: int) -> Iterable[str]:
     if not remote:
-        return [ray.util.get_node_ip_address()]
+        return [_node()]
     try:
-        return [str(ip) for ip in runners.foreach_env_runner(lambda runner: ray.util.get_node_ip_address(),
-                                                             local_env_runner=False)]
+        return [str(node) for node in runners.foreach_env_runner(lambda runner: _node(), local_env_runner=False)]
     except Exception:  # noqa: BLE001 - a runner being replaced has no answer: the count says it
         return []
 

@@ -26,6 +26,7 @@ from platform_machines.experiment_store import ExperimentStore, StoredExperiment
 from platform_machines.folder_source import FolderSource
 from platform_machines.folder_upload import upload_folder
 from platform_machines.machine_store import MachineStore
+from platform_machines.ray_script import head_command
 from platform_machines.ssh_connections import SshDialer
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,9 @@ class ExperimentFollower:
         # PLATFORM_EXPERIMENT_ID: a training run the command starts (platform_sdk.runs) belongs to it
         env = {**launch.env, "PLATFORM_URL": experiment.platform_url, "PLATFORM_EXPERIMENT_ID": self.id}
         log_start = "" if launch.upload is None else await self._upload(conn, launch.upload)
-        script = launch_script(self.id, experiment.repository, experiment.ref, experiment.command, env,
+        # with a Ray cluster, the command runs on a Ray head started first (ray_script)
+        command = head_command(experiment.ray, experiment.command) if experiment.ray else experiment.command
+        script = launch_script(self.id, experiment.repository, experiment.ref, command, env,
                                self.settings.fail_fast, uploaded=launch.upload is not None, log_start=log_start)
         result = await conn.run("bash -s", input=script, check=False)
         out = str(result.stdout or "")

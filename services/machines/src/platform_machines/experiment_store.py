@@ -22,6 +22,7 @@ from platform_database import add_missing_columns, create_tables
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from platform_machines.errors import ExperimentNotFoundError
+from platform_machines.ray_spec import RaySpec, ray_from_json
 
 metadata = sa.MetaData()
 
@@ -56,8 +57,9 @@ experiments = sa.Table(
     sa.Column("token_id", sa.String(64), nullable=False, server_default=""),
     sa.Column("folder", sa.Text, nullable=False, server_default=""),  # uploaded from the platform's host; "": cloned
     sa.Column("share_gpus", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("ray", sa.Text, nullable=False, server_default=""),  # JSON of ray_spec.RaySpec; "": no Ray cluster
 )
-ADDED_COLUMNS = ("folder", "share_gpus")  # after the first version of the table
+ADDED_COLUMNS = ("folder", "share_gpus", "ray")  # after the first version of the table
 
 experiment_logs = sa.Table(
     "experiment_logs",
@@ -95,6 +97,7 @@ class StoredExperiment:
     token_id: str = ""
     folder: str = ""
     share_gpus: bool = False
+    ray: RaySpec | None = None  # its Ray cluster: the settings and the workers' states
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -115,6 +118,7 @@ def _row(x: StoredExperiment) -> dict[str, Any]:
         "exit_code": x.exit_code, "created_at": x.created_at, "started_at": x.started_at, "ended_at": x.ended_at,
         "run_dir": x.run_dir, "log_bytes": x.log_bytes, "platform_url": x.platform_url,
         "forward_port": x.forward_port, "token_id": x.token_id, "folder": x.folder, "share_gpus": x.share_gpus,
+        "ray": x.ray.to_json() if x.ray else "",
     }
 
 
@@ -127,7 +131,7 @@ def _experiment(row: Any) -> StoredExperiment:
         created_at=row.created_at, started_at=row.started_at, ended_at=row.ended_at, run_dir=row.run_dir,
         log_bytes=row.log_bytes, platform_url=row.platform_url, forward_port=row.forward_port,
         token_id=row.token_id, folder=row.folder,
-        share_gpus=bool(row.share_gpus))
+        share_gpus=bool(row.share_gpus), ray=ray_from_json(row.ray))
 
 
 class ExperimentStore:

@@ -28,10 +28,12 @@ from platform_machines.experiment_follower import ExperimentFollower, FollowSett
 from platform_machines.experiment_script import ENV_NAME, cancel_command
 from platform_machines.experiment_store import (ACTIVE, QUEUED, ExperimentStore, StoredExperiment,
                                                 new_experiment_id)
-from platform_machines.folder_source import UploadPolicy
+from platform_machines.folder_source import FolderSource, UploadPolicy
 from platform_machines.gpu_assignment import assign_gpus, holders_text, machine_gpus
 from platform_machines.machine_store import MachineStore, StoredMachine
 from platform_machines.queued_launches import LaunchUnreadableError, QueuedLaunches
+from platform_machines.ray_cluster import RayWorkers
+from platform_machines.ray_spec import RaySpec
 from platform_machines.ssh_connections import SshDialer
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ class Experiments:
         self._followers: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[None]] = set()  # queue starts and their watchers
         self._removing: set[str] = set()  # machines whose queue must not start any more
+        self.ray = RayWorkers(store, machines, dialer, settings, self._stop_for_worker)  # Ray workers, if any
 
     async def resume(self) -> None:
         """Follow again every experiment that was active when the service stopped, and start
@@ -69,8 +72,10 @@ class Experiments:
             self._follow(experiment, None)
         for machine_id in {x.machine_id for x in await self.store.queued()}:
             self._soon(self.start_queued(machine_id))
+        await self.ray.resume()
 
     async def stop(self) -> None:
+        await self.ray.stop()
         tasks = [*self._followers.values(), *self._background]
         for task in tasks:
             task.cancel()
@@ -79,7 +84,7 @@ class Experiments:
 
     async def create(self, *, experiment_id: str, team: str, machine_id: str, repository: str, ref: str,
                      command: str, gpus: int, env: Mapping[str, str], token: str, token_id: str,
-                     share_gpus: bool = False, folder: str = "") -> StoredExperiment:
+                     share_gpus: bool = False, folder: str = "", ray: RaySpec | None = None) -> StoredExperiment:
         """Start it now (a 422 when it fails at once), or queue it when its GPUs are not available."""
         _check_source(repository, folder, ref)
         _check_request(repository or folder, ref, command, env)
@@ -88,10 +93,12 @@ class Experiments:
         machine = await self.machines.get(machine_id)
         if machine.team != team:
             raise InvalidExperimentError(f"machine '{machine_id}' not found", field="machine")
+        if ray is not None:
+            ray = await self.ray.check(team, machine, ray)
         asked = StoredExperiment(
             id=experiment_id, team=team, machine_id=machine.id, machine_name=machine.name, repository=repository,
             ref=ref, command=command, gpus=gpus, status="starting", env_names=tuple(env), token_id=token_id,
-            share_gpus=share_gpus, folder=str(upload.folder) if upload else "")
+            share_gpus=share_gpus, folder=str(upload.folder) if upload else "", ray=ray)
         async with self._assigning:
             have = machine_gpus(machine.facts)
             if gpus > len(have):
@@ -112,8 +119,16 @@ class Experiments:
             await self.store.delete(experiment.id)  # nothing runs: the request failed
             raise exc from None
         if follower.ended_at_once:
+            if started.ray:
+                await self.ray.never_started(started.id, "the command ended at once")
             return await self._ended_at_once(started)
+        self._start_workers(started, variables, upload)
         return started
+
+    def _start_workers(self, started: StoredExperiment, variables: Mapping[str, str],
+                       upload: FolderSource | None) -> None:
+        if started.ray and started.ray.workers:
+            self.ray.start(started, variables, upload)
 
     async def _queue(self, asked: StoredExperiment, machine: StoredMachine, holders: list[StoredExperiment],
                      waiting: int, variables: dict[str, str]) -> StoredExperiment:
@@ -143,6 +158,13 @@ class Experiments:
                 f"experiment {ended.id} on machine '{ended.machine_name}': the command failed at once "
                 f"(exit {ended.exit_code}): {tail.strip()[-1000:] or 'no output'}", field="command")
         return ended
+
+    async def _stop_for_worker(self, experiment_id: str, reason: str) -> None:
+        """A Ray worker failed before it joined: its experiment cannot have its cluster."""
+        try:
+            await self.cancel(experiment_id, reason)
+        except ExperimentUnavailableError as exc:
+            log.warning("%s", exc)
 
     async def start_queued(self, machine_id: str) -> None:
         """Start the machine's queued experiments, oldest first, while its GPUs allow; the first
@@ -193,15 +215,22 @@ class Experiments:
             await self._fail_start(experiment.id, f"cannot start: {exc}")
             return
         follower = self._follow(experiment, Launch(variables, upload))
-        self._soon(self._watch_start(follower))
+        self._soon(self._watch_start(follower, variables, upload))
 
-    async def _watch_start(self, follower: ExperimentFollower) -> None:
+    async def _watch_start(self, follower: ExperimentFollower, variables: Mapping[str, str],
+                           upload: FolderSource | None) -> None:
         """A queued experiment whose start fails (it does not clone, the machine cannot be
-        reached) is `failed` with the reason; one whose command fails at once ends as any."""
+        reached) is `failed` with the reason; one whose command fails at once ends as any.
+        Its Ray workers (if any) start once it started."""
         try:
-            await follower.started
+            started = await follower.started
         except Exception as exc:  # noqa: BLE001 - said in the experiment's reason
             await self._fail_start(follower.id, str(exc) or type(exc).__name__)
+            return
+        if follower.ended_at_once:
+            await self.ray.never_started(started.id, "the command ended at once")
+        else:
+            self._start_workers(started, variables, upload)
 
     async def _fail_start(self, experiment_id: str, reason: str, if_status: str | None = None) -> None:
         log.warning("experiment %s: %s", experiment_id, reason)
@@ -212,7 +241,10 @@ class Experiments:
             await self._ended(ended)
 
     async def _ended(self, experiment: StoredExperiment) -> None:
-        """Said (its token is revoked), and the machine's queue may move."""
+        """Said (its token is revoked), and the machine's queue may move. Its Ray workers that
+        run are stopped by their keepers (`ray_cluster`); those never launched are marked so."""
+        if experiment.ray and experiment.ray.workers and experiment.status in ("queued", "failed", "cancelled"):
+            await self.ray.never_started_if_unlaunched(experiment.id, f"the experiment {experiment.status}")
         await self.on_end(experiment)
         self._soon(self.start_queued(experiment.machine_id))
 

@@ -30,6 +30,7 @@ from platform_machines.experiment_store import StoredExperiment
 from platform_machines.experiment_usage import day_start, gpu_usage_rows, parse_day
 from platform_machines.experiments import Experiments
 from platform_machines.machines_api import MachinesApi
+from platform_machines.ray_spec import RaySpec, RayWorker
 
 MAX_LOG_REPLY = 256 * 1024
 
@@ -44,7 +45,23 @@ def experiment_message(x: StoredExperiment, queue_position: int = 0) -> pb.Exper
         share_gpus=x.share_gpus, queue_position=queue_position)
     if x.exit_code is not None:
         message.exit_code = x.exit_code
+    if x.ray is not None:
+        message.ray.CopyFrom(ray_message(x.ray))
     return message
+
+
+def ray_message(spec: RaySpec) -> pb.RayCluster:
+    return pb.RayCluster(
+        workers=[pb.RayWorker(machine_id=w.machine_id, machine_name=w.machine_name, state=w.state,
+                              state_reason=w.reason, run_dir=w.run_dir) for w in spec.workers],
+        setup=spec.setup, venv=spec.venv, port=spec.port, head_address=spec.head_address, start_args=spec.start_args)
+
+
+def ray_spec(message: pb.RayCluster) -> RaySpec:
+    """The settings asked for (checked by `Experiments.create`)."""
+    return RaySpec(workers=tuple(RayWorker(machine_id=w.machine_id) for w in message.workers), setup=message.setup,
+                   venv=message.venv, port=message.port, head_address=message.head_address,
+                   start_args=message.start_args)
 
 
 class ExperimentsApi:
@@ -86,7 +103,7 @@ class ExperimentsApi:
         created = await self.experiments.create(
             experiment_id=r.id, team=r.team, machine_id=r.machine, repository=r.repository, ref=r.ref,
             command=r.command, gpus=r.gpus, env=dict(r.env), token=r.token, token_id=r.token_id,
-            share_gpus=r.share_gpus, folder=r.folder)
+            share_gpus=r.share_gpus, folder=r.folder, ray=ray_spec(r.ray) if r.HasField("ray") else None)
         return await self._reply(created)
 
     async def _reply(self, experiment: StoredExperiment) -> pb.ExperimentReply:

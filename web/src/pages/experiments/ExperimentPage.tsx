@@ -10,7 +10,7 @@
 // experiment-folder, experiment-gpus, experiment-gpu-uuids, experiment-env-names, experiment-token-id,
 // experiment-created, experiment-started, experiment-ended, experiment-duration,
 // experiment-run-dir, experiment-cancel, experiment-cancel-dialog(-confirm, -cancel, -error),
-// experiment-error, experiment-not-found; ExperimentLog's.
+// experiment-error, experiment-not-found; ExperimentLog's; RayCluster's (an experiment on a Ray cluster).
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import type { ApiError } from "../../api/client";
@@ -23,6 +23,7 @@ import {
 import { useNow } from "../machines/useElapsed";
 import { ExperimentLog } from "./ExperimentLog";
 import { ExperimentRuns } from "./ExperimentRuns";
+import { RayCluster } from "./RayCluster";
 import { useLogFollower } from "./useLogFollower";
 import "./experiments.css";
 
@@ -132,6 +133,7 @@ export function ExperimentPage() {
               : <><dt>{experiment.ended_at ? "Ran for" : "Running for"}</dt><dd data-testid="experiment-duration">{durationText(experiment, now)}</dd></>}
             <dt>On the machine</dt><dd data-testid="experiment-run-dir">{experiment.run_dir ? <code>{experiment.run_dir}</code> : <span className="muted">{experiment.ended_at ? "none (it never started)" : "not yet (made when it starts)"}</span>}</dd>
           </dl>
+          <RayCluster experiment={experiment} />
           {active ? (
             <div className="experiment-actions">
               <button type="button" className="danger-outline" data-testid="experiment-cancel" disabled={cancelling}

@@ -7,6 +7,49 @@ from typing import Annotated, Literal
 from platform_contracts import limits
 from pydantic import BaseModel, Field, StringConstraints
 
+RayWorkerState = Literal["starting", "running", "stopped", "failed"]
+
+
+class RayCreate(BaseModel):
+    """Run Ray across your machines (docs/training.md, "Distributed training"): a Ray head on the experiment's
+    machine, a Ray worker on each machine of `workers`, each in the checkout's virtual environment; the command
+    runs on the head with RAY_ADDRESS set once every worker joined; all stop when the experiment ends."""
+
+    workers: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=16,
+        description="machine ids of your team (not the experiment's machine, no repeats, each ready); each gets "
+                    "the same checkout and runs `ray start --address <head>:<port> --block`. The platform assigns "
+                    "none of their GPUs: Ray sees all a worker machine has")
+    setup: str = Field("", max_length=8192, examples=['uv venv .venv && uv pip install -p .venv "ray[rllib]==2.60.0" '
+                                                      'torch wheels/platform_sdk-0.1.0-py3-none-any.whl'],
+                       description="run by bash in the checkout on every machine (head and workers) before Ray "
+                                   "starts: it makes the virtual environment; empty: none")
+    venv: str = Field(".venv", max_length=255, description="the checkout's virtual environment (or an absolute path) "
+                                                           "whose bin/ is put first on PATH: `ray` and `python` are its")
+    port: int = Field(6379, ge=1, le=65535, description="the head's port (Ray's GCS), reached by the workers")
+    head_address: str = Field("", max_length=255,
+                              description="the head as the workers reach it; empty: the experiment machine's SSH host")
+    start_args: str = Field("", max_length=1024, examples=["--num-cpus 4"],
+                            description="more arguments of every `ray start` (head and workers)")
+
+
+class RayWorkerPublic(BaseModel):
+    machine_id: str
+    machine_name: str
+    state: RayWorkerState = Field(description="starting (setup, joining), running (joined the head), stopped, failed")
+    state_reason: str = Field(description="why it failed or was stopped")
+    run_dir: str = Field(description="its folder on its machine (checkout/, log)")
+
+
+class RayPublic(BaseModel):
+    workers: list[RayWorkerPublic]
+    setup: str
+    venv: str
+    port: int
+    head_address: str = Field(description="the head as the workers reach it")
+    start_args: str
+
+
 ExperimentStatus = Literal["queued", "starting", "running", "succeeded", "failed", "cancelled", "lost"]
 
 
@@ -34,6 +77,8 @@ class ExperimentCreate(BaseModel):
               Annotated[str, StringConstraints(max_length=limits.MAX_EXPERIMENT_ENV_VALUE_CHARS)]] = Field(
         default_factory=dict, max_length=limits.MAX_EXPERIMENT_ENV_VARIABLES, description="more variables for the command (names: letters, "
                                 "digits, _); their values are not kept by the platform")
+    ray: RayCreate | None = Field(None, description="run the command on a Ray cluster across your machines; "
+                                                    "null: no Ray")
 
 
 class ExperimentPublic(BaseModel):
@@ -65,6 +110,8 @@ class ExperimentPublic(BaseModel):
     share_gpus: bool = Field(description="it may share its GPUs with other experiments that asked the same")
     queue_position: int = Field(description="while queued: its place on its machine's queue (1: the next to "
                                             "start); 0 otherwise")
+    ray: RayPublic | None = Field(None, description="its Ray cluster: the head runs on its machine, the workers' "
+                                                    "states here; null: no Ray")
 
 
 class ExperimentsPublic(BaseModel):

@@ -674,6 +674,7 @@ class Experiment(_message.Message):
     FOLDER_FIELD_NUMBER: _builtins.int
     SHARE_GPUS_FIELD_NUMBER: _builtins.int
     QUEUE_POSITION_FIELD_NUMBER: _builtins.int
+    RAY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """"x-" and 12 hex digits"""
     team: _builtins.str
@@ -726,6 +727,10 @@ class Experiment(_message.Message):
     def env_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """the names of the variables given (their values are not kept)"""
 
+    @_builtins.property
+    def ray(self) -> Global___RayCluster:
+        """set: the command runs on a Ray head started here, with Ray workers on other machines"""
+
     def __init__(
         self,
         *,
@@ -753,16 +758,103 @@ class Experiment(_message.Message):
         folder: _builtins.str = ...,
         share_gpus: _builtins.bool = ...,
         queue_position: _builtins.int = ...,
+        ray: Global___RayCluster | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "exit_code", b"exit_code"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "_ray", b"_ray", "exit_code", b"exit_code", "ray", b"ray"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "folder", b"folder", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "queue_position", b"queue_position", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "share_gpus", b"share_gpus", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code", "_ray", b"_ray", "command", b"command", "created_at", b"created_at", "ended_at", b"ended_at", "env_names", b"env_names", "exit_code", b"exit_code", "folder", b"folder", "gpu_indices", b"gpu_indices", "gpu_uuids", b"gpu_uuids", "gpus", b"gpus", "id", b"id", "log_bytes", b"log_bytes", "machine_id", b"machine_id", "machine_name", b"machine_name", "platform_url", b"platform_url", "queue_position", b"queue_position", "ray", b"ray", "ref", b"ref", "repository", b"repository", "run_dir", b"run_dir", "share_gpus", b"share_gpus", "started_at", b"started_at", "status", b"status", "status_reason", b"status_reason", "team", b"team", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__exit_code: _TypeAlias = _typing.Literal["exit_code"]  # noqa: Y015
     _WhichOneofArgType__exit_code: _TypeAlias = _typing.Literal["_exit_code", b"_exit_code"]  # noqa: Y015
+    _WhichOneofReturnType__ray: _TypeAlias = _typing.Literal["ray"]  # noqa: Y015
+    _WhichOneofArgType__ray: _TypeAlias = _typing.Literal["_ray", b"_ray"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__exit_code) -> _WhichOneofReturnType__exit_code | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ray) -> _WhichOneofReturnType__ray | None: ...
 
 Global___Experiment: _TypeAlias = Experiment  # noqa: Y015
+
+@_typing.final
+class RayCluster(_message.Message):
+    """A Ray cluster an experiment runs on (docs/training.md, "Distributed training"): a head on the
+    experiment's machine, a worker on each machine of `workers`, each in the run's virtual
+    environment, stopped when the experiment ends.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKERS_FIELD_NUMBER: _builtins.int
+    SETUP_FIELD_NUMBER: _builtins.int
+    VENV_FIELD_NUMBER: _builtins.int
+    PORT_FIELD_NUMBER: _builtins.int
+    HEAD_ADDRESS_FIELD_NUMBER: _builtins.int
+    START_ARGS_FIELD_NUMBER: _builtins.int
+    setup: _builtins.str
+    """run in the checkout on every machine before Ray starts (makes the venv); empty: none"""
+    venv: _builtins.str
+    """the checkout's virtual environment put first on PATH; empty: ".venv" """
+    port: _builtins.int
+    """the head's port (GCS); 0: 6379"""
+    head_address: _builtins.str
+    """the head as the workers reach it; empty: the head machine's SSH host"""
+    start_args: _builtins.str
+    """more arguments of every `ray start` (e.g. "--num-cpus 1")"""
+    @_builtins.property
+    def workers(self) -> _containers.RepeatedCompositeFieldContainer[Global___RayWorker]:
+        """in a request: only their machine_id"""
+
+    def __init__(
+        self,
+        *,
+        workers: _abc.Iterable[Global___RayWorker] | None = ...,
+        setup: _builtins.str = ...,
+        venv: _builtins.str = ...,
+        port: _builtins.int = ...,
+        head_address: _builtins.str = ...,
+        start_args: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["head_address", b"head_address", "port", b"port", "setup", b"setup", "start_args", b"start_args", "venv", b"venv", "workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RayCluster: _TypeAlias = RayCluster  # noqa: Y015
+
+@_typing.final
+class RayWorker(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MACHINE_ID_FIELD_NUMBER: _builtins.int
+    MACHINE_NAME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STATE_REASON_FIELD_NUMBER: _builtins.int
+    RUN_DIR_FIELD_NUMBER: _builtins.int
+    machine_id: _builtins.str
+    machine_name: _builtins.str
+    state: _builtins.str
+    """"starting" (setup, joining), "running" (joined), "stopped", "failed" """
+    state_reason: _builtins.str
+    """why it failed or stopped"""
+    run_dir: _builtins.str
+    """its folder on its machine: checkout/, log"""
+    def __init__(
+        self,
+        *,
+        machine_id: _builtins.str = ...,
+        machine_name: _builtins.str = ...,
+        state: _builtins.str = ...,
+        state_reason: _builtins.str = ...,
+        run_dir: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["machine_id", b"machine_id", "machine_name", b"machine_name", "run_dir", b"run_dir", "state", b"state", "state_reason", b"state_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RayWorker: _TypeAlias = RayWorker  # noqa: Y015
 
 @_typing.final
 class CreateExperimentRequest(_message.Message):
@@ -802,6 +894,7 @@ class CreateExperimentRequest(_message.Message):
     TOKEN_ID_FIELD_NUMBER: _builtins.int
     FOLDER_FIELD_NUMBER: _builtins.int
     SHARE_GPUS_FIELD_NUMBER: _builtins.int
+    RAY_FIELD_NUMBER: _builtins.int
     team: _builtins.str
     """the owning team (set by the gateway)"""
     machine: _builtins.str
@@ -824,6 +917,10 @@ class CreateExperimentRequest(_message.Message):
     """may share GPUs with other experiments that asked the same (the least-loaded ones)"""
     @_builtins.property
     def env(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def ray(self) -> Global___RayCluster:
+        """run Ray across machines: a head here, workers on the machines given"""
+
     def __init__(
         self,
         *,
@@ -839,12 +936,15 @@ class CreateExperimentRequest(_message.Message):
         token_id: _builtins.str = ...,
         folder: _builtins.str = ...,
         share_gpus: _builtins.bool = ...,
+        ray: Global___RayCluster | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ray", b"_ray", "ray", b"ray"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "env", b"env", "folder", b"folder", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ref", b"ref", "repository", b"repository", "share_gpus", b"share_gpus", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ray", b"_ray", "command", b"command", "env", b"env", "folder", b"folder", "gpus", b"gpus", "id", b"id", "machine", b"machine", "ray", b"ray", "ref", b"ref", "repository", b"repository", "share_gpus", b"share_gpus", "team", b"team", "token", b"token", "token_id", b"token_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__ray: _TypeAlias = _typing.Literal["ray"]  # noqa: Y015
+    _WhichOneofArgType__ray: _TypeAlias = _typing.Literal["_ray", b"_ray"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ray) -> _WhichOneofReturnType__ray | None: ...
 
 Global___CreateExperimentRequest: _TypeAlias = CreateExperimentRequest  # noqa: Y015
 

@@ -70,8 +70,10 @@ async def create_experiment(body: ExperimentCreate, gateway: GatewayDep, access:
     with PLATFORM_URL and PLATFORM_TOKEN (a token of your team, revoked when it ends). When fewer GPUs are free
     than asked for, it is `queued` (with its `queue_position`) and starts as soon as they are. A repository that
     does not clone, a folder that may not be uploaded, a command that fails at once (for one that starts at once),
-    more GPUs than the machine has: 422 saying what to fix."""
+    more GPUs than the machine has: 422 saying what to fix. With `ray`: a Ray head here and Ray workers on the other
+    machines given, stopped when it ends (a worker machine unknown, repeated, the head itself or not ready: 422)."""
     await access.require("machine_id", body.machine, identity)
+    # ray.workers: the machines service checks they are the team's (a 422 naming ray.workers, not a 404)
     team = access.team_of(identity)
     experiment_id = "x-" + secrets.token_hex(6)
     minted = await gateway.experiment_tokens.mint(experiment_id, team, identity)
@@ -81,6 +83,10 @@ async def create_experiment(body: ExperimentCreate, gateway: GatewayDep, access:
         ref=body.ref,
         command=body.command, gpus=body.gpus, env=body.env, token=secret, token_id=record.id if record else "",
         share_gpus=body.share_gpus)
+    if body.ray is not None:
+        request.ray.CopyFrom(pb.RayCluster(
+            workers=[pb.RayWorker(machine_id=w) for w in body.ray.workers], setup=body.ray.setup, venv=body.ray.venv,
+            port=body.ray.port, head_address=body.ray.head_address, start_args=body.ray.start_args))
     try:
         return _public(await gateway.experiments.create(request))
     except BaseException:
