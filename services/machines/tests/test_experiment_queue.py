@@ -29,6 +29,7 @@ from platform_machines.machine_removal import MachineRemoval
 from platform_machines.machine_store import MachineStore, StoredMachine
 from platform_machines.platform_key import PlatformKey, load_or_create_key
 from platform_machines.queued_launches import QueuedLaunches, experiment_launches
+from platform_machines.ray_spec import RaySpec, RayWorker
 from platform_machines.ssh_connections import SshDialer
 from platform_testing.sshd import SshServer
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -264,6 +265,25 @@ async def test_removing_a_machine_is_refused_while_its_experiments_run_or_stops_
     assert dropped.status == "cancelled" and dropped.ended_at and dropped.started_at == 0
     assert not pid_alive(child)
     assert {running.id, queued.id} <= {x.id for x in world.ended}
+
+
+async def test_a_machine_that_is_a_ray_worker_is_not_removed_from_under_its_experiment(world: World) -> None:
+    experiments = world.experiments()
+    removal = MachineRemoval(world.machines, experiments)
+    other_head = await experiments.store.add(StoredExperiment(
+        id="x-0000000000aa", team="t", machine_id="m-elsewhere", machine_name="head", repository="", ref="",
+        command="python train.py", gpus=1, status="queued",
+        ray=RaySpec(workers=(RayWorker(machine_id=world.machine.id, machine_name="box"),))))
+    with pytest.raises(MachineInUseError) as refused:
+        await removal.remove(world.machine.id, stop_experiments=False)
+    assert f"{other_head.id} (queued)" in str(refused.value)
+    assert (await world.machines.get(world.machine.id)).id == world.machine.id
+
+    await removal.remove(world.machine.id, stop_experiments=True)
+    cancelled = await experiments.store.get(other_head.id)
+    assert cancelled.status == "cancelled" and "one of its Ray workers, was removed" in cancelled.status_reason
+    with pytest.raises(MachineNotFoundError):
+        await world.machines.get(world.machine.id)
 
 
 async def test_removing_a_machine_without_experiments_running(world: World) -> None:
