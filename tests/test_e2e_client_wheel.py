@@ -20,6 +20,7 @@ import httpx
 import pytest
 from platform_testing.agents_guide import MY_AGENT
 from platform_testing.platform import PlatformStack, clean_env, running_platform
+from platform_testing.waiting import wait_for
 
 TOKEN = "guide-token"
 CURL = "/usr/bin/curl"
@@ -185,4 +186,7 @@ def test_the_guides_agent_runs_with_the_guides_command(client: Client) -> None:
     recording_id = summary["recording_id"]
     assert recording_id
     http = httpx.Client(base_url=client.stack.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-    assert http.get(f"/v0/recordings/{recording_id}").status_code == 200
+    # the recorder writes from the step stream on its own time: the recording is there once it has caught up
+    meta = wait_for(lambda: (r := http.get(f"/v0/recordings/{recording_id}")).status_code == 200 and r.json(),
+                    timeout=120, what=f"recording {recording_id} readable")
+    assert meta["env_id"] == "cartpole"

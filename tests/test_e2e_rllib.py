@@ -21,6 +21,8 @@ from platform_testing.training_venvs import RLLIB_REQUIREMENTS, served_wheel, tr
 from platform_testing.waiting import wait_for
 
 SCRIPT = Path(__file__).parent / "training" / "rllib_ppo.py"
+# making .venvs/rllib (Ray and torch, once per clone) and starting Ray take minutes on a loaded CI machine
+pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,10 @@ def test_ppo_records_a_run_from_one_batched_session(platform_stack, rllib_python
                                stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, start_new_session=True)
     try:
         out, err = trainer.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(trainer.pid, signal.SIGKILL)
+        out, err = trainer.communicate()
+        pytest.fail(f"the PPO script ran past 600 s; its output:\n{out[-2000:]}\n{err[-4000:]}")
     finally:
         if trainer.poll() is None:
             os.killpg(trainer.pid, signal.SIGKILL)

@@ -178,6 +178,7 @@ def test_scrubbing_shows_each_steps_recorded_reward_and_frame(page: Page, pendul
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     expect_cursor(page, 56, rewards[55])
+    expect_frame_of_step(page, 56)  # the image follows the cursor once its JPEG has loaded
     expect(page.get_by_test_id("cursor-agent-confidence")).not_to_have_text("")
 
     frame_bytes = page.evaluate(
