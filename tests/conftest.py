@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (importlib mode)
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001 - pytest's hook signature
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The modules that take make test's time: each one's setup, call and teardown seconds summed
     (the per-test list of --durations misses a module's fixtures spread over its tests). With xdist
     this runs in the controller, which holds every worker's reports."""
