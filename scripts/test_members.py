@@ -1,6 +1,6 @@
 """Run each workspace member's own tests in an environment of that member alone, then the web
 app's (web/: its type check and Vitest tests), then the cross-service tests (tests/) in the
-workspace's environment.
+workspace's environment: in parallel (pytest-xdist), then the tests marked `alone` by themselves.
 
 A member's environment (.venvs/<name>, kept between runs) is `uv sync --package <name>`: the
 member, its [project] dependencies and its own dev group, nothing a sibling declares. So a
@@ -36,6 +36,9 @@ CROSS_SERVICE = "tests"
 # What only tests/ needs beyond the workspace's dev group: Stable-Baselines3 and its torch (with
 # PyPI's CUDA wheels, several GB), kept out of `make setup` so that `make run` never fetches them.
 CROSS_SERVICE_GROUPS = ("sb3",)
+# tests/ marked this run after the parallel pool, by themselves: Ray's worker processes failed to
+# register within Ray's timeout when the pool's platforms shared the two cores with them (CI)
+ALONE_MARK = "alone"
 WEB = "web"
 
 
@@ -151,11 +154,20 @@ def parallel_args(suite: Suite, pytest_args: list[str]) -> list[str]:
 def run_pytest(suite: Suite, pytest_args: list[str]) -> tuple[bool, str]:
     """pytest on the suite's folder from the repository root (the root's pytest options and
     conftest.py apply), in parallel processes where the suite takes them (`parallel_args`);
-    returns (passed, pytest's closing line)."""
-    # the slowest tests of tests/ are listed at the end: where make test's time goes
-    durations = ["--durations=30", "--durations-min=10"] if suite.name == CROSS_SERVICE and not pytest_args else []
-    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *parallel_args(suite, pytest_args), *durations,
-               *pytest_args]
+    returns (passed, pytest's closing line). A whole tests/ run goes in two passes: the pool,
+    then the tests marked `alone` by themselves (ALONE_MARK)."""
+    if suite.name != CROSS_SERVICE or pytest_args:
+        return _pytest(suite, [*parallel_args(suite, pytest_args), *pytest_args])
+    # the slowest tests and modules of tests/ are listed at the end: where make test's time goes
+    pooled_ok, pooled = _pytest(suite, [*parallel_args(suite, []), "-m", f"not {ALONE_MARK}",
+                                        "--durations=30", "--durations-min=10"])
+    print(f"\n==> {suite.name}: the tests marked {ALONE_MARK}, one at a time with nothing beside them", flush=True)
+    alone_ok, alone = _pytest(suite, ["-p", "no:xdist", "-m", ALONE_MARK])
+    return pooled_ok and alone_ok, f"{pooled}; {ALONE_MARK}: {alone}"
+
+
+def _pytest(suite: Suite, args: list[str]) -> tuple[bool, str]:
+    command = [str(suite.python), "-m", "pytest", "-q", suite.folder, *args]
     process = subprocess.Popen(command, cwd=REPO, env=child_env(suite.env_dir), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, bufsize=1)
     assert process.stdout is not None

@@ -30,7 +30,7 @@ from platform_testing.waiting import wait_for
 ADMIN = "sim_ray-experiments-test-admin-token"
 SCRIPT = Path(__file__).parent / "training" / "rllib_ppo.py"
 # the first test makes .venvs/rllib (Ray and torch, once per clone): minutes on a loaded CI machine
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.alone]  # alone: scripts/test_members.py ALONE_MARK
 
 
 @pytest.fixture(scope="module")

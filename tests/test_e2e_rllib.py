@@ -22,7 +22,7 @@ from platform_testing.waiting import wait_for
 
 SCRIPT = Path(__file__).parent / "training" / "rllib_ppo.py"
 # making .venvs/rllib (Ray and torch, once per clone) and starting Ray take minutes on a loaded CI machine
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.alone]  # alone: scripts/test_members.py ALONE_MARK
 
 
 @pytest.fixture(scope="module")

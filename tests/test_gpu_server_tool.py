@@ -224,8 +224,10 @@ def test_deploy_status_logs_stop_against_a_real_sshd(ssh_server: SshServer, tmp_
     assert f"Uvicorn running on http://127.0.0.1:{platform_port}" in logs.stdout
 
     # logs -f: prints as the log grows, ends on Ctrl-C without a traceback, leaves no tail behind.
-    follow = subprocess.Popen([sys.executable, str(TOOL), "logs", "root@127.0.0.1", "-p", str(ssh_server.port),
-                               "-i", str(ssh_server.key), "-f", "-n", "1"], stdout=subprocess.PIPE,
+    # -X faulthandler: a SIGABRT makes it print every thread's stack (what it waits on, should it not end)
+    follow = subprocess.Popen([sys.executable, "-X", "faulthandler", str(TOOL), "logs", "root@127.0.0.1",
+                               "-p", str(ssh_server.port), "-i", str(ssh_server.key), "-f", "-n", "1"],
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=ssh_server.client_env)
     assert follow.stdout is not None
     follow.stdout.readline()
@@ -247,9 +249,13 @@ def test_deploy_status_logs_stop_against_a_real_sshd(ssh_server: SshServer, tmp_
     try:
         _, errors = follow.communicate(timeout=120)
     except subprocess.TimeoutExpired:
-        follow.kill()
-        _, errors = follow.communicate()
-        pytest.fail(f"logs -f did not end within 120 s of Ctrl-C; it printed: {errors[-2000:]}")
+        follow.send_signal(signal.SIGABRT)
+        try:
+            _, errors = follow.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            follow.kill()
+            _, errors = follow.communicate()
+        pytest.fail(f"logs -f did not end within 120 s of Ctrl-C; its stacks then: {errors[-6000:]}")
     assert follow.returncode == 130, errors
     assert "Traceback" not in errors
     wait_for(lambda: not _tails_of(folder / "platform.log"), timeout=10, what="the server's tail -F to end")

@@ -51,7 +51,7 @@ if __name__ == "__main__":
 
 from remote_platform import control  # noqa: E402  (after the interpreter check)
 from remote_platform.deploy import DEFAULT_SETUP, DeployOptions, deploy  # noqa: E402
-from remote_platform.errors import ToolError  # noqa: E402
+from remote_platform.errors import Interrupted, ToolError  # noqa: E402
 from remote_platform.progress import Progress  # noqa: E402
 from remote_platform.target import parse_target  # noqa: E402
 
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     except ToolError as exc:
         Progress(sys.stderr).say(f"gpu_server.py {args.command}: error: {exc}")
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         print("", file=sys.stderr)
         return INTERRUPTED_EXIT
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-
 import shlex
+import signal
 import sys
 
+import asyncssh
+
 from .connection import connect
-from .errors import ToolError
+from .errors import Interrupted, ToolError
 from .progress import Progress
 from .remote import run_on_server
 from .target import SshTarget
@@ -57,19 +59,45 @@ async def logs(target: SshTarget, folder: str, lines: int, follow: bool) -> int:
         body = f'{missing}; exec tail -n {lines} "$1"'
     async with connect(target, lambda _: None) as connection:
         process = await connection.create_process(f"sh -c {shlex.quote(body)} sh {log}")
-        if not follow:
+        if follow:
+            await _follow_until_interrupted(connection, process)
+        else:
             process.stdin.write_eof()
-        try:
-            async for line in process.stdout:
-                sys.stdout.write(str(line))
-                sys.stdout.flush()
-            result = await process.wait()
-        except asyncio.CancelledError:  # Ctrl-C: drop the connection at once (a loaded server may be slow
-            connection.abort()  # to answer a polite close); the server's tail ends with it
-            raise
+            await _copy_lines(process)
+        result = await process.wait()
     if result.exit_status:
         raise ToolError(str(result.stderr or "").strip() or f"tail failed (exit status {result.exit_status})")
     return 0
+
+
+async def _copy_lines(process: asyncssh.SSHClientProcess[str]) -> None:
+    async for line in process.stdout:
+        sys.stdout.write(str(line))
+        sys.stdout.flush()
+
+
+async def _follow_until_interrupted(connection: asyncssh.SSHClientConnection,
+                                    process: asyncssh.SSHClientProcess[str]) -> None:
+    """Prints the server's lines until its tail ends or Ctrl-C. Ctrl-C is taken here as an event, not as
+    the main task's cancellation: on a loaded CI machine the tool once went on following for minutes
+    after Ctrl-C, and this way its end does not depend on where in asyncssh's reading a cancellation
+    lands. The connection is dropped at once (a loaded server may be slow to answer a polite close);
+    the server's tail ends with it."""
+    loop = asyncio.get_running_loop()
+    interrupted = asyncio.Event()
+    loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    copying = asyncio.ensure_future(_copy_lines(process))
+    waiting = asyncio.ensure_future(interrupted.wait())
+    try:
+        await asyncio.wait({copying, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        waiting.cancel()
+    if interrupted.is_set():
+        copying.cancel()
+        connection.abort()
+        raise Interrupted
+    await copying  # the server's tail ended by itself: its errors, if any, are the command's
 
 
 async def stop(target: SshTarget, folder: str, progress: Progress) -> int:

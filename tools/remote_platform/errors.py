@@ -6,3 +6,7 @@ from __future__ import annotations
 
 class ToolError(Exception):
     """Something the user can act on; its message is what gpu_server.py prints."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C, taken by a command that handles it itself (`logs -f`): the tool exits 130, quietly."""
