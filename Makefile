@@ -11,6 +11,12 @@ SHELL := bash
 UV ?= $(shell command -v uv 2>/dev/null || { u="$$(python3 -m site --user-base 2>/dev/null)/bin/uv"; test -x "$$u" && echo "$$u"; } || echo "python3 -m uv")
 RUN := $(UV) run --no-sync
 
+# Python writes its bytecode caches (__pycache__ in .venv and beside the sources) even where the
+# caller's environment says not to: the platform is a handful of Python processes, and the tests
+# start hundreds; without the caches each of them compiles every module it imports again, about
+# half of a service's start-up CPU.
+unexport PYTHONDONTWRITEBYTECODE
+
 help:
 	@echo "make run        build the web app if its sources changed, start the platform (http://127.0.0.1:8000, Ctrl-C to stop)"
 	@echo "make test       check generated code, lint and types, then the tests (each member in its own env, then web/)"

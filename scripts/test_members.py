@@ -40,6 +40,9 @@ CROSS_SERVICE_GROUPS = ("sb3",)
 # register within Ray's timeout when the pool's platforms shared the two cores with them (CI)
 ALONE_MARK = "alone"
 NO_TESTS_COLLECTED = 5  # pytest's exit status
+# Left out of the tests' environment (as the Makefile does): the tests start hundreds of Python
+# processes, and without bytecode caches each compiles every module it imports again.
+NO_BYTECODE = "PYTHONDONTWRITEBYTECODE"
 WEB = "web"
 
 
@@ -108,8 +111,9 @@ def uv_command() -> list[str]:
 def child_env(env_dir: Path) -> dict[str, str]:
     """This process's environment with `env_dir` as the active one: its bin/ first on PATH and
     no other environment's bin/ (make runs this script through `uv run`, which puts the
-    workspace's there), so subprocesses that tests start find only what the member declares."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    workspace's there), so subprocesses that tests start find only what the member declares;
+    Python may write its bytecode caches (NO_BYTECODE)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", NO_BYTECODE)}
     others = {str(Path(sys.prefix) / "bin"), str(REPO / ".venv" / "bin")}
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p not in others]
     env["PATH"] = os.pathsep.join([str(env_dir / "bin"), *path])

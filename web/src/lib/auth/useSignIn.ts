@@ -39,6 +39,12 @@ export function useIdentity(): SignedIn {
   return useContext(IdentityContext);
 }
 
+/** The state at a click on Sign out: the pages go at once, before the saved token does, so that
+ *  none of them (a session page still opening its stream, say) calls the gateway without it. */
+export function signedOutNow(state: SignInState): SignInState {
+  return state.phase === "signed-in" ? { phase: "signed-out", how: state.how, reason: null } : state;
+}
+
 export function useSignIn() {
   const [state, setState] = useState<SignInState>({ phase: "checking" });
   const checking = useRef(false);
@@ -85,6 +91,7 @@ export function useSignIn() {
   }, [check]);
 
   const signOut = useCallback(() => {
+    setState(signedOutNow);
     forgetToken();
     void check();
   }, [check]);
