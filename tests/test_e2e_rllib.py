@@ -33,8 +33,11 @@ def rllib_python(platform_stack, tmp_path_factory) -> Path:
 
 def test_ppo_records_a_run_from_one_batched_session(platform_stack, rllib_python, tmp_path):
     ray_tmp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's sockets need a short path
+    # RAY_ENABLE_UV_RUN_RUNTIME_ENV=0: make test runs under `uv run`, and Ray, finding `uv run`
+    # among its driver's ancestors, would start its workers with that command (the workspace's
+    # environment, without Ray) instead of this venv's Python: "worker startup repeatedly failed"
     env = {**clean_env(), "PLATFORM_URL": platform_stack.url, "RAY_AUTH_MODE": "disabled",
-           "RAY_USAGE_STATS_ENABLED": "0", "RAY_TMPDIR": str(ray_tmp)}
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_TMPDIR": str(ray_tmp), "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     # its own process group: Ray's processes go with it even when it has to be killed
     trainer = subprocess.Popen([str(rllib_python), str(SCRIPT), "ppo-cartpole", "3", "1", "4"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, start_new_session=True)

@@ -22,3 +22,11 @@ export function chooseEpisode(asked: number | null, indexes: readonly number[]):
   if (asked !== null && indexes.includes(asked)) return asked;
   return indexes[0];
 }
+
+/** The step a changed `?step=` moves the cursor to, or null: no step asked, the step shown already,
+ *  or the page's own write of the link coming back (the link follows the cursor a moment later;
+ *  by the time the address has changed, the cursor may have moved on, and must stay there). */
+export function stepAskedByLink(asked: number | null, written: number | null, shown: number): number | null {
+  if (asked === null || asked === written || asked === shown) return null;
+  return asked;
+}

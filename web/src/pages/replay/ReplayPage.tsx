@@ -42,7 +42,7 @@ import type { ChartMark } from "../../components/replay/UPlotChart";
 import { useFrames } from "../../components/replay/useFrames";
 import { frameCount, ownFrameMissing } from "../../lib/replay/frames";
 import { controlRate, stepsDue } from "../../lib/replay/playerClock";
-import { chooseEpisode, parseReplayQuery } from "../../lib/replay/replayQuery";
+import { chooseEpisode, parseReplayQuery, stepAskedByLink } from "../../lib/replay/replayQuery";
 import { clampStep, firstStep, lastStep } from "../../lib/replay/steps";
 import { stepsBeforeEpisode, worldChangeMarks } from "../../lib/worldChanges/replayMarks";
 import { PlayBackPanel } from "./PlayBackPanel";
@@ -151,6 +151,7 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
   const rate = useMemo(() => controlRate(meta.raw), [meta.raw]);
   const stepRef = useRef(step);
   stepRef.current = step;
+  const writtenStep = useRef<number | null>(null); // the step this page last put in the link
 
   const setStep = useCallback((next: number) => setStepState(clampStep(data.steps, next)), [data.steps]);
 
@@ -158,6 +159,7 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
   useEffect(() => {
     if (playing) return;
     const timer = window.setTimeout(() => {
+      writtenStep.current = step;
       setParams((old) => {
         if (old.get("step") === String(step) && old.get("episode") === String(data.index)) return old;
         const next = new URLSearchParams(old);
@@ -169,9 +171,10 @@ function EpisodeReplay({ meta, data, askedStep }: { meta: RecordingMeta; data: E
     return () => window.clearTimeout(timer);
   }, [step, playing, data.index, setParams]);
 
-  // Follow a changed ?step= (the browser's back button, an edited link).
+  // Follow a changed ?step= (the browser's back button, an edited link), not the page's own.
   useEffect(() => {
-    if (askedStep !== null && askedStep !== stepRef.current) setStepState(clampStep(data.steps, askedStep));
+    const asked = stepAskedByLink(askedStep, writtenStep.current, stepRef.current);
+    if (asked !== null) setStepState(clampStep(data.steps, asked));
     // only when the link changes
   }, [askedStep, data.steps]);
 
